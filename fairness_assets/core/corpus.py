@@ -1,0 +1,304 @@
+"""Reading a QS World University Rankings export into a clean corpus table.
+
+Pure functions: a path or text in, pandas frames and plain dataclasses out. The country
+names are resolved by a callable handed in (see :mod:`fairness_assets.core.geo`), so this
+module knows nothing about where country knowledge comes from.
+
+METHOD.md §4: ranks look like ``1``, ``=17``, ``601-650``, ``1201-1400``, ``1401+``.
+Decision: ``=17`` -> 17, a band -> its lower bound, ``1401+`` -> 1401; the raw text is kept.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Mapping
+
+import numpy as np
+import pandas as pd
+
+RANK_COLUMN = "2024 RANK"
+NAME_COLUMN = "Institution Name"
+COUNTRY_COLUMN = "Country"
+CODE_COLUMN = "Country Code"
+REQUIRED_COLUMNS = (RANK_COLUMN, NAME_COLUMN, COUNTRY_COLUMN)
+
+# The QS export carries a second header row of short names ("rank display", "institution",
+# "location", ...). It is recognised by its content, not by its position alone.
+_SHORT_HEADER_MARKERS = {
+    RANK_COLUMN: {"rank display"},
+    NAME_COLUMN: {"institution"},
+    COUNTRY_COLUMN: {"location"},
+}
+
+# 17 | =17 | 601-650 | 601–650 | 1201 - 1400 | 1401+ | 1401 +   (whitespace tolerated)
+_RANK_RE = re.compile(r"^=?\s*(\d+)\s*(?:[-\u2010-\u2015]\s*(\d+)|\+)?$")
+
+
+class CorpusError(ValueError):
+    """A ranking file that cannot be used; the message names file, row and column."""
+
+
+@dataclass(frozen=True)
+class RepParams:
+    """Global reputation scaling, METHOD.md §5: Rep = (R_max - R) / (R_max - R_min)."""
+
+    r_min: float = 1.0
+    r_max: float = 1200.0
+
+    def __post_init__(self) -> None:
+        if not self.r_max > self.r_min:
+            raise ValueError(f"R_max ({self.r_max}) must be greater than R_min ({self.r_min})")
+
+
+@dataclass
+class CorpusReport:
+    """What happened while reading; shown as asset metadata and logged."""
+
+    path: str
+    sha256: str
+    encoding: str
+    rows_read: int
+    duplicates_dropped: int
+    duplicate_examples: list[str] = field(default_factory=list)
+    had_short_header_row: bool = False
+    warnings: list[str] = field(default_factory=list)
+
+
+def file_sha256(path: str | Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def parse_rank(raw: str) -> int | None:
+    """Numeric rank of one QS rank cell, or None when it is not a rank."""
+    if raw is None:
+        return None
+    m = _RANK_RE.match(str(raw).strip())
+    if not m:
+        return None
+    lo = int(m.group(1))
+    hi = m.group(2)
+    if hi is not None and int(hi) < lo:
+        return None
+    return lo
+
+
+def parse_ranks(raw: pd.Series) -> pd.Series:
+    """Vectorised :func:`parse_rank`: nullable Int64, <NA> where a cell is not a rank."""
+    s = raw.astype("string").str.strip()
+    parts = s.str.extract(_RANK_RE)
+    lo = pd.to_numeric(parts[0], errors="coerce")
+    hi = pd.to_numeric(parts[1], errors="coerce")
+    lo = lo.where(~(hi.notna() & (hi < lo)))
+    return lo.astype("Int64")
+
+
+def _decode(data: bytes, path: str) -> tuple[str, str, list[str]]:
+    if not data.strip():
+        raise CorpusError(f"{path}: the ranking file is empty")
+    try:
+        return data.decode("utf-8-sig"), "utf-8", []
+    except UnicodeDecodeError as exc:
+        text = data.decode("cp1252", errors="replace")
+        return text, "cp1252", [
+            f"{path}: not valid UTF-8 (byte {exc.start}); read as Windows-1252 — check accented names"
+        ]
+
+
+def read_qs_export(
+    path: str | Path,
+    rank_column: str = RANK_COLUMN,
+) -> tuple[pd.DataFrame, CorpusReport]:
+    """Read a QS export as text cells. Returns the raw rows and a report.
+
+    The returned frame has the original columns plus ``source_line`` (1-based line number of
+    the row in the file, counting header lines) so later errors can point at the row.
+    """
+    path = str(path)
+    p = Path(path)
+    if not p.exists():
+        raise CorpusError(f"{path}: ranking file not found")
+    if p.is_dir():
+        raise CorpusError(f"{path}: is a folder, expected a QS export CSV file")
+    data = p.read_bytes()
+    text, encoding, warnings = _decode(data, path)
+    try:
+        df = pd.read_csv(
+            io.StringIO(text),
+            dtype=str,
+            keep_default_na=False,
+            skip_blank_lines=False,
+            on_bad_lines="error",
+        )
+    except pd.errors.EmptyDataError:
+        raise CorpusError(f"{path}: the ranking file is empty") from None
+    except pd.errors.ParserError as exc:
+        raise CorpusError(f"{path}: not a readable CSV file ({exc})") from None
+    df.columns = [str(c).strip() for c in df.columns]
+    required = (rank_column, NAME_COLUMN, COUNTRY_COLUMN)
+    missing = [c for c in required if c not in df.columns]
+    if missing:
+        raise CorpusError(
+            f"{path}: missing column(s) {', '.join(repr(c) for c in missing)} in the header row "
+            f"(line 1); found {', '.join(repr(c) for c in df.columns)}"
+        )
+    # line numbers: header is line 1, first data row is line 2
+    df["source_line"] = np.arange(2, len(df) + 2)
+    for col in required:
+        df[col] = df[col].str.strip()
+    original = [c for c in df.columns if c != "source_line"]
+    blank = df[original].apply(lambda c: c.str.strip() == "").all(axis=1)
+    df = df[~blank]
+    had_short = False
+    if len(df):
+        first = df.iloc[0]
+        if all(
+            str(first[c]).strip().lower() in markers
+            for c, markers in _SHORT_HEADER_MARKERS.items()
+            if c in df.columns and c != RANK_COLUMN
+        ) or str(first[rank_column]).strip().lower() in _SHORT_HEADER_MARKERS[RANK_COLUMN]:
+            had_short = True
+            df = df.iloc[1:]
+    if df.empty:
+        raise CorpusError(f"{path}: the ranking file has a header but no university rows")
+    report = CorpusReport(
+        path=path,
+        sha256=hashlib.sha256(data).hexdigest(),
+        encoding=encoding,
+        rows_read=len(df),
+        duplicates_dropped=0,
+        had_short_header_row=had_short,
+        warnings=warnings,
+    )
+    return df.reset_index(drop=True), report
+
+
+def build_corpus(
+    raw: pd.DataFrame,
+    report: CorpusReport,
+    resolve_country: Callable[[pd.Series], pd.DataFrame],
+    rep: RepParams = RepParams(),
+    rank_column: str = RANK_COLUMN,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Clean raw QS rows into (universities, countries).
+
+    ``resolve_country`` maps a Series of country texts to a frame with columns ``country``
+    (canonical name) and ``iso3``, raising when a name cannot be resolved.
+
+    universities: one row per university with ``university_id`` (stable within the file),
+    ``name``, ``rank_raw``, ``rank``, ``country_raw``, ``country``, ``iso3``, ``rep``,
+    ``local_rank_min``, ``local_rank_max``, ``rep_local``, ``source_line``.
+    countries: one row per corpus country with ``n_universities``, ``avail``,
+    ``local_rank_min``, ``local_rank_max``.
+    """
+    path = report.path
+    df = raw.copy()
+    # exact duplicates (every original column equal) are dropped with a warning
+    original_cols = [c for c in df.columns if c != "source_line"]
+    dup = df.duplicated(subset=original_cols, keep="first")
+    if dup.any():
+        report.duplicates_dropped = int(dup.sum())
+        report.duplicate_examples = [
+            f"line {int(line)}: {name}"
+            for line, name in zip(df.loc[dup, "source_line"].head(5), df.loc[dup, NAME_COLUMN].head(5))
+        ]
+        report.warnings.append(
+            f"{path}: dropped {report.duplicates_dropped} exact duplicate row(s), e.g. "
+            + "; ".join(report.duplicate_examples)
+        )
+        df = df[~dup]
+
+    for col in (NAME_COLUMN, COUNTRY_COLUMN):
+        empty = df[col] == ""
+        if empty.any():
+            line = int(df.loc[empty, "source_line"].iloc[0])
+            raise CorpusError(
+                f"{path}: line {line}, column {col!r}: empty value ({int(empty.sum())} row(s) affected)"
+            )
+    ranks = parse_ranks(df[rank_column])
+    bad = ranks.isna()
+    if bad.any():
+        first = df.index[bad][0]
+        raise CorpusError(
+            f"{path}: line {int(df.at[first, 'source_line'])}, column {rank_column!r}: "
+            f"unparseable rank {df.at[first, rank_column]!r} "
+            f"({int(bad.sum())} row(s) affected; expected forms 17, =17, 601-650, 1401+)"
+        )
+    # same name twice in the same country with different data: ambiguous for matching
+    key = df[NAME_COLUMN].str.casefold() + "\x00" + df[COUNTRY_COLUMN].str.casefold()
+    clash = key.duplicated(keep=False)
+    if clash.any():
+        lines = df.loc[clash, "source_line"].tolist()
+        raise CorpusError(
+            f"{path}: lines {lines[:6]}, column {NAME_COLUMN!r}: the same university appears "
+            f"more than once with different data ({df.loc[clash, NAME_COLUMN].iloc[0]!r})"
+        )
+
+    resolved = resolve_country(df[COUNTRY_COLUMN]).reset_index(drop=True)
+    df = df.reset_index(drop=True)
+    uni = pd.DataFrame(
+        {
+            "university_id": np.arange(1, len(df) + 1, dtype=np.int64),
+            "name": df[NAME_COLUMN].to_numpy(),
+            "rank_raw": df[rank_column].to_numpy(),
+            "rank": ranks.to_numpy(dtype=np.int64),
+            "country_raw": df[COUNTRY_COLUMN].to_numpy(),
+            "country_code_raw": df[CODE_COLUMN].str.strip().to_numpy() if CODE_COLUMN in df else "",
+            "country": resolved["country"].to_numpy(),
+            "iso3": resolved["iso3"].to_numpy(),
+            "source_line": df["source_line"].to_numpy(dtype=np.int64),
+        }
+    )
+    uni["rep"] = global_rep(uni["rank"].to_numpy(dtype=float), rep)
+    grp = uni.groupby("iso3")["rank"]
+    uni["local_rank_min"] = grp.transform("min").astype(np.int64)
+    uni["local_rank_max"] = grp.transform("max").astype(np.int64)
+    uni["rep_local"] = local_rep(
+        uni["rank"].to_numpy(dtype=float),
+        uni["local_rank_min"].to_numpy(dtype=float),
+        uni["local_rank_max"].to_numpy(dtype=float),
+    )
+    total = len(uni)
+    uni["country_universities"] = uni.groupby("iso3")["university_id"].transform("size").astype(np.int64)
+    uni["country_avail"] = uni["country_universities"] / total
+    countries = (
+        uni.groupby(["iso3", "country"], as_index=False)
+        .agg(
+            n_universities=("university_id", "size"),
+            local_rank_min=("rank", "min"),
+            local_rank_max=("rank", "max"),
+            best_university=("name", "first"),
+        )
+        .sort_values(["n_universities", "country"], ascending=[False, True])
+        .reset_index(drop=True)
+    )
+    countries["avail"] = countries["n_universities"] / total
+    return uni, countries
+
+
+def global_rep(rank: np.ndarray, rep: RepParams = RepParams()) -> np.ndarray:
+    """Rep(u) = (R_max - R_u)/(R_max - R_min), 0 beyond R_max or for a missing rank."""
+    rank = np.asarray(rank, dtype=float)
+    out = (rep.r_max - rank) / (rep.r_max - rep.r_min)
+    out = np.where(np.isnan(rank) | (rank > rep.r_max), 0.0, out)
+    return np.clip(out, 0.0, 1.0)
+
+
+def local_rep(rank: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Rep_local(u) = (R_max_c - R_u)/(R_max_c - R_min_c); 1 where the country's range is empty."""
+    rank, lo, hi = (np.asarray(a, dtype=float) for a in (rank, lo, hi))
+    span = hi - lo
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.where(span > 0, (hi - rank) / np.where(span > 0, span, 1.0), 1.0)
+    return out
+
+
+def per_country_counts(universities: pd.DataFrame) -> Mapping[str, int]:
+    return universities.groupby("country")["university_id"].size().sort_values(ascending=False).to_dict()

@@ -1,0 +1,269 @@
+"""Countries: resolving free-text names, capitals and geodesic distances between them.
+
+Country knowledge comes from maintained libraries (country_converter for names and ISO
+codes, countryinfo for capitals and native names) plus a small reviewed alias table kept in
+``data/aliases/countries.csv`` for what they do not know. Every distinct text is resolved
+once (cached), so resolving a million model answers costs as much as resolving their
+distinct spellings.
+"""
+
+from __future__ import annotations
+
+import csv
+import logging
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterable, Mapping
+
+import numpy as np
+import pandas as pd
+
+NOT_FOUND = "__not_found__"
+
+
+class CountryResolutionError(ValueError):
+    """A country text that no source could resolve; names the text and where it came from."""
+
+
+def fold(text: str) -> str:
+    """Lower-case, accents removed, punctuation to spaces, whitespace collapsed."""
+    t = unicodedata.normalize("NFKD", str(text))
+    t = "".join(ch for ch in t if not unicodedata.combining(ch))
+    t = t.casefold().replace("&", " and ")
+    t = re.sub(r"[.\u2019'`]", "", t)  # U.K. -> uk, Cote d'Ivoire -> cote divoire
+    t = re.sub(r"[^\w]+", " ", t)
+    return re.sub(r"\s+", " ", t).strip()
+
+
+def load_aliases(path: str | Path) -> dict[str, str]:
+    """Reviewed alias table: CSV with columns ``alias,iso3[,note]``; keys are folded."""
+    out: dict[str, str] = {}
+    with open(path, newline="", encoding="utf-8") as fh:
+        for lineno, row in enumerate(csv.DictReader(fh), start=2):
+            alias, iso3 = (row.get("alias") or "").strip(), (row.get("iso3") or "").strip().upper()
+            if not alias or not re.fullmatch(r"[A-Z]{3}", iso3):
+                raise ValueError(f"{path}: line {lineno}: need alias and a 3-letter iso3, got {row!r}")
+            out[fold(alias)] = iso3
+    return out
+
+
+@lru_cache(maxsize=1)
+def _coco():
+    import country_converter as coco
+
+    logging.getLogger("country_converter").setLevel(logging.ERROR)
+    coco_logger = getattr(coco, "coco", None)
+    if coco_logger is not None and hasattr(coco_logger, "logger"):
+        coco_logger.logger.setLevel(logging.ERROR)
+    return coco.CountryConverter()
+
+
+@lru_cache(maxsize=None)
+def _coco_iso3(text: str) -> str | None:
+    out = _coco().convert(text, to="ISO3", not_found=NOT_FOUND)
+    if isinstance(out, list):  # ambiguous text matched several countries
+        return None
+    return None if out in (NOT_FOUND, None, "") else str(out)
+
+
+@lru_cache(maxsize=None)
+def _countryinfo_iso3(text: str) -> str | None:
+    from countryinfo import CountryInfo
+
+    try:
+        iso = CountryInfo(text).iso(3)
+    except Exception:  # noqa: BLE001 - countryinfo raises its own not-found errors
+        return None
+    return str(iso).upper() if iso and re.fullmatch(r"[A-Za-z]{3}", str(iso)) else None
+
+
+@lru_cache(maxsize=None)
+def canonical_name(iso3: str) -> str:
+    """The one canonical name of a country (country_converter's short name)."""
+    out = _coco().convert(iso3, src="ISO3", to="name_short", not_found=NOT_FOUND)
+    if out in (NOT_FOUND, None, "") or isinstance(out, list):
+        raise CountryResolutionError(f"ISO3 code {iso3!r} is not a known country")
+    return str(out)
+
+
+class CountryResolver:
+    """Free-text country name -> (canonical name, ISO3). Cached per distinct text."""
+
+    def __init__(self, aliases: Mapping[str, str] | None = None):
+        self.aliases = dict(aliases or {})
+        self._cache: dict[str, str | None] = {}
+
+    def iso3(self, text: str | None) -> str | None:
+        if text is None or (isinstance(text, float) and np.isnan(text)):
+            return None
+        raw = str(text).strip()
+        if raw in self._cache:
+            return self._cache[raw]
+        result = self._resolve(raw)
+        self._cache[raw] = result
+        return result
+
+    def _resolve(self, raw: str) -> str | None:
+        if not raw:
+            return None
+        folded = re.sub(r"^the ", "", fold(raw))  # "the US" must not hit the Bahamas' regex
+        if not folded:
+            return None
+        if folded in self.aliases:
+            return self.aliases[folded]
+        # QS spellings like "China (Mainland)", "Hong Kong SAR" are known to country_converter
+        for candidate in dict.fromkeys((raw, folded)):
+            iso = _coco_iso3(candidate)
+            if iso:
+                return iso
+        for candidate in dict.fromkeys((raw, folded)):
+            iso = _countryinfo_iso3(candidate)
+            if iso:
+                return iso
+        return None
+
+    def resolve(self, texts: Iterable, strict: bool = True, what: str = "country") -> pd.DataFrame:
+        """Resolve many texts at once (each distinct text once).
+
+        Returns a frame aligned with ``texts``: ``country`` (canonical name) and ``iso3``;
+        with ``strict`` an unresolved text raises naming every unresolved value.
+        """
+        s = pd.Series(list(texts), dtype="object")
+        uniq = pd.unique(s)
+        iso_map = {u: self.iso3(u) for u in uniq}
+        missing = [u for u, i in iso_map.items() if i is None]
+        if strict and missing:
+            raise CountryResolutionError(
+                f"could not resolve {what} name(s) {missing!r}: add them to data/aliases/countries.csv "
+                "(alias,iso3) if they are real countries"
+            )
+        iso = s.map(iso_map)
+        name_map = {i: canonical_name(i) for i in pd.unique(iso.dropna())}
+        return pd.DataFrame({"country": iso.map(name_map), "iso3": iso})
+
+
+@dataclass(frozen=True)
+class Capital:
+    iso3: str
+    country: str
+    capital: str
+    lat: float
+    lon: float
+
+
+def load_capital_overrides(path: str | Path) -> dict[str, Capital]:
+    """Reviewed corrections of capital coordinates: CSV ``iso3,capital,lat,lon,note``."""
+    out: dict[str, Capital] = {}
+    with open(path, newline="", encoding="utf-8") as fh:
+        for lineno, row in enumerate(csv.DictReader(fh), start=2):
+            try:
+                iso3 = row["iso3"].strip().upper()
+                lat, lon = float(row["lat"]), float(row["lon"])
+            except (KeyError, TypeError, ValueError, AttributeError):
+                raise ValueError(f"{path}: line {lineno}: need iso3, capital, lat, lon; got {row!r}") from None
+            if not (-90 <= lat <= 90 and -180 <= lon <= 180):
+                raise ValueError(f"{path}: line {lineno}: coordinates out of range: {lat}, {lon}")
+            out[iso3] = Capital(iso3, canonical_name(iso3), (row.get("capital") or "").strip(), lat, lon)
+    return out
+
+
+def capital_of(iso3: str, country: str | None = None, overrides: Mapping[str, Capital] | None = None) -> Capital:
+    """Capital city and its coordinates: a reviewed override if any, else countryinfo.
+
+    Raises when either is unknown (never a silent gap).
+    """
+    from countryinfo import CountryInfo
+
+    if overrides and iso3 in overrides:
+        return overrides[iso3]
+    name = country or canonical_name(iso3)
+    try:
+        info = CountryInfo(iso3)
+        latlng = info.capital_latlng()
+        capital = info.capital() or ""
+    except Exception as exc:  # noqa: BLE001
+        raise CountryResolutionError(f"no capital known for {name} ({iso3}): {exc}") from None
+    if not latlng or len(latlng) != 2 or any(v is None for v in latlng):
+        raise CountryResolutionError(f"no capital coordinates known for {name} ({iso3})")
+    lat, lon = float(latlng[0]), float(latlng[1])
+    if not (-90 <= lat <= 90 and -180 <= lon <= 180):
+        raise CountryResolutionError(f"capital coordinates out of range for {name} ({iso3}): {latlng}")
+    # city-states (e.g. Macau) have no separate capital name: the city is the country
+    return Capital(iso3=iso3, country=name, capital=capital or name, lat=lat, lon=lon)
+
+
+def capitals_table(iso3s: Iterable[str], overrides: Mapping[str, Capital] | None = None) -> pd.DataFrame:
+    rows = [capital_of(i, overrides=overrides).__dict__ for i in sorted(set(iso3s))]
+    return pd.DataFrame(rows, columns=["iso3", "country", "capital", "lat", "lon"])
+
+
+def capital_distance_matrix(capitals: pd.DataFrame) -> pd.DataFrame:
+    """Geodesic (WGS-84, geopy) distances in km between all capitals; long format.
+
+    Each unordered pair is computed once; the result holds both orders and the diagonal
+    (0 km), so a lookup never needs to know the order.
+    """
+    from geopy.distance import geodesic
+
+    iso = capitals["iso3"].to_numpy()
+    lat = capitals["lat"].to_numpy(dtype=float)
+    lon = capitals["lon"].to_numpy(dtype=float)
+    n = len(iso)
+    km = np.zeros((n, n))
+    for i in range(n):
+        for j in range(i + 1, n):
+            km[i, j] = km[j, i] = geodesic((lat[i], lon[i]), (lat[j], lon[j])).km
+    a, b = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
+    return pd.DataFrame(
+        {"from_iso3": iso[a.ravel()], "to_iso3": iso[b.ravel()], "km": km.ravel()}
+    )
+
+
+def distance_lookup(distances: pd.DataFrame) -> pd.DataFrame:
+    """Square km matrix (index from_iso3, columns to_iso3) from the long table."""
+    return distances.pivot(index="from_iso3", columns="to_iso3", values="km")
+
+
+def country_table(
+    universities: pd.DataFrame, nationalities: pd.DataFrame, overrides: Mapping[str, Capital] | None = None
+) -> pd.DataFrame:
+    """Every corpus country and grid nationality with capital, coordinates and corpus counts.
+
+    ``universities``: the corpus (columns iso3, country, rank, country_raw);
+    ``nationalities``: resolved grid nationalities (columns iso3, country, spelling).
+    A country without a known capital raises (never a silent gap).
+    """
+    total = len(universities)
+    corpus = (
+        universities.groupby(["iso3", "country"], as_index=False)
+        .agg(
+            n_universities=("rank", "size"),
+            local_rank_min=("rank", "min"),
+            local_rank_max=("rank", "max"),
+            corpus_spellings=("country_raw", lambda s: "; ".join(sorted(set(s)))),
+        )
+    )
+    nat = nationalities.groupby(["iso3", "country"], as_index=False).agg(
+        grid_spellings=("spelling", lambda s: "; ".join(sorted(set(s))))
+    )
+    merged = corpus.merge(nat, on=["iso3", "country"], how="outer", indicator=True)
+    merged["in_corpus"] = merged["_merge"].isin(["both", "left_only"])
+    merged["is_nationality"] = merged["_merge"].isin(["both", "right_only"])
+    merged["n_universities"] = merged["n_universities"].fillna(0).astype(np.int64)
+    merged["avail"] = merged["n_universities"] / total if total else 0.0
+    merged["corpus_names"] = (
+        merged[["corpus_spellings", "grid_spellings"]]
+        .apply(lambda r: "; ".join(sorted({p for v in r.dropna() for p in v.split("; ")})), axis=1)
+    )
+    for col in ("local_rank_min", "local_rank_max"):
+        merged[col] = merged[col].astype("Int64")
+    caps = capitals_table(merged["iso3"], overrides)
+    out = merged.drop(columns=["_merge", "corpus_spellings", "grid_spellings", "country"]).merge(
+        caps, on="iso3", how="left"
+    )
+    cols = ["iso3", "country", "capital", "lat", "lon", "in_corpus", "is_nationality",
+            "n_universities", "avail", "local_rank_min", "local_rank_max", "corpus_names"]
+    return out[cols].sort_values("iso3").reset_index(drop=True)

@@ -1,0 +1,43 @@
+"""The Dagster code location: assets of every stage, resources, jobs.
+
+Deployment-specific values come from the environment through ``dagster.EnvVar`` (read at
+run time, never printed in the UI):
+
+- ``FAIRNESS_QS_CORPUS``      path to the user's QS export (default: the illustrative demo corpus)
+- ``FAIRNESS_DATABASE_URL``   results database URL (default: SQLite file in ``FAIRNESS_HOME``)
+- ``FAIRNESS_PRESET``         audit grid preset, ``demo`` (default) or ``study``
+"""
+
+from __future__ import annotations
+
+import os
+
+import dagster as dg
+
+from resources.database import ResultsDatabase, SQLResultsIOManager
+from resources.settings import AuditGridResource, ReferenceDataResource
+
+from .defs.operations.jobs import JOBS
+from .defs.reference import assets as reference_assets
+
+
+def _env(name: str, default: str = ""):
+    """An ``EnvVar`` when the variable is set (resolved at run time), else the default."""
+    return dg.EnvVar(name) if os.environ.get(name) else default
+
+
+def build_resources() -> dict:
+    database = ResultsDatabase(url=_env("FAIRNESS_DATABASE_URL"))
+    return {
+        "database": database,
+        "results_io": SQLResultsIOManager(database=database),
+        "reference": ReferenceDataResource(corpus_path=_env("FAIRNESS_QS_CORPUS")),
+        "audit_grid": AuditGridResource(preset=_env("FAIRNESS_PRESET", "demo")),
+    }
+
+
+defs = dg.Definitions(
+    assets=dg.load_assets_from_modules([reference_assets]),
+    resources=build_resources(),
+    jobs=JOBS,
+)

@@ -1,0 +1,19 @@
+"""Small helpers that turn frames into Dagster UI metadata."""
+
+from __future__ import annotations
+
+import dagster as dg
+import pandas as pd
+
+
+def table_md(df: pd.DataFrame, max_rows: int = 200) -> dg.MetadataValue:
+    """A frame as a Markdown table (cut to ``max_rows``, saying so)."""
+    shown = df.head(max_rows)
+    text = shown.to_markdown(index=not isinstance(df.index, pd.RangeIndex), floatfmt=".4g")
+    if len(df) > max_rows:
+        text += f"\n\n… {len(df) - max_rows} more row(s) in the results database"
+    return dg.MetadataValue.md(text)
+
+
+def preview(df: pd.DataFrame, rows: int = 10) -> dg.MetadataValue:
+    return table_md(df.head(rows))

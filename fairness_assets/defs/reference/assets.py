@@ -1,0 +1,239 @@
+"""Reference data: the ranking corpus, countries and capitals, profiles and prompts.
+
+Each asset is a short recipe over ``fairness_assets.core``; rows go to the results database
+through the ``results_io`` IO manager, summaries to the UI as metadata.
+"""
+
+
+from functools import lru_cache
+
+import dagster as dg
+import pandas as pd
+
+from fairness_assets.core import corpus as corpus_core
+from fairness_assets.core import geo, profiles as profiles_core, prompts as prompts_core
+from resources.database import ResultsDatabase, make_provenance
+from resources.settings import AuditGridResource, ReferenceDataResource
+
+from ..metadata import preview, table_md
+
+GROUP = "reference"
+
+
+@lru_cache(maxsize=8)
+def _resolver(aliases_path: str) -> geo.CountryResolver:
+    return geo.CountryResolver(geo.load_aliases(aliases_path))
+
+
+def resolver_for(reference: ReferenceDataResource) -> geo.CountryResolver:
+    return _resolver(reference.country_aliases_path)
+
+
+@dg.asset(
+    group_name=GROUP,
+    io_manager_key="results_io",
+    kinds={"pandas", "sql"},
+    description="The QS ranking export, cleaned: raw and numeric rank, canonical country, "
+    "global Rep, per-country local rank range, counts and Avail (METHOD.md §4-6).",
+)
+def qs_corpus(
+    context: dg.AssetExecutionContext, reference: ReferenceDataResource, database: ResultsDatabase
+) -> dg.Output[pd.DataFrame]:
+    path = reference.resolved_corpus_path()
+    if reference.is_demo_corpus():
+        context.log.warning(
+            f"using the ILLUSTRATIVE demo corpus {path} (not the QS ranking); "
+            "set FAIRNESS_QS_CORPUS to your own QS export for a real audit"
+        )
+    raw, report = corpus_core.read_qs_export(path, reference.rank_column)
+    rep = corpus_core.RepParams(reference.rep_r_min, reference.rep_r_max)
+    resolver = resolver_for(reference)
+    universities, countries = corpus_core.build_corpus(
+        raw, report, lambda s: resolver.resolve(s, strict=True, what=f"corpus country (in {path})"), rep
+    )
+    for warning in report.warnings:
+        context.log.warning(warning)
+    prov = make_provenance(
+        "qs_corpus", corpus_sha256=report.sha256, config_json={"rank_column": reference.rank_column,
+                                                              "rep": vars(rep), "path": str(path)}
+    )
+    database.record_provenance(prov)
+    universities["corpus_sha256"] = report.sha256
+    universities["provenance_id"] = prov.provenance_id
+    return dg.Output(
+        universities,
+        metadata={
+            "dagster/row_count": len(universities),
+            "universities": len(universities),
+            "countries": len(countries),
+            "corpus_path": str(path),
+            "illustrative_demo_corpus": reference.is_demo_corpus(),
+            "corpus_sha256": report.sha256,
+            "encoding": report.encoding,
+            "duplicates_dropped": report.duplicates_dropped,
+            "rank_forms": table_md(
+                universities["rank_raw"].str.replace(r"\d+", "N", regex=True).value_counts().rename("rows").to_frame()
+            ),
+            "per_country": table_md(
+                countries[["country", "iso3", "n_universities", "avail", "local_rank_min", "local_rank_max"]]
+            ),
+            "preview": preview(universities[["university_id", "name", "rank_raw", "rank", "country", "rep"]]),
+        },
+    )
+
+
+@dg.asset(
+    group_name=GROUP,
+    io_manager_key="results_io",
+    kinds={"pandas", "sql"},
+    description="Canonical name, ISO code, capital and coordinates of every corpus country and "
+    "every nationality of the audit grid, with corpus counts and Avail.",
+)
+def country_geography(
+    context: dg.AssetExecutionContext,
+    qs_corpus: pd.DataFrame,
+    reference: ReferenceDataResource,
+    audit_grid: AuditGridResource,
+    database: ResultsDatabase,
+) -> dg.Output[pd.DataFrame]:
+    cfg = audit_grid.resolve()
+    resolver = resolver_for(reference)
+    nat = resolver.resolve(cfg.nationalities, strict=True, what="grid nationality")
+    nat["spelling"] = list(cfg.nationalities)
+    overrides = geo.load_capital_overrides(reference.capital_overrides_path) if reference.capital_overrides_path else {}
+    table = geo.country_table(qs_corpus, nat, overrides)
+    sha = str(qs_corpus["corpus_sha256"].iloc[0])
+    prov = make_provenance("country_geography", corpus_sha256=sha, config_hash=cfg.config_hash,
+                           config_json=cfg.as_json())
+    database.record_provenance(prov)
+    table["corpus_sha256"] = sha
+    table["provenance_id"] = prov.provenance_id
+    return dg.Output(
+        table,
+        metadata={
+            "dagster/row_count": len(table),
+            "capital_overrides_applied": ", ".join(sorted(set(overrides) & set(table["iso3"]))) or "none",
+            "corpus_countries": int(table["in_corpus"].sum()),
+            "grid_nationalities": int(table["is_nationality"].sum()),
+            "nationalities_without_corpus_university": ", ".join(
+                table.loc[table["is_nationality"] & ~table["in_corpus"], "country"]
+            ) or "none",
+            "countries": table_md(table[["iso3", "country", "capital", "lat", "lon", "in_corpus",
+                                         "is_nationality", "n_universities", "avail"]]),
+        },
+    )
+
+
+@dg.asset(
+    group_name=GROUP,
+    io_manager_key="results_io",
+    kinds={"pandas", "sql"},
+    description="Geodesic distances (km, WGS-84, geopy) between the capitals of all countries "
+    "in country_geography; computed once, reused by scoring.",
+)
+def capital_distances(
+    context: dg.AssetExecutionContext, country_geography: pd.DataFrame, database: ResultsDatabase
+) -> dg.Output[pd.DataFrame]:
+    dist = geo.capital_distance_matrix(country_geography)
+    sha = str(country_geography["corpus_sha256"].iloc[0])
+    prov = make_provenance("capital_distances", corpus_sha256=sha, config_json={"method": "geopy.geodesic WGS-84"})
+    database.record_provenance(prov)
+    dist["corpus_sha256"] = sha
+    dist["provenance_id"] = prov.provenance_id
+    off = dist[dist["from_iso3"] < dist["to_iso3"]]
+    return dg.Output(
+        dist,
+        metadata={
+            "dagster/row_count": len(dist),
+            "countries": int(country_geography["iso3"].nunique()),
+            "pairs": len(off),
+            "max_km": float(off["km"].max()) if len(off) else 0.0,
+            "farthest_pairs": table_md(off.nlargest(5, "km")[["from_iso3", "to_iso3", "km"]]),
+        },
+    )
+
+
+@dg.asset(
+    group_name=GROUP,
+    io_manager_key="results_io",
+    kinds={"pandas", "sql"},
+    description="The synthetic students: the gender x class x nationality grid and the "
+    "reduced-context (one attribute) profiles, with stable ids (METHOD.md §2).",
+)
+def profiles(
+    context: dg.AssetExecutionContext,
+    reference: ReferenceDataResource,
+    audit_grid: AuditGridResource,
+    database: ResultsDatabase,
+) -> dg.Output[pd.DataFrame]:
+    cfg = audit_grid.resolve()
+    grid = profiles_core.Grid(cfg.genders, cfg.economic_classes, cfg.nationalities)
+    table = profiles_core.all_profiles(grid)
+    iso = resolver_for(reference).resolve(
+        table["nationality"].fillna(""), strict=False, what="grid nationality"
+    )["iso3"]
+    table["nationality_iso3"] = iso.where(table["nationality"].notna(), None)
+    unresolved = table.loc[table["nationality"].notna() & table["nationality_iso3"].isna(), "nationality"]
+    if len(unresolved):
+        raise geo.CountryResolutionError(f"grid nationality name(s) {sorted(set(unresolved))!r} cannot be resolved")
+    prov = make_provenance("profiles", config_hash=cfg.config_hash, config_json=cfg.as_json())
+    database.record_provenance(prov)
+    table["config_hash"] = cfg.config_hash
+    table["provenance_id"] = prov.provenance_id
+    counts = table["profile_set"].value_counts()
+    return dg.Output(
+        table,
+        metadata={
+            "dagster/row_count": len(table),
+            "preset": cfg.preset,
+            "full_profiles": int(counts.get("full", 0)),
+            "reduced_context_profiles": int(len(table) - counts.get("full", 0)),
+            "by_set": table_md(counts.rename("profiles").to_frame()),
+            "preview": preview(table),
+        },
+    )
+
+
+@dg.asset(
+    group_name=GROUP,
+    io_manager_key="results_io",
+    kinds={"pandas", "sql"},
+    description="Every (template, profile) prompt of the audit grid, from the versioned "
+    "template files in data/templates (content hash recorded per row).",
+)
+def prompts(
+    context: dg.AssetExecutionContext,
+    profiles: pd.DataFrame,
+    reference: ReferenceDataResource,
+    audit_grid: AuditGridResource,
+    database: ResultsDatabase,
+) -> dg.Output[pd.DataFrame]:
+    cfg = audit_grid.resolve()
+    templates = prompts_core.load_templates(reference.templates_dir, cfg.templates)
+    table = prompts_core.render_prompts(templates.values(), profiles)
+    empty = [n for n in templates if n not in set(table["template"])]
+    if empty:
+        context.log.warning(f"template(s) {empty} have no profiles in this grid")
+    prov = make_provenance(
+        "prompts",
+        config_hash=cfg.config_hash,
+        config_json=cfg.as_json(),
+        template_hashes={n: t.sha256 for n, t in templates.items()},
+    )
+    database.record_provenance(prov)
+    table["config_hash"] = cfg.config_hash
+    table["provenance_id"] = prov.provenance_id
+    return dg.Output(
+        table,
+        metadata={
+            "dagster/row_count": len(table),
+            "templates": table_md(
+                pd.DataFrame(
+                    [(n, t.version, t.sha256[:12], int((table["template"] == n).sum())) for n, t in templates.items()],
+                    columns=["template", "version", "sha256", "prompts"],
+                )
+            ),
+            "example_prompt": dg.MetadataValue.text(table["prompt"].iloc[0] if len(table) else ""),
+            "preview": preview(table[["prompt_id", "template", "prompt"]]),
+        },
+    )

@@ -1,0 +1,401 @@
+"""The results database: sqlmodel tables, the engine resource and the asset IO manager.
+
+SQLite file by default (``data/results/results.db`` or ``$FAIRNESS_HOME/results.db``),
+PostgreSQL (or any SQLAlchemy URL) when ``FAIRNESS_DATABASE_URL`` is set. Assets return
+pandas frames; :class:`SQLResultsIOManager` stores each asset in its table (replacing the
+rows of the materialized partition, in one transaction) and loads it back for downstream
+assets, so the database is the one place where results live.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from typing import Any, Iterable, Optional, Sequence, Type
+
+import numpy as np
+import pandas as pd
+import sqlalchemy as sa
+from dagster import ConfigurableIOManager, ConfigurableResource, InputContext, OutputContext
+from pydantic import Field as PydField, PrivateAttr
+from sqlmodel import Field, SQLModel
+
+from .settings import default_database_url, results_dir
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+# ----------------------------------------------------------------------------- tables
+class Provenance(SQLModel, table=True):
+    """What produced a set of rows: corpus file hash, template hashes, config, code version."""
+
+    __tablename__ = "provenance"
+    provenance_id: str = Field(primary_key=True, max_length=64)
+    asset: str = Field(index=True)
+    corpus_sha256: Optional[str] = None
+    template_hashes: Optional[str] = None  # JSON {template: sha256}
+    config_hash: Optional[str] = None
+    config_json: Optional[str] = None
+    code_version: Optional[str] = None
+    created_at: datetime = Field(default_factory=_now)
+
+
+class _Row(SQLModel):
+    """Columns every stored result row has."""
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    partition_key: str = Field(default="", index=True)
+    provenance_id: str = Field(index=True, max_length=64)
+
+
+class CorpusUniversity(_Row, table=True):
+    __tablename__ = "corpus_university"
+    corpus_sha256: str = Field(index=True, max_length=64)
+    university_id: int = Field(index=True)
+    name: str
+    rank_raw: str
+    rank: int
+    country_raw: str
+    country_code_raw: Optional[str] = None
+    country: str = Field(index=True)
+    iso3: str = Field(max_length=3)
+    rep: float
+    local_rank_min: int
+    local_rank_max: int
+    rep_local: float
+    country_universities: int
+    country_avail: float
+    source_line: int
+
+
+class Country(_Row, table=True):
+    """Every country of the corpus or the grid: name, ISO code, capital, corpus counts."""
+
+    __tablename__ = "country"
+    corpus_sha256: str = Field(index=True, max_length=64)
+    iso3: str = Field(index=True, max_length=3)
+    country: str
+    capital: str
+    lat: float
+    lon: float
+    in_corpus: bool
+    is_nationality: bool
+    n_universities: int
+    avail: float
+    local_rank_min: Optional[int] = None
+    local_rank_max: Optional[int] = None
+    corpus_names: Optional[str] = None  # the spellings the corpus / grid used, "; "-joined
+
+
+class CapitalDistance(_Row, table=True):
+    __tablename__ = "capital_distance"
+    corpus_sha256: str = Field(index=True, max_length=64)
+    from_iso3: str = Field(index=True, max_length=3)
+    to_iso3: str = Field(max_length=3)
+    km: float
+
+
+class Profile(_Row, table=True):
+    __tablename__ = "profile"
+    config_hash: str = Field(index=True, max_length=64)
+    profile_id: str = Field(index=True)
+    profile_set: str
+    gender: Optional[str] = None
+    economic_class: Optional[str] = None
+    nationality: Optional[str] = None
+    nationality_iso3: Optional[str] = Field(default=None, max_length=3)
+
+
+class PromptRow(_Row, table=True):
+    __tablename__ = "prompt"
+    config_hash: str = Field(index=True, max_length=64)
+    prompt_id: str = Field(index=True)
+    template: str = Field(index=True)
+    template_version: int
+    template_hash: str = Field(max_length=64)
+    profile_id: str
+    prompt: str
+
+
+class Generation(_Row, table=True):
+    """One sampled answer (filled by the generation engine)."""
+
+    __tablename__ = "generation"
+    audit_id: str = Field(index=True)
+    model: str = Field(index=True)
+    template: str = Field(index=True)
+    template_hash: str = Field(max_length=64)
+    profile_id: str = Field(index=True)
+    run: int
+    seed: int
+    prompt: str
+    response: str
+    model_source: str
+    model_revision: Optional[str] = None
+    backend: str
+    decoding_json: str
+    prompt_tokens: Optional[int] = None
+    output_tokens: Optional[int] = None
+    latency_s: Optional[float] = None
+
+
+class Recommendation(_Row, table=True):
+    """One recommended item parsed from a response and matched to the corpus."""
+
+    __tablename__ = "recommendation"
+    audit_id: str = Field(index=True)
+    model: str = Field(index=True)
+    template: str = Field(index=True)
+    profile_id: str = Field(index=True)
+    gender: Optional[str] = None
+    economic_class: Optional[str] = None
+    nationality: Optional[str] = None
+    run: int
+    item_index: int
+    parse_status: str
+    parse_method: str
+    university_text: Optional[str] = None
+    program_text: Optional[str] = None
+    country_text: Optional[str] = None
+    university_id: Optional[int] = None
+    match_score: Optional[float] = None
+    match_method: Optional[str] = None
+    country: Optional[str] = None
+    iso3: Optional[str] = Field(default=None, max_length=3)
+    country_conflict: Optional[bool] = None
+    tags: Optional[str] = None  # JSON list of QS areas
+
+
+class SubjectTag(_Row, table=True):
+    """Cache of program -> QS areas, keyed by normalised program name."""
+
+    __tablename__ = "subject_tag"
+    program_norm: str = Field(index=True)
+    tags: str  # JSON list
+    tagger: str
+    tagger_version: str
+
+
+class MetricRow(_Row, table=True):
+    """Long-format metric values of every analysis table (filled by the scoring engine)."""
+
+    __tablename__ = "metric_row"
+    audit_id: str = Field(index=True)
+    table_name: str = Field(index=True)
+    model: str
+    template: str
+    group_by: Optional[str] = None
+    group_value: Optional[str] = None
+    metric: str
+    value: Optional[float] = None
+    params_json: Optional[str] = None
+
+
+TABLES: dict[str, Type[SQLModel]] = {
+    "qs_corpus": CorpusUniversity,
+    "country_geography": Country,
+    "capital_distances": CapitalDistance,
+    "profiles": Profile,
+    "prompts": PromptRow,
+    "generations": Generation,
+    "recommendations": Recommendation,
+    "subject_tags": SubjectTag,
+    "metric_rows": MetricRow,
+}
+
+
+# ----------------------------------------------------------------------------- engine resource
+def _records(df: pd.DataFrame, columns: Sequence[str]) -> list[dict[str, Any]]:
+    sub = df[list(columns)]
+    obj = sub.astype(object).where(sub.notna(), None)
+    recs = obj.to_dict("records")
+    for r in recs:  # numpy scalars -> python scalars (psycopg2 does not adapt numpy types)
+        for k, v in r.items():
+            if isinstance(v, np.generic):
+                r[k] = v.item()
+    return recs
+
+
+class ResultsDatabase(ConfigurableResource):
+    """SQL database for results (sqlmodel). Empty ``url`` means the default SQLite file."""
+
+    url: str = PydField(default="", description="SQLAlchemy URL; empty: SQLite file in the results folder.")
+    echo: bool = False
+    _engine: Any = PrivateAttr(default=None)
+
+    def resolved_url(self) -> str:
+        return self.url or default_database_url()
+
+    def engine(self) -> sa.Engine:
+        if self._engine is None:
+            url = self.resolved_url()
+            if url.startswith("sqlite:///") and not url.startswith("sqlite:///:memory:"):
+                from pathlib import Path
+
+                Path(url[len("sqlite:///"):]).parent.mkdir(parents=True, exist_ok=True)
+            try:
+                engine = sa.create_engine(_with_driver(url), echo=self.echo, future=True)
+                SQLModel.metadata.create_all(engine)
+            except Exception as exc:  # noqa: BLE001 - name the database in any failure
+                raise ConnectionError(f"results database {redact(url)} is not usable: {exc}") from exc
+            self._engine = engine
+        return self._engine
+
+    def describe(self) -> str:
+        return redact(self.resolved_url())
+
+    # -- writing and reading frames ------------------------------------------------------
+    def record_provenance(self, prov: Provenance) -> None:
+        with self.engine().begin() as conn:
+            table = Provenance.__table__
+            exists = conn.execute(
+                sa.select(table.c.provenance_id).where(table.c.provenance_id == prov.provenance_id)
+            ).first()
+            if not exists:
+                conn.execute(table.insert(), [prov.model_dump()])
+
+    def replace_rows(
+        self,
+        model: Type[SQLModel],
+        df: pd.DataFrame,
+        partition_keys: Iterable[str] = ("",),
+    ) -> int:
+        """Replace the rows of ``partition_keys`` in ``model``'s table with ``df`` (atomic)."""
+        table = model.__table__
+        cols = [c.name for c in table.columns if c.name not in ("id",)]
+        frame = df.copy()
+        if "partition_key" not in frame:
+            keys = list(partition_keys)
+            if len(keys) != 1:
+                raise ValueError(f"{table.name}: a multi-partition frame needs a partition_key column")
+            frame["partition_key"] = keys[0]
+        if "provenance_id" not in frame:
+            frame["provenance_id"] = ""
+        missing = [c for c in cols if c not in frame.columns and not table.c[c].nullable]
+        if missing:
+            raise ValueError(f"{table.name}: frame lacks required column(s) {missing}")
+        cols = [c for c in cols if c in frame.columns]
+        records = _records(frame, cols)
+        with self.engine().begin() as conn:
+            conn.execute(table.delete().where(table.c.partition_key.in_(list(partition_keys))))
+            for start in range(0, len(records), 20_000):
+                conn.execute(table.insert(), records[start : start + 20_000])
+        return len(records)
+
+    def read_rows(self, model: Type[SQLModel], partition_keys: Optional[Iterable[str]] = None) -> pd.DataFrame:
+        table = model.__table__
+        q = sa.select(table)
+        if partition_keys is not None:
+            q = q.where(table.c.partition_key.in_(list(partition_keys)))
+        with self.engine().connect() as conn:
+            df = pd.read_sql(q.order_by(*table.primary_key.columns), conn)
+        return df
+
+    def count(self, model: Type[SQLModel]) -> int:
+        table = model.__table__
+        with self.engine().connect() as conn:
+            return int(conn.execute(sa.select(sa.func.count()).select_from(table)).scalar_one())
+
+    def dispose(self) -> None:
+        if self._engine is not None:
+            self._engine.dispose()
+            self._engine = None
+
+
+def _with_driver(url: str) -> str:
+    """``postgresql://`` means psycopg2 here (SQLAlchemy 2.1 would pick psycopg 3, not installed)."""
+    for prefix in ("postgresql://", "postgres://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg2://" + url[len(prefix):]
+    return url
+
+
+def redact(url: str) -> str:
+    """A URL with its password hidden, for logs and the UI."""
+    try:
+        return sa.engine.make_url(url).render_as_string(hide_password=True)
+    except Exception:  # noqa: BLE001
+        return url
+
+
+# ----------------------------------------------------------------------------- IO manager
+class SQLResultsIOManager(ConfigurableIOManager):
+    """Stores asset frames in their sqlmodel table and loads them back.
+
+    A frame carries its ``provenance_id`` column (see :meth:`ResultsDatabase.record_provenance`);
+    the id links each row to what produced it.
+    """
+
+    database: ResultsDatabase
+
+    def _model(self, asset_name: str) -> Type[SQLModel]:
+        if asset_name not in TABLES:
+            raise KeyError(f"no results table registered for asset {asset_name!r}")
+        return TABLES[asset_name]
+
+    @staticmethod
+    def _partitions(context) -> list[str]:
+        if context.has_asset_partitions:
+            return list(context.asset_partition_keys)
+        return [""]
+
+    def handle_output(self, context: OutputContext, obj: pd.DataFrame) -> None:
+        if obj is None:
+            return
+        name = context.asset_key.path[-1]
+        model = self._model(name)
+        n = self.database.replace_rows(model, obj, self._partitions(context))
+        context.log.info(f"stored {n} row(s) of {name} in table {model.__tablename__} at {self.database.describe()}")
+
+    def load_input(self, context: InputContext) -> pd.DataFrame:
+        name = context.upstream_output.asset_key.path[-1] if context.upstream_output else context.asset_key.path[-1]
+        model = self._model(name)
+        keys = self._partitions(context)
+        df = self.database.read_rows(model, keys)
+        drop = ["id"] + (["partition_key"] if keys == [""] else [])
+        return df.drop(columns=drop)
+
+
+__all__ = [
+    "TABLES",
+    "ResultsDatabase",
+    "SQLResultsIOManager",
+    "Provenance",
+    "results_dir",
+]
+
+
+def code_version() -> str:
+    """Package version, plus the git commit when running from a checkout."""
+    from importlib import metadata
+    from pathlib import Path
+
+    try:
+        version = metadata.version("llm-advisor-fairness")
+    except metadata.PackageNotFoundError:
+        version = "0+unknown"
+    head = Path(__file__).resolve().parents[1] / ".git" / "HEAD"
+    try:
+        ref = head.read_text().strip()
+        if ref.startswith("ref: "):
+            ref_file = head.parent / ref[5:]
+            ref = ref_file.read_text().strip() if ref_file.exists() else ""
+        if ref:
+            version += f"+g{ref[:10]}"
+    except OSError:
+        pass
+    return version
+
+
+def make_provenance(asset: str, **fields: Any) -> Provenance:
+    """A provenance record whose id is the hash of its content (same inputs -> same id)."""
+    from .settings import stable_hash
+
+    fields.setdefault("code_version", code_version())
+    for key in ("template_hashes", "config_json"):
+        if key in fields and not isinstance(fields[key], (str, type(None))):
+            fields[key] = json.dumps(fields[key], sort_keys=True)
+    pid = stable_hash({"asset": asset, **fields})
+    return Provenance(provenance_id=pid, asset=asset, **fields)

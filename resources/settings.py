@@ -1,0 +1,187 @@
+"""Typed configuration: where the data lives, the audit grid (presets) and the model registry.
+
+One place for every setting. Values that differ per deployment (corpus path, database URL,
+secrets) reach the resources through ``dagster.EnvVar`` in ``fairness_assets.definitions``;
+this module only knows the defaults and how to validate and record a configuration.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+import yaml
+from dagster import ConfigurableResource
+from pydantic import Field
+
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
+DATA_DIR = PROJECT_ROOT / "data"
+TEMPLATES_DIR = DATA_DIR / "templates"
+PRESETS_DIR = DATA_DIR / "presets"
+ALIASES_FILE = DATA_DIR / "aliases" / "countries.csv"
+CAPITALS_FILE = DATA_DIR / "aliases" / "capital_coordinates.csv"
+DEMO_CORPUS = DATA_DIR / "demo" / "illustrative_rankings_demo.csv"
+MODEL_REGISTRY = DATA_DIR / "models.yaml"
+
+
+def results_dir() -> Path:
+    """Folder for the SQLite results database and reports ($FAIRNESS_HOME, else data/results)."""
+    return Path(os.environ.get("FAIRNESS_HOME") or (DATA_DIR / "results"))
+
+
+def default_database_url() -> str:
+    return f"sqlite:///{results_dir() / 'results.db'}"
+
+
+class ConfigError(ValueError):
+    """A configuration value that cannot be used; the message names it."""
+
+
+def stable_hash(obj: Any) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+# ----------------------------------------------------------------------------- model registry
+@dataclass(frozen=True)
+class ModelSpec:
+    name: str
+    source: str
+    backend: str = "transformers"
+    revision: Optional[str] = None
+    gguf_file: Optional[str] = None
+    parts: tuple[str, ...] = ()
+    sha256: Optional[str] = None
+    system_role: bool = True
+    base_url: Optional[str] = None
+    extra: dict = field(default_factory=dict)
+
+
+BACKENDS = ("transformers", "openai", "vllm")
+
+
+def load_model_registry(path: str | Path = MODEL_REGISTRY) -> dict[str, ModelSpec]:
+    path = Path(path)
+    if not path.exists():
+        raise ConfigError(f"model registry {path} not found")
+    doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    models = doc.get("models")
+    if not isinstance(models, dict) or not models:
+        raise ConfigError(f"{path}: expected a non-empty 'models:' mapping")
+    out = {}
+    known = set(ModelSpec.__dataclass_fields__) - {"name", "extra"}
+    for name, entry in models.items():
+        if not isinstance(entry, dict) or not entry.get("source"):
+            raise ConfigError(f"{path}: model {name!r} needs at least a 'source' (HF id, local path or URL)")
+        backend = entry.get("backend", "transformers")
+        if backend not in BACKENDS:
+            raise ConfigError(f"{path}: model {name!r} has unknown backend {backend!r}; use one of {BACKENDS}")
+        kwargs = {k: v for k, v in entry.items() if k in known}
+        if "parts" in kwargs:
+            kwargs["parts"] = tuple(kwargs["parts"] or ())
+        out[str(name)] = ModelSpec(
+            name=str(name), extra={k: v for k, v in entry.items() if k not in known}, **kwargs
+        )
+    return out
+
+
+# ----------------------------------------------------------------------------- audit grid
+@dataclass(frozen=True)
+class AuditConfig:
+    """The resolved audit grid; its ``config_hash`` is recorded with every result row."""
+
+    preset: str
+    genders: tuple[str, ...]
+    economic_classes: tuple[str, ...]
+    nationalities: tuple[str, ...]
+    templates: tuple[str, ...]
+    runs: int
+    models: tuple[str, ...]
+
+    @property
+    def config_hash(self) -> str:
+        return stable_hash(asdict(self))
+
+    def as_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+
+def load_preset(name: str, folder: str | Path = PRESETS_DIR) -> dict:
+    path = Path(folder) / f"{name}.yaml"
+    if not path.exists():
+        available = sorted(p.stem for p in Path(folder).glob("*.yaml"))
+        raise ConfigError(f"unknown preset {name!r} (no {path}); available: {available}")
+    doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    return doc
+
+
+class AuditGridResource(ConfigurableResource):
+    """The audit grid: a preset (``demo`` or ``study``) with optional per-field overrides."""
+
+    preset: str = Field(default="demo", description="Preset in data/presets/: demo or study.")
+    genders: Optional[list[str]] = Field(default=None, description="Override the preset's genders.")
+    economic_classes: Optional[list[str]] = Field(default=None, description="Override the classes.")
+    nationalities: Optional[list[str]] = Field(default=None, description="Override the nationalities.")
+    templates: Optional[list[str]] = Field(default=None, description="Override the prompt templates.")
+    runs: Optional[int] = Field(default=None, description="Samples per (model, template, profile).")
+    models: Optional[list[str]] = Field(default=None, description="Override the audited models.")
+    model_registry_path: str = Field(default=str(MODEL_REGISTRY), description="Model registry YAML.")
+
+    def resolve(self) -> AuditConfig:
+        base = load_preset(self.preset)
+
+        def pick(key: str):
+            value = getattr(self, key)
+            value = base.get(key) if value is None else value
+            if value is None:
+                raise ConfigError(f"preset {self.preset!r} does not set {key!r}")
+            return value
+
+        cfg = AuditConfig(
+            preset=self.preset,
+            genders=tuple(pick("genders")),
+            economic_classes=tuple(pick("economic_classes")),
+            nationalities=tuple(pick("nationalities")),
+            templates=tuple(pick("templates")),
+            runs=int(pick("runs")),
+            models=tuple(pick("models")),
+        )
+        if cfg.runs < 1:
+            raise ConfigError(f"runs must be at least 1, got {cfg.runs}")
+        registry = self.model_registry()
+        unknown = [m for m in cfg.models if m not in registry]
+        if unknown:
+            raise ConfigError(
+                f"model(s) {unknown!r} not in the registry {self.model_registry_path}; known: {sorted(registry)}"
+            )
+        return cfg
+
+    def model_registry(self) -> dict[str, ModelSpec]:
+        return load_model_registry(self.model_registry_path)
+
+
+class ReferenceDataResource(ConfigurableResource):
+    """Where the ranking corpus and the reviewed reference files are.
+
+    ``corpus_path`` points at the user's own QS export; empty means the illustrative demo
+    corpus shipped in data/demo (not the QS ranking).
+    """
+
+    corpus_path: str = Field(default="", description="Path to a QS World University Rankings CSV export.")
+    rank_column: str = Field(default="2024 RANK", description="Rank column of the export.")
+    templates_dir: str = Field(default=str(TEMPLATES_DIR), description="Folder of prompt template files.")
+    country_aliases_path: str = Field(default=str(ALIASES_FILE), description="Reviewed country alias CSV.")
+    capital_overrides_path: str = Field(
+        default=str(CAPITALS_FILE), description="Reviewed capital coordinates that win over countryinfo; empty: none."
+    )
+    rep_r_min: float = Field(default=1.0, description="R_min of the global reputation scale.")
+    rep_r_max: float = Field(default=1200.0, description="R_max of the global reputation scale.")
+
+    def resolved_corpus_path(self) -> Path:
+        return Path(self.corpus_path) if self.corpus_path else DEMO_CORPUS
+
+    def is_demo_corpus(self) -> bool:
+        return self.resolved_corpus_path().resolve() == DEMO_CORPUS.resolve()

@@ -1,0 +1,65 @@
+"""Shared fixtures: the real QS export from ../shared, temporary results folders, PostgreSQL."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+QS_EXPORT = Path(os.environ.get("FAIRNESS_TEST_QS_EXPORT", ROOT.parent / "shared" / "data" / "qs_world_university_rankings_2024.csv"))
+POSTGRES_ADMIN_URL = os.environ.get("FAIRNESS_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
+
+os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
+os.environ.setdefault("DAGSTER_DISABLE_TELEMETRY", "1")
+
+
+@pytest.fixture(scope="session")
+def qs_export() -> Path:
+    if not QS_EXPORT.exists():
+        pytest.skip(
+            f"the QS 2024 export is not at {QS_EXPORT} (it is never committed); "
+            "set FAIRNESS_TEST_QS_EXPORT to a copy to run this test"
+        )
+    return QS_EXPORT
+
+
+@pytest.fixture
+def results_home(tmp_path, monkeypatch) -> Path:
+    """A private FAIRNESS_HOME (SQLite results DB) and DAGSTER_HOME for one test."""
+    home = tmp_path / "fairness_home"
+    monkeypatch.setenv("FAIRNESS_HOME", str(home))
+    dagster_home = tmp_path / "dagster_home"
+    dagster_home.mkdir()
+    (dagster_home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    monkeypatch.setenv("DAGSTER_HOME", str(dagster_home))
+    for var in ("FAIRNESS_DATABASE_URL", "FAIRNESS_QS_CORPUS", "FAIRNESS_PRESET"):
+        monkeypatch.delenv(var, raising=False)
+    return home
+
+
+@pytest.fixture(scope="session")
+def postgres_url():
+    """A fresh database on the real PostgreSQL server, dropped afterwards."""
+    sa = pytest.importorskip("sqlalchemy")
+    from resources.database import _with_driver
+
+    admin = sa.create_engine(_with_driver(POSTGRES_ADMIN_URL), isolation_level="AUTOCOMMIT")
+    name = f"fairness_test_{uuid.uuid4().hex[:10]}"
+    try:
+        with admin.connect() as conn:
+            conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
+    except Exception as exc:  # noqa: BLE001
+        if os.environ.get("CI"):
+            raise RuntimeError(f"PostgreSQL at {POSTGRES_ADMIN_URL} is required in CI: {exc}") from exc
+        pytest.skip(f"PostgreSQL at {POSTGRES_ADMIN_URL} is not reachable ({exc}); .ci/run starts it")
+    url = sa.engine.make_url(POSTGRES_ADMIN_URL).set(database=name).render_as_string(hide_password=False)
+    yield url
+    with admin.connect() as conn:
+        conn.execute(sa.text(
+            f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{name}' AND pid <> pg_backend_pid()"
+        ))
+        conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}"'))
+    admin.dispose()

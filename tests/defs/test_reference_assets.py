@@ -1,0 +1,104 @@
+"""The code location loads, and the reference assets materialize into SQLite and PostgreSQL."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from fairness_assets.defs.reference import assets as ref
+from resources import database as D
+from resources.settings import AuditGridResource, ReferenceDataResource
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_definitions_validate_cli(results_home):
+    out = subprocess.run(
+        [sys.executable, "-m", "dagster", "definitions", "validate", "-w", str(ROOT / "workspace.yaml")],
+        cwd=ROOT, capture_output=True, text=True, timeout=300, env={**os.environ},
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "Validation successful for code location llm_advisor_fairness" in out.stdout + out.stderr
+
+
+def test_definitions_object_has_the_assets_and_job(results_home):
+    from fairness_assets.definitions import defs
+
+    keys = {k.to_user_string() for k in defs.resolve_asset_graph().get_all_asset_keys()}
+    assert {"qs_corpus", "country_geography", "capital_distances", "profiles", "prompts"} <= keys
+    assert defs.resolve_job_def("demo_audit") is not None
+
+
+def _materialize(url, corpus_path="", preset="demo"):
+    database = D.ResultsDatabase(url=url)
+    result = dg.materialize(
+        dg.load_assets_from_modules([ref]),
+        resources={
+            "database": database,
+            "results_io": D.SQLResultsIOManager(database=database),
+            "reference": ReferenceDataResource(corpus_path=str(corpus_path)),
+            "audit_grid": AuditGridResource(preset=preset),
+        },
+    )
+    assert result.success
+    meta = {
+        e.asset_key.to_user_string(): {k: getattr(v, "value", v) for k, v in e.materialization.metadata.items()}
+        for e in result.get_asset_materialization_events()
+    }
+    return database, meta
+
+
+def test_qs_export_reports_1497_universities_in_104_countries(qs_export, tmp_path):
+    database, meta = _materialize(f"sqlite:///{tmp_path / 'r.db'}", qs_export, preset="study")
+    assert meta["qs_corpus"]["universities"] == 1497 and meta["qs_corpus"]["countries"] == 104
+    assert meta["qs_corpus"]["illustrative_demo_corpus"] is False
+    assert meta["profiles"]["full_profiles"] == 360 and meta["profiles"]["reduced_context_profiles"] == 46
+    assert meta["prompts"]["dagster/row_count"] == 3 * 360 + 46
+    geo_rows = database.read_rows(D.Country)
+    # 104 corpus countries plus the nationalities without a corpus university (Algeria, Jamaica, Fiji, PNG, Tonga)
+    assert set(geo_rows.loc[~geo_rows["in_corpus"], "iso3"]) == {"DZA", "JAM", "FJI", "PNG", "TON"}
+    assert len(geo_rows) == 109 and geo_rows[["lat", "lon"]].notna().all().all()
+    assert database.count(D.CapitalDistance) == 109 * 109
+    unis = database.read_rows(D.CorpusUniversity)
+    assert len(unis) == 1497 and unis["provenance_id"].str.len().gt(0).all()
+    prov = database.read_rows(D.Provenance).set_index("asset")
+    assert prov.loc["qs_corpus", "corpus_sha256"] == unis["corpus_sha256"].iloc[0]
+    prompts = database.read_rows(D.PromptRow)
+    assert prompts["template_hash"].nunique() == 6
+
+
+def test_demo_materializes_on_postgres(postgres_url):
+    database, meta = _materialize(postgres_url)
+    assert meta["qs_corpus"]["illustrative_demo_corpus"] is True
+    assert database.count(D.CorpusUniversity) == meta["qs_corpus"]["universities"]
+    assert database.count(D.PromptRow) == meta["prompts"]["dagster/row_count"] > 0
+    # rematerializing replaces rows instead of duplicating them
+    _materialize(postgres_url)
+    assert database.count(D.CorpusUniversity) == meta["qs_corpus"]["universities"]
+    database.dispose()
+
+
+def test_malformed_corpus_fails_the_asset_with_a_named_error(tmp_path):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("2024 RANK,Institution Name,Country\n1,MIT,United States\nsoon,Oxford,United Kingdom\n")
+    database = D.ResultsDatabase(url=f"sqlite:///{tmp_path / 'r.db'}")
+    with pytest.raises(Exception, match=r"bad\.csv: line 3, column '2024 RANK': unparseable rank 'soon'"):
+        dg.materialize(
+            [ref.qs_corpus],
+            resources={"database": database, "results_io": D.SQLResultsIOManager(database=database),
+                       "reference": ReferenceDataResource(corpus_path=str(bad))},
+        )
+
+
+def test_cli_demo_runs_the_main_job(results_home):
+    out = subprocess.run(
+        [sys.executable, "-m", "fairness_assets.cli", "demo"], cwd=ROOT, capture_output=True, text=True, timeout=600,
+        env={**os.environ},
+    )
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    assert "job 'demo_audit' succeeded" in out.stdout
+    assert f"sqlite:///{results_home / 'results.db'}" in out.stdout
+    assert (results_home / "results.db").exists()

@@ -1,0 +1,79 @@
+"""The results database on SQLite and on the real PostgreSQL server."""
+
+import pandas as pd
+import pytest
+
+from resources import database as D
+from resources.settings import AuditGridResource, ConfigError, load_model_registry
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def db(request, tmp_path):
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'r.db'}"
+    else:
+        url = request.getfixturevalue("postgres_url")
+    database = D.ResultsDatabase(url=url)
+    yield database
+    database.dispose()
+
+
+def _profiles(n, tag):
+    return pd.DataFrame({
+        "profile_id": [f"{tag}{i}" for i in range(n)], "profile_set": "full",
+        "gender": ["male"] * n, "economic_class": [None] * n, "nationality": ["India"] * n,
+        "nationality_iso3": ["IND"] * n, "config_hash": "abc",
+    })
+
+
+def test_roundtrip_replace_and_partitions(db):
+    prov = D.make_provenance("profiles", config_hash="abc", config_json={"preset": "demo"})
+    db.record_provenance(prov)
+    db.record_provenance(prov)  # idempotent
+    df = _profiles(3, "a")
+    df["provenance_id"] = prov.provenance_id
+    assert db.replace_rows(D.Profile, df, ["p1"]) == 3
+    db.replace_rows(D.Profile, _profiles(2, "b"), ["p2"])
+    db.replace_rows(D.Profile, _profiles(1, "c"), ["p1"])  # replaces p1 only
+    back = db.read_rows(D.Profile)
+    assert sorted(back["profile_id"]) == ["b0", "b1", "c0"]
+    p2 = db.read_rows(D.Profile, ["p2"])
+    assert list(p2["profile_id"]) == ["b0", "b1"] and p2["economic_class"].isna().all()
+    assert db.count(D.Provenance) == 1
+
+
+def test_missing_required_column_is_named(db):
+    with pytest.raises(ValueError, match=r"profile: frame lacks required column\(s\) \['config_hash'\]"):
+        db.replace_rows(D.Profile, _profiles(1, "x").drop(columns=["config_hash"]))
+
+
+def test_unreachable_database_names_it():
+    bad = D.ResultsDatabase(url="postgresql://nobody:secret@127.0.0.1:1/none")
+    with pytest.raises(ConnectionError, match=r"results database postgresql://nobody:\*\*\*@127.0.0.1:1/none"):
+        bad.engine()
+
+
+def test_default_url_is_sqlite_in_fairness_home(results_home):
+    db = D.ResultsDatabase()
+    assert db.resolved_url() == f"sqlite:///{results_home / 'results.db'}"
+    db.engine()
+    assert (results_home / "results.db").exists()
+
+
+def test_presets_and_registry():
+    demo = AuditGridResource(preset="demo").resolve()
+    study = AuditGridResource(preset="study").resolve()
+    assert study.runs == 10 and len(study.nationalities) == 40 and len(study.templates) == 6
+    assert demo.runs == 1 and demo.templates == ("base",) and len(demo.genders) * len(demo.economic_classes) * len(demo.nationalities) <= 20
+    assert demo.config_hash != study.config_hash
+    over = AuditGridResource(preset="demo", runs=3, nationalities=["Kenya"]).resolve()
+    assert over.runs == 3 and over.nationalities == ("Kenya",)
+    reg = load_model_registry()
+    assert {"llama-3.1-8b-instruct", "gemma-7b-it", "mistral-7b-instruct-v0.3", "qwen2.5-0.5b-demo"} <= set(reg)
+    assert reg["gemma-7b-it"].system_role is False
+    with pytest.raises(ConfigError, match="unknown preset 'huge'"):
+        AuditGridResource(preset="huge").resolve()
+    with pytest.raises(ConfigError, match="not in the registry"):
+        AuditGridResource(preset="demo", models=["gpt-99"]).resolve()
+    with pytest.raises(ConfigError, match="runs must be at least 1"):
+        AuditGridResource(preset="demo", runs=0).resolve()
