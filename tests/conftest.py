@@ -40,7 +40,7 @@ def results_home(tmp_path, monkeypatch) -> Path:
     return home
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture
 def postgres_url():
     """A fresh database on the real PostgreSQL server, dropped afterwards."""
     sa = pytest.importorskip("sqlalchemy")
