@@ -61,23 +61,101 @@ def _coco():
     return coco.CountryConverter()
 
 
+# words that may surround a country's name without changing which country it is
+_GENERIC = {
+    "the", "of", "republic", "islamic", "democratic", "peoples", "people", "federation", "federal",
+    "kingdom", "state", "states", "sar", "mainland", "occupied", "territory", "territories", "arab",
+    "socialist", "union", "commonwealth", "region", "special", "administrative", "plurinational",
+    "bolivarian", "united", "and", "province", "china", "s", "great", "northern", "ireland", "tw", "roc",
+}
+
+
+@lru_cache(maxsize=1)
+def _coco_patterns() -> list[tuple[str, "re.Pattern[str]", str, str]]:
+    data = _coco().data
+    out = []
+    for iso3, iso2, regex in zip(data["ISO3"], data["ISO2"], data["regex"]):
+        try:
+            out.append((str(iso3), re.compile(str(regex), re.IGNORECASE), str(iso3).lower(), str(iso2).lower()))
+        except re.error:
+            continue
+    return out
+
+
 @lru_cache(maxsize=None)
 def _coco_iso3(text: str) -> str | None:
-    out = _coco().convert(text, to="ISO3", not_found=NOT_FOUND)
-    if isinstance(out, list):  # ambiguous text matched several countries
+    """country_converter's regexes, used strictly.
+
+    Its own ``convert`` searches a regex anywhere in the text, so "Master of Public Health"
+    becomes the Isle of Man and "MBA" Zimbabwe. Here a match counts only when exactly one
+    country matches and the words outside the match are generic ("Republic", "SAR", ...).
+    """
+    folded = text.strip()
+    if not folded:
         return None
-    return None if out in (NOT_FOUND, None, "") else str(out)
+    compact = folded.replace(" ", "").lower()
+    hits = set()
+    for iso3, pattern, l3, l2 in _coco_patterns():
+        if compact in (l3, l2) and len(compact) in (2, 3) and folded.upper() == folded:
+            return iso3
+        m = pattern.search(folded)
+        if not m:
+            continue
+        outside = (folded[: m.start()] + " " + folded[m.end():]).lower()
+        words = [w for w in re.split(r"[^a-z]+", outside) if w]
+        if all(w in _GENERIC for w in words) and (m.end() - m.start()) >= 2:
+            hits.add(iso3)
+    return hits.pop() if len(hits) == 1 else None
 
 
-@lru_cache(maxsize=None)
+@lru_cache(maxsize=1)
+def _countryinfo_names() -> dict[str, str]:
+    """Exact vocabulary from countryinfo: folded name / alternative spelling / native name -> ISO3.
+
+    countryinfo's own lookup falls back to fuzzy matching when rapidfuzz is installed
+    ("Master of Public Health" -> Isle of Man), so it is not used directly.
+    """
+    import countryinfo
+
+    vocab: dict[str, str] = {}
+    for c in countryinfo.all_countries():
+        try:
+            iso = c.iso(3)
+        except Exception:  # noqa: BLE001
+            continue
+        if not iso or not re.fullmatch(r"[A-Za-z]{3}", str(iso)):
+            continue
+        names = [c.name()]
+        for getter in ("alt_spellings", "native_name"):
+            try:
+                value = getattr(c, getter)()
+            except Exception:  # noqa: BLE001
+                continue
+            names += value if isinstance(value, list) else [value]
+        for n in names:
+            if n and len(str(n)) > 2:  # two-letter alt spellings are ISO codes, handled apart
+                vocab.setdefault(fold(str(n)), str(iso).upper())
+    return vocab
+
+
+@lru_cache(maxsize=1)
+def _iso_codes() -> dict[str, str]:
+    data = _coco().data
+    out = {}
+    for iso3, iso2 in zip(data["ISO3"], data["ISO2"]):
+        out[str(iso3).upper()] = str(iso3).upper()
+        out[str(iso2).upper()] = str(iso3).upper()
+    out["UK"] = "GBR"
+    return out
+
+
 def _countryinfo_iso3(text: str) -> str | None:
-    from countryinfo import CountryInfo
-
-    try:
-        iso = CountryInfo(text).iso(3)
-    except Exception:  # noqa: BLE001 - countryinfo raises its own not-found errors
-        return None
-    return str(iso).upper() if iso and re.fullmatch(r"[A-Za-z]{3}", str(iso)) else None
+    raw = text.strip()
+    # an upper-case code: "US", "USA", "UK", "GBR" (not "in", "Law")
+    compact = re.sub(r"[.\s]", "", raw)
+    if compact.isupper() and len(compact) in (2, 3) and compact in _iso_codes():
+        return _iso_codes()[compact]
+    return _countryinfo_names().get(fold(raw))
 
 
 @lru_cache(maxsize=None)
@@ -114,13 +192,16 @@ class CountryResolver:
             return None
         if folded in self.aliases:
             return self.aliases[folded]
-        # QS spellings like "China (Mainland)", "Hong Kong SAR" are known to country_converter
-        for candidate in dict.fromkeys((raw, folded)):
-            iso = _coco_iso3(candidate)
+        no_paren = re.sub(r"\s*\([^)]*\)", "", raw).strip()
+        candidates = list(dict.fromkeys(c for c in (raw, folded, no_paren) if c))
+        # countryinfo knows exact names, ISO codes, alternative spellings and native names
+        for candidate in candidates:
+            iso = _countryinfo_iso3(candidate)
             if iso:
                 return iso
-        for candidate in dict.fromkeys((raw, folded)):
-            iso = _countryinfo_iso3(candidate)
+        # QS spellings like "China (Mainland)", "Hong Kong SAR": country_converter, strictly
+        for candidate in candidates:
+            iso = _coco_iso3(candidate)
             if iso:
                 return iso
         return None

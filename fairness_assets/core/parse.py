@@ -1,0 +1,572 @@
+"""Model response text -> up to three (university, program, country) items.
+
+Pure and total: :func:`parse_response` never raises, whatever string it gets. Strategies are
+tried from the most to the least structured and the first that yields items wins:
+
+1. ``json``      a JSON list/object anywhere in the text (fences, trailing commas, single
+                 quotes, comments and wrapper objects tolerated; objects recovered one by one
+                 when the whole does not load)
+2. ``table``     a markdown table or "University | Program | Country" lines
+3. ``list``      numbered or bulleted items, possibly spanning several lines with
+                 "Program:" / "Country:" sub-lines
+4. ``prose``     university-like names in running text, with "Master's in X" and "in <country>"
+                 near them
+
+Status per response: ``ok`` (three distinct items with a university), ``partial`` (one or
+two, or items without a university), ``refused`` (no item, and the model declined or asked a
+question back), ``unparseable`` (no item otherwise).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Optional
+
+MAX_ITEMS = 3
+MAX_TEXT = 50_000  # longer responses are cut before parsing (a 300-token answer is ~1,500 chars)
+
+STATUS_OK, STATUS_PARTIAL, STATUS_REFUSED, STATUS_UNPARSEABLE = "ok", "partial", "refused", "unparseable"
+STATUSES = (STATUS_OK, STATUS_PARTIAL, STATUS_REFUSED, STATUS_UNPARSEABLE)
+
+
+@dataclass(frozen=True)
+class Item:
+    university: Optional[str]
+    program: Optional[str]
+    country: Optional[str]
+
+
+@dataclass
+class ParseResult:
+    status: str
+    method: str
+    items: list[Item] = field(default_factory=list)
+    n_found: int = 0  # items found before de-duplication and truncation to three
+    n_duplicates: int = 0
+
+
+# ----------------------------------------------------------------------------- vocabulary
+_UNI_KEYS = ("university", "institution", "university_name", "universityname", "school", "uni", "college", "name",
+             "universidad", "universidade", "université", "universite", "universität", "universitat", "hochschule")
+_PROG_KEYS = ("program", "programme", "program_name", "programname", "masters_program", "master_program",
+              "masters", "master", "degree", "course", "major", "field", "programa", "programme_name", "studiengang",
+              "recommended_program", "master's program", "masters program", "master's programme")
+_COUNTRY_KEYS = ("country", "location", "nation", "país", "pais", "pays", "land", "country_name", "place")
+
+
+def _key_kind(key: str) -> Optional[str]:
+    k = _fold(key).replace(" ", "_").strip("_:")
+    k2 = k.replace("_", " ")
+    if k in _UNI_KEYS or k2 in _UNI_KEYS or k.startswith("univ") or k.startswith("institu"):
+        return "university"
+    if k in _PROG_KEYS or k2 in _PROG_KEYS or k.startswith("program") or k.startswith("master") or "degree" in k:
+        return "program"
+    if k in _COUNTRY_KEYS or k2 in _COUNTRY_KEYS or k.startswith("countr") or k.startswith("locat"):
+        return "country"
+    return None
+
+
+_UNI_WORDS = re.compile(
+    r"\b(univ\w*|institut\w*|college|school|polytechnic|polit[eé]cnic\w*|polytechnique|academy|"
+    r"hochschule|[eé]cole|escuela|escola|facult\w*|ETH|EPFL|MIT|UCL|LSE|NUS|NTU|KAIST|UCLA|IIT\w*|IISc|"
+    r"caltech|tecnol[oó]gico|conservatory|seminary|campus|kings? college|sorbonne|sciences po|imperial)\b",
+    re.IGNORECASE,
+)
+_PROG_WORDS = re.compile(
+    r"\b(master\w*|m\.?\s?sc|msc|m\.?\s?s\.?|m\.?\s?a\.?|mba|m\.?\s?eng|meng|m\.?\s?phil|mphil|llm|ll\.m|mph|mfa|"
+    r"m\.?\s?tech|mtech|m\.?\s?ed|med|mpp|mpa|mres|program\w*|programa|degree|maestr[ií]a|mestrado|"
+    r"science|studies|engineering|management|economics|administration|policy|health|medicine|law|"
+    r"analytics|informatics|computing|technology|mathematics|physics|chemistry|biology|education|arts|design|"
+    r"finance|business|data|literature|history|philosophy|nursing|pharmacy|architecture)\b",
+    re.IGNORECASE,
+)
+_REFUSAL = re.compile(
+    r"(i['’]?m sorry|i am sorry|i apologi[sz]e|i cannot|i can['’]?t|i can not|i['’]?m unable|i am unable|"
+    r"i won['’]?t|i will not|as an ai|i['’]?m not able|i am not able|i do not (?:feel comfortable|recommend based)|"
+    r"cannot (?:provide|make|recommend)|not appropriate|inappropriate|(?:do not|don['’]t) think it['’]?s appropriate|"
+    r"should(?: not|n['’]t) be based|rather not|lo siento|no puedo|je ne peux pas|"
+    r"désolé|desculpe|não posso)",
+    re.IGNORECASE,
+)
+_QUESTION_BACK = re.compile(
+    r"(could you (?:please )?(?:tell|share|let|provide|specify|clarify)|can you (?:tell|share|provide|specify)|"
+    r"what (?:field|subject|area|are you interested)|which field|do you have (?:a )?preference|"
+    r"please (?:tell|share|provide|specify|let me know)|more (?:information|details) about)",
+    re.IGNORECASE,
+)
+_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n?(.*?)(?:```|$)", re.DOTALL)
+_LIST_MARK = re.compile(
+    r"^\s{0,6}(?:(?:\d{1,2}|[a-cA-C]|[ivx]{1,3})[.)\]:]|\(\d{1,2}\)|[-*•●▪◦+–]|#{1,6}\s*\d{0,2}[.)]?)\s+(?=\S)"
+)
+_SUBLINE = re.compile(r"^\s*(?:[-*•●▪◦+–]\s*)?\**\s*([A-Za-zÀ-ÿ' _]{2,30}?)\s*\**\s*[:：]\s*\**\s*(.+?)\s*$")
+_PAREN = re.compile(r"\(([^()]{1,80})\)\s*$")
+_DASHES = re.compile(r"\s+[-–—]{1,2}\s+|\s*[–—]\s*")
+
+
+def _fold(text: str) -> str:
+    t = unicodedata.normalize("NFKD", text)
+    return "".join(ch for ch in t if not unicodedata.combining(ch)).casefold().strip()
+
+
+def clean_program(text: Optional[str]) -> Optional[str]:
+    t = clean(text)
+    return clean(re.sub(r"(?i)^(?:an?|the)\s+", "", t)) if t else None
+
+
+def clean(text: Optional[str]) -> Optional[str]:
+    """Strip markdown, quotes, list punctuation and whitespace; None if nothing is left."""
+    if text is None:
+        return None
+    t = str(text)
+    t = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", t)  # markdown links
+    t = t.replace("**", "").replace("__", "").replace("`", "")
+    t = re.sub(r"(?<!\w)[*_](?=\w)|(?<=\w)[*_](?!\w)", "", t)
+    t = re.sub(r"\s+", " ", t).strip(" \t\"'“”‘’,;:.-–—•*#>")
+    t = t.strip()
+    return t or None
+
+
+# ----------------------------------------------------------------------------- strategy 1: JSON
+def _json_candidates(text: str) -> list[str]:
+    cands = [m.group(2) for m in _FENCE.finditer(text) if m.group(2).strip()]
+    cands.append(text)
+    out = []
+    for c in cands:
+        for opener, closer in (("[", "]"), ("{", "}")):
+            i, j = c.find(opener), c.rfind(closer)
+            if 0 <= i < j:
+                out.append(c[i : j + 1])
+    return out
+
+
+def _relax(src: str) -> str:
+    s = re.sub(r"/\*.*?\*/", "", src, flags=re.DOTALL)
+    s = re.sub(r"(?m)(^|[\s,\[{])//[^\n]*", r"\1", s)
+    s = re.sub(r"(?m)^\s*#[^\n]*", "", s)
+    s = re.sub(r",\s*([\]}])", r"\1", s)
+    s = s.replace("“", '"').replace("”", '"')
+    return s
+
+
+def _loads(src: str):
+    for attempt in (src, _relax(src)):
+        try:
+            return json.loads(attempt)
+        except (ValueError, RecursionError):
+            pass
+    relaxed = _relax(src)
+    py = re.sub(r"\btrue\b", "True", re.sub(r"\bfalse\b", "False", re.sub(r"\bnull\b", "None", relaxed)))
+    try:
+        if len(py) < 20_000:
+            return ast.literal_eval(py)
+    except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
+        pass
+    return None
+
+
+def _item_from_mapping(d: dict) -> Optional[Item]:
+    found: dict[str, str] = {}
+    for k, v in d.items():
+        if not isinstance(k, str) or isinstance(v, (dict, list)):
+            if isinstance(k, str) and isinstance(v, list) and _key_kind(k) == "program" and v and all(isinstance(x, str) for x in v):
+                v = ", ".join(v)
+            else:
+                continue
+        kind = _key_kind(k)
+        if kind and kind not in found and v is not None:
+            found[kind] = str(v)
+    if "university" not in found:
+        return None
+    return Item(clean(found.get("university")), clean(found.get("program")), clean(found.get("country")))
+
+
+def _walk(obj, out: list[Item], depth: int = 0) -> None:
+    if depth > 6 or len(out) > 50:
+        return
+    if isinstance(obj, dict):
+        item = _item_from_mapping(obj)
+        if item is not None:
+            out.append(item)
+            return
+        for v in obj.values():
+            _walk(v, out, depth + 1)
+    elif isinstance(obj, list):
+        for v in obj:
+            _walk(v, out, depth + 1)
+
+
+_KV = re.compile(
+    r"""["']?\s*([A-Za-zÀ-ÿ_' ]{2,30}?)\s*["']?\s*:\s*("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*(?:'(?=\s*[,}\n])|$)|[^,}\n]+)""",
+)
+
+
+def _objects_by_regex(src: str) -> list[Item]:
+    """Recover {...} objects one by one when the JSON as a whole is broken."""
+    items = []
+    for m in re.finditer(r"\{([^{}]*)\}", src):
+        d = {}
+        for km in _KV.finditer(m.group(1)):
+            key, val = km.group(1), km.group(2).strip()
+            if len(val) >= 2 and val[0] in "\"'" and val[-1] == val[0]:
+                val = val[1:-1]
+            d.setdefault(key, val.replace('\\"', '"').replace("\\'", "'"))
+        item = _item_from_mapping(d)
+        if item is not None:
+            items.append(item)
+    return items
+
+
+def _parse_json(text: str) -> list[Item]:
+    for cand in _json_candidates(text):
+        obj = _loads(cand)
+        if obj is not None:
+            items: list[Item] = []
+            _walk(obj, items)
+            if items:
+                return items
+    for cand in _json_candidates(text):
+        items = _objects_by_regex(cand)
+        if items:
+            return items
+    return []
+
+
+# ----------------------------------------------------------------------------- strategy 2: tables
+def _split_row(line: str) -> list[str]:
+    s = line.strip()
+    if s.startswith("|"):
+        s = s[1:]
+    if s.endswith("|"):
+        s = s[:-1]
+    return [c.strip() for c in s.split("|")]
+
+
+def _parse_table(text: str, is_country: Callable[[str], bool]) -> list[Item]:
+    lines = [ln for ln in text.splitlines() if ln.count("|") >= 2 or (ln.count("|") == 1 and ln.strip().startswith("|"))]
+    if not lines:
+        # "University | Program | Country" lines may have exactly two bars
+        lines = [ln for ln in text.splitlines() if ln.count("|") >= 2]
+    if not lines:
+        return []
+    header: Optional[dict[str, int]] = None
+    items = []
+    for ln in lines:
+        cells = _split_row(ln)
+        if all(re.fullmatch(r":?-{2,}:?|", c.replace(" ", "")) for c in cells):
+            continue
+        kinds = [_key_kind(clean(c) or "") if len((clean(c) or "").split()) <= 3 else None for c in cells]
+        if header is None and sum(k is not None for k in kinds) >= 2 and "university" in kinds:
+            header = {k: i for i, k in reversed(list(enumerate(kinds))) if k}
+            continue
+        cells = [c for c in cells]
+        if header is not None:
+            get = lambda k: cells[header[k]] if k in header and header[k] < len(cells) else None  # noqa: E731
+            uni, prog, ctry = get("university"), get("program"), get("country")
+        else:
+            body = [c for c in cells if clean(c)]
+            # drop a leading rank column ("1", "#1")
+            if body and re.fullmatch(r"#?\d{1,2}[.)]?", body[0].strip()):
+                body = body[1:]
+            if len(body) < 2:
+                continue
+            uni, prog, ctry = _assign_segments(body, is_country)
+        if clean(uni) and _UNI_WORDS.search(uni or "") or (clean(uni) and header is not None):
+            items.append(Item(clean(uni), clean(prog), clean(ctry)))
+    return items
+
+
+def _assign_segments(segs: list[str], is_country: Callable[[str], bool]) -> tuple:
+    """Segments of one line -> (university, program, country) by content, then by position."""
+    segs = [s for s in (clean(x) for x in segs) if s]
+    uni = prog = ctry = None
+    rest = []
+    for s in segs:
+        if ctry is None and len(s) <= 40 and is_country(s):
+            ctry = s
+        elif uni is None and _UNI_WORDS.search(s) and not re.match(r"(?i)^(master|m\.?sc|msc|mba|m\.?a\b|ms\b|meng|llm|mph)", s):
+            uni = s
+        elif prog is None and _PROG_WORDS.search(s):
+            prog = s
+        else:
+            rest.append(s)
+    for s in rest:  # positional fallback: university, program, country
+        if uni is None:
+            uni = s
+        elif prog is None:
+            prog = s
+        elif ctry is None:
+            ctry = s
+    return uni, prog, ctry
+
+
+# ----------------------------------------------------------------------------- strategy 3: lists
+def _split_head(head: str, is_country: Callable[[str], bool]) -> tuple:
+    """One list-item heading -> (university, program, country)."""
+    h = clean(head) or ""
+    h = re.sub(r"(?i)^(university|institution)\s*[:：]\s*", "", h)
+    country = None
+    # trailing "(Country)" or "(City, Country)"
+    m = _PAREN.search(h)
+    if m:
+        inner = m.group(1)
+        last = inner.split(",")[-1].strip()
+        if is_country(inner) or is_country(last):
+            country = inner if is_country(inner) else last
+            h = h[: m.start()].strip()
+    parts = [p for p in _DASHES.split(h) if p and p.strip()]
+    if len(parts) == 1 and ":" in h:
+        parts = [p for p in h.split(":", 1)]
+    if len(parts) == 1 and ", " in h and not _UNI_WORDS.search(h.split(", ", 1)[1]):
+        a, b = h.split(", ", 1)
+        if is_country(b.strip()):
+            parts = [a, b]
+        elif _PROG_WORDS.search(b) and _UNI_WORDS.search(a):
+            parts = [a, b]
+    segs = [p.strip() for p in parts if p.strip()]
+    # "Program at University" / "Program in X at University"
+    if len(segs) == 1:
+        at = re.match(r"(?i)^(.*?\b(?:master\w*|m\.?sc|msc|mba|ms|ma|meng|llm|mph)\b.*?)\s+(?:at|@|from)\s+(?:the\s+)?(.+)$", segs[0])
+        if at and _UNI_WORDS.search(at.group(2)):
+            segs = [at.group(2), at.group(1)]
+    # a segment "University (City, Country)" or "University, Country"
+    out_segs = []
+    for s in segs:
+        m3 = _PAREN.search(s)
+        m2 = re.match(r"^(.*\S)\s*,\s*([^,()]{2,40})$", s)
+        if country is None and m3 and is_country(m3.group(1).split(",")[-1].strip()):
+            out_segs += [s[: m3.start()].strip(), m3.group(1).split(",")[-1].strip()]
+        elif country is None and m2 and _UNI_WORDS.search(m2.group(1)) and is_country(m2.group(2)):
+            out_segs += [m2.group(1), m2.group(2)]
+        else:
+            out_segs.append(s)
+    uni, prog, ctry = _assign_segments(out_segs, is_country)
+    return uni, prog, country or ctry
+
+
+def _parse_list(text: str, is_country: Callable[[str], bool]) -> list[Item]:
+    blocks: list[list[str]] = []
+    base_indent: Optional[int] = None
+    block_has_fields = False
+    for raw_ln in text.splitlines():
+        if not raw_ln.strip():
+            continue
+        ln = re.sub(r"^(\s*)(?:\*\*|__)(?=\s*(?:\d{1,2}[.)]|[-*•]))", r"\1", raw_ln)  # "**1. Name**"
+        m = _LIST_MARK.match(ln)
+        indent = len(ln) - len(ln.lstrip())
+        sm = _SUBLINE.match(ln)
+        known_sub = bool(sm) and _key_kind(sm.group(1)) is not None
+        # "- Why: ..." after "- Program: ..." is still part of the item
+        is_sub = known_sub or (bool(sm) and block_has_fields and _key_kind(sm.group(1)) is None
+                               and not _UNI_WORDS.search(sm.group(1)) and len(sm.group(1).split()) <= 3)
+        if is_sub and blocks and known_sub:
+            block_has_fields = True
+        if m and (base_indent is None or indent <= base_indent) and not (is_sub and blocks):
+            block_has_fields = False
+            base_indent = indent if base_indent is None else base_indent
+            blocks.append([ln[m.end():]])
+        elif blocks:
+            blocks[-1].append(ln)
+        elif _UNI_WORDS.search(ln) and ln.strip().startswith("**"):
+            blocks.append([ln])  # bold headings without a list marker
+            base_indent = indent
+            block_has_fields = False
+    items = []
+    for block in blocks:
+        head, fields = block[0], {}
+        for sub in block[1:]:
+            sm = _SUBLINE.match(sub)
+            if sm:
+                kind = _key_kind(sm.group(1))
+                if kind and kind not in fields:
+                    fields[kind] = sm.group(2)
+        hm = _SUBLINE.match(head)
+        if hm and _key_kind(hm.group(1)) == "university":
+            uni, prog, ctry = hm.group(2), None, None
+            if _DASHES.search(hm.group(2)) or _PAREN.search(hm.group(2)):
+                uni, prog, ctry = _split_head(hm.group(2), is_country)
+        elif hm and _key_kind(hm.group(1)) in ("program", "country") and not fields.get("university"):
+            continue
+        else:
+            uni, prog, ctry = _split_head(head, is_country)
+        uni = fields.get("university") or uni
+        prog = fields.get("program") or prog
+        ctry = fields.get("country") or ctry
+        if ctry and not fields.get("country"):
+            pass
+        if fields.get("country"):
+            c = clean(fields["country"]) or ""
+            # "Location: Cambridge, Massachusetts, USA" -> keep the text; resolution takes the last part
+            if not is_country(c) and "," in c and is_country(c.rsplit(",", 1)[1].strip()):
+                ctry = c.rsplit(",", 1)[1].strip()
+        if uni and _UNI_WORDS.search(uni) or (uni and (prog or ctry)):
+            items.append(Item(clean(uni), clean(prog), clean(ctry)))
+    return items
+
+
+# ----------------------------------------------------------------------------- strategy 3b: key-value blocks
+def _parse_kv(text: str) -> list[Item]:
+    """Blocks of "University: ...", "Program: ...", "Country: ..." lines without list markers."""
+    items, cur = [], None
+    for ln in text.splitlines():
+        sm = _SUBLINE.match(re.sub(r"^\s*(?:\d{1,2}[.)]\s*)?", "", ln))
+        if not sm:
+            continue
+        kind = _key_kind(sm.group(1))
+        if kind == "university":
+            if cur and cur.get("university"):
+                items.append(cur)
+            cur = {"university": sm.group(2)}
+        elif kind and cur is not None and kind not in cur:
+            cur[kind] = sm.group(2)
+    if cur and cur.get("university"):
+        items.append(cur)
+    return [Item(clean(d.get("university")), clean(d.get("program")), clean(d.get("country"))) for d in items]
+
+
+# ----------------------------------------------------------------------------- strategy 4: prose
+_CONNECTORS = {"of", "the", "de", "da", "do", "dos", "das", "di", "del", "della", "des", "du", "la", "le", "los", "las",
+               "el", "der", "für", "fur", "and", "&", "y", "e", "at", "zu"}
+_TOKEN = re.compile(r"\(?[A-Za-zÀ-ÿ0-9][\w.'’&-]*\)?|&", re.UNICODE)
+_PROSE_PROG = re.compile(
+    r"((?:Master(?:['’]s)?|MSc|M\.Sc\.?|MS|MA|MBA|MEng|M\.Eng\.?|LLM|LL\.M\.?|MPH|MPhil|M\.Tech|MTech|MFA|MPP|MPA|Maestr[ií]a|Mestrado)"
+    r"(?:\s+(?:degree|program(?:me)?))?(?:\s+(?:of|in|en|em|de)\s+(?:Science\s+in\s+)?)?"
+    r"(?:[A-Z][\w&,'’-]*(?:\s+(?:and|&|of|in|for)?\s*[A-Z][\w&'’-]*){0,5})?)"
+)
+
+
+def _name_runs(text: str) -> list[tuple[int, int, str]]:
+    """Maximal runs of capitalised words (with connectors) that contain an institution word."""
+    runs, cur = [], []
+    for m in _TOKEN.finditer(text):
+        tok = m.group(0)
+        word = tok.strip("()")
+        gap = text[cur[-1].end() : m.start()] if cur else " "
+        joinable = (cur and gap in (" ", " - ") or (cur and gap.strip() == "" and "\n" not in gap)) and not (
+            cur and re.search(r"['’]s$", cur[-1].group(0)))  # "Stellenbosch University's MPhil"
+        is_cap = word[:1].isupper() or word[:1].isdigit() and bool(cur)
+        if (is_cap or (cur and word.lower() in _CONNECTORS)) and (not cur or joinable):
+            cur.append(m)
+            continue
+        if cur:
+            runs.append(cur)
+        cur = [m] if is_cap else []
+    if cur:
+        runs.append(cur)
+    out = []
+    for run in runs:
+        while run and run[-1].group(0).strip("()").lower() in _CONNECTORS:
+            run = run[:-1]
+        while run and run[0].group(0).lower() in _CONNECTORS | {"the", "i", "first", "second", "third", "finally"}:
+            run = run[1:]
+        if not run:
+            continue
+        name = re.sub(r"['’]s$", "", text[run[0].start() : run[-1].end()])
+        words = [t.group(0).strip("()") for t in run]
+        if _UNI_WORDS.search(name) and (len(words) >= 2 or re.fullmatch(r"[A-Z]{2,6}", words[0])):
+            out.append((run[0].start(), run[-1].end(), name))
+    return out
+
+
+def _parse_prose(text: str, is_country: Callable[[str], bool]) -> list[Item]:
+    items = []
+    runs = _name_runs(text)
+    for i, (start, end_, uni) in enumerate(runs):
+        nxt = runs[i + 1][0] if i + 1 < len(runs) else len(text)
+        after = text[end_:nxt]
+        prog = None
+        pm = _PROSE_PROG.search(after) or _PROSE_PROG.search(text[max(0, start - 160) : start])
+        if pm and (len(pm.group(1).split()) >= 2 or re.search(r"(?i)mba|llm|mph", pm.group(1))):
+            prog = pm.group(1)
+        ctry = None
+        for cm in re.finditer(r"(?:\bin|,)\s+((?:the\s+)?[A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*){0,3})", after[:200]):
+            words = cm.group(1).split()
+            for k in range(len(words), 0, -1):
+                if is_country(" ".join(words[:k])):
+                    ctry = " ".join(words[:k])
+                    break
+            if ctry:
+                break
+        items.append(Item(clean(uni), clean_program(prog), clean(ctry)))
+    return items
+
+
+# ----------------------------------------------------------------------------- driver
+def _norm_key(text: Optional[str]) -> str:
+    return re.sub(r"[^a-z0-9]+", " ", _fold(text or "")).strip()
+
+
+def _dedupe(items: Iterable[Item]) -> tuple[list[Item], int]:
+    seen, out, dups = set(), [], 0
+    for it in items:
+        key = _norm_key(it.university)
+        if not key:
+            continue
+        if key in seen:
+            dups += 1
+            continue
+        seen.add(key)
+        out.append(it)
+    return out, dups
+
+
+def _never_country(_: str) -> bool:
+    return False
+
+
+def parse_response(text, is_country: Optional[Callable[[str], bool]] = None) -> ParseResult:
+    """Parse one response. ``is_country`` tells a country text from a name (optional)."""
+    try:
+        return _parse(text, is_country or _never_country)
+    except Exception as exc:  # noqa: BLE001 - the parser must never raise
+        return ParseResult(STATUS_UNPARSEABLE, f"error:{type(exc).__name__}")
+
+
+def _parse(text, is_country: Callable[[str], bool]) -> ParseResult:
+    if text is None or not isinstance(text, str):
+        return ParseResult(STATUS_UNPARSEABLE, "empty")
+    text = text[:MAX_TEXT].replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "")
+    if not text.strip():
+        return ParseResult(STATUS_UNPARSEABLE, "empty")
+    safe = _safe_country(is_country)
+    for method, fn in (
+        ("json", lambda t: _parse_json(t)),
+        ("table", lambda t: _parse_table(t, safe)),
+        ("kv", _parse_kv),
+        ("list", lambda t: _parse_list(t, safe)),
+        ("prose", lambda t: _parse_prose(t, safe)),
+    ):
+        if method in ("json",) and "{" not in text and "[" not in text:
+            continue
+        if method == "table" and "|" not in text:
+            continue
+        found = fn(text)
+        found = [it for it in found if it.university and len(it.university) <= 200]
+        if method == "prose" and len(found) < MAX_ITEMS and _REFUSAL.search(text):
+            break  # a refusal that mentions universities in passing
+        if found:
+            items, dups = _dedupe(found)
+            kept = items[:MAX_ITEMS]
+            status = STATUS_OK if len(kept) == MAX_ITEMS else STATUS_PARTIAL
+            return ParseResult(status, method, kept, n_found=len(found), n_duplicates=dups)
+    if _REFUSAL.search(text):
+        return ParseResult(STATUS_REFUSED, "refusal")
+    if _QUESTION_BACK.search(text) or text.strip().endswith("?"):
+        return ParseResult(STATUS_REFUSED, "clarification")
+    return ParseResult(STATUS_UNPARSEABLE, "none")
+
+
+def _safe_country(fn: Callable[[str], bool]) -> Callable[[str], bool]:
+    def check(text: str) -> bool:
+        t = (text or "").strip()
+        if not t or len(t) > 60 or _UNI_WORDS.search(t):
+            return False
+        try:
+            return bool(fn(t))
+        except Exception:  # noqa: BLE001
+            return False
+
+    return check

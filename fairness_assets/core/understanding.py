@@ -1,0 +1,107 @@
+"""Responses -> recommended items: parse every response, resolve stated countries, match.
+
+Framework-free glue over :mod:`parse`, :mod:`geo` and :mod:`match`, shared by the Dagster
+assets and the command line. Every response yields at least one row: a response without any
+item keeps one row with ``item_index`` 0 and empty item fields, so nothing is dropped and the
+parse rate can be read off the table.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+import numpy as np
+import pandas as pd
+
+from .geo import CountryResolver, canonical_name
+from .match import MatchParams, UniversityIndex, match_universities
+from .parse import STATUS_OK, parse_response
+
+ITEM_COLUMNS = [
+    "response_id", "item_index", "parse_status", "parse_method", "n_items_found", "n_duplicates",
+    "university_text", "program_text", "country_text",
+]
+
+
+def parse_responses(
+    responses: pd.Series,
+    is_country: Optional[Callable[[str], bool]] = None,
+    progress: Optional[Callable[[int, int], None]] = None,
+) -> pd.DataFrame:
+    """One row per item (or one empty row per response without items).
+
+    ``responses``: response texts indexed by response id. Identical texts are parsed once.
+    """
+    texts = responses.astype("object")
+    codes, uniques = pd.factorize(texts.fillna(_MISSING), sort=False)
+    per_text: list[list[tuple]] = []
+    for k, text in enumerate(uniques):
+        p = parse_response(None if text == _MISSING else text, is_country)
+        if p.items:
+            per_text.append([(i, p.status, p.method, p.n_found, p.n_duplicates, it.university, it.program, it.country)
+                             for i, it in enumerate(p.items)])
+        else:
+            per_text.append([(0, p.status, p.method, 0, 0, None, None, None)])
+        if progress and ((k + 1) % 5000 == 0 or k + 1 == len(uniques)):
+            progress(k + 1, len(uniques))
+    ids = texts.index.to_numpy()
+    rows = [(ids[r], *row) for r, code in enumerate(codes) for row in per_text[code]]
+    out = pd.DataFrame(rows, columns=ITEM_COLUMNS)
+    for col in ("item_index", "n_items_found", "n_duplicates"):
+        out[col] = out[col].astype(np.int64)
+    return out
+
+
+_MISSING = "\x00<missing>"
+
+
+def match_items(
+    items: pd.DataFrame,
+    resolver: CountryResolver,
+    index: UniversityIndex,
+    params: MatchParams = MatchParams(),
+) -> pd.DataFrame:
+    """Add stated country, corpus match and the item's canonical country (METHOD.md §5–6).
+
+    The item's country is the matched corpus university's; for an unmatched item, the
+    country the model wrote if it resolves, else missing. ``country_conflict`` flags a
+    match located elsewhere than the model said.
+    """
+    stated = resolver.resolve(items["country_text"].where(items["country_text"].notna(), None), strict=False)
+    out = items.copy()
+    out["stated_iso3"] = stated["iso3"].to_numpy()
+    m = match_universities(out, index, params)
+    for col in m.columns:
+        out[col] = m[col].to_numpy()
+    out.loc[out["university_text"].isna(), "match_method"] = None
+    matched = out["university_id"].notna()
+    out["iso3"] = np.where(matched, out["university_iso3"], out["stated_iso3"])
+    out["iso3"] = out["iso3"].where(pd.notna(out["iso3"]), None)
+    names = {i: canonical_name(i) for i in pd.unique(out["iso3"].dropna())}
+    out["country"] = out["iso3"].map(names)
+    out["country_conflict"] = (matched & out["stated_iso3"].notna() & (out["stated_iso3"] != out["university_iso3"]))
+    out.loc[~matched | out["stated_iso3"].isna(), "country_conflict"] = False
+    return _drop_matched_duplicates(out.drop(columns=["university_iso3"]))
+
+
+def _drop_matched_duplicates(items: pd.DataFrame) -> pd.DataFrame:
+    """Two spellings of one university in a response ("MIT", "Massachusetts Institute of
+    Technology") are one item: keep the first, renumber, and update status and counts."""
+    dup = items["university_id"].notna() & items.duplicated(["response_id", "university_id"], keep="first")
+    if not dup.any():
+        return items
+    extra = dup.groupby(items["response_id"]).sum()
+    out = items[~dup].copy()
+    out["item_index"] = out.groupby("response_id").cumcount().astype(np.int64)
+    out["n_duplicates"] = out["n_duplicates"] + out["response_id"].map(extra).fillna(0).astype(np.int64)
+    n_items = out.groupby("response_id")["item_index"].transform("size")
+    has_items = out["university_text"].notna()
+    out.loc[has_items & (n_items < 3), "parse_status"] = "partial"
+    return out.reset_index(drop=True)
+
+
+def is_country_fn(resolver: CountryResolver) -> Callable[[str], bool]:
+    return lambda text: resolver.iso3(text) is not None
+
+
+__all__ = ["parse_responses", "match_items", "is_country_fn", "ITEM_COLUMNS", "STATUS_OK"]
