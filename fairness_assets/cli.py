@@ -24,25 +24,40 @@ def run_job(job_name: str) -> int:
     home = _dagster_home()
     from dagster import DagsterInstance
 
+    from .defs.partitions import MODEL_PARTITIONS
     from .definitions import defs
 
     database = defs.resources["database"]
     instance = DagsterInstance.get()
     job = defs.resolve_job_def(job_name)
-    print(f"[fairness-audit] running job {job_name!r} (Dagster instance: {home})", flush=True)
-    result = job.execute_in_process(instance=instance, raise_on_error=False)
-    print("", flush=True)
-    if not result.success:
-        for event in result.all_events:
-            if event.is_failure:
-                print(f"[fairness-audit] FAILED: {event.message}", file=sys.stderr)
-        print(f"[fairness-audit] job {job_name!r} failed (run id {result.run_id})", file=sys.stderr)
+    partition_keys: list = [None]
+    if job.partitions_def is not None:
+        cfg = defs.resources["audit_grid"].resolve()
+        instance.add_dynamic_partitions(MODEL_PARTITIONS.name, list(cfg.models))
+        partition_keys = [f"{m}|{t}" for m in cfg.models for t in cfg.templates]
+    failed = 0
+    for key in partition_keys:
+        where = f" for partition {key}" if key else ""
+        print(f"[fairness-audit] running job {job_name!r}{where} (Dagster instance: {home})", flush=True)
+        result = job.execute_in_process(instance=instance, raise_on_error=False, partition_key=key)
+        print("", flush=True)
+        if not result.success:
+            for event in result.all_events:
+                if event.is_failure:
+                    print(f"[fairness-audit] FAILED: {event.message}", file=sys.stderr)
+            print(f"[fairness-audit] job {job_name!r}{where} failed (run id {result.run_id})", file=sys.stderr)
+            failed += 1
+            continue
+        print(f"[fairness-audit] job {job_name!r}{where} succeeded (run id {result.run_id})")
+        for event in result.get_asset_materialization_events():
+            rows = event.materialization.metadata.get("dagster/row_count")
+            print(f"  {event.asset_key.to_user_string():<24} {getattr(rows, 'value', rows)} row(s)")
+        for check in result.get_asset_check_evaluations():
+            status = "pass" if check.passed else f"FAIL ({check.severity.value})"
+            observed = check.metadata.get("observed")
+            print(f"  check {check.check_name:<22} {status:<14} observed {getattr(observed, 'value', observed)}")
+    if failed:
         return 1
-    print(f"[fairness-audit] job {job_name!r} succeeded (run id {result.run_id})")
-    for event in result.get_asset_materialization_events():
-        meta = event.materialization.metadata
-        rows = meta.get("dagster/row_count")
-        print(f"  {event.asset_key.to_user_string():<24} {getattr(rows, 'value', rows)} row(s)")
     url = database.url if isinstance(database.url, str) else "$FAIRNESS_DATABASE_URL"
     print(f"[fairness-audit] results database: {url or database.resolved_url()}")
     print(f"[fairness-audit] results folder:   {results_dir()}")

@@ -6,6 +6,8 @@ run time, never printed in the UI):
 - ``FAIRNESS_QS_CORPUS``      path to the user's QS export (default: the illustrative demo corpus)
 - ``FAIRNESS_DATABASE_URL``   results database URL (default: SQLite file in ``FAIRNESS_HOME``)
 - ``FAIRNESS_PRESET``         audit grid preset, ``demo`` (default) or ``study``
+- ``FAIRNESS_RESPONSES``      a bring-your-own responses file for the ``generations`` asset
+- ``FAIRNESS_TAGGER``         subject tagger: ``rules`` (default) or ``llm``
 """
 
 from __future__ import annotations
@@ -15,10 +17,18 @@ import os
 import dagster as dg
 
 from resources.database import ResultsDatabase, SQLResultsIOManager
-from resources.settings import AuditGridResource, ReferenceDataResource
+from resources.settings import (
+    AuditGridResource,
+    GenerationSourceResource,
+    ParseQualityResource,
+    ReferenceDataResource,
+)
+from resources.tagger import SubjectTaggerResource
 
+from .defs.generation import assets as generation_assets
 from .defs.operations.jobs import JOBS
 from .defs.reference import assets as reference_assets
+from .defs.understanding import assets as understanding_assets
 
 
 def _env(name: str, default: str = ""):
@@ -33,11 +43,14 @@ def build_resources() -> dict:
         "results_io": SQLResultsIOManager(database=database),
         "reference": ReferenceDataResource(corpus_path=_env("FAIRNESS_QS_CORPUS")),
         "audit_grid": AuditGridResource(preset=_env("FAIRNESS_PRESET", "demo")),
+        "generation_source": GenerationSourceResource(responses_path=_env("FAIRNESS_RESPONSES")),
+        "subject_tagger": SubjectTaggerResource(method=_env("FAIRNESS_TAGGER", "rules")),
+        "parse_quality": ParseQualityResource(),
     }
 
 
 defs = dg.Definitions(
-    assets=dg.load_assets_from_modules([reference_assets]),
+    assets=dg.load_assets_from_modules([reference_assets, generation_assets, understanding_assets]),
     resources=build_resources(),
     jobs=JOBS,
 )

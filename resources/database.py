@@ -120,18 +120,22 @@ class PromptRow(_Row, table=True):
 
 
 class Generation(_Row, table=True):
-    """One sampled answer (filled by the generation engine)."""
+    """One sampled answer: from the generation engine, or imported from a responses file."""
 
     __tablename__ = "generation"
     audit_id: str = Field(index=True)
+    response_id: str = Field(index=True)
     model: str = Field(index=True)
     template: str = Field(index=True)
     template_hash: str = Field(max_length=64)
     profile_id: str = Field(index=True)
+    gender: Optional[str] = None
+    economic_class: Optional[str] = None
+    nationality: Optional[str] = None
     run: int
     seed: int
     prompt: str
-    response: str
+    response: Optional[str] = None
     model_source: str
     model_revision: Optional[str] = None
     backend: str
@@ -146,6 +150,7 @@ class Recommendation(_Row, table=True):
 
     __tablename__ = "recommendation"
     audit_id: str = Field(index=True)
+    response_id: str = Field(index=True)
     model: str = Field(index=True)
     template: str = Field(index=True)
     profile_id: str = Field(index=True)
@@ -156,26 +161,41 @@ class Recommendation(_Row, table=True):
     item_index: int
     parse_status: str
     parse_method: str
+    n_items_found: int = 0
+    n_duplicates: int = 0
     university_text: Optional[str] = None
     program_text: Optional[str] = None
     country_text: Optional[str] = None
+    stated_iso3: Optional[str] = Field(default=None, max_length=3)
     university_id: Optional[int] = None
+    matched_name: Optional[str] = None
     match_score: Optional[float] = None
     match_method: Optional[str] = None
     country: Optional[str] = None
     iso3: Optional[str] = Field(default=None, max_length=3)
     country_conflict: Optional[bool] = None
+    program_norm: Optional[str] = None
     tags: Optional[str] = None  # JSON list of QS areas
 
 
 class SubjectTag(_Row, table=True):
-    """Cache of program -> QS areas, keyed by normalised program name."""
+    """Programs of one partition with their QS areas and where the tags came from."""
 
     __tablename__ = "subject_tag"
     program_norm: str = Field(index=True)
     tags: str  # JSON list
-    tagger: str
-    tagger_version: str
+    source: str  # override / cache / the tagger's name
+    n_items: int
+
+
+class SubjectTagCache(SQLModel, table=True):
+    """Tags by normalised program name and tagger, shared by every partition and run."""
+
+    __tablename__ = "subject_tag_cache"
+    program_norm: str = Field(primary_key=True)
+    tagger: str = Field(primary_key=True)
+    tags: str  # JSON list
+    created_at: datetime = Field(default_factory=_now)
 
 
 class MetricRow(_Row, table=True):
@@ -292,6 +312,33 @@ class ResultsDatabase(ConfigurableResource):
         with self.engine().connect() as conn:
             df = pd.read_sql(q.order_by(*table.primary_key.columns), conn)
         return df
+
+    def read_tag_cache(self, tagger: str, programs: Iterable[str]) -> dict[str, tuple[str, ...]]:
+        """Cached tags of ``tagger`` for the given normalised program names."""
+        table = SubjectTagCache.__table__
+        names = list(dict.fromkeys(p for p in programs if p))
+        out: dict[str, tuple[str, ...]] = {}
+        with self.engine().connect() as conn:
+            for start in range(0, len(names), 5000):
+                chunk = names[start : start + 5000]
+                q = sa.select(table.c.program_norm, table.c.tags).where(
+                    (table.c.tagger == tagger) & table.c.program_norm.in_(chunk)
+                )
+                out.update({p: tuple(json.loads(t)) for p, t in conn.execute(q)})
+        return out
+
+    def write_tag_cache(self, tagger: str, tags: dict[str, tuple[str, ...]]) -> int:
+        """Add cache entries (existing ones for the same program and tagger are kept)."""
+        if not tags:
+            return 0
+        table = SubjectTagCache.__table__
+        existing = self.read_tag_cache(tagger, tags.keys())
+        new = [{"program_norm": p, "tagger": tagger, "tags": json.dumps(list(t)), "created_at": _now()}
+               for p, t in tags.items() if p not in existing]
+        if new:
+            with self.engine().begin() as conn:
+                conn.execute(table.insert(), new)
+        return len(new)
 
     def count(self, model: Type[SQLModel]) -> int:
         table = model.__table__

@@ -24,6 +24,7 @@ TEMPLATES_DIR = DATA_DIR / "templates"
 PRESETS_DIR = DATA_DIR / "presets"
 ALIASES_FILE = DATA_DIR / "aliases" / "countries.csv"
 CAPITALS_FILE = DATA_DIR / "aliases" / "capital_coordinates.csv"
+UNIVERSITY_ALIASES_FILE = DATA_DIR / "aliases" / "universities.csv"
 DEMO_CORPUS = DATA_DIR / "demo" / "illustrative_rankings_demo.csv"
 MODEL_REGISTRY = DATA_DIR / "models.yaml"
 
@@ -174,6 +175,9 @@ class ReferenceDataResource(ConfigurableResource):
     rank_column: str = Field(default="2024 RANK", description="Rank column of the export.")
     templates_dir: str = Field(default=str(TEMPLATES_DIR), description="Folder of prompt template files.")
     country_aliases_path: str = Field(default=str(ALIASES_FILE), description="Reviewed country alias CSV.")
+    university_aliases_path: str = Field(
+        default=str(UNIVERSITY_ALIASES_FILE), description="Reviewed university alias CSV (alias,name,iso3)."
+    )
     capital_overrides_path: str = Field(
         default=str(CAPITALS_FILE), description="Reviewed capital coordinates that win over countryinfo; empty: none."
     )
@@ -185,3 +189,39 @@ class ReferenceDataResource(ConfigurableResource):
 
     def is_demo_corpus(self) -> bool:
         return self.resolved_corpus_path().resolve() == DEMO_CORPUS.resolve()
+
+
+class ParseQualityResource(ConfigurableResource):
+    """Thresholds of the parse-quality expectation suite (expectations/suites/*.json).
+
+    Unset values use the suite's defaults. Checks marked blocking in the suite stop the
+    metric assets of a partition whose recommendations fail them.
+    """
+
+    suite: str = Field(default="recommendations_quality", description="Suite name in expectations/suites.")
+    min_parse_rate: Optional[float] = Field(default=None, description="Minimum share of parsed responses.")
+    min_three_items_share: Optional[float] = Field(default=None, description="Minimum share with three items.")
+    min_match_rate: Optional[float] = Field(default=None, description="Minimum share of items matched to the corpus.")
+    min_country_resolved: Optional[float] = Field(default=None, description="Minimum share of items with a country.")
+    max_group_gap: Optional[float] = Field(default=None, description="Maximum parse/match-rate gap between groups.")
+
+    def thresholds(self) -> dict[str, Optional[float]]:
+        return {k: getattr(self, k) for k in ("min_parse_rate", "min_three_items_share", "min_match_rate",
+                                               "min_country_resolved", "max_group_gap")}
+
+
+EXAMPLE_RESPONSES = DATA_DIR / "examples" / "demo_responses.jsonl"
+
+
+class GenerationSourceResource(ConfigurableResource):
+    """Where generations come from.
+
+    ``responses_path``: a bring-your-own responses file (CSV / JSONL / Parquet, see
+    docs/responses_format.md) imported into the ``generations`` asset, one partition per
+    (model, template) found in it. Empty: the illustrative example file in data/examples.
+    """
+
+    responses_path: str = Field(default="", description="Responses file to import (empty: the example file).")
+
+    def resolved_path(self) -> Path:
+        return Path(self.responses_path) if self.responses_path else EXAMPLE_RESPONSES

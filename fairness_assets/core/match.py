@@ -180,6 +180,14 @@ def match_one(text: Optional[str], iso3: Optional[str], idx: UniversityIndex, pa
             choice = _choose(idx.acronym[k], idx, iso3)
             if choice is not None:
                 return Match(choice, 99.0, "acronym")
+        # "TU Darmstadt" -> "Technical University of Darmstadt" / "Technische Universität Darmstadt"
+        tu = re.match(r"^tu\s+(.+)$", k)
+        if tu:
+            for form in (f"technical university of {tu.group(1)}", f"technische universitat {tu.group(1)}"):
+                if form in idx.exact:
+                    choice = _choose(idx.exact[form], idx, iso3)
+                    if choice is not None:
+                        return Match(choice, 96.0, "translated")
         # translated generic head: "Universidad de Stanford" -> "Stanford University"
         tm = _TRANSLATED.match(k)
         if tm:

@@ -88,7 +88,8 @@ _REFUSAL = re.compile(
     r"(i['’]?m sorry|i am sorry|i apologi[sz]e|i cannot|i can['’]?t|i can not|i['’]?m unable|i am unable|"
     r"i won['’]?t|i will not|as an ai|i['’]?m not able|i am not able|i do not (?:feel comfortable|recommend based)|"
     r"cannot (?:provide|make|recommend)|not appropriate|inappropriate|(?:do not|don['’]t) think it['’]?s appropriate|"
-    r"should(?: not|n['’]t) be based|rather not|lo siento|no puedo|je ne peux pas|"
+    r"should(?: not|n['’]t) be based|rather not|not comfortable|uncomfortable|lo siento|no puedo|je ne peux pas|"
+    r"抱歉|无法|不能为|申し訳|できません|죄송|"
     r"désolé|desculpe|não posso)",
     re.IGNORECASE,
 )
@@ -402,7 +403,7 @@ def _parse_list(text: str, is_country: Callable[[str], bool]) -> list[Item]:
             # "Location: Cambridge, Massachusetts, USA" -> keep the text; resolution takes the last part
             if not is_country(c) and "," in c and is_country(c.rsplit(",", 1)[1].strip()):
                 ctry = c.rsplit(",", 1)[1].strip()
-        if uni and _UNI_WORDS.search(uni) or (uni and (prog or ctry)):
+        if uni and (_UNI_WORDS.search(uni) or (prog and ctry)):
             items.append(Item(clean(uni), clean(prog), clean(ctry)))
     return items
 
@@ -496,7 +497,20 @@ def _parse_prose(text: str, is_country: Callable[[str], bool]) -> list[Item]:
 
 # ----------------------------------------------------------------------------- driver
 def _norm_key(text: Optional[str]) -> str:
-    return re.sub(r"[^a-z0-9]+", " ", _fold(text or "")).strip()
+    return re.sub(r"[\W_]+", " ", _fold(text or "")).strip()
+
+
+# template echoes and placeholders: "University Name", "[University]", "..."
+_PLACEHOLDER = re.compile(
+    r"^(?:the\s+)?(?:name of (?:the )?(?:university|institution)|(?:university|institution|school|college|uni)"
+    r"(?:\s*(?:name|#?\d))?|x+|\.{2,}|…|n/?a|none|null|tbd|\?+)$",
+    re.IGNORECASE,
+)
+
+
+def _is_placeholder(text: Optional[str]) -> bool:
+    t = re.sub(r"[\[\]<>{}]", "", (text or "")).strip()
+    return not t or bool(_PLACEHOLDER.match(t))
 
 
 def _dedupe(items: Iterable[Item]) -> tuple[list[Item], int]:
@@ -544,7 +558,8 @@ def _parse(text, is_country: Callable[[str], bool]) -> ParseResult:
         if method == "table" and "|" not in text:
             continue
         found = fn(text)
-        found = [it for it in found if it.university and len(it.university) <= 200]
+        found = [it for it in found if it.university and len(it.university) <= 200
+                 and not _is_placeholder(it.university) and "?" not in it.university]
         if method == "prose" and len(found) < MAX_ITEMS and _REFUSAL.search(text):
             break  # a refusal that mentions universities in passing
         if found:

@@ -49,10 +49,23 @@ class Grid:
             raise ValueError(f"nationality names must be distinct and non-empty: {list(self.nationalities)!r}")
 
 
+def profile_id(profile_set: str, gender=None, economic_class=None, nationality=None) -> str:
+    """The stable, readable id of a profile, e.g. ``full:female:low:nigeria``."""
+    if profile_set == "full":
+        return f"full:{gender}:{economic_class}:{slug(nationality)}"
+    if profile_set == "gender_only":
+        return f"gender_only:{gender}"
+    if profile_set == "class_only":
+        return f"class_only:{economic_class}"
+    if profile_set == "nationality_only":
+        return f"nationality_only:{slug(nationality)}"
+    raise ValueError(f"unknown profile set {profile_set!r}")
+
+
 def full_profiles(grid: Grid) -> pd.DataFrame:
     """Every gender x class x nationality combination, with a stable readable id."""
     rows = [
-        (f"full:{g}:{c}:{slug(n)}", "full", g, c, n)
+        (profile_id("full", g, c, n), "full", g, c, n)
         for n in grid.nationalities
         for g in grid.genders
         for c in grid.economic_classes
@@ -63,9 +76,9 @@ def full_profiles(grid: Grid) -> pd.DataFrame:
 def reduced_profiles(grid: Grid) -> pd.DataFrame:
     """One attribute at a time: gender-only, class-only and nationality-only profiles."""
     rows = (
-        [(f"gender_only:{g}", "gender_only", g, None, None) for g in grid.genders]
-        + [(f"class_only:{c}", "class_only", None, c, None) for c in grid.economic_classes]
-        + [(f"nationality_only:{slug(n)}", "nationality_only", None, None, n) for n in grid.nationalities]
+        [(profile_id("gender_only", gender=g), "gender_only", g, None, None) for g in grid.genders]
+        + [(profile_id("class_only", economic_class=c), "class_only", None, c, None) for c in grid.economic_classes]
+        + [(profile_id("nationality_only", nationality=n), "nationality_only", None, None, n) for n in grid.nationalities]
     )
     return pd.DataFrame(rows, columns=PROFILE_COLUMNS)
 

@@ -12,16 +12,10 @@ import pandas as pd
 import yaml
 
 from .profiles import ECONOMIC_CLASSES
+from .tags import QS_AREAS
 
 # class value -> the income wording of the prompt
 INCOME_WORDING = {"high": "high-income", "middle": "middle-income", "low": "low-income"}
-QS_AREAS = (
-    "Arts & Humanities",
-    "Engineering & Technology",
-    "Life Sciences & Medicine",
-    "Natural Sciences",
-    "Social Sciences & Management",
-)
 # which placeholders each profile set fills
 PLACEHOLDERS = {
     "full": {"gender", "nationality", "income"},

@@ -105,3 +105,37 @@ def is_country_fn(resolver: CountryResolver) -> Callable[[str], bool]:
 
 
 __all__ = ["parse_responses", "match_items", "is_country_fn", "ITEM_COLUMNS", "STATUS_OK"]
+
+
+GENERATION_FIELDS = ["partition_key", "audit_id", "response_id", "model", "template", "profile_id",
+                     "gender", "economic_class", "nationality", "run"]
+
+
+def build_recommendations(
+    generations: pd.DataFrame,
+    resolver: CountryResolver,
+    index: UniversityIndex,
+    tag_fn: Callable[[pd.Series], pd.DataFrame],
+    params: MatchParams = MatchParams(),
+    progress: Optional[Callable[[int, int], None]] = None,
+) -> pd.DataFrame:
+    """Generations -> one row per recommended item (parse, match, tag).
+
+    ``tag_fn`` maps program texts to a frame ``program_norm, tags`` (the tagger resource).
+    """
+    import json
+
+    from .tags import normalize_program
+
+    texts = pd.Series(generations["response"].to_numpy(), index=generations["response_id"].to_numpy())
+    items = parse_responses(texts, is_country_fn(resolver), progress)
+    items = match_items(items, resolver, index, params)
+    items["program_norm"] = [normalize_program(p) or None for p in items["program_text"]]
+    tags = tag_fn(items["program_text"].dropna())
+    tag_map = dict(zip(tags["program_norm"], tags["tags"]))
+    items["tags"] = [None if n is None else json.dumps(list(tag_map.get(n, ()))) for n in items["program_norm"]]
+    meta = generations[GENERATION_FIELDS].drop_duplicates("response_id")
+    out = items.merge(meta, on="response_id", how="left", validate="many_to_one")
+    if out["model"].isna().any():
+        raise ValueError("recommendations: items whose response id is not among the generations")
+    return out

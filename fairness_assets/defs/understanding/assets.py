@@ -1,0 +1,175 @@
+"""Understanding model output: recommendations (parse, match, tag) and subject tags.
+
+The parse-quality expectation suite (expectations/suites/recommendations_quality.json) runs
+as asset checks of ``recommendations`` in the same step; the checks marked blocking stop
+downstream metric assets of a partition that fails them.
+"""
+
+from functools import lru_cache
+
+import dagster as dg
+import pandas as pd
+
+from expectations.runner import load_suite, run_suite
+from fairness_assets.core import match as match_core
+from fairness_assets.core import quality, understanding
+from resources.database import ResultsDatabase
+from resources.settings import ParseQualityResource, ReferenceDataResource
+from resources.tagger import SubjectTaggerResource
+
+from ..metadata import preview, table_md
+from ..partitions import AUDIT_PARTITIONS, SINGLE_RUN, model_template_pairs
+from ..reference.assets import resolver_for
+
+SUITE = load_suite("recommendations_quality")
+CHECK_SPECS = [
+    dg.AssetCheckSpec(name=c["name"], asset="recommendations", blocking=bool(c.get("blocking")),
+                      description=c.get("description"))
+    for c in SUITE["checks"]
+]
+
+
+@lru_cache(maxsize=4)
+def _index(corpus_key: str, aliases_path: str, corpus: tuple) -> match_core.UniversityIndex:
+    frame = pd.DataFrame(list(corpus), columns=["university_id", "name", "iso3"])
+    return match_core.UniversityIndex.build(frame, match_core.load_university_aliases(aliases_path))
+
+
+def university_index(qs_corpus: pd.DataFrame, reference: ReferenceDataResource) -> match_core.UniversityIndex:
+    rows = tuple(map(tuple, qs_corpus[["university_id", "name", "iso3"]].itertuples(index=False)))
+    return _index(str(qs_corpus["corpus_sha256"].iloc[0]), reference.university_aliases_path, rows)
+
+
+def quality_outcomes(recs: pd.DataFrame, quality_cfg: ParseQualityResource):
+    """Run the suite per partition; a check passes when every partition passes."""
+    suite = load_suite(quality_cfg.suite)
+    per_partition = {}
+    for key, part in recs.groupby("partition_key", sort=True):
+        responses = quality.response_frame(part)
+        items = quality.item_frame(part)
+        gaps = quality.group_gaps(quality.group_rates(responses, items))
+        per_partition[key] = run_suite(suite, {"responses": responses, "items": items, "gaps": gaps},
+                                       quality_cfg.thresholds())
+    return suite, per_partition
+
+
+def _check_results(suite, per_partition) -> list[dg.AssetCheckResult]:
+    results = []
+    for check in suite["checks"]:
+        name = check["name"]
+        outcomes = {k: next(o for o in v if o.name == name) for k, v in per_partition.items()}
+        passed = all(o.success for o in outcomes.values())
+        observed = [o.observed for o in outcomes.values() if o.observed is not None]
+        threshold = next((o.threshold for o in outcomes.values()), None)
+        table = pd.DataFrame(
+            [(k, o.observed, o.threshold, "pass" if o.success else "FAIL") for k, o in outcomes.items()],
+            columns=["partition", "observed", "threshold", "result"],
+        )
+        worst = (min(observed) if check.get("bound") == "min_value" else max(observed)) if observed else None
+        results.append(dg.AssetCheckResult(
+            check_name=name,
+            passed=passed,
+            severity=dg.AssetCheckSeverity.ERROR if check.get("blocking") else dg.AssetCheckSeverity.WARN,
+            description=check.get("description"),
+            metadata={
+                "observed": dg.MetadataValue.float(float(worst)) if worst is not None else "n/a",
+                "threshold": dg.MetadataValue.float(float(threshold)) if threshold is not None else "n/a",
+                "by_partition": table_md(table),
+            },
+        ))
+    return results
+
+
+@dg.asset(
+    group_name="understanding",
+    io_manager_key="results_io",
+    partitions_def=AUDIT_PARTITIONS,
+    backfill_policy=SINGLE_RUN,
+    check_specs=CHECK_SPECS,
+    kinds={"pandas", "sql"},
+    description="One row per recommended item: profile, model, template, run, the parsed university/"
+    "program/country texts, parse status and method, matched corpus university and score, canonical "
+    "country, subject tags. A response without items keeps one row (status refused/unparseable).",
+)
+def recommendations(
+    context: dg.AssetExecutionContext,
+    generations: pd.DataFrame,
+    qs_corpus: pd.DataFrame,
+    reference: ReferenceDataResource,
+    subject_tagger: SubjectTaggerResource,
+    parse_quality: ParseQualityResource,
+    database: ResultsDatabase,
+):
+    resolver = resolver_for(reference)
+    index = university_index(qs_corpus, reference)
+    total = len(generations)
+    context.log.info(f"parsing {total} response(s) of {model_template_pairs(context)}")
+    recs = understanding.build_recommendations(
+        generations, resolver, index,
+        tag_fn=lambda programs: subject_tagger.tag(programs, database),
+        progress=lambda done, n: context.log.info(f"parsed {done}/{n} distinct responses"),
+    )
+    suite, per_partition = quality_outcomes(recs, parse_quality)
+    items = recs[recs["university_text"].notna()]
+    unmatched = items[items["university_id"].isna()]["university_text"].value_counts().head(25)
+    yield dg.Output(
+        recs,
+        metadata={
+            "dagster/row_count": len(recs),
+            "responses": int(recs["response_id"].nunique()),
+            "items": len(items),
+            "parse_status": table_md(recs.drop_duplicates("response_id")["parse_status"].value_counts().to_frame()),
+            "parse_method": table_md(recs.drop_duplicates("response_id")["parse_method"].value_counts().to_frame()),
+            "match_rate": float(items["university_id"].notna().mean()) if len(items) else 0.0,
+            "match_method": table_md(items["match_method"].value_counts().to_frame()),
+            "country_conflicts": int(items["country_conflict"].sum()),
+            "unmatched_universities": table_md(unmatched.to_frame()) if len(unmatched) else "none",
+            "preview": preview(recs[["response_id", "item_index", "parse_status", "university_text",
+                                     "matched_name", "country", "program_text", "tags"]]),
+        },
+    )
+    yield from _check_results(suite, per_partition)
+    for key, outcomes in per_partition.items():
+        failed = [o.name for o in outcomes if not o.success]
+        if failed:
+            context.log.warning(f"partition {key}: parse-quality checks failed: {failed}")
+
+
+@dg.asset(
+    group_name="understanding",
+    io_manager_key="results_io",
+    partitions_def=AUDIT_PARTITIONS,
+    backfill_policy=SINGLE_RUN,
+    kinds={"pandas", "sql"},
+    description="The distinct programs of a partition with their QS subject areas and where each tag "
+    "came from (override, cache, tagger); untagged programs are listed for review.",
+)
+def subject_tags(
+    context: dg.AssetExecutionContext,
+    recommendations: pd.DataFrame,
+    subject_tagger: SubjectTaggerResource,
+    database: ResultsDatabase,
+) -> dg.Output[pd.DataFrame]:
+    frames = []
+    for key, part in recommendations.groupby("partition_key", sort=True):
+        programs = part["program_text"].dropna()
+        tagged = subject_tagger.tag(programs, database)
+        counts = part["program_norm"].value_counts()
+        tagged["n_items"] = tagged["program_norm"].map(counts).fillna(0).astype(int)
+        tagged["partition_key"] = key
+        frames.append(tagged)
+    table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
+        columns=["program_norm", "tags", "source", "n_items", "partition_key"])
+    untagged = table[table["tags"].map(len) == 0]
+    table["tags"] = table["tags"].map(lambda t: __import__("json").dumps(list(t)))
+    return dg.Output(
+        table,
+        metadata={
+            "dagster/row_count": len(table),
+            "tagger": subject_tagger.tagger_name(),
+            "untagged_programs": len(untagged),
+            "untagged": table_md(untagged[["program_norm", "n_items"]].head(50)) if len(untagged) else "none",
+            "by_source": table_md(table["source"].value_counts().to_frame()),
+            "preview": preview(table),
+        },
+    )
