@@ -214,6 +214,8 @@ def match_one(text: Optional[str], iso3: Optional[str], idx: UniversityIndex, pa
         choice = _choose(pref, idx, iso3)
         if choice is not None:
             return Match(choice, 95.0, "prefix")
+        if len(pref) > 1:  # "University of California": the start of several names, not a guess
+            return Match(None, 0.0, "ambiguous")
     # 5. fuzzy
     hits = process.extract(base, idx.base, scorer=fuzz.token_sort_ratio, limit=8, score_cutoff=params.fuzzy_min)
     if not hits:

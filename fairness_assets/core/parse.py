@@ -96,7 +96,8 @@ _REFUSAL = re.compile(
 _QUESTION_BACK = re.compile(
     r"(could you (?:please )?(?:tell|share|let|provide|specify|clarify)|can you (?:tell|share|provide|specify)|"
     r"what (?:field|subject|area|are you interested)|which field|do you have (?:a )?preference|"
-    r"please (?:tell|share|provide|specify|let me know)|more (?:information|details) about)",
+    r"please (?:tell|share|provide|specify|let me know)|more (?:information|details) about|let me know|"
+    r"it depends|depends on|what do you (?:want|plan|wish|hope)|do you (?:need|prefer|want|have))",
     re.IGNORECASE,
 )
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n?(.*?)(?:```|$)", re.DOTALL)
@@ -237,6 +238,21 @@ def _parse_json(text: str) -> list[Item]:
 
 
 # ----------------------------------------------------------------------------- strategy 2: tables
+_HEADER_WORDS = {"university", "universities", "institution", "school", "college", "name", "program", "programme",
+                 "programs", "master", "masters", "master's", "degree", "course", "country", "location", "field",
+                 "of", "study", "recommended", "suggested", "s", "universidad", "universidade", "programa", "pais",
+                 "pays", "land", "universite", "studiengang", "universitat", "hochschule", "fach", "curso", "carrera", "nom"}
+
+
+def _header_kind(cell: str) -> Optional[str]:
+    """Kind of a table header cell ("University", "Master's Program", "Country"), else None."""
+    c = clean(cell) or ""
+    words = re.split(r"[\s/]+", _fold(c).replace("’", "'"))
+    if not c or len(words) > 3 or not all(w.strip("'") in _HEADER_WORDS for w in words):
+        return None
+    return _key_kind(c)
+
+
 def _split_row(line: str) -> list[str]:
     s = line.strip()
     if s.startswith("|"):
@@ -259,7 +275,7 @@ def _parse_table(text: str, is_country: Callable[[str], bool]) -> list[Item]:
         cells = _split_row(ln)
         if all(re.fullmatch(r":?-{2,}:?|", c.replace(" ", "")) for c in cells):
             continue
-        kinds = [_key_kind(clean(c) or "") if len((clean(c) or "").split()) <= 3 else None for c in cells]
+        kinds = [_header_kind(c) for c in cells]
         if header is None and sum(k is not None for k in kinds) >= 2 and "university" in kinds:
             header = {k: i for i, k in reversed(list(enumerate(kinds))) if k}
             continue

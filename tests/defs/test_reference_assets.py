@@ -91,14 +91,3 @@ def test_malformed_corpus_fails_the_asset_with_a_named_error(tmp_path):
             resources={"database": database, "results_io": D.SQLResultsIOManager(database=database),
                        "reference": ReferenceDataResource(corpus_path=str(bad))},
         )
-
-
-def test_cli_demo_runs_the_main_job(results_home):
-    out = subprocess.run(
-        [sys.executable, "-m", "fairness_assets.cli", "demo"], cwd=ROOT, capture_output=True, text=True, timeout=600,
-        env={**os.environ},
-    )
-    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
-    assert "job 'demo_audit' succeeded" in out.stdout
-    assert f"sqlite:///{results_home / 'results.db'}" in out.stdout
-    assert (results_home / "results.db").exists()

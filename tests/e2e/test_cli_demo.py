@@ -1,0 +1,27 @@
+"""README command 1: `fairness-audit demo` runs the main job end to end."""
+
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_cli_demo_runs_the_main_job(results_home):
+    out = subprocess.run(
+        [sys.executable, "-m", "fairness_assets.cli", "demo"], cwd=ROOT, capture_output=True, text=True, timeout=600,
+        env={**os.environ},
+    )
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    assert "job 'demo_audit' for partition qwen2.5-0.5b-demo|base succeeded" in out.stdout
+    for asset in ("qs_corpus", "profiles", "prompts", "generations", "recommendations", "subject_tags"):
+        assert f"  {asset}" in out.stdout
+    assert "check parse_rate" in out.stdout
+    db = results_home / "results.db"
+    assert f"sqlite:///{db}" in out.stdout
+    with sqlite3.connect(db) as conn:
+        n_gen = conn.execute("select count(*) from generation").fetchone()[0]
+        n_resp = conn.execute("select count(distinct response_id) from recommendation").fetchone()[0]
+    assert n_gen == n_resp == 12  # every response is kept, items or not
