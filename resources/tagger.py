@@ -72,8 +72,8 @@ class SubjectTaggerResource(ConfigurableResource):
     ) -> pd.DataFrame:
         """``program_norm``, ``tags``, ``source`` for every distinct program name."""
         name = self.tagger_name()
-        programs = list(programs)
-        norms = [n for n in pd.unique(pd.Series([tags_core.normalize_program(p) for p in programs], dtype=object)) if n]
+        distinct = pd.unique(pd.Series(list(programs), dtype=object).dropna())
+        norms = [n for n in dict.fromkeys(tags_core.normalize_program(p) for p in distinct) if n]
         overrides = self.overrides()
         cached = database.read_tag_cache(name, norms) if database is not None else {}
         todo = [n for n in norms if n not in overrides and n not in cached]

@@ -158,13 +158,18 @@ def _countryinfo_iso3(text: str) -> str | None:
     return _countryinfo_names().get(fold(raw))
 
 
-@lru_cache(maxsize=None)
+@lru_cache(maxsize=1)
+def _short_names() -> dict[str, str]:
+    data = _coco().data
+    return {str(i).upper(): str(n) for i, n in zip(data["ISO3"], data["name_short"])}
+
+
 def canonical_name(iso3: str) -> str:
     """The one canonical name of a country (country_converter's short name)."""
-    out = _coco().convert(iso3, src="ISO3", to="name_short", not_found=NOT_FOUND)
-    if out in (NOT_FOUND, None, "") or isinstance(out, list):
+    out = _short_names().get(str(iso3).upper())
+    if not out:
         raise CountryResolutionError(f"ISO3 code {iso3!r} is not a known country")
-    return str(out)
+    return out
 
 
 class CountryResolver:

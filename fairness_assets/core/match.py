@@ -43,9 +43,15 @@ _TRANSLATED = re.compile(
     r"(?:\s+(?:de|di|del|da|do|van|zu|of))?\s+(.+)$"
 )
 _ABBREV = [
-    (r"\buniv\b", "university"), (r"\bu of\b", "university of"), (r"\bst\b", "saint"),
-    (r"\binst\b", "institute"), (r"\btech\b", "technology"), (r"\bnatl\b", "national"),
+    (re.compile(p), r) for p, r in (
+        (r"\buniv\b", "university"), (r"\bu of\b", "university of"), (r"\bst\b", "saint"),
+        (r"\binst\b", "institute"), (r"\btech\b", "technology"), (r"\bnatl\b", "national"),
+    )
 ]
+_APOS = re.compile(r"[’'`´ʻʼ‘]")
+_NONWORD = re.compile(r"[^\w()]+")
+_LEAD_THE = re.compile(r"^\s*the\s+")
+_WS = re.compile(r"\s+")
 
 
 def normalize_name(text: Optional[str]) -> str:
@@ -55,12 +61,12 @@ def normalize_name(text: Optional[str]) -> str:
     t = unicodedata.normalize("NFKD", str(text))
     t = "".join(ch for ch in t if not unicodedata.combining(ch)).casefold()
     t = t.replace("&", " and ").replace("ß", "ss")
-    t = re.sub(r"[’'`´ʻʼ‘]", "", t)
-    t = re.sub(r"[^\w()]+", " ", t)
+    t = _APOS.sub("", t)
+    t = _NONWORD.sub(" ", t)
     for pat, rep in _ABBREV:
-        t = re.sub(pat, rep, t)
-    t = re.sub(r"^\s*the\s+", "", t)
-    return re.sub(r"\s+", " ", t).strip()
+        t = pat.sub(rep, t)
+    t = _LEAD_THE.sub("", t)
+    return _WS.sub(" ", t).strip()
 
 
 def name_forms(text: Optional[str]) -> tuple[str, list[str]]:
@@ -91,6 +97,21 @@ class UniversityIndex:
     exact: dict[str, list[int]]
     acronym: dict[str, list[int]]
     alias: dict[str, list[tuple[str, Optional[str]]]] = field(default_factory=dict)
+    _sorted: list[tuple[str, int]] = field(default_factory=list, repr=False)
+
+    def with_prefix(self, prefix: str) -> list[int]:
+        """Positions of the corpus names whose normalised form starts with ``prefix``."""
+        import bisect
+
+        if not self._sorted:
+            self._sorted = sorted((b, i) for i, b in enumerate(self.base))
+        lo = bisect.bisect_left(self._sorted, (prefix, -1))
+        out = []
+        for b, i in self._sorted[lo:]:
+            if not b.startswith(prefix):
+                break
+            out.append(i)
+        return out
 
     @classmethod
     def build(cls, corpus: pd.DataFrame, aliases: Optional[Mapping[str, list[tuple[str, Optional[str]]]]] = None):
@@ -151,11 +172,21 @@ def _choose(cands: list[int], idx: UniversityIndex, iso3: Optional[str]) -> Opti
 
 
 def match_one(text: Optional[str], iso3: Optional[str], idx: UniversityIndex, params: MatchParams = MatchParams()) -> Match:
+    """Match one university text (see the module docstring for the order of evidence)."""
     from rapidfuzz import fuzz, process
 
+    fast, base = _match_fast(text, iso3, idx)
+    if fast is not None:
+        return fast
+    hits = process.extract(base, idx.base, scorer=fuzz.token_sort_ratio, limit=8, score_cutoff=params.fuzzy_min)
+    return _fuzzy_choice([(h[2], h[1]) for h in hits], iso3, idx, params)
+
+
+def _match_fast(text: Optional[str], iso3: Optional[str], idx: UniversityIndex) -> tuple[Optional[Match], str]:
+    """Every rule but fuzzy; (None, base) when only fuzzy matching is left to try."""
     base, acros = name_forms(text)
     if not base and not acros:
-        return Match(None, 0.0, "none")
+        return Match(None, 0.0, "none"), base
     keys = [k for k in [base, *acros] if k]
     for k in keys:
         # 1. aliases (reviewed); an alias pointing elsewhere than the stated country yields to
@@ -166,20 +197,20 @@ def match_one(text: Optional[str], iso3: Optional[str], idx: UniversityIndex, pa
             if iso3 and cands and all(idx.iso3[c] != iso3 for c in cands):
                 local = [c for c in idx.acronym.get(k, []) if idx.iso3[c] == iso3]
                 if len(local) == 1:
-                    return Match(local[0], 99.0, "acronym")
+                    return Match(local[0], 99.0, "acronym"), base
             choice = _choose(cands, idx, iso3)
             if choice is not None:
-                return Match(choice, 100.0, "alias")
+                return Match(choice, 100.0, "alias"), base
         # 2. exact
         if k in idx.exact:
             choice = _choose(idx.exact[k], idx, iso3)
             if choice is not None:
-                return Match(choice, 100.0, "exact")
+                return Match(choice, 100.0, "exact"), base
         # 3. acronym
         if k in idx.acronym:
             choice = _choose(idx.acronym[k], idx, iso3)
             if choice is not None:
-                return Match(choice, 99.0, "acronym")
+                return Match(choice, 99.0, "acronym"), base
         # "TU Darmstadt" -> "Technical University of Darmstadt" / "Technische Universität Darmstadt"
         tu = re.match(r"^tu\s+(.+)$", k)
         if tu:
@@ -187,7 +218,7 @@ def match_one(text: Optional[str], iso3: Optional[str], idx: UniversityIndex, pa
                 if form in idx.exact:
                     choice = _choose(idx.exact[form], idx, iso3)
                     if choice is not None:
-                        return Match(choice, 96.0, "translated")
+                        return Match(choice, 96.0, "translated"), base
         # translated generic head: "Universidad de Stanford" -> "Stanford University"
         tm = _TRANSLATED.match(k)
         if tm:
@@ -196,44 +227,68 @@ def match_one(text: Optional[str], iso3: Optional[str], idx: UniversityIndex, pa
                 if form in idx.exact:
                     choice = _choose(idx.exact[form], idx, iso3)
                     if choice is not None:
-                        return Match(choice, 96.0, "translated")
+                        return Match(choice, 96.0, "translated"), base
     words = base.split()
     distinctive = [w for w in words if w not in _GENERIC_WORDS]
     if not distinctive:
-        return Match(None, 0.0, "none")
+        return Match(None, 0.0, "none"), base
     # a bare place name: "Stanford" -> "stanford university", "university of stanford"
     if not any(w in _GENERIC_WORDS for w in words):
         for form in (f"{base} university", f"university of {base}"):
             if form in idx.exact:
                 choice = _choose(idx.exact[form], idx, iso3)
                 if choice is not None:
-                    return Match(choice, 97.0, "exact")
+                    return Match(choice, 97.0, "exact"), base
     # 4. prefix of exactly one corpus name (word boundary)
     if len(words) >= 2:
-        pref = [i for i, b in enumerate(idx.base) if b.startswith(base + " ")]
+        pref = idx.with_prefix(base + " ")
         choice = _choose(pref, idx, iso3)
         if choice is not None:
-            return Match(choice, 95.0, "prefix")
+            return Match(choice, 95.0, "prefix"), base
         if len(pref) > 1:  # "University of California": the start of several names, not a guess
-            return Match(None, 0.0, "ambiguous")
-    # 5. fuzzy
-    hits = process.extract(base, idx.base, scorer=fuzz.token_sort_ratio, limit=8, score_cutoff=params.fuzzy_min)
+            return Match(None, 0.0, "ambiguous"), base
+    return None, base
+
+
+def _fuzzy_choice(hits: list[tuple[int, float]], iso3: Optional[str], idx: UniversityIndex, params: MatchParams) -> Match:
+    """Pick among fuzzy hits (position, score), best first; the stated country breaks ties."""
     if not hits:
         return Match(None, 0.0, "none")
+    hits = sorted(hits, key=lambda h: -h[1])
     best = hits[0][1]
     top = [h for h in hits if h[1] >= best - params.tie_margin]
     if iso3:
-        same = [h for h in top if idx.iso3[h[2]] == iso3]
+        same = [h for h in top if idx.iso3[h[0]] == iso3]
         if same:
-            top = same[:1] if len(same) == 1 or same[0][1] > same[1][1] else []
-            if top:
-                return Match(top[0][2], float(top[0][1]), "fuzzy")
+            if len(same) == 1 or same[0][1] > same[1][1]:
+                return Match(same[0][0], float(same[0][1]), "fuzzy")
             return Match(None, float(best), "ambiguous")
     if len(top) > 1 and top[0][1] - top[1][1] < 0.5:
         return Match(None, float(best), "ambiguous")
     if best >= params.fuzzy_accept:
-        return Match(top[0][2], float(best), "fuzzy")
+        return Match(top[0][0], float(best), "fuzzy")
     return Match(None, float(best), "none")
+
+
+def _match_many(texts: list, iso3s: list, idx: UniversityIndex, params: MatchParams) -> list[Match]:
+    """Fast rules per text, then one batched rapidfuzz ``cdist`` for the rest (all cores)."""
+    from rapidfuzz import fuzz, process
+
+    out: list[Optional[Match]] = []
+    pending: list[tuple[int, str]] = []
+    for i, (t, c) in enumerate(zip(texts, iso3s)):
+        m, base = _match_fast(t, c, idx)
+        out.append(m)
+        if m is None:
+            pending.append((i, base))
+    if pending:
+        scores = process.cdist([b for _, b in pending], idx.base, scorer=fuzz.token_sort_ratio,
+                               score_cutoff=params.fuzzy_min, dtype=np.float32, workers=-1)
+        for row, (i, _) in enumerate(pending):
+            cols = np.flatnonzero(scores[row])
+            hits = [(int(j), float(scores[row, j])) for j in cols[np.argsort(-scores[row, cols], kind="stable")[:8]]]
+            out[i] = _fuzzy_choice(hits, iso3s[i], idx, params)
+    return out  # type: ignore[return-value]
 
 
 def match_universities(
@@ -251,7 +306,7 @@ def match_universities(
     keys = pd.DataFrame({"t": items[text_col].astype("object"), "c": items[iso3_col].astype("object")})
     keys = keys.where(keys.notna(), None)
     uniq = keys.drop_duplicates().reset_index(drop=True)
-    res = [match_one(t, c, idx, params) for t, c in zip(uniq["t"], uniq["c"])]
+    res = _match_many(list(uniq["t"]), list(uniq["c"]), idx, params)
     pos = np.array([-1 if m.index is None else m.index for m in res], dtype=np.int64)
     ok = pos >= 0
     uniq["university_id"] = pd.array(np.where(ok, idx.ids[np.where(ok, pos, 0)], 0), dtype="Int64")

@@ -24,6 +24,7 @@ import json
 import re
 import unicodedata
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Callable, Iterable, Optional
 
 MAX_ITEMS = 3
@@ -58,6 +59,7 @@ _PROG_KEYS = ("program", "programme", "program_name", "programname", "masters_pr
 _COUNTRY_KEYS = ("country", "location", "nation", "país", "pais", "pays", "land", "country_name", "place")
 
 
+@lru_cache(maxsize=4096)
 def _key_kind(key: str) -> Optional[str]:
     k = _fold(key).replace(" ", "_").strip("_:")
     k2 = k.replace("_", " ")
@@ -119,16 +121,23 @@ def clean_program(text: Optional[str]) -> Optional[str]:
     return clean(re.sub(r"(?i)^(?:an?|the)\s+", "", t)) if t else None
 
 
+_MD_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+_MD_EMPH = re.compile(r"(?<!\w)[*_](?=\w)|(?<=\w)[*_](?!\w)")
+_SPACES = re.compile(r"\s+")
+_STRIP = " \t\"'“”‘’,;:.-–—•*#>"
+
+
 def clean(text: Optional[str]) -> Optional[str]:
     """Strip markdown, quotes, list punctuation and whitespace; None if nothing is left."""
     if text is None:
         return None
     t = str(text)
-    t = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", t)  # markdown links
+    if "](" in t:
+        t = _MD_LINK.sub(r"\1", t)  # markdown links
     t = t.replace("**", "").replace("__", "").replace("`", "")
-    t = re.sub(r"(?<!\w)[*_](?=\w)|(?<=\w)[*_](?!\w)", "", t)
-    t = re.sub(r"\s+", " ", t).strip(" \t\"'“”‘’,;:.-–—•*#>")
-    t = t.strip()
+    if "*" in t or "_" in t:
+        t = _MD_EMPH.sub("", t)
+    t = _SPACES.sub(" ", t).strip(_STRIP).strip()
     return t or None
 
 

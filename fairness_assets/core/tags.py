@@ -39,6 +39,10 @@ _DEGREE = re.compile(
 )
 
 
+_APOS = re.compile(r"[’']")
+_NONWORD = re.compile(r"[^\w]+")
+
+
 def _fold(text: str) -> str:
     t = unicodedata.normalize("NFKD", str(text))
     return "".join(ch for ch in t if not unicodedata.combining(ch)).casefold()
@@ -49,8 +53,8 @@ def normalize_program(text: Optional[str]) -> str:
     if text is None or (isinstance(text, float) and text != text):
         return ""
     t = _fold(text).replace("&", " and ")
-    t = re.sub(r"[’']", "", t)
-    t = re.sub(r"[^\w]+", " ", t).strip()
+    t = _APOS.sub("", t)
+    t = _NONWORD.sub(" ", t).strip()
     for _ in range(3):  # "Master of Science in ..." peels in steps
         new = _DEGREE.sub("", t, count=1).strip()
         if new == t or not new:

@@ -130,10 +130,12 @@ def build_recommendations(
     texts = pd.Series(generations["response"].to_numpy(), index=generations["response_id"].to_numpy())
     items = parse_responses(texts, is_country_fn(resolver), progress)
     items = match_items(items, resolver, index, params)
-    items["program_norm"] = [normalize_program(p) or None for p in items["program_text"]]
-    tags = tag_fn(items["program_text"].dropna())
-    tag_map = dict(zip(tags["program_norm"], tags["tags"]))
-    items["tags"] = [None if n is None else json.dumps(list(tag_map.get(n, ()))) for n in items["program_norm"]]
+    programs = pd.unique(items["program_text"].dropna())
+    norm_of = {p: normalize_program(p) or None for p in programs}
+    items["program_norm"] = items["program_text"].map(norm_of)
+    tags = tag_fn(pd.Series(programs, dtype=object))
+    tag_json = {n: json.dumps(list(t)) for n, t in zip(tags["program_norm"], tags["tags"])}
+    items["tags"] = items["program_norm"].map(lambda n: None if n is None or n != n else tag_json.get(n, "[]"))
     meta = generations[GENERATION_FIELDS].drop_duplicates("response_id")
     out = items.merge(meta, on="response_id", how="left", validate="many_to_one")
     if out["model"].isna().any():

@@ -96,13 +96,13 @@ def test_each_distinct_pair_matched_once(monkeypatch):
     unis = pd.DataFrame({"university_id": [1, 2], "name": ["Alpha University", "Beta University"], "iso3": ["USA", "GBR"]})
     idx = match.UniversityIndex.build(unis)
     calls = []
-    real = match.match_one
+    real = match._match_fast
 
-    def counting(text, iso3, index, params=match.MatchParams()):
+    def counting(text, iso3, index):
         calls.append((text, iso3))
-        return real(text, iso3, index, params)
+        return real(text, iso3, index)
 
-    monkeypatch.setattr(match, "match_one", counting)
+    monkeypatch.setattr(match, "_match_fast", counting)
     items = pd.DataFrame({"university_text": ["Alpha University"] * 1000 + ["Beta University"] * 500,
                           "stated_iso3": ["USA"] * 1500})
     out = match.match_universities(items, idx)
