@@ -1,0 +1,73 @@
+"""The subject tagger resource: rules, overrides, cache, and the LLM few-shot path."""
+
+import pytest
+
+from fairness_assets.core import tags as T
+from resources import database as D
+from resources.tagger import SubjectTaggerResource, llm_tags
+
+
+class ScriptedClient:
+    """Answers the few-shot prompt as a well-behaved LLM would, for known programs."""
+
+    name = "scripted"
+
+    def __init__(self, answers):
+        self.answers = answers
+        self.prompts = []
+
+    def generate_texts(self, prompts, *, max_new_tokens=32, temperature=0.0, top_p=1.0, seed=None):
+        self.prompts += prompts
+        return [self.answers.get(p.rsplit("Program: ", 1)[1].split("\n")[0], "no idea") for p in prompts]
+
+
+def test_rules_tagger_with_overrides_and_cache(tmp_path):
+    db = D.ResultsDatabase(url=f"sqlite:///{tmp_path / 'r.db'}")
+    tagger = SubjectTaggerResource()
+    first = tagger.tag(["MSc Computer Science", "MSc in Computer Science", "Food Technology", None, "Quantum Widgets"], db)
+    assert dict(zip(first["program_norm"], first["source"])) == {
+        "computer science": "rules-1", "food technology": "override", "quantum widgets": "rules-1"}
+    again = tagger.tag(["Master of Science (Computer Science)"], db)
+    assert list(again["source"]) == ["cache"] and list(again["tags"]) == [(T.ENG,)]
+
+
+def test_llm_tagger_parses_answers_and_falls_back(tmp_path):
+    client = ScriptedClient({"robotics": '["Engineering & Technology"]', "global health policy":
+                             '["Life Sciences & Medicine", "Social Sciences & Management"]'})
+    db = D.ResultsDatabase(url=f"sqlite:///{tmp_path / 'r.db'}")
+    tagger = SubjectTaggerResource(method="llm", llm_model="scripted")
+    out = tagger.tag(["MSc Robotics", "Global Health Policy", "MA History"], db, client=client)
+    got = {n: (t, s) for n, t, s in out.itertuples(index=False)}
+    assert got["robotics"] == ((T.ENG,), "llm")
+    assert got["global health policy"] == ((T.LIFE, T.SOC), "llm")
+    assert got["history"] == ((T.ARTS,), "llm-fallback-rules")  # the client had no answer
+    assert all(p.startswith("Classify a Master's program") for p in client.prompts)
+    # LLM answers are cached under the tagger's own name; fallbacks are not
+    assert db.read_tag_cache("llm-fewshot-1:scripted", ["robotics", "history"]) == {"robotics": (T.ENG,)}
+
+
+def test_llm_method_needs_a_model_and_a_client():
+    with pytest.raises(ValueError, match="llm_model"):
+        SubjectTaggerResource(method="llm").tagger_name()
+    with pytest.raises(ValueError, match="needs an LLM client"):
+        SubjectTaggerResource(method="llm", llm_model="x").tag(["MSc Robotics"])
+    with pytest.raises(ValueError, match="unknown method"):
+        SubjectTaggerResource(method="magic").tagger_name()
+
+
+def test_llm_tagger_through_a_real_transformers_model(tmp_path):
+    """A tiny random Qwen2 through the transformers client: real tokenizer, chat template,
+    batching and decoding; its text is noise, so every tag falls back to the rules."""
+    pytest.importorskip("torch", reason="the llm extra (torch, transformers) is not installed")
+    from resources.llm.transformers_backend import TransformersClient
+    from tests.helpers.tiny_model import build_tiny_model
+
+    client = TransformersClient.load(build_tiny_model(tmp_path / "tiny"), device="cpu", batch_size=2)
+    answers = client.generate_texts([T.few_shot_prompt("MSc Robotics"), T.few_shot_prompt("MBA"), "hi"],
+                                    max_new_tokens=5)
+    assert len(answers) == 3 and all(isinstance(a, str) for a in answers)
+    results = llm_tags(["robotics", "mba"], client, batch_size=2)
+    for (tags, source), expected in zip(results, [(T.ENG,), (T.SOC,)]):
+        assert source in ("llm", "llm-fallback-rules")
+        if source == "llm-fallback-rules":
+            assert tags == expected
