@@ -111,6 +111,7 @@ def recommendations(
     )
     suite, per_partition = quality_outcomes(recs, parse_quality)
     items = recs[recs["university_text"].notna()]
+    rates = quality.group_rates(quality.response_frame(recs), quality.item_frame(recs))
     unmatched = items[items["university_id"].isna()]["university_text"].value_counts().head(25)
     yield dg.Output(
         recs,
@@ -123,6 +124,7 @@ def recommendations(
             "match_rate": float(items["university_id"].notna().mean()) if len(items) else 0.0,
             "match_method": table_md(items["match_method"].value_counts().to_frame()),
             "country_conflicts": int(items["country_conflict"].sum()),
+            "parse_and_match_by_group": table_md(rates),
             "unmatched_universities": table_md(unmatched.to_frame()) if len(unmatched) else "none",
             "preview": preview(recs[["response_id", "item_index", "parse_status", "university_text",
                                      "matched_name", "country", "program_text", "tags"]]),
