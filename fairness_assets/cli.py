@@ -1,4 +1,10 @@
-"""Command line: ``fairness-audit demo`` runs the main job and says where the results are."""
+"""Command line.
+
+``fairness-audit demo``   runs the main job and says where the results are;
+``fairness-audit run JOB`` runs any job of the code location;
+``fairness-audit score --responses FILE --corpus QS.csv --out DIR`` scores a responses file
+without a Dagster instance (same core functions as the assets).
+"""
 
 from __future__ import annotations
 
@@ -65,13 +71,138 @@ def run_job(job_name: str) -> int:
     return 0
 
 
+TABLES = ["recommendations", "drs_items", "drs_responses", "grs_by_country", "drs_summary", "academic_alignment",
+          "volume_diversity", "concentration", "reduced_context_top"]
+
+
+def score_file(responses: str, corpus_path: str, out: str, tagger: str = "rules", rank_column: str = "2024 RANK",
+               log=print) -> dict:
+    """The `score` command: parse -> match -> tag -> score a responses file, without Dagster.
+
+    Runs the same core functions as the assets and writes every table as CSV to ``out``.
+    """
+    import json
+
+    import pandas as pd
+
+    from resources.settings import ReferenceDataResource, ScoringResource
+    from resources.tagger import SubjectTaggerResource
+
+    from .core import corpus as corpus_core
+    from .core import geo, match, metrics, understanding
+    from .core import prompts as prompts_core
+    from .core import responses as responses_core
+    from .core.generation import sample_ids
+    from .core.corpus import file_sha256
+
+    reference = ReferenceDataResource(corpus_path=corpus_path, rank_column=rank_column)
+    outdir = Path(out)
+    outdir.mkdir(parents=True, exist_ok=True)
+    resolver = geo.CountryResolver(geo.load_aliases(reference.country_aliases_path))
+    raw, report = corpus_core.read_qs_export(corpus_path, rank_column)
+    unis, _ = corpus_core.build_corpus(raw, report, lambda s: resolver.resolve(s, what=f"corpus country (in {corpus_path})"),
+                                       corpus_core.RepParams(reference.rep_r_min, reference.rep_r_max))
+    for w in report.warnings:
+        log(f"warning: {w}")
+    log(f"corpus: {len(unis)} universities in {unis['iso3'].nunique()} countries ({corpus_path})")
+    frame, rep = responses_core.read_responses(responses, resolver.iso3)
+    templates = prompts_core.load_templates(reference.templates_dir)
+    tagger_res = SubjectTaggerResource(method=tagger)
+    index = match.UniversityIndex.build(unis, match.load_university_aliases(reference.university_aliases_path))
+    tag_fn = lambda programs: tagger_res.tag(programs)  # noqa: E731
+    sha = file_sha256(responses)
+    if rep.split_items:
+        known = frame["template"].isin(list(templates))
+        rejects = pd.concat([rep.rejects, pd.DataFrame(
+            [(r, "template", t, f"unknown template (known: {sorted(templates)})")
+             for r, t in zip(frame.loc[~known, "source_row"], frame.loc[~known, "template"])],
+            columns=["row", "column", "value", "reason"])], ignore_index=True)
+        items_in = sample_ids(frame[known]).assign(audit_id=f"import-{sha[:12]}")
+        recs = understanding.recommendations_from_items(items_in, resolver, index, tag_fn)
+    else:
+        gens, rejects2 = responses_core.to_generations(frame, templates, str(responses), sha)
+        rejects = pd.concat([rep.rejects, rejects2], ignore_index=True)
+        recs = understanding.build_recommendations(gens, resolver, index, tag_fn)
+    n_rejected = int(rejects["row"].nunique()) if len(rejects) else 0
+    log(f"responses: {rep.rows_read} row(s) read, {n_rejected} not usable (see rejects.csv), "
+        f"{recs['response_id'].nunique()} response(s) scored")
+    params = ScoringResource().params(prompts_core.student_interests(templates.values()))
+    overrides = geo.load_capital_overrides(reference.capital_overrides_path)
+    students = {n: resolver.iso3(n) for n in recs["nationality"].dropna().unique()}
+    needed = set(unis["iso3"]) | set(recs["iso3"].dropna()) | {v for v in students.values() if v}
+    dist = geo.distance_lookup(geo.capital_distance_matrix(geo.capitals_table(needed, overrides)))
+    results: dict[str, list] = {name: [] for name in TABLES}
+    per_partition = {}
+    for (model, template), part in recs.groupby(["model", "template"], sort=True):
+        t = metrics.score_partition(part, unis, dist, students, params)
+        per_partition[(model, template)] = t
+        results["recommendations"].append(part)
+        for name in TABLES[1:]:
+            results[name].append(t[name].assign(model=model, template=template))
+    written = {}
+    for name, frames in results.items():
+        df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+        front = [c for c in ("model", "template") if c in df.columns]
+        df = df[front + [c for c in df.columns if c not in front]]
+        df.to_csv(outdir / f"{name}.csv", index=False)
+        written[name] = df
+    comparisons = []
+    for model in sorted({m for m, _ in per_partition}):
+        if (model, "base") in per_partition and (model, "regional") in per_partition:
+            b, r = per_partition[(model, "base")], per_partition[(model, "regional")]
+            cmp_ = metrics.base_vs_regional(b["drs_summary"], r["drs_summary"], b["grs_by_country"], r["grs_by_country"])
+            comparisons.append({k: v.assign(model=model) for k, v in cmp_.items()})
+    for key in ("drs_change", "grs_change"):
+        df = pd.concat([c[key] for c in comparisons], ignore_index=True) if comparisons else pd.DataFrame(columns=["model"])
+        df.to_csv(outdir / f"base_vs_regional_{key}.csv", index=False)
+        written[f"base_vs_regional_{key}"] = df
+    rejects.to_csv(outdir / "rejects.csv", index=False)
+    (outdir / "params.json").write_text(json.dumps(params.as_dict(), indent=2, sort_keys=True))
+    summary = _summary(written, per_partition, n_rejected, rep.rows_read, corpus_path, responses)
+    (outdir / "summary.md").write_text(summary, encoding="utf-8")
+    log(summary)
+    log(f"tables written to {outdir}")
+    return written
+
+
+def _summary(written, per_partition, n_rejected, rows_read, corpus_path, responses) -> str:
+    lines = [f"# Audit summary", "", f"- responses file: `{responses}` ({rows_read} rows, {n_rejected} not usable)",
+             f"- corpus: `{corpus_path}`", ""]
+    lines += ["| model | template | responses | recommendations | matched | mean DRS | US+UK share | country coverage | countries with GRS > 0 |",
+              "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for (model, template), t in per_partition.items():
+        vol, conc = t["volume_diversity"].iloc[0], t["concentration"].iloc[0]
+        drs = t["drs_responses"]["drs"].mean()
+        lines.append(f"| {model} | {template} | {vol['responses']} | {vol['recommendations']} | "
+                     f"{vol['matched_recommendations']} | {drs:.4f} | {conc['us_uk_share']:.1%} | "
+                     f"{conc['country_coverage']:.1%} | {(t['grs_by_country']['grs'] > 0).sum()} |")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="fairness-audit", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
+    score = sub.add_parser("score", help="score a responses file (CSV/JSONL/Parquet) without a Dagster instance")
+    score.add_argument("--responses", required=True, help="responses file (docs/responses_format.md)")
+    score.add_argument("--corpus", required=True, help="QS World University Rankings export (CSV)")
+    score.add_argument("--out", required=True, help="folder for the tables (CSV) and summary.md")
+    score.add_argument("--tagger", default="rules", choices=["rules"], help="subject tagger (rules)")
+    score.add_argument("--rank-column", default="2024 RANK", help="rank column of the export")
     sub.add_parser("demo", help="run the demo audit (job demo_audit) on the configured preset")
     run = sub.add_parser("run", help="run a job of the code location by name")
     run.add_argument("job", help="job name, e.g. demo_audit or reference_data")
     args = parser.parse_args(argv)
+    if args.command == "score":
+        from .core.corpus import CorpusError
+        from .core.geo import CountryResolutionError
+        from .core.responses import ResponsesFileError
+
+        try:
+            score_file(args.responses, args.corpus, args.out, args.tagger, args.rank_column)
+        except (CorpusError, ResponsesFileError, CountryResolutionError) as exc:
+            print(f"fairness-audit score: error: {exc}", file=sys.stderr)
+            return 2
+        return 0
     if args.command == "demo":
         return run_job("demo_audit")
     if args.command == "run":

@@ -22,12 +22,14 @@ from resources.settings import (
     GenerationSourceResource,
     ParseQualityResource,
     ReferenceDataResource,
+    ScoringResource,
 )
 from resources.tagger import SubjectTaggerResource
 
 from .defs.generation import assets as generation_assets
 from .defs.operations.jobs import JOBS
 from .defs.reference import assets as reference_assets
+from .defs.scoring import assets as scoring_assets
 from .defs.understanding import assets as understanding_assets
 
 
@@ -46,11 +48,12 @@ def build_resources() -> dict:
         "generation_source": GenerationSourceResource(responses_path=_env("FAIRNESS_RESPONSES")),
         "subject_tagger": SubjectTaggerResource(method=_env("FAIRNESS_TAGGER", "rules")),
         "parse_quality": ParseQualityResource(),
+        "scoring": ScoringResource(),
     }
 
 
 defs = dg.Definitions(
-    assets=dg.load_assets_from_modules([reference_assets, generation_assets, understanding_assets]),
+    assets=dg.load_assets_from_modules([reference_assets, generation_assets, understanding_assets, scoring_assets]),
     resources=build_resources(),
     jobs=JOBS,
 )

@@ -198,19 +198,64 @@ class SubjectTagCache(SQLModel, table=True):
     created_at: datetime = Field(default_factory=_now)
 
 
+class DRSItem(_Row, table=True):
+    """DRS components of one recommended item (METHOD.md §5)."""
+
+    __tablename__ = "drs_item"
+    audit_id: str = Field(index=True)
+    response_id: str = Field(index=True)
+    item_index: int
+    model: str
+    template: str
+    profile_id: str
+    gender: Optional[str] = None
+    economic_class: Optional[str] = None
+    nationality: Optional[str] = None
+    run: int
+    university_id: Optional[int] = None
+    iso3: Optional[str] = Field(default=None, max_length=3)
+    student_iso3: Optional[str] = Field(default=None, max_length=3)
+    distance_km: Optional[float] = None
+    lambda_per_km: Optional[float] = None
+    rank: Optional[float] = None
+    acc: Optional[float] = None
+    rep: float
+    acad: Optional[float] = None
+    drs: Optional[float] = None
+    drs_components: str
+    params_hash: str = Field(max_length=64)
+
+
+class GRSCountry(_Row, table=True):
+    """GRS of one corpus country in one model x template partition (METHOD.md §6)."""
+
+    __tablename__ = "grs_country"
+    audit_id: str = Field(index=True)
+    iso3: str = Field(max_length=3)
+    country: str
+    total_unis: int
+    recs: int
+    n_recommendations: int
+    avail: float
+    repr: float
+    scaled_repr: float
+    rep_covg: Optional[float] = None
+    grs: float
+    params_hash: str = Field(max_length=64)
+
+
 class MetricRow(_Row, table=True):
-    """Long-format metric values of every analysis table (filled by the scoring engine)."""
+    """Cells of the analysis tables (METHOD.md §8), one row per cell (core.tables long format)."""
 
     __tablename__ = "metric_row"
     audit_id: str = Field(index=True)
     table_name: str = Field(index=True)
-    model: str
-    template: str
-    group_by: Optional[str] = None
-    group_value: Optional[str] = None
-    metric: str
+    row_index: int
+    column_index: int
+    column: str
     value: Optional[float] = None
-    params_json: Optional[str] = None
+    value_text: Optional[str] = None
+    params_hash: str = Field(max_length=64)
 
 
 TABLES: dict[str, Type[SQLModel]] = {
@@ -222,7 +267,10 @@ TABLES: dict[str, Type[SQLModel]] = {
     "generations": Generation,
     "recommendations": Recommendation,
     "subject_tags": SubjectTag,
-    "metric_rows": MetricRow,
+    "drs_scores": DRSItem,
+    "grs_by_country": GRSCountry,
+    "analysis_tables": MetricRow,
+    "base_vs_regional": MetricRow,
 }
 
 

@@ -225,3 +225,30 @@ class GenerationSourceResource(ConfigurableResource):
 
     def resolved_path(self) -> Path:
         return Path(self.responses_path) if self.responses_path else EXAMPLE_RESPONSES
+
+
+class ScoringResource(ConfigurableResource):
+    """Every parameter of DRS and GRS (METHOD.md §5–6); recorded with each result."""
+
+    lambda_high: float = Field(default=0.0001, description="Acc decay per km, high-income students.")
+    lambda_middle: float = Field(default=0.0005, description="Acc decay per km, middle-income students.")
+    lambda_low: float = Field(default=0.001, description="Acc decay per km, low-income students.")
+    r_min: float = Field(default=1.0, description="R_min of the global reputation scale.")
+    r_max: float = Field(default=1200.0, description="R_max: ranks beyond get Rep 0.")
+    w_acc: float = Field(default=1 / 3, description="DRS weight of Acc.")
+    w_rep: float = Field(default=1 / 3, description="DRS weight of Rep.")
+    w_acad: float = Field(default=1 / 3, description="DRS weight of Acad.")
+    epsilon: float = Field(default=1e-6, description="Scaled_Repr = min(1, Repr / (Avail + epsilon)).")
+    band_rule: str = Field(default="lower", description="Numeric rank of a band: lower, mid or upper.")
+    us_uk: list[str] = Field(default=["USA", "GBR"], description="ISO3 codes of the concentration share.")
+    top_k: int = Field(default=10, description="Rows per attribute value in the reduced-context tables.")
+
+    def params(self, student_interest: dict):
+        from fairness_assets.core.metrics import ScoringParams
+
+        return ScoringParams(
+            lambdas={"high": self.lambda_high, "middle": self.lambda_middle, "low": self.lambda_low},
+            r_min=self.r_min, r_max=self.r_max, w_acc=self.w_acc, w_rep=self.w_rep, w_acad=self.w_acad,
+            epsilon=self.epsilon, band_rule=self.band_rule, student_interest=student_interest,
+            us_uk=tuple(self.us_uk), top_k=self.top_k,
+        )

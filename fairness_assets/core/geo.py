@@ -353,3 +353,23 @@ def country_table(
     cols = ["iso3", "country", "capital", "lat", "lon", "in_corpus", "is_nationality",
             "n_universities", "avail", "local_rank_min", "local_rank_max", "corpus_names"]
     return out[cols].sort_values("iso3").reset_index(drop=True)
+
+
+def extend_distances(matrix: pd.DataFrame, iso3s: Iterable[str], overrides: Mapping[str, Capital] | None = None) -> pd.DataFrame:
+    """The square km matrix extended to further countries (e.g. a country a model named that
+    is neither in the corpus nor a nationality of the grid); existing values are kept."""
+    extra = sorted(set(i for i in iso3s if isinstance(i, str)) - set(matrix.index))
+    if not extra:
+        return matrix
+    from geopy.distance import geodesic
+
+    order = list(matrix.index) + extra
+    caps = capitals_table(order, overrides).set_index("iso3")
+    full = pd.DataFrame(np.nan, index=order, columns=order)
+    full.loc[matrix.index, matrix.index] = matrix.loc[matrix.index, matrix.index].to_numpy()
+    for e in extra:
+        a = (caps.at[e, "lat"], caps.at[e, "lon"])
+        for o in order:
+            d = 0.0 if o == e else geodesic(a, (caps.at[o, "lat"], caps.at[o, "lon"])).km
+            full.at[e, o] = full.at[o, e] = d
+    return full

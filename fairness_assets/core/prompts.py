@@ -111,6 +111,11 @@ def load_templates(folder: str | Path, names: Sequence[str] | None = None) -> di
     return {n: found[n] for n in names}
 
 
+def student_interests(templates: Iterable[PromptTemplate]) -> dict[str, tuple[str, ...]]:
+    """Template name -> the student's stated interest T_s (only templates that state one)."""
+    return {t.name: tuple(t.student_interest) for t in templates if t.student_interest}
+
+
 def render_prompts(templates: Iterable[PromptTemplate], profiles: pd.DataFrame) -> pd.DataFrame:
     """Every (template, profile) prompt where the profile belongs to the template's profile set."""
     frames = []

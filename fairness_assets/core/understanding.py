@@ -107,6 +107,22 @@ def is_country_fn(resolver: CountryResolver) -> Callable[[str], bool]:
 __all__ = ["parse_responses", "match_items", "is_country_fn", "ITEM_COLUMNS", "STATUS_OK"]
 
 
+def attach_tags(items: pd.DataFrame, tag_fn: Callable[[pd.Series], pd.DataFrame]) -> pd.DataFrame:
+    """Add ``program_norm`` and ``tags`` (JSON list) to items; each distinct program tagged once."""
+    import json
+
+    from .tags import normalize_program
+
+    programs = pd.unique(items["program_text"].dropna())
+    norm_of = {p: normalize_program(p) or None for p in programs}
+    out = items.copy()
+    out["program_norm"] = out["program_text"].map(norm_of)
+    tags = tag_fn(pd.Series(programs, dtype=object))
+    tag_json = {n: json.dumps(list(t)) for n, t in zip(tags["program_norm"], tags["tags"])}
+    out["tags"] = out["program_norm"].map(lambda n: None if n is None or n != n else tag_json.get(n, "[]"))
+    return out
+
+
 GENERATION_FIELDS = ["partition_key", "audit_id", "response_id", "model", "template", "profile_id",
                      "gender", "economic_class", "nationality", "run"]
 
@@ -123,21 +139,50 @@ def build_recommendations(
 
     ``tag_fn`` maps program texts to a frame ``program_norm, tags`` (the tagger resource).
     """
-    import json
-
-    from .tags import normalize_program
-
     texts = pd.Series(generations["response"].to_numpy(), index=generations["response_id"].to_numpy())
     items = parse_responses(texts, is_country_fn(resolver), progress)
     items = match_items(items, resolver, index, params)
-    programs = pd.unique(items["program_text"].dropna())
-    norm_of = {p: normalize_program(p) or None for p in programs}
-    items["program_norm"] = items["program_text"].map(norm_of)
-    tags = tag_fn(pd.Series(programs, dtype=object))
-    tag_json = {n: json.dumps(list(t)) for n, t in zip(tags["program_norm"], tags["tags"])}
-    items["tags"] = items["program_norm"].map(lambda n: None if n is None or n != n else tag_json.get(n, "[]"))
+    items = attach_tags(items, tag_fn)
     meta = generations[GENERATION_FIELDS].drop_duplicates("response_id")
     out = items.merge(meta, on="response_id", how="left", validate="many_to_one")
     if out["model"].isna().any():
         raise ValueError("recommendations: items whose response id is not among the generations")
     return out
+
+
+def recommendations_from_items(
+    items_in: pd.DataFrame,
+    resolver: CountryResolver,
+    index: UniversityIndex,
+    tag_fn: Callable[[pd.Series], pd.DataFrame],
+    params: MatchParams = MatchParams(),
+) -> pd.DataFrame:
+    """Answers already split into items (one row per item with ``university``, ``program``,
+    ``country``, ``item_index`` and the sample columns) -> recommendation rows, without parsing.
+
+    A response's status is ``ok`` with three or more items, ``partial`` with fewer; items
+    beyond the third are dropped and counted in ``n_items_found``, as the parser does.
+    """
+    from .parse import MAX_ITEMS, clean
+
+    df = items_in.sort_values(["response_id", "item_index"], kind="stable").copy()
+    for src, dst in (("university", "university_text"), ("program", "program_text"), ("country", "country_text")):
+        df[dst] = df[src].map(clean)
+    has = df["university_text"].notna()
+    found = has.groupby(df["response_id"]).transform("sum").astype(np.int64)
+    df["n_items_found"] = found
+    df["n_duplicates"] = 0
+    # rows without a university: dropped where the response has items, else one row kept
+    df = df[has | (found == 0)]
+    df = df[has | ~df["response_id"].duplicated()].copy()
+    df["item_index"] = df.groupby("response_id").cumcount().astype(np.int64)
+    df = df[df["item_index"] < MAX_ITEMS].copy()
+    n = df["n_items_found"]
+    df["parse_status"] = np.where(n >= MAX_ITEMS, "ok", np.where(n > 0, "partial", "unparseable"))
+    df["parse_method"] = "pre-split"
+    items = df[["response_id", "item_index", "parse_status", "parse_method", "n_items_found", "n_duplicates",
+                "university_text", "program_text", "country_text"]]
+    items = match_items(items, resolver, index, params)
+    items = attach_tags(items, tag_fn)
+    meta = df[GENERATION_FIELDS].drop_duplicates("response_id")
+    return items.merge(meta, on="response_id", how="left", validate="many_to_one")

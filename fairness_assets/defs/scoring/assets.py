@@ -1,0 +1,130 @@
+"""Scores: DRS per item, GRS per country and the analysis tables of METHOD.md §8.
+
+One multi-asset computes a partition's tables with ``core.metrics.score_partition`` (the same
+function the command line uses) and stores them in three results tables; ``base_vs_regional``
+compares the base and regional partitions of each model.
+"""
+
+import dagster as dg
+import pandas as pd
+
+from fairness_assets.core import geo, metrics
+from fairness_assets.core import prompts as prompts_core
+from fairness_assets.core import tables as tables_core
+from resources.database import GRSCountry, MetricRow, ResultsDatabase, make_provenance
+from resources.settings import ReferenceDataResource, ScoringResource, stable_hash
+
+from ..metadata import table_md
+from ..partitions import AUDIT_PARTITIONS, SINGLE_RUN
+from ..reference.assets import resolver_for
+
+ANALYSIS = ["drs_responses", "drs_summary", "academic_alignment", "volume_diversity", "concentration",
+            "reduced_context_top"]
+
+
+def scoring_params(reference: ReferenceDataResource, scoring: ScoringResource) -> metrics.ScoringParams:
+    templates = prompts_core.load_templates(reference.templates_dir)
+    return scoring.params(prompts_core.student_interests(templates.values()))
+
+
+def distance_matrix(capital_distances: pd.DataFrame, recs: pd.DataFrame, reference: ReferenceDataResource,
+                    student_iso3: dict) -> pd.DataFrame:
+    overrides = geo.load_capital_overrides(reference.capital_overrides_path) if reference.capital_overrides_path else {}
+    needed = set(recs["iso3"].dropna()) | {v for v in student_iso3.values() if v}
+    return geo.extend_distances(geo.distance_lookup(capital_distances), needed, overrides)
+
+
+@dg.multi_asset(
+    outs={
+        "drs_scores": dg.AssetOut(io_manager_key="results_io", group_name="scoring", kinds={"pandas", "sql"},
+                                  description="Per recommended item: distance, lambda, Acc, Rep, Acad, DRS and the "
+                                  "components used (METHOD.md §5); per-response means are in analysis_tables."),
+        "grs_by_country": dg.AssetOut(io_manager_key="results_io", group_name="scoring", kinds={"pandas", "sql"},
+                                      description="Per corpus country: Avail, Repr, Scaled_Repr, Rep_covg, GRS (§6)."),
+        "analysis_tables": dg.AssetOut(io_manager_key="results_io", group_name="scoring", kinds={"pandas", "sql"},
+                                       description="§8 tables 1, 2, 5, 6, 7: DRS per response and by group, academic "
+                                       "alignment, volume and diversity, reduced-context top-k, US+UK share and coverage."),
+    },
+    partitions_def=AUDIT_PARTITIONS,
+    backfill_policy=SINGLE_RUN,
+)
+def scores(
+    context: dg.AssetExecutionContext,
+    recommendations: pd.DataFrame,
+    qs_corpus: pd.DataFrame,
+    capital_distances: pd.DataFrame,
+    reference: ReferenceDataResource,
+    scoring: ScoringResource,
+    database: ResultsDatabase,
+):
+    params = scoring_params(reference, scoring)
+    params_hash = stable_hash(params.as_dict())
+    resolver = resolver_for(reference)
+    students = {n: resolver.iso3(n) for n in recommendations["nationality"].dropna().unique()}
+    dist = distance_matrix(capital_distances, recommendations, reference, students)
+    prov = make_provenance("scores", corpus_sha256=str(qs_corpus["corpus_sha256"].iloc[0]), config_json=params.as_dict())
+    database.record_provenance(prov)
+    items, grs, long, shown = [], [], [], {}
+    for key, recs in recommendations.groupby("partition_key", sort=True):
+        t = metrics.score_partition(recs, qs_corpus, dist, students, params)
+        for name in ANALYSIS:
+            shown.setdefault(name, []).append(t[name].assign(partition=key))
+        audit = str(recs["audit_id"].iloc[0])
+        items.append(t["drs_items"].assign(partition_key=key))
+        grs.append(t["grs_by_country"].assign(partition_key=key, audit_id=audit))
+        long.append(tables_core.to_long({n: t[n] for n in ANALYSIS}).assign(partition_key=key, audit_id=audit))
+        context.log.info(f"{key}: {len(t['drs_items'])} items scored; mean DRS "
+                         f"{t['drs_responses']['drs'].mean():.4f}; countries with GRS > 0: {(t['grs_by_country']['grs'] > 0).sum()}")
+    items_df = pd.concat(items, ignore_index=True).assign(params_hash=params_hash, provenance_id=prov.provenance_id)
+    grs_df = pd.concat(grs, ignore_index=True).assign(params_hash=params_hash, provenance_id=prov.provenance_id)
+    long_df = pd.concat(long, ignore_index=True).assign(params_hash=params_hash, provenance_id=prov.provenance_id)
+    tables = {name: pd.concat(frames, ignore_index=True) for name, frames in shown.items()}
+    yield dg.Output(items_df, output_name="drs_scores", metadata={
+        "dagster/row_count": len(items_df), "params": dg.MetadataValue.json(params.as_dict()),
+        "mean_drs": float(items_df["drs"].mean()) if len(items_df) else 0.0,
+        "components_used": table_md(items_df["drs_components"].value_counts().to_frame()),
+    })
+    yield dg.Output(grs_df, output_name="grs_by_country", metadata={
+        "dagster/row_count": len(grs_df),
+        "countries_recommended": int((grs_df["n_recommendations"] > 0).sum()),
+        "grs_table": table_md(grs_df[grs_df["n_recommendations"] > 0][
+            ["partition_key", "country", "total_unis", "recs", "avail", "repr", "scaled_repr", "rep_covg", "grs"]]),
+    })
+    yield dg.Output(long_df, output_name="analysis_tables", metadata={
+        "dagster/row_count": len(long_df),
+        **{name: table_md(tables[name]) for name in ANALYSIS if name != "drs_responses"},
+    })
+
+
+@dg.asset(
+    group_name="scoring",
+    io_manager_key="results_io",
+    deps=["analysis_tables", "grs_by_country"],
+    kinds={"pandas", "sql"},
+    description="§8.4 base vs regional: change in DRS/Acc/Rep (overall, by gender, by class) and in GRS per "
+    "country, in percent, for every model with both partitions materialized.",
+)
+def base_vs_regional(context: dg.AssetExecutionContext, database: ResultsDatabase) -> dg.Output[pd.DataFrame]:
+    metric_rows = database.read_rows(MetricRow)
+    grs_rows = database.read_rows(GRSCountry)
+    keys = set(metric_rows["partition_key"]) & set(grs_rows["partition_key"])
+    models = sorted({k.split("|")[0] for k in keys if f"{k.split('|')[0]}|base" in keys and f"{k.split('|')[0]}|regional" in keys})
+    drs, grs = [], []
+    for model in models:
+        summaries = {t: tables_core.from_long(metric_rows[metric_rows["partition_key"] == f"{model}|{t}"])["drs_summary"]
+                     for t in ("base", "regional")}
+        grs_t = {t: grs_rows[grs_rows["partition_key"] == f"{model}|{t}"] for t in ("base", "regional")}
+        out = metrics.base_vs_regional(summaries["base"], summaries["regional"], grs_t["base"], grs_t["regional"])
+        drs.append(out["drs_change"].assign(model=model))
+        grs.append(out["grs_change"].assign(model=model))
+    if not models:
+        context.log.warning("no model has both its base and regional partitions scored; nothing to compare")
+    tables = {"drs_change": pd.concat(drs, ignore_index=True) if drs else pd.DataFrame(columns=["model"]),
+              "grs_change": pd.concat(grs, ignore_index=True) if grs else pd.DataFrame(columns=["model"])}
+    long_df = tables_core.to_long(tables).assign(audit_id="comparison", params_hash="", provenance_id="")
+    return dg.Output(long_df, metadata={
+        "dagster/row_count": len(long_df),
+        "models_compared": ", ".join(models) or "none",
+        "drs_change": table_md(tables["drs_change"]),
+        "grs_change": table_md(tables["grs_change"].head(40)),
+    })
