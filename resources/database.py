@@ -303,9 +303,11 @@ class ResultsDatabase(ConfigurableResource):
                 from pathlib import Path
 
                 Path(url[len("sqlite:///"):]).parent.mkdir(parents=True, exist_ok=True)
+            # SQLite: wait for a concurrent writer (parallel steps) instead of failing "database is locked"
+            connect_args = {"timeout": 60} if url.startswith("sqlite") else {}
             try:
-                engine = sa.create_engine(_with_driver(url), echo=self.echo, future=True)
-                SQLModel.metadata.create_all(engine)
+                engine = sa.create_engine(_with_driver(url), echo=self.echo, future=True, connect_args=connect_args)
+                _create_tables(engine)
             except Exception as exc:  # noqa: BLE001 - name the database in any failure
                 raise ConnectionError(f"results database {redact(url)} is not usable: {exc}") from exc
             self._engine = engine
@@ -397,6 +399,20 @@ class ResultsDatabase(ConfigurableResource):
         if self._engine is not None:
             self._engine.dispose()
             self._engine = None
+
+
+def _create_tables(engine: sa.Engine, attempts: int = 5) -> None:
+    """Create missing tables; parallel steps creating them at once lose the race harmlessly."""
+    import time
+
+    for attempt in range(attempts):
+        try:
+            SQLModel.metadata.create_all(engine)
+            return
+        except (sa.exc.OperationalError, sa.exc.ProgrammingError, sa.exc.IntegrityError) as exc:
+            if "already exists" not in str(exc) and "duplicate" not in str(exc).lower() or attempt == attempts - 1:
+                raise
+            time.sleep(0.2 * (attempt + 1))
 
 
 def _with_driver(url: str) -> str:

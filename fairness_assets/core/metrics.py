@@ -193,9 +193,9 @@ def drs_responses(items: pd.DataFrame, recs: pd.DataFrame) -> pd.DataFrame:
     with ``n_items`` 0 and missing scores."""
     keys = ["response_id", "model", "template", "profile_id", "gender", "economic_class", "nationality", "run"]
     base = recs.drop_duplicates("response_id")[keys + ["parse_status"]]
-    agg = items.groupby("response_id").agg(
+    agg = items.assign(_matched=pd.notna(items["university_id"]).astype(np.int64)).groupby("response_id").agg(
         n_items=("drs", "size"), acc=("acc", "mean"), rep=("rep", "mean"), acad=("acad", "mean"), drs=("drs", "mean"),
-        n_matched=("university_id", lambda s: int(pd.notna(s).sum())),
+        n_matched=("_matched", "sum"),
     )
     out = base.merge(agg, left_on="response_id", right_index=True, how="left")
     out["n_items"] = out["n_items"].fillna(0).astype(np.int64)
@@ -315,16 +315,17 @@ def reduced_context_top(items: pd.DataFrame, params: ScoringParams) -> pd.DataFr
     universities and programs with their counts and shares."""
     frames = []
     for attr in ("gender", "economic_class", "nationality"):
-        sub = items[items[attr].notna()]
-        if sub.empty:
+        mask = items[attr].notna().to_numpy()
+        if not mask.any():
             continue
         for what, col in (("country", "country"), ("university", "matched_name"), ("program", "program_norm")):
-            data = sub[[attr, col]].dropna()
+            data = items.loc[mask, [attr, col]].dropna()
             if data.empty:
                 continue
-            counts = data.groupby([attr, col]).size().rename("count").reset_index()
+            counts = data.groupby([attr, col], sort=True).size().rename("count").reset_index()
             counts["share"] = counts["count"] / counts.groupby(attr)["count"].transform("sum")
-            counts = counts.sort_values([attr, "count", col], ascending=[True, False, True])
+            # within each value: by count, ties in name order (the groupby already sorted names)
+            counts = counts.sort_values([attr, "count"], ascending=[True, False], kind="stable")
             counts["rank"] = counts.groupby(attr).cumcount() + 1
             top = counts[counts["rank"] <= params.top_k]
             frames.append(pd.DataFrame({"attribute": attr, "value": top[attr].to_numpy(), "what": what,

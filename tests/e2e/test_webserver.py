@@ -76,6 +76,6 @@ def test_ui_lists_assets_and_materializes_reference_data(dagster_dev):
         time.sleep(3)
     if status != "SUCCESS":
         logs = _gql(port, f'{{ logsForRun(runId: "{run_id}") {{ ... on EventConnection {{ events {{ __typename '
-                          '... on MessageEvent { message } ... on ExecutionStepFailureEvent { error { message } } } } } }')["logsForRun"]["events"]
+                          '... on MessageEvent { message } ... on ExecutionStepFailureEvent { error { message causes { message } } } } } } }')["logsForRun"]["events"]
         pytest.fail(f"run {status}: " + " | ".join(e.get("message", "") + str(e.get("error") or "") for e in logs if "rror" in e["__typename"]
                                                    or "Failure" in e["__typename"])[-3000:])

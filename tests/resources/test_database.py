@@ -77,3 +77,28 @@ def test_presets_and_registry():
         AuditGridResource(preset="demo", models=["gpt-99"]).resolve()
     with pytest.raises(ConfigError, match="runs must be at least 1"):
         AuditGridResource(preset="demo", runs=0).resolve()
+
+
+def test_parallel_first_use_creates_tables_once(tmp_path, postgres_url):
+    """Parallel steps (multiprocess executor) open a fresh results database at the same time."""
+    import multiprocessing as mp
+
+    for url in (f"sqlite:///{tmp_path / 'p.db'}", postgres_url):
+        ctx = mp.get_context("spawn")
+        with ctx.Pool(4) as pool:
+            results = pool.map(_open_and_write, [(url, i) for i in range(8)])
+        assert all(r == "ok" for r in results), results
+        db = D.ResultsDatabase(url=url)
+        assert db.count(D.Profile) == 8
+        db.dispose()
+
+
+def _open_and_write(args):
+    url, i = args
+    try:
+        db = D.ResultsDatabase(url=url)
+        db.replace_rows(D.Profile, _profiles(1, f"w{i}"), [f"p{i}"])
+        db.dispose()
+        return "ok"
+    except Exception as exc:  # noqa: BLE001
+        return repr(exc)
