@@ -8,6 +8,8 @@ run time, never printed in the UI):
 - ``FAIRNESS_PRESET``         audit grid preset, ``demo`` (default) or ``study``
 - ``FAIRNESS_RESPONSES``      a bring-your-own responses file for the ``generations`` asset
 - ``FAIRNESS_TAGGER``         subject tagger: ``rules`` (default) or ``llm``
+- ``FAIRNESS_LLM_API_KEY``    API key for OpenAI-compatible endpoints
+- ``FAIRNESS_DEVICE``         ``auto`` (default), ``cpu`` or ``cuda``
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import os
 import dagster as dg
 
 from resources.database import ResultsDatabase, SQLResultsIOManager
+from resources.llm.resource import LLMResource
 from resources.settings import (
     AuditGridResource,
     GenerationSourceResource,
@@ -49,6 +52,7 @@ def build_resources() -> dict:
         "subject_tagger": SubjectTaggerResource(method=_env("FAIRNESS_TAGGER", "rules")),
         "parse_quality": ParseQualityResource(),
         "scoring": ScoringResource(),
+        "llm": LLMResource(api_key=_env("FAIRNESS_LLM_API_KEY"), device=_env("FAIRNESS_DEVICE", "auto")),
     }
 
 

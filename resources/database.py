@@ -363,6 +363,25 @@ class ResultsDatabase(ConfigurableResource):
             df = pd.read_sql(q.order_by(*table.primary_key.columns), conn)
         return df
 
+    def append_rows(self, model: Type[SQLModel], df: pd.DataFrame) -> int:
+        """Insert rows (no replacement) in one transaction: a crash loses at most this call."""
+        table = model.__table__
+        cols = [c.name for c in table.columns if c.name != "id" and c.name in df.columns]
+        records = _records(df, cols)
+        if records:
+            with self.engine().begin() as conn:
+                conn.execute(table.insert(), records)
+        return len(records)
+
+    def existing_values(self, model: Type[SQLModel], column: str, partition_keys: Iterable[str], **equal) -> set:
+        """Distinct values of ``column`` among the rows of ``partition_keys`` (and ``equal`` filters)."""
+        table = model.__table__
+        q = sa.select(table.c[column]).where(table.c.partition_key.in_(list(partition_keys))).distinct()
+        for k, v in equal.items():
+            q = q.where(table.c[k] == v)
+        with self.engine().connect() as conn:
+            return {r[0] for r in conn.execute(q)}
+
     def read_tag_cache(self, tagger: str, programs: Iterable[str]) -> dict[str, tuple[str, ...]]:
         """Cached tags of ``tagger`` for the given normalised program names."""
         table = SubjectTagCache.__table__

@@ -214,17 +214,28 @@ EXAMPLE_RESPONSES = DATA_DIR / "examples" / "demo_responses.jsonl"
 
 
 class GenerationSourceResource(ConfigurableResource):
-    """Where generations come from.
+    """Where generations come from, and how they are decoded.
 
-    ``responses_path``: a bring-your-own responses file (CSV / JSONL / Parquet, see
-    docs/responses_format.md) imported into the ``generations`` asset, one partition per
-    (model, template) found in it. Empty: the illustrative example file in data/examples.
+    ``responses_path`` set: a bring-your-own responses file (CSV / JSONL / Parquet, see
+    docs/responses_format.md) is imported, one partition per (model, template) found in it.
+    Empty (default): the generation engine samples every (profile, run) of the audit grid
+    with the partition's model through the LLM resource (METHOD.md §1 decoding).
     """
 
-    responses_path: str = Field(default="", description="Responses file to import (empty: the example file).")
+    responses_path: str = Field(default="", description="Responses file to import; empty: generate with the engine.")
+    temperature: float = Field(default=0.75, description="Sampling temperature.")
+    top_p: float = Field(default=0.95, description="Nucleus sampling mass.")
+    max_new_tokens: int = Field(default=300, description="Tokens generated per answer at most.")
+    commit_every: int = Field(default=0, description="Samples stored per transaction; 0: one LLM batch.")
 
-    def resolved_path(self) -> Path:
-        return Path(self.responses_path) if self.responses_path else EXAMPLE_RESPONSES
+    def resolved_path(self) -> Optional[Path]:
+        return Path(self.responses_path) if self.responses_path else None
+
+    def sampling(self):
+        from resources.llm.base import SamplingParams
+
+        return SamplingParams(temperature=self.temperature, top_p=self.top_p, max_new_tokens=self.max_new_tokens,
+                              do_sample=self.temperature > 0)
 
 
 class ScoringResource(ConfigurableResource):

@@ -39,3 +39,28 @@ def sample_ids(frame: pd.DataFrame) -> pd.DataFrame:
     out["seed"] = np.asarray(seeds, dtype=np.int64)
     out["partition_key"] = out["model"].astype(str) + "|" + out["template"].astype(str)
     return out
+
+
+def plan_samples(prompts: pd.DataFrame, profiles: pd.DataFrame, model: str, template: str, runs: int) -> pd.DataFrame:
+    """Every (profile, run) sample of one model x template: prompt, profile fields, id, seed.
+
+    ``prompts``: the prompts table (template, profile_id, prompt, template_hash);
+    ``profiles``: the profiles table (profile_id, gender, economic_class, nationality).
+    """
+    if runs < 1:
+        raise ValueError(f"runs must be at least 1, got {runs}")
+    p = prompts[prompts["template"] == template][["template", "template_hash", "profile_id", "prompt"]]
+    p = p.merge(profiles[["profile_id", "gender", "economic_class", "nationality"]], on="profile_id", how="left")
+    plan = p.loc[p.index.repeat(runs)].reset_index(drop=True)
+    plan["run"] = np.tile(np.arange(runs, dtype=np.int64), len(p))
+    plan["model"] = model
+    return sample_ids(plan)
+
+
+def progress_line(done: int, total: int, tokens: int, elapsed_s: float) -> str:
+    """"done/total, tokens/s, ETA" for long generation runs."""
+    rate = tokens / elapsed_s if elapsed_s > 0 else 0.0
+    per_sample = elapsed_s / done if done else 0.0
+    eta = per_sample * (total - done)
+    return (f"{done}/{total} samples ({done / total:.0%}), {rate:.1f} output tokens/s, "
+            f"ETA {int(eta // 60)} min {int(eta % 60)} s")

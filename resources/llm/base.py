@@ -1,9 +1,13 @@
 """The interface every LLM backend implements.
 
-``generate_texts(prompts, ...)`` turns user prompts (plain strings; the backend applies the
-model's own chat template) into one answer each. Backends: transformers (local weights or
-GGUF), OpenAI-compatible HTTP endpoints, vLLM; the generation engine adds batched sampling
-with n samples per prompt on top of the same interface.
+``generate_samples(prompts, seeds, params)`` turns user prompts (plain strings; the backend
+applies the model's own chat template) into one sampled answer each, with token counts and
+timings. Each prompt carries its own seed, so a sample does not depend on which other samples
+share its batch (the generation engine derives the seed from model, template, profile and
+run). ``generate_texts`` is the short form used by the LLM subject tagger.
+
+Backends: ``transformers`` (local weights, Hugging Face ids, GGUF), ``openai`` (any
+OpenAI-compatible HTTP endpoint), ``vllm`` (offline batches, when installed).
 """
 
 from __future__ import annotations
@@ -25,18 +29,39 @@ class SamplingParams:
         return asdict(self)
 
 
+@dataclass(frozen=True)
+class Sample:
+    text: str
+    prompt_tokens: Optional[int]
+    output_tokens: Optional[int]
+    latency_s: float  # wall time of the batch or request that produced it
+
+
+class ModelUnavailableError(RuntimeError):
+    """A model that cannot be used; the message names the model and every place tried."""
+
+
 @runtime_checkable
 class LLMClient(Protocol):
     name: str
+    backend: str
+    model_source: str
+    model_revision: Optional[str]
 
-    def generate_texts(
-        self,
-        prompts: list[str],
-        *,
-        max_new_tokens: int = 32,
-        temperature: float = 0.0,
-        top_p: float = 1.0,
-        seed: Optional[int] = None,
-    ) -> list[str]:
-        """One answer per prompt; temperature 0 means greedy decoding."""
+    def generate_samples(self, prompts: list[str], seeds: list[int], params: SamplingParams) -> list[Sample]:
         ...
+
+    def generate_texts(self, prompts: list[str], *, max_new_tokens: int = 32, temperature: float = 0.0,
+                       top_p: float = 1.0, seed: Optional[int] = None) -> list[str]:
+        ...
+
+
+class TextsFromSamples:
+    """Mixin: ``generate_texts`` on top of ``generate_samples``."""
+
+    def generate_texts(self, prompts: list[str], *, max_new_tokens: int = 32, temperature: float = 0.0,
+                       top_p: float = 1.0, seed: Optional[int] = None) -> list[str]:
+        params = SamplingParams(temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens,
+                                do_sample=temperature > 0)
+        seeds = [(seed or 0) + i for i in range(len(prompts))]
+        return [s.text for s in self.generate_samples(prompts, seeds, params)]  # type: ignore[attr-defined]

@@ -1,8 +1,14 @@
-"""transformers backend: a local model directory (safetensors) or a GGUF file.
+"""transformers backend: a local model directory, a Hugging Face id, or a GGUF file.
 
-Applies the model's own chat template (folding a system text into the user turn when the
-template rejects a system role), pads on the left, and generates in batches. fp32 on CPU,
-bf16 on GPU. Does not touch CUDA at import time.
+- the model's own chat template; a system text is folded into the user turn when the
+  template rejects a system role (gemma) or the registry says so;
+- left padding, static batches; fp32 on CPU, bf16 on GPU; ``device_map`` through accelerate
+  for models larger than one device;
+- per-sample seeds: a logits processor samples each row with its own ``torch.Generator``
+  (temperature, top-p) and hands ``generate`` a one-hot choice, so a sample does not depend on
+  which other samples share its batch;
+- automatic batch size that halves on CUDA out-of-memory instead of failing.
+Nothing touches CUDA at import time.
 """
 
 from __future__ import annotations
@@ -11,69 +17,151 @@ import time
 from pathlib import Path
 from typing import Optional
 
+from .base import Sample, SamplingParams, TextsFromSamples
 
-class TransformersClient:
+
+def _seeded_sampler(generators, temperature: float, top_p: float):
+    import torch
+    from transformers import LogitsProcessor
+
+    class SeededSampling(LogitsProcessor):
+        """Samples every row with its own generator; returns a one-hot score for greedy pick."""
+
+        def __call__(self, input_ids, scores):
+            logits = scores.float() / max(temperature, 1e-6)
+            probs = torch.softmax(logits, dim=-1)
+            if top_p < 1.0:
+                sorted_p, idx = torch.sort(probs, descending=True, dim=-1)
+                cum = torch.cumsum(sorted_p, dim=-1)
+                drop = cum - sorted_p > top_p  # keep the smallest set whose mass reaches top_p
+                sorted_p = sorted_p.masked_fill(drop, 0.0)
+                probs = torch.zeros_like(probs).scatter(-1, idx, sorted_p)
+            choice = torch.stack([
+                torch.multinomial(probs[i].cpu(), 1, generator=generators[i]) for i in range(probs.shape[0])
+            ]).to(scores.device)
+            out = torch.full_like(scores, float("-inf"))
+            return out.scatter(-1, choice, 0.0)
+
+    return SeededSampling()
+
+
+class TransformersClient(TextsFromSamples):
     """A causal LM loaded with transformers, answering plain prompts."""
 
-    def __init__(self, model, tokenizer, name: str = "transformers", batch_size: int = 8, system_prompt: Optional[str] = None):
+    backend = "transformers"
+
+    def __init__(self, model, tokenizer, name: str = "transformers", batch_size: int = 8,
+                 system_prompt: Optional[str] = None, system_role: bool = True,
+                 model_source: str = "", model_revision: Optional[str] = None, log=None):
         self.model = model
         self.tokenizer = tokenizer
         self.name = name
         self.batch_size = batch_size
         self.system_prompt = system_prompt
+        self.system_role = system_role
+        self.model_source = model_source or name
+        self.model_revision = model_revision
+        self.log = log or (lambda msg: None)
         if tokenizer.pad_token_id is None:
             tokenizer.pad_token = tokenizer.eos_token
         tokenizer.padding_side = "left"
 
     @classmethod
     def load(cls, path: str | Path, *, gguf_file: Optional[str] = None, device: Optional[str] = None,
-             name: Optional[str] = None, batch_size: int = 8) -> "TransformersClient":
+             name: Optional[str] = None, batch_size: int = 8, revision: Optional[str] = None,
+             system_role: bool = True, model_revision: Optional[str] = None, log=None) -> "TransformersClient":
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        if device in (None, "auto"):
+            device = "cuda" if torch.cuda.is_available() else "cpu"
         dtype = torch.bfloat16 if device.startswith("cuda") else torch.float32
         kwargs = {"gguf_file": gguf_file} if gguf_file else {}
+        if revision:
+            kwargs["revision"] = revision
         tokenizer = AutoTokenizer.from_pretrained(str(path), **kwargs)
-        model = AutoModelForCausalLM.from_pretrained(str(path), dtype=dtype, **kwargs).to(device)
+        if device == "cuda" and torch.cuda.device_count() > 1:
+            model = AutoModelForCausalLM.from_pretrained(str(path), dtype=dtype, device_map="auto", **kwargs)
+        else:
+            model = AutoModelForCausalLM.from_pretrained(str(path), dtype=dtype, **kwargs).to(device)
         model.eval()
-        return cls(model, tokenizer, name=name or Path(path).name, batch_size=batch_size)
+        return cls(model, tokenizer, name=name or Path(str(path)).name, batch_size=batch_size,
+                   system_role=system_role, model_source=str(path), model_revision=model_revision or revision, log=log)
 
+    # ------------------------------------------------------------------ prompts
     def render(self, prompt: str) -> str:
         """The prompt in the model's chat format (plain text when it has no template)."""
         tok = self.tokenizer
         if not getattr(tok, "chat_template", None):
-            return prompt
+            return f"{self.system_prompt}\n\n{prompt}" if self.system_prompt else prompt
         messages = [{"role": "user", "content": prompt}]
+        if self.system_prompt and self.system_role:
+            try:
+                return tok.apply_chat_template([{"role": "system", "content": self.system_prompt}] + messages,
+                                               tokenize=False, add_generation_prompt=True)
+            except Exception:  # noqa: BLE001 - the template rejects a system role: fold it in below
+                pass
         if self.system_prompt:
-            messages.insert(0, {"role": "system", "content": self.system_prompt})
-        try:
-            return tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
-        except Exception:  # noqa: BLE001 - templates that reject a system role (gemma) get it folded in
-            if not self.system_prompt:
-                raise
-            folded = [{"role": "user", "content": f"{self.system_prompt}\n\n{prompt}"}]
-            return tok.apply_chat_template(folded, tokenize=False, add_generation_prompt=True)
+            messages = [{"role": "user", "content": f"{self.system_prompt}\n\n{prompt}"}]
+        return tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
 
-    def generate_texts(self, prompts: list[str], *, max_new_tokens: int = 32, temperature: float = 0.0,
-                       top_p: float = 1.0, seed: Optional[int] = None) -> list[str]:
+    # ------------------------------------------------------------------ generation
+    def generate_samples(self, prompts: list[str], seeds: list[int], params: SamplingParams) -> list[Sample]:
+        out: list[Sample] = []
+        start = 0
+        while start < len(prompts):
+            size = min(self.batch_size, len(prompts) - start)
+            try:
+                out.extend(self._batch(prompts[start:start + size], seeds[start:start + size], params))
+                start += size
+            except Exception as exc:  # noqa: BLE001
+                if not _is_oom(exc) or size == 1:
+                    raise
+                self.batch_size = max(1, size // 2)
+                self.log(f"{self.name}: out of GPU memory at batch {size}; retrying with batch {self.batch_size}")
+                _empty_cuda_cache()
+        return out
+
+    def _batch(self, prompts: list[str], seeds: list[int], params: SamplingParams) -> list[Sample]:
+        import torch
+        from transformers import LogitsProcessorList
+
+        device = next(self.model.parameters()).device
+        enc = self.tokenizer([self.render(p) for p in prompts], return_tensors="pt", padding=True,
+                             add_special_tokens=False).to(device)
+        kwargs = dict(max_new_tokens=params.max_new_tokens, do_sample=False, pad_token_id=self.tokenizer.pad_token_id,
+                      temperature=None, top_p=None, top_k=None)
+        if params.do_sample and params.temperature > 0:
+            gens = [torch.Generator().manual_seed(int(s)) for s in seeds]
+            kwargs["logits_processor"] = LogitsProcessorList([_seeded_sampler(gens, params.temperature, params.top_p)])
+        t0 = time.perf_counter()
+        with torch.inference_mode():
+            gen = self.model.generate(**enc, **kwargs)
+        latency = time.perf_counter() - t0
+        new = gen[:, enc["input_ids"].shape[1]:]
+        texts = self.tokenizer.batch_decode(new, skip_special_tokens=True)
+        prompt_tokens = enc["attention_mask"].sum(dim=1).tolist()
+        stop = {self.tokenizer.pad_token_id, self.tokenizer.eos_token_id}
+        out_tokens = [int(sum(1 for t in row.tolist() if t not in stop)) for row in new]
+        return [Sample(t, int(p), o, latency) for t, p, o in zip(texts, prompt_tokens, out_tokens)]
+
+
+def _is_oom(exc: Exception) -> bool:
+    try:
         import torch
 
-        if seed is not None:
-            torch.manual_seed(seed)
-        out: list[str] = []
-        device = next(self.model.parameters()).device
-        for start in range(0, len(prompts), self.batch_size):
-            chunk = [self.render(p) for p in prompts[start : start + self.batch_size]]
-            enc = self.tokenizer(chunk, return_tensors="pt", padding=True, add_special_tokens=False).to(device)
-            sample = temperature > 0
-            kwargs = dict(max_new_tokens=max_new_tokens, do_sample=sample, pad_token_id=self.tokenizer.pad_token_id)
-            if sample:
-                kwargs.update(temperature=temperature, top_p=top_p)
-            t0 = time.perf_counter()
-            with torch.inference_mode():
-                gen = self.model.generate(**enc, **kwargs)
-            self.last_latency_s = time.perf_counter() - t0
-            new = gen[:, enc["input_ids"].shape[1]:]
-            out.extend(self.tokenizer.batch_decode(new, skip_special_tokens=True))
-        return out
+        if isinstance(exc, torch.cuda.OutOfMemoryError):
+            return True
+    except Exception:  # noqa: BLE001
+        pass
+    return "out of memory" in str(exc).lower() and "cuda" in str(exc).lower()
+
+
+def _empty_cuda_cache() -> None:
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+    except Exception:  # noqa: BLE001
+        pass

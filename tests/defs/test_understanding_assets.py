@@ -12,6 +12,7 @@ from fairness_assets.defs.reference import assets as ref
 from fairness_assets.defs.understanding import assets as und
 from resources import database as D
 from resources.settings import AuditGridResource, GenerationSourceResource, ParseQualityResource, ReferenceDataResource
+from resources.llm.resource import LLMResource
 from resources.tagger import SubjectTaggerResource
 
 GOOD = json.dumps([{"university": "MIT", "program": "MSc Computer Science", "country": "USA"},
@@ -35,7 +36,7 @@ def run(tmp_path, path, key="m1|base", **quality):
     instance.add_dynamic_partitions(MODEL_PARTITIONS.name, [key.split("|")[0]])
     database = D.ResultsDatabase(url=f"sqlite:///{tmp_path / 'r.db'}")
     result = dg.materialize(
-        [ref.qs_corpus, gen.generations, und.recommendations, und.subject_tags],
+        [ref.qs_corpus, ref.profiles, ref.prompts, gen.generations, und.recommendations, und.subject_tags],
         instance=instance,
         partition_key=key,
         raise_on_error=False,
@@ -44,6 +45,7 @@ def run(tmp_path, path, key="m1|base", **quality):
             "reference": ReferenceDataResource(), "audit_grid": AuditGridResource(),
             "generation_source": GenerationSourceResource(responses_path=str(path)),
             "subject_tagger": SubjectTaggerResource(), "parse_quality": ParseQualityResource(**quality),
+            "llm": LLMResource(),
         },
     )
     checks = {c.check_name: c for c in result.get_asset_check_evaluations()}

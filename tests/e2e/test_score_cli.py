@@ -21,6 +21,7 @@ from fairness_assets.defs.understanding import assets as und
 from resources import database as D
 from resources.settings import (AuditGridResource, DATA_DIR, DEMO_CORPUS, GenerationSourceResource,
                                 ParseQualityResource, ReferenceDataResource, ScoringResource)
+from resources.llm.resource import LLMResource
 from resources.tagger import SubjectTaggerResource
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -48,9 +49,10 @@ def test_cli_and_assets_give_identical_tables(tmp_path):
         "reference": ReferenceDataResource(corpus_path=str(DEMO_CORPUS)), "audit_grid": AuditGridResource(),
         "generation_source": GenerationSourceResource(responses_path=str(EXAMPLE)),
         "subject_tagger": SubjectTaggerResource(), "parse_quality": ParseQualityResource(min_parse_rate=0.5, max_group_gap=1),
-        "scoring": ScoringResource(),
+        "scoring": ScoringResource(), "llm": LLMResource(),
     }
-    assets = [ref.qs_corpus, ref.country_geography, ref.capital_distances, gen.generations, und.recommendations,
+    assets = [ref.qs_corpus, ref.country_geography, ref.capital_distances, ref.profiles, ref.prompts,
+              gen.generations, und.recommendations,
               sco.scores, sco.base_vs_regional]
     for template in ("base", "regional", "academic", "gender_only"):
         result = dg.materialize(assets[:-1], instance=instance, partition_key=f"example-model|{template}", resources=resources)

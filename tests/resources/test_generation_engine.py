@@ -1,0 +1,166 @@
+"""The generation engine with a tiny random model: seeds, resume after a crash, registry errors,
+the OpenAI-compatible backend against a real local server."""
+
+import os
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="the llm extra (torch, transformers) is not installed")
+
+from fairness_assets.core.generation import plan_samples, sample_seed  # noqa: E402
+from resources import database as D  # noqa: E402
+from resources.llm.base import ModelUnavailableError, SamplingParams  # noqa: E402
+from resources.llm.openai_backend import OpenAIClient  # noqa: E402
+from resources.llm.resource import LLMResource  # noqa: E402
+from resources.llm.transformers_backend import TransformersClient, _seeded_sampler  # noqa: E402
+from tests.helpers.engine import materialize, write_registry  # noqa: E402
+from tests.helpers.tiny_model import build_tiny_model  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    return build_tiny_model(tmp_path_factory.mktemp("tiny") / "model")
+
+
+def test_seeded_sampling_does_not_depend_on_batch_companions():
+    torch.manual_seed(0)
+    row = torch.randn(1, 50)
+    others = torch.randn(3, 50)
+    alone = _seeded_sampler([torch.Generator().manual_seed(7)], 0.8, 0.95)(None, row)
+    together = _seeded_sampler([torch.Generator().manual_seed(7)] + [torch.Generator().manual_seed(i) for i in range(3)],
+                               0.8, 0.95)(None, torch.cat([row, others]))
+    assert alone.argmax(-1).item() == together[0].argmax(-1).item()
+    assert torch.isinf(alone).sum().item() == 49  # one-hot: the greedy step takes the sampled token
+
+
+def test_top_p_keeps_the_nucleus_only():
+    logits = torch.log(torch.tensor([[0.6, 0.3, 0.05, 0.05]]))
+    picks = {_seeded_sampler([torch.Generator().manual_seed(s)], 1.0, 0.8)(None, logits).argmax(-1).item()
+             for s in range(200)}
+    assert picks == {0, 1}
+
+
+def test_same_seed_same_text(tiny):
+    client = TransformersClient.load(tiny, device="cpu", batch_size=3)
+    params = SamplingParams(temperature=0.9, top_p=0.95, max_new_tokens=12)
+    a = client.generate_samples(["hello", "world", "again"], [1, 2, 3], params)
+    b = client.generate_samples(["hello", "world", "again"], [1, 2, 3], params)
+    assert [s.text for s in a] == [s.text for s in b]
+    assert all(s.output_tokens is not None and s.prompt_tokens > 0 for s in a)
+
+
+def test_engine_generates_the_grid_with_seeds(tmp_path, tiny):
+    registry = write_registry(tmp_path, tiny)
+    url = f"sqlite:///{tmp_path / 'r.db'}"
+    result = materialize(url, registry, runs=2)
+    assert result.success
+    rows = D.ResultsDatabase(url=url).read_rows(D.Generation, ["tiny|base"])
+    assert len(rows) == 12 * 2 and rows["response_id"].is_unique
+    r = rows.iloc[0]
+    assert r["seed"] == sample_seed("tiny", "base", r["profile_id"], r["run"])
+    assert r["backend"] == "transformers" and r["model_source"] == str(tiny)
+    assert r["prompt"].endswith('"university", "program" and "country".') and r["output_tokens"] >= 0
+    assert '"temperature": 0.75' in r["decoding_json"] and '"max_new_tokens": 8' in r["decoding_json"]
+    # a rerun generates nothing new
+    assert materialize(url, registry, runs=2).success
+    assert len(D.ResultsDatabase(url=url).read_rows(D.Generation, ["tiny|base"])) == 24
+
+
+def test_crash_midway_then_resume_without_duplicates(tmp_path, tiny):
+    registry = write_registry(tmp_path, tiny)
+    db = tmp_path / "r.db"
+    url = f"sqlite:///{db}"
+    cmd = [sys.executable, "-m", "tests.helpers.engine", url, str(registry), "4"]  # 12 profiles x 4 runs = 48
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    stored = 0
+    deadline = time.time() + 240
+    while time.time() < deadline and proc.poll() is None:
+        try:
+            with sqlite3.connect(db) as conn:
+                stored = conn.execute("select count(*) from generation").fetchone()[0]
+        except sqlite3.OperationalError:
+            stored = 0
+        if stored >= 5:
+            os.killpg(proc.pid, signal.SIGKILL)  # a crash, not a clean stop
+            break
+        time.sleep(0.05)
+    proc.wait(timeout=30)
+    with sqlite3.connect(db) as conn:
+        before = dict(conn.execute("select response_id, response from generation").fetchall())
+    assert 5 <= len(before) < 48, f"the run was not killed midway ({len(before)} rows)"
+    assert subprocess.run(cmd, cwd=ROOT, capture_output=True, timeout=600).returncode == 0
+    with sqlite3.connect(db) as conn:
+        after = conn.execute("select response_id, response from generation where partition_key = 'tiny|base'").fetchall()
+    ids = [r[0] for r in after]
+    assert len(ids) == 48 and len(set(ids)) == 48
+    assert all(dict(after)[k] == v for k, v in before.items())  # nothing regenerated
+
+
+def test_registry_errors_name_the_model_and_the_places_tried(tmp_path, tiny):
+    registry = write_registry(tmp_path, tiny, {
+        "gone": {"source": str(tmp_path / "nowhere"), "backend": "transformers"},
+        "endpoint": {"source": "m", "backend": "openai", "base_url": "http://127.0.0.1:9/v1"},
+    })
+    llm = LLMResource(registry_path=str(registry))
+    with pytest.raises(ModelUnavailableError, match="'nope' is not in the registry"):
+        llm.check("nope")
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    try:
+        with pytest.raises(ModelUnavailableError, match=r"'gone': weights not found; tried \['local path .*nowhere', 'Hugging Face cache"):
+            llm.check("gone")
+    finally:
+        del os.environ["HF_HUB_OFFLINE"]
+    with pytest.raises(ModelUnavailableError, match="endpoint http://127.0.0.1:9/v1 unreachable"):
+        llm.check("endpoint")
+    # the engine refuses before generating anything
+    url = f"sqlite:///{tmp_path / 'r.db'}"
+    result = materialize(url, registry, model="endpoint")
+    assert not result.success
+    assert D.ResultsDatabase(url=url).count(D.Generation) == 0
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_openai_backend_against_a_real_local_server(tmp_path, tiny):
+    pytest.importorskip("fastapi", reason="`transformers serve` needs transformers[serving] (dev extra)")
+    port = _free_port()
+    server = subprocess.Popen([str(Path(sys.executable).parent / "transformers"), "serve", str(tiny), "--host",
+                               "127.0.0.1", "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              start_new_session=True)
+    try:
+        client = OpenAIClient(f"http://127.0.0.1:{port}/v1", str(tiny), name="tiny-http", max_concurrency=3, max_retries=8)
+        deadline = time.time() + 120
+        while True:
+            try:
+                assert str(tiny) in client.check()
+                break
+            except ModelUnavailableError:
+                if time.time() > deadline:
+                    raise
+                time.sleep(1)
+        samples = client.generate_samples(["hello", "world", "third", "fourth"], [1, 2, 3, 4],
+                                          SamplingParams(temperature=0.7, max_new_tokens=6))
+        assert len(samples) == 4 and all(isinstance(s.text, str) for s in samples)
+        assert all(s.output_tokens == 6 or s.output_tokens is None or s.output_tokens <= 6 for s in samples)
+        registry = write_registry(tmp_path, tiny, {"tiny-http": {"source": str(tiny), "backend": "openai",
+                                                                  "base_url": f"http://127.0.0.1:{port}/v1"}})
+        url = f"sqlite:///{tmp_path / 'r.db'}"
+        assert materialize(url, registry, runs=1, model="tiny-http").success
+        rows = D.ResultsDatabase(url=url).read_rows(D.Generation, ["tiny-http|base"])
+        assert len(rows) == 12 and set(rows["backend"]) == {"openai"}
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=30)
