@@ -101,6 +101,7 @@ class AuditConfig:
     templates: tuple[str, ...]
     runs: int
     models: tuple[str, ...]
+    quality: tuple[tuple[str, float], ...] = ()  # parse-quality thresholds the preset sets
 
     @property
     def config_hash(self) -> str:
@@ -149,6 +150,7 @@ class AuditGridResource(ConfigurableResource):
             templates=tuple(pick("templates")),
             runs=int(pick("runs")),
             models=tuple(pick("models")),
+            quality=tuple(sorted((base.get("quality") or {}).items())),
         )
         if cfg.runs < 1:
             raise ConfigError(f"runs must be at least 1, got {cfg.runs}")
@@ -205,9 +207,13 @@ class ParseQualityResource(ConfigurableResource):
     min_country_resolved: Optional[float] = Field(default=None, description="Minimum share of items with a country.")
     max_group_gap: Optional[float] = Field(default=None, description="Maximum parse/match-rate gap between groups.")
 
-    def thresholds(self) -> dict[str, Optional[float]]:
-        return {k: getattr(self, k) for k in ("min_parse_rate", "min_three_items_share", "min_match_rate",
-                                               "min_country_resolved", "max_group_gap")}
+    def thresholds(self, preset_quality: Optional[dict] = None) -> dict[str, Optional[float]]:
+        """Thresholds in force: this resource's values, else the preset's, else the suite's defaults."""
+        out = dict(preset_quality or {})
+        for k in ("min_parse_rate", "min_three_items_share", "min_match_rate", "min_country_resolved", "max_group_gap"):
+            if getattr(self, k) is not None:
+                out[k] = getattr(self, k)
+        return out
 
 
 EXAMPLE_RESPONSES = DATA_DIR / "examples" / "demo_responses.jsonl"

@@ -129,28 +129,25 @@ def load_overrides(path: str | Path) -> dict[str, tuple[str, ...]]:
 
 # ----------------------------------------------------------------------------- LLM few-shot tagger
 FEW_SHOT_EXAMPLES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("Biomedical Engineering", (ENG, LIFE)),
     ("MSc Computer Science", (ENG,)),
     ("Master of Public Health", (LIFE,)),
-    ("MBA", (SOC,)),
     ("MA in History", (ARTS,)),
     ("MSc Physics", (NAT,)),
-    ("Biomedical Engineering", (ENG, LIFE)),
-    ("Master of Environmental Science and Policy", (NAT, SOC)),
+    ("MBA", (SOC,)),
 )
 
 
-def few_shot_prompt(program: str) -> str:
-    """The prompt that asks an LLM for the QS areas of one program name."""
-    lines = [
-        "Classify a Master's program into one or more of these QS broad subject areas: "
-        + "; ".join(QS_AREAS) + ".",
-        'Answer with a JSON list of area names only, e.g. ["Engineering & Technology"].',
-        "",
-    ]
+def few_shot_prompt(program: str) -> list[dict]:
+    """A few-shot chat (system instruction, example turns, the program) asking for the QS areas."""
+    messages = [{"role": "system", "content": (
+        "You classify Master's programs into the QS broad subject areas: " + "; ".join(QS_AREAS) + ". "
+        "Answer with a JSON list holding the one area the program belongs to, or two when it is clearly "
+        "interdisciplinary, and nothing else.")}]
     for name, areas in FEW_SHOT_EXAMPLES:
-        lines += [f"Program: {name}", f"Areas: {json.dumps(list(areas))}", ""]
-    lines += [f"Program: {program}", "Areas:"]
-    return "\n".join(lines)
+        messages += [{"role": "user", "content": name}, {"role": "assistant", "content": json.dumps(list(areas))}]
+    messages.append({"role": "user", "content": program})
+    return messages
 
 
 _AREA_ALIASES = {

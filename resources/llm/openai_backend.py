@@ -66,7 +66,13 @@ class OpenAIClient(TextsFromSamples):
         return [m.get("id", "") for m in listing.get("data", [])]
 
     # ------------------------------------------------------------------ generation
-    def _messages(self, prompt: str) -> list[dict]:
+    def _messages(self, prompt) -> list[dict]:
+        if isinstance(prompt, list):  # already a chat
+            if prompt and prompt[0]["role"] == "system" and not self.system_role:
+                rest = list(prompt[1:])
+                rest[0] = {**rest[0], "content": f"{prompt[0]['content']}\n\n{rest[0]['content']}"}
+                return rest
+            return prompt
         if self.system_prompt and self.system_role:
             return [{"role": "system", "content": self.system_prompt}, {"role": "user", "content": prompt}]
         if self.system_prompt:

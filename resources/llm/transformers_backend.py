@@ -89,9 +89,11 @@ class TransformersClient(TextsFromSamples):
                    system_role=system_role, model_source=str(path), model_revision=model_revision or revision, log=log)
 
     # ------------------------------------------------------------------ prompts
-    def render(self, prompt: str) -> str:
-        """The prompt in the model's chat format (plain text when it has no template)."""
+    def render(self, prompt) -> str:
+        """The prompt (a string, or a list of chat messages) in the model's chat format."""
         tok = self.tokenizer
+        if isinstance(prompt, list):
+            return self._render_messages(prompt)
         if not getattr(tok, "chat_template", None):
             return f"{self.system_prompt}\n\n{prompt}" if self.system_prompt else prompt
         messages = [{"role": "user", "content": prompt}]
@@ -103,6 +105,16 @@ class TransformersClient(TextsFromSamples):
                 pass
         if self.system_prompt:
             messages = [{"role": "user", "content": f"{self.system_prompt}\n\n{prompt}"}]
+        return tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+
+    def _render_messages(self, messages: list[dict]) -> str:
+        tok = self.tokenizer
+        if not getattr(tok, "chat_template", None):
+            return "\n\n".join(m["content"] for m in messages)
+        if messages and messages[0]["role"] == "system" and not self.system_role:
+            system, rest = messages[0]["content"], list(messages[1:])
+            rest[0] = {**rest[0], "content": f"{system}\n\n{rest[0]['content']}"}
+            messages = rest
         return tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
 
     # ------------------------------------------------------------------ generation

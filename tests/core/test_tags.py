@@ -50,8 +50,10 @@ def test_bad_override_names_the_line(tmp_path):
 
 
 def test_llm_prompt_and_answers():
-    prompt = T.few_shot_prompt("MSc Robotics")
-    assert prompt.endswith("Program: MSc Robotics\nAreas:") and "Biomedical Engineering" in prompt
+    chat = T.few_shot_prompt("MSc Robotics")
+    assert chat[0]["role"] == "system" and "Natural Sciences" in chat[0]["content"]
+    assert chat[-1] == {"role": "user", "content": "MSc Robotics"}
+    assert {"role": "assistant", "content": '["Engineering & Technology", "Life Sciences & Medicine"]'} in chat
     assert T.parse_llm_tags(' ["Engineering & Technology", "Life Sciences and Medicine"]\n\nProgram: x') == (T.ENG, T.LIFE)
     assert T.parse_llm_tags("Natural Sciences") == (T.NAT,)
     assert T.parse_llm_tags("I think it is about robots") is None

@@ -18,7 +18,7 @@ class ScriptedClient:
 
     def generate_texts(self, prompts, *, max_new_tokens=32, temperature=0.0, top_p=1.0, seed=None):
         self.prompts += prompts
-        return [self.answers.get(p.rsplit("Program: ", 1)[1].split("\n")[0], "no idea") for p in prompts]
+        return [self.answers.get(p[-1]["content"], "no idea") for p in prompts]
 
 
 def test_rules_tagger_with_overrides_and_cache(tmp_path):
@@ -41,7 +41,7 @@ def test_llm_tagger_parses_answers_and_falls_back(tmp_path):
     assert got["robotics"] == ((T.ENG,), "llm")
     assert got["global health policy"] == ((T.LIFE, T.SOC), "llm")
     assert got["history"] == ((T.ARTS,), "llm-fallback-rules")  # the client had no answer
-    assert all(p.startswith("Classify a Master's program") for p in client.prompts)
+    assert all(p[0]["role"] == "system" and "QS broad subject areas" in p[0]["content"] for p in client.prompts)
     # LLM answers are cached under the tagger's own name; fallbacks are not
     assert db.read_tag_cache("llm-fewshot-1:scripted", ["robotics", "history"]) == {"robotics": (T.ENG,)}
 
@@ -71,3 +71,20 @@ def test_llm_tagger_through_a_real_transformers_model(tmp_path):
         assert source in ("llm", "llm-fallback-rules")
         if source == "llm-fallback-rules":
             assert tags == expected
+
+
+@pytest.mark.slow
+def test_llm_tagger_with_the_built_in_model(tmp_path):
+    """The few-shot tagger with the real built-in CPU model (Qwen2.5-Coder-0.5B-Instruct from PyPI)."""
+    pytest.importorskip("torch", reason="the llm extra (torch, transformers) is not installed")
+    from resources.llm.resource import LLMResource
+
+    client = LLMResource(device="cpu", batch_size=8).client("qwen2.5-0.5b-demo")
+    db = D.ResultsDatabase(url=f"sqlite:///{tmp_path / 'r.db'}")
+    tagger = SubjectTaggerResource(method="llm", llm_model="qwen2.5-0.5b-demo", overrides_path="")
+    programs = ["MSc Computer Science", "Master of Public Health", "MA History", "MSc Physics", "MEng Mechanical Engineering"]
+    out = tagger.tag(programs, db, client=client).set_index("program_norm")
+    assert (out["source"] == "llm").sum() >= 4  # the model answered with area names
+    agree = sum(tuple(out.loc[T.normalize_program(p), "tags"]) == T.tag_rules(p) for p in programs)
+    assert agree >= 4, out
+    assert all(set(t) <= set(T.QS_AREAS) and t for t in out["tags"])

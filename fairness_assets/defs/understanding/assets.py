@@ -14,7 +14,7 @@ from expectations.runner import load_suite, run_suite
 from fairness_assets.core import match as match_core
 from fairness_assets.core import quality, understanding
 from resources.database import ResultsDatabase
-from resources.settings import ParseQualityResource, ReferenceDataResource
+from resources.settings import AuditGridResource, ParseQualityResource, ReferenceDataResource
 from resources.tagger import SubjectTaggerResource
 
 from ..metadata import preview, table_md
@@ -40,7 +40,7 @@ def university_index(qs_corpus: pd.DataFrame, reference: ReferenceDataResource) 
     return _index(str(qs_corpus["corpus_sha256"].iloc[0]), reference.university_aliases_path, rows)
 
 
-def quality_outcomes(recs: pd.DataFrame, quality_cfg: ParseQualityResource):
+def quality_outcomes(recs: pd.DataFrame, quality_cfg: ParseQualityResource, preset_quality: dict | None = None):
     """Run the suite per partition; a check passes when every partition passes."""
     suite = load_suite(quality_cfg.suite)
     per_partition = {}
@@ -49,7 +49,7 @@ def quality_outcomes(recs: pd.DataFrame, quality_cfg: ParseQualityResource):
         items = quality.item_frame(part)
         gaps = quality.group_gaps(quality.group_rates(responses, items))
         per_partition[key] = run_suite(suite, {"responses": responses, "items": items, "gaps": gaps},
-                                       quality_cfg.thresholds())
+                                       quality_cfg.thresholds(preset_quality))
     return suite, per_partition
 
 
@@ -98,6 +98,7 @@ def recommendations(
     reference: ReferenceDataResource,
     subject_tagger: SubjectTaggerResource,
     parse_quality: ParseQualityResource,
+    audit_grid: AuditGridResource,
     database: ResultsDatabase,
 ):
     resolver = resolver_for(reference)
@@ -109,7 +110,7 @@ def recommendations(
         tag_fn=lambda programs: subject_tagger.tag(programs, database),
         progress=lambda done, n: context.log.info(f"parsed {done}/{n} distinct responses"),
     )
-    suite, per_partition = quality_outcomes(recs, parse_quality)
+    suite, per_partition = quality_outcomes(recs, parse_quality, dict(audit_grid.resolve().quality))
     items = recs[recs["university_text"].notna()]
     rates = quality.group_rates(quality.response_frame(recs), quality.item_frame(recs))
     unmatched = items[items["university_id"].isna()]["university_text"].value_counts().head(25)
