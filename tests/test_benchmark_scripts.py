@@ -1,0 +1,25 @@
+"""The GPU throughput script runs (CPU-sized variant): no GPU is lent to every task, so CI runs
+the same code path on a tiny Llama on the CPU and checks its report."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_gpu_throughput_script_cpu_variant(tmp_path):
+    pytest.importorskip("torch", reason="the llm extra (torch, transformers) is not installed")
+    out = tmp_path / "r.json"
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "gpu_throughput.py"), "--tiny", "--device", "cpu",
+                           "--prompt-len", "20", "--new-tokens", "8", "--n", "3", "--prompts", "1,2", "--out", str(out)],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    r = json.loads(out.read_text())
+    assert [x["sequences"] for x in r["runs"]] == [3, 6]
+    assert all(x["output_tokens"] == x["sequences"] * 8 for x in r["runs"])  # min_new_tokens: full length
+    assert r["best_tokens_per_s"] > 0 and r["study_generations_per_model"] == 11260
+    assert r["projected_three_model_minutes"] == pytest.approx(3 * r["projected_study_minutes_per_model"])
