@@ -36,6 +36,8 @@ class LLMResource(ConfigurableResource):
     batch_size: int = Field(default=0, description="Prompts per batch; 0: 16 on CPU, 64 on GPU (halved on OOM).")
     api_key: str = Field(default="", description="API key for openai endpoints (pass an EnvVar).")
     max_concurrency: int = Field(default=8, description="Concurrent requests to an openai endpoint.")
+    continuous_batching: bool = Field(default=False, description="transformers generate_batch where supported "
+                                      "(one random stream: per-sample seeds no longer hold).")
     _clients: dict = PrivateAttr(default_factory=dict)
 
     def registry(self) -> dict[str, ModelSpec]:
@@ -102,10 +104,12 @@ class LLMResource(ConfigurableResource):
 
                 path = builtin_checkpoint(name, list(spec.parts), spec.sha256 or "", spec.gguf_file or f"{name}.gguf", log)
                 client = TransformersClient.load(path, device=self.device, name=name, batch_size=batch,
-                                                 system_role=spec.system_role, model_revision=f"sha256:{spec.sha256}", log=log)
+                                                 system_role=spec.system_role, model_revision=f"sha256:{spec.sha256}", log=log,
+                                                 continuous_batching=self.continuous_batching)
             else:
                 client = TransformersClient.load(spec.source, gguf_file=spec.gguf_file, device=self.device, name=name,
-                                                 batch_size=batch, revision=revision, system_role=spec.system_role, log=log)
+                                                 batch_size=batch, revision=revision, system_role=spec.system_role, log=log,
+                                                 continuous_batching=self.continuous_batching)
         self._clients[name] = client
         return client
 

@@ -64,8 +64,10 @@ class TransformersClient(TextsFromSamples):
 
     def __init__(self, model, tokenizer, name: str = "transformers", batch_size: int = 8,
                  system_prompt: Optional[str] = None, system_role: bool = True,
-                 model_source: str = "", model_revision: Optional[str] = None, log=None):
+                 model_source: str = "", model_revision: Optional[str] = None, log=None,
+                 continuous_batching: bool = False):
         self.model = model
+        self.continuous_batching = continuous_batching
         self.tokenizer = tokenizer
         self.name = name
         self.batch_size = batch_size
@@ -81,7 +83,8 @@ class TransformersClient(TextsFromSamples):
     @classmethod
     def load(cls, path: str | Path, *, gguf_file: Optional[str] = None, device: Optional[str] = None,
              name: Optional[str] = None, batch_size: int = 8, revision: Optional[str] = None,
-             system_role: bool = True, model_revision: Optional[str] = None, log=None) -> "TransformersClient":
+             system_role: bool = True, model_revision: Optional[str] = None, log=None,
+             continuous_batching: bool = False) -> "TransformersClient":
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -98,7 +101,8 @@ class TransformersClient(TextsFromSamples):
             model = AutoModelForCausalLM.from_pretrained(str(path), dtype=dtype, **kwargs).to(device)
         model.eval()
         return cls(model, tokenizer, name=name or Path(str(path)).name, batch_size=batch_size,
-                   system_role=system_role, model_source=str(path), model_revision=model_revision or revision, log=log)
+                   system_role=system_role, model_source=str(path), model_revision=model_revision or revision, log=log,
+                   continuous_batching=continuous_batching)
 
     # ------------------------------------------------------------------ prompts
     def render(self, prompt) -> str:
@@ -131,6 +135,10 @@ class TransformersClient(TextsFromSamples):
 
     # ------------------------------------------------------------------ generation
     def generate_samples(self, prompts: list[str], seeds: list[int], params: SamplingParams) -> list[Sample]:
+        if self.continuous_batching:
+            result = self._continuous(prompts, seeds, params)
+            if result is not None:
+                return result
         out: list[Sample] = []
         start = 0
         while start < len(prompts):
@@ -168,6 +176,40 @@ class TransformersClient(TextsFromSamples):
         stop = {self.tokenizer.pad_token_id, self.tokenizer.eos_token_id}
         out_tokens = [int(sum(1 for t in row.tolist() if t not in stop)) for row in new]
         return [Sample(t, int(p), o, latency) for t, p, o in zip(texts, prompt_tokens, out_tokens)]
+
+
+    def _continuous(self, prompts: list[str], seeds: list[int], params: SamplingParams) -> Optional[list[Sample]]:
+        """transformers' continuous batching (``generate_batch``), where the model and device
+        support it. It samples from one random stream (seeded with the first sample's seed), so
+        samples are reproducible only for the same set of prompts; on failure the static path runs."""
+        import torch
+        from transformers import GenerationConfig
+
+        if not hasattr(self.model, "generate_batch"):
+            self.log(f"{self.name}: this transformers has no generate_batch; using static batches")
+            self.continuous_batching = False
+            return None
+        ids = [self.tokenizer(self.render(p), add_special_tokens=False).input_ids for p in prompts]
+        cfg = GenerationConfig(max_new_tokens=params.max_new_tokens, do_sample=params.do_sample,
+                               temperature=params.temperature if params.do_sample else None,
+                               top_p=params.top_p if params.do_sample else None,
+                               eos_token_id=self.tokenizer.eos_token_id, pad_token_id=self.tokenizer.pad_token_id)
+        torch.manual_seed(int(seeds[0]) if seeds else 0)
+        t0 = time.perf_counter()
+        try:
+            outputs = self.model.generate_batch(ids, generation_config=cfg, progress_bar=False)
+        except Exception as exc:  # noqa: BLE001 - unsupported model/device: fall back
+            self.log(f"{self.name}: continuous batching unavailable ({type(exc).__name__}: {exc}); using static batches")
+            self.continuous_batching = False
+            return None
+        latency = time.perf_counter() - t0
+        ordered = sorted(outputs.values(), key=lambda o: int(str(o.request_id).rsplit("_", 1)[-1]))
+        if len(ordered) != len(prompts) or any(getattr(o, "error", None) or not o.generated_tokens for o in ordered):
+            self.log(f"{self.name}: continuous batching failed on this model/device; using static batches")
+            self.continuous_batching = False
+            return None
+        return [Sample(self.tokenizer.decode(o.generated_tokens, skip_special_tokens=True), len(i),
+                       len(o.generated_tokens), latency) for o, i in zip(ordered, ids)]
 
 
 def _is_oom(exc: Exception) -> bool:
