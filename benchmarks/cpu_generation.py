@@ -19,7 +19,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from _doc import write_section  # noqa: E402
 from fairness_assets.core import profiles, prompts  # noqa: E402
 from resources.llm.base import SamplingParams  # noqa: E402
 from resources.llm.resource import LLMResource  # noqa: E402
@@ -62,10 +64,7 @@ def main() -> None:
 
 
 def write_doc(r: dict) -> None:
-    doc = ROOT / "docs" / "benchmarks.md"
-    text = doc.read_text(encoding="utf-8") if doc.exists() else "# Benchmarks\n"
-    section = (
-        "## CPU generation, built-in model\n\n"
+    write_section("CPU generation, built-in model", (
         f"`benchmarks/cpu_generation.py`, {date.today().isoformat()}, {platform.machine()}, {os.cpu_count()} cores, "
         f"torch CPU, fp32. Qwen2.5-Coder-0.5B-Instruct (the built-in model), {r['prompts']} prompts of the base "
         f"template, up to {r['new_tokens']} new tokens, temperature 0.75, top-p 0.95, per-sample seeds; both modes in "
@@ -76,14 +75,7 @@ def write_doc(r: dict) -> None:
         f"Batched / single: **{r['ratio']:.1f}x** (target >= 2x). {r['same_text']} of {r['prompts']} answers are "
         "identical in both modes (per-sample seeds; padding in a batch can change the floating-point sums and so a "
         "near-tied token).\n"
-    )
-    start = text.find("## CPU generation")
-    if start >= 0:
-        end = text.find("\n## ", start + 3)
-        text = text[:start] + section + (text[end + 1:] if end >= 0 else "")
-    else:
-        text = text.rstrip() + "\n\n" + section
-    doc.write_text(text, encoding="utf-8")
+    ))
 
 
 if __name__ == "__main__":

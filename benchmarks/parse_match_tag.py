@@ -27,7 +27,9 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from _doc import write_section  # noqa: E402
 from fairness_assets.core import corpus, geo, match, understanding  # noqa: E402
 from resources.settings import ALIASES_FILE, UNIVERSITY_ALIASES_FILE  # noqa: E402
 from resources.tagger import SubjectTaggerResource  # noqa: E402
@@ -131,10 +133,7 @@ def main() -> None:
 
 
 def write_doc(r: dict) -> None:
-    doc = ROOT / "docs" / "benchmarks.md"
-    text = doc.read_text(encoding="utf-8") if doc.exists() else "# Benchmarks\n"
-    section = (
-        "## Parse, match, tag\n\n"
+    write_section("Parse, match, tag", (
         f"`benchmarks/parse_match_tag.py`, {date.today().isoformat()}, {platform.processor() or platform.machine()}, "
         f"{os.cpu_count()} cores, Python {platform.python_version()}.\n\n"
         f"{r['items_written']:,} recommended items written into {r['responses']:,} synthetic responses (QS 2024 names "
@@ -152,14 +151,7 @@ def write_doc(r: dict) -> None:
         f"batched (one rapidfuzz `cdist` over all names needing fuzzy matching) {r['match_batched_s']:.2f} s vs one "
         f"`extract` per name {r['match_single_s']:.2f} s: **{r['match_single_s'] / r['match_batched_s']:.1f}x**; "
         "both give the same matches (asserted).\n"
-    )
-    start = text.find("## Parse, match, tag")
-    if start >= 0:
-        end = text.find("\n## ", start + 3)
-        text = text[:start] + section + (text[end + 1:] if end >= 0 else "")
-    else:
-        text = text.rstrip() + "\n\n" + section
-    doc.write_text(text, encoding="utf-8")
+    ))
 
 
 if __name__ == "__main__":

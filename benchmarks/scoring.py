@@ -26,7 +26,9 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from _doc import write_section  # noqa: E402
 from fairness_assets.core import corpus, geo, metrics, profiles  # noqa: E402
 from resources.settings import ALIASES_FILE, CAPITALS_FILE, load_preset  # noqa: E402
 
@@ -125,10 +127,7 @@ def main() -> None:
 
 
 def write_doc(r: dict) -> None:
-    doc = ROOT / "docs" / "benchmarks.md"
-    text = doc.read_text(encoding="utf-8") if doc.exists() else "# Benchmarks\n"
-    section = (
-        "## Scoring\n\n"
+    write_section("Scoring", (
         f"`benchmarks/scoring.py`, {date.today().isoformat()}, {platform.machine()}, {os.cpu_count()} cores, "
         f"Python {platform.python_version()}.\n\n"
         f"{r['items']:,} synthetic recommendations (QS 2024 corpus, skewed to the top, 90% matched; the study's 360 "
@@ -141,14 +140,7 @@ def write_doc(r: dict) -> None:
         f"| the same with plain per-row formulas | {r['per_row_s']:.3f} s |\n"
         f"| ratio, same run | **{r['per_row_s'] / r['vectorised_s']:.0f}x** |\n"
         f"| largest difference between the two | {r['max_abs_diff']:.1e} |\n"
-    )
-    start = text.find("## Scoring")
-    if start >= 0:
-        end = text.find("\n## ", start + 3)
-        text = text[:start] + section + (text[end + 1:] if end >= 0 else "")
-    else:
-        text = text.rstrip() + "\n\n" + section
-    doc.write_text(text, encoding="utf-8")
+    ))
 
 
 if __name__ == "__main__":

@@ -141,6 +141,7 @@ def score_file(responses: str, corpus_path: str, out: str, tagger: str = "rules"
             results[name].append(t[name].assign(model=model, template=template))
     written = {}
     for name, frames in results.items():
+        frames = [f for f in frames if not f.empty] or frames[:1]
         df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
         front = [c for c in ("model", "template") if c in df.columns]
         df = df[front + [c for c in df.columns if c not in front]]

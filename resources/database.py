@@ -326,6 +326,18 @@ class ResultsDatabase(ConfigurableResource):
             if not exists:
                 conn.execute(table.insert(), [prov.model_dump()])
 
+    def stamp(self, frame: pd.DataFrame, asset: str, **fields: Any) -> pd.DataFrame:
+        """Record the provenance of ``asset`` (see :func:`make_provenance`) and add its id, and
+        the corpus / config hash columns given, to every row of ``frame``."""
+        prov = make_provenance(asset, **fields)
+        self.record_provenance(prov)
+        out = frame.copy()
+        for col in ("corpus_sha256", "config_hash"):
+            if fields.get(col) is not None:
+                out[col] = fields[col]
+        out["provenance_id"] = prov.provenance_id
+        return out
+
     def replace_rows(
         self,
         model: Type[SQLModel],

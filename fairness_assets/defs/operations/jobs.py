@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import dagster as dg
 
-from ..partitions import AUDIT_PARTITIONS
-
 # The main job: everything that exists, on the configured preset (demo by default), for one
 # model x template partition.
 demo_audit = dg.define_asset_job(
     name="demo_audit",
     selection=dg.AssetSelection.all(),
-    partitions_def=AUDIT_PARTITIONS,
     description="Demo audit on the configured preset (demo by default): reference data now; "
     "generations, recommendations and metrics as those stages land.",
 )

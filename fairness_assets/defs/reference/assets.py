@@ -12,7 +12,7 @@ import pandas as pd
 
 from fairness_assets.core import corpus as corpus_core
 from fairness_assets.core import geo, profiles as profiles_core, prompts as prompts_core
-from resources.database import ResultsDatabase, make_provenance
+from resources.database import ResultsDatabase
 from resources.settings import AuditGridResource, ReferenceDataResource
 
 from ..metadata import preview, table_md
@@ -53,13 +53,8 @@ def qs_corpus(
     )
     for warning in report.warnings:
         context.log.warning(warning)
-    prov = make_provenance(
-        "qs_corpus", corpus_sha256=report.sha256, config_json={"rank_column": reference.rank_column,
-                                                              "rep": vars(rep), "path": str(path)}
-    )
-    database.record_provenance(prov)
-    universities["corpus_sha256"] = report.sha256
-    universities["provenance_id"] = prov.provenance_id
+    universities = database.stamp(universities, "qs_corpus", corpus_sha256=report.sha256, config_json={
+        "rank_column": reference.rank_column, "rep": vars(rep), "path": str(path)})
     return dg.Output(
         universities,
         metadata={
@@ -103,11 +98,8 @@ def country_geography(
     overrides = geo.load_capital_overrides(reference.capital_overrides_path) if reference.capital_overrides_path else {}
     table = geo.country_table(qs_corpus, nat, overrides)
     sha = str(qs_corpus["corpus_sha256"].iloc[0])
-    prov = make_provenance("country_geography", corpus_sha256=sha, config_hash=cfg.config_hash,
-                           config_json=cfg.as_json())
-    database.record_provenance(prov)
-    table["corpus_sha256"] = sha
-    table["provenance_id"] = prov.provenance_id
+    table = database.stamp(table, "country_geography", corpus_sha256=sha, config_json={
+        "grid": cfg.as_json(), "capital_overrides": {k: vars(v) for k, v in overrides.items()}})
     return dg.Output(
         table,
         metadata={
@@ -136,10 +128,7 @@ def capital_distances(
 ) -> dg.Output[pd.DataFrame]:
     dist = geo.capital_distance_matrix(country_geography)
     sha = str(country_geography["corpus_sha256"].iloc[0])
-    prov = make_provenance("capital_distances", corpus_sha256=sha, config_json={"method": "geopy.geodesic WGS-84"})
-    database.record_provenance(prov)
-    dist["corpus_sha256"] = sha
-    dist["provenance_id"] = prov.provenance_id
+    dist = database.stamp(dist, "capital_distances", corpus_sha256=sha, config_json={"method": "geopy.geodesic WGS-84"})
     off = dist[dist["from_iso3"] < dist["to_iso3"]]
     return dg.Output(
         dist,
@@ -176,10 +165,7 @@ def profiles(
     unresolved = table.loc[table["nationality"].notna() & table["nationality_iso3"].isna(), "nationality"]
     if len(unresolved):
         raise geo.CountryResolutionError(f"grid nationality name(s) {sorted(set(unresolved))!r} cannot be resolved")
-    prov = make_provenance("profiles", config_hash=cfg.config_hash, config_json=cfg.as_json())
-    database.record_provenance(prov)
-    table["config_hash"] = cfg.config_hash
-    table["provenance_id"] = prov.provenance_id
+    table = database.stamp(table, "profiles", config_hash=cfg.config_hash, config_json=cfg.as_json())
     counts = table["profile_set"].value_counts()
     return dg.Output(
         table,
@@ -214,15 +200,8 @@ def prompts(
     empty = [n for n in templates if n not in set(table["template"])]
     if empty:
         context.log.warning(f"template(s) {empty} have no profiles in this grid")
-    prov = make_provenance(
-        "prompts",
-        config_hash=cfg.config_hash,
-        config_json=cfg.as_json(),
-        template_hashes={n: t.sha256 for n, t in templates.items()},
-    )
-    database.record_provenance(prov)
-    table["config_hash"] = cfg.config_hash
-    table["provenance_id"] = prov.provenance_id
+    table = database.stamp(table, "prompts", config_hash=cfg.config_hash, config_json=cfg.as_json(),
+                           template_hashes={n: t.sha256 for n, t in templates.items()})
     return dg.Output(
         table,
         metadata={

@@ -63,7 +63,7 @@ def scores(
     students = {n: resolver.iso3(n) for n in recommendations["nationality"].dropna().unique()}
     dist = distance_matrix(capital_distances, recommendations, reference, students)
     prov = make_provenance("scores", corpus_sha256=str(qs_corpus["corpus_sha256"].iloc[0]), config_json=params.as_dict())
-    database.record_provenance(prov)
+    database.record_provenance(prov)  # one record for the three tables of the multi-asset
     items, grs, long, shown = [], [], [], {}
     for key, recs in recommendations.groupby("partition_key", sort=True):
         t = metrics.score_partition(recs, qs_corpus, dist, students, params)
