@@ -112,6 +112,33 @@ def _decode(data: bytes, path: str) -> tuple[str, str, list[str]]:
         ]
 
 
+_COLUMN_ALIASES = {
+    NAME_COLUMN: ("Institution Name", "Institution", "institution", "University", "Name"),
+    COUNTRY_COLUMN: ("Country", "Location", "Country/Territory", "location", "Country / Territory"),
+}
+
+
+def _canonical_columns(df: pd.DataFrame, rank_column: str, warnings: list[str], path: str):
+    """Other QS export years name columns differently ("Location", "2025 RANK"): map them,
+    saying so in the warnings; ambiguous or absent columns are left for the caller to report."""
+    folded = {c.casefold(): c for c in df.columns}
+    renames = {}
+    for canonical, aliases in _COLUMN_ALIASES.items():
+        if canonical in df.columns:
+            continue
+        found = next((folded[a.casefold()] for a in aliases if a.casefold() in folded), None)
+        if found is not None:
+            renames[found] = canonical
+            warnings.append(f"{path}: reading column {found!r} as {canonical!r}")
+    df = df.rename(columns=renames)
+    if rank_column not in df.columns:
+        ranks = sorted((c for c in df.columns if re.fullmatch(r"(?i)(\d{4}\s+)?rank", c)), reverse=True)
+        if ranks:
+            warnings.append(f"{path}: no {rank_column!r} column; reading {ranks[0]!r} as the rank")
+            df = df.rename(columns={ranks[0]: rank_column})
+    return df, rank_column
+
+
 def read_qs_export(
     path: str | Path,
     rank_column: str = RANK_COLUMN,
@@ -142,6 +169,7 @@ def read_qs_export(
     except pd.errors.ParserError as exc:
         raise CorpusError(f"{path}: not a readable CSV file ({exc})") from None
     df.columns = [str(c).strip() for c in df.columns]
+    df, rank_column = _canonical_columns(df, rank_column, warnings, path)
     required = (rank_column, NAME_COLUMN, COUNTRY_COLUMN)
     missing = [c for c in required if c not in df.columns]
     if missing:

@@ -170,3 +170,12 @@ def test_one_university_country_has_local_rep_one(tmp_path, resolve):
     assert ken["rep_local"] == 1.0 and ken["rep"] == 0.0
     assert list(unis[unis["iso3"] == "USA"]["rep_local"]) == [1.0, 0.0]
     assert countries.set_index("iso3").loc["KEN", "avail"] == pytest.approx(1 / 3)
+
+
+def test_other_export_years_column_names(tmp_path, resolve):
+    header = "2025 RANK,Previous Rank,Institution Name,Location code,Location\n"
+    p = write(tmp_path, "1,1,MIT,US,United States\n=2,,Oxford,UK,United Kingdom\n", header=header)
+    raw, report = corpus.read_qs_export(p)
+    unis, _ = corpus.build_corpus(raw, report, resolve)
+    assert list(unis["rank"]) == [1, 2] and list(unis["country"]) == ["United States", "United Kingdom"]
+    assert any("'2025 RANK'" in w for w in report.warnings) and any("'Location'" in w for w in report.warnings)
