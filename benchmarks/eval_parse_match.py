@@ -28,8 +28,7 @@ def main() -> None:
     ap.add_argument("--corpus", default=str(ROOT.parent / "shared" / "data" / "qs_world_university_rankings_2024.csv"))
     args = ap.parse_args()
     resolver = geo.CountryResolver(geo.load_aliases(ALIASES_FILE))
-    raw, rep = corpus.read_qs_export(args.corpus)
-    unis, _ = corpus.build_corpus(raw, rep, lambda s: resolver.resolve(s))
+    unis, _, _ = corpus.load_corpus(args.corpus, resolver.resolve)
     idx = match.UniversityIndex.build(unis, match.load_university_aliases(UNIVERSITY_ALIASES_FILE))
     rows, by_format = [], []
     for name, label in SETS.items():

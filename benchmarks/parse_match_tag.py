@@ -95,8 +95,7 @@ def main() -> None:
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
     resolver = geo.CountryResolver(geo.load_aliases(ALIASES_FILE))
-    raw, rep = corpus.read_qs_export(args.corpus)
-    unis, _ = corpus.build_corpus(raw, rep, lambda s: resolver.resolve(s))
+    unis, _, _ = corpus.load_corpus(args.corpus, resolver.resolve)
     n_resp = -(-args.items // 3)
     gens = synth_responses(n_resp, unis)
     for col, val in (("partition_key", "bench|base"), ("audit_id", "bench"), ("model", "bench"),

@@ -94,8 +94,7 @@ def main() -> None:
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
     resolver = geo.CountryResolver(geo.load_aliases(ALIASES_FILE))
-    raw, rep = corpus.read_qs_export(args.corpus)
-    unis, _ = corpus.build_corpus(raw, rep, lambda s: resolver.resolve(s))
+    unis, _, _ = corpus.load_corpus(args.corpus, resolver.resolve)
     recs = synth(args.items, unis)
     students = {n: resolver.iso3(n) for n in recs["nationality"].unique()}
     overrides = geo.load_capital_overrides(CAPITALS_FILE)
@@ -111,7 +110,7 @@ def main() -> None:
         metrics.base_vs_regional(b["drs_summary"], r["drs_summary"], b["grs_by_country"], r["grs_by_country"])
     t1 = time.perf_counter()
 
-    sample = recs.sample(20_000, random_state=1)
+    sample = recs.sample(min(20_000, len(recs)), random_state=1)
     t2 = time.perf_counter()
     vec = metrics.drs_items(sample, unis, dist, students, params)["drs"].to_numpy()
     t3 = time.perf_counter()

@@ -99,9 +99,9 @@ def score_file(responses: str, corpus_path: str, out: str, tagger: str = "rules"
     outdir = Path(out)
     outdir.mkdir(parents=True, exist_ok=True)
     resolver = geo.CountryResolver(geo.load_aliases(reference.country_aliases_path))
-    raw, report = corpus_core.read_qs_export(corpus_path, rank_column)
-    unis, _ = corpus_core.build_corpus(raw, report, lambda s: resolver.resolve(s, what=f"corpus country (in {corpus_path})"),
-                                       corpus_core.RepParams(reference.rep_r_min, reference.rep_r_max))
+    unis, _, report = corpus_core.load_corpus(
+        corpus_path, lambda s: resolver.resolve(s, what=f"corpus country (in {corpus_path})"),
+        corpus_core.RepParams(reference.rep_r_min, reference.rep_r_max), rank_column)
     for w in report.warnings:
         log(f"warning: {w}")
     log(f"corpus: {len(unis)} universities in {unis['iso3'].nunique()} countries ({corpus_path})")

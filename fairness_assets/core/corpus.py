@@ -311,6 +311,18 @@ def build_corpus(
     return uni, countries
 
 
+def load_corpus(
+    path: str | Path,
+    resolve_country: Callable[[pd.Series], pd.DataFrame],
+    rep: RepParams = RepParams(),
+    rank_column: str = RANK_COLUMN,
+) -> tuple[pd.DataFrame, pd.DataFrame, CorpusReport]:
+    """:func:`read_qs_export` then :func:`build_corpus`: (universities, countries, report)."""
+    raw, report = read_qs_export(path, rank_column)
+    universities, countries = build_corpus(raw, report, resolve_country, rep, rank_column)
+    return universities, countries, report
+
+
 def global_rep(rank: np.ndarray, rep: RepParams = RepParams()) -> np.ndarray:
     """Rep(u) = (R_max - R_u)/(R_max - R_min), 0 beyond R_max or for a missing rank."""
     rank = np.asarray(rank, dtype=float)
