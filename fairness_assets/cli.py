@@ -30,6 +30,7 @@ def run_job(job_name: str) -> int:
     home = _dagster_home()
     from dagster import DagsterInstance
 
+    from .defs.operations.jobs import JOB_PRESETS
     from .defs.partitions import MODEL_PARTITIONS
     from .definitions import defs
 
@@ -38,7 +39,8 @@ def run_job(job_name: str) -> int:
     job = defs.resolve_job_def(job_name)
     partition_keys: list = [None]
     if job.partitions_def is not None:
-        cfg = defs.resources["audit_grid"].resolve()
+        grid = defs.resources["audit_grid"]
+        cfg = (type(grid)(preset=JOB_PRESETS[job_name]) if job_name in JOB_PRESETS else grid).resolve()
         instance.add_dynamic_partitions(MODEL_PARTITIONS.name, list(cfg.models))
         partition_keys = [f"{m}|{t}" for m in cfg.models for t in cfg.templates]
     failed = 0

@@ -10,6 +10,11 @@ run time, never printed in the UI):
 - ``FAIRNESS_TAGGER``         subject tagger: ``rules`` (default) or ``llm``
 - ``FAIRNESS_LLM_API_KEY``    API key for OpenAI-compatible endpoints
 - ``FAIRNESS_DEVICE``         ``auto`` (default), ``cpu`` or ``cuda``
+- ``FAIRNESS_ALERT_*``, ``FAIRNESS_SMTP_*``  alert channels (resources/alerts.py)
+- ``FAIRNESS_EXECUTOR``       ``multiprocess`` (default), ``in_process``, ``celery`` or ``k8s``
+- ``FAIRNESS_REAUDIT_CRON``   re-audit schedule (default weekly, Mondays 06:00 UTC)
+
+docs/operations.md describes every one of them.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import os
 
 import dagster as dg
 
+from resources.alerts import AlertResource
 from resources.database import ResultsDatabase, SQLResultsIOManager
 from resources.llm.resource import LLMResource
 from resources.settings import (
@@ -30,9 +36,13 @@ from resources.settings import (
 from resources.tagger import SubjectTaggerResource
 
 from .defs.generation import assets as generation_assets
+from .defs.operations.executors import executor_from_env
 from .defs.operations.jobs import JOBS
+from .defs.operations.schedules import SCHEDULES
+from .defs.operations.sensors import SENSORS
 from .defs.reference import assets as reference_assets
 from .defs.scoring import assets as scoring_assets
+from .defs.scoring import drift as drift_assets
 from .defs.understanding import assets as understanding_assets
 
 
@@ -53,11 +63,27 @@ def build_resources() -> dict:
         "parse_quality": ParseQualityResource(),
         "scoring": ScoringResource(),
         "llm": LLMResource(api_key=_env("FAIRNESS_LLM_API_KEY"), device=_env("FAIRNESS_DEVICE", "auto")),
+        "alerts": AlertResource(
+            channels=_env("FAIRNESS_ALERT_CHANNELS", "log"),
+            webhook_url=_env("FAIRNESS_ALERT_WEBHOOK_URL"),
+            smtp_host=_env("FAIRNESS_SMTP_HOST"),
+            smtp_port=dg.EnvVar.int("FAIRNESS_SMTP_PORT") if os.environ.get("FAIRNESS_SMTP_PORT") else 25,
+            smtp_user=_env("FAIRNESS_SMTP_USER"),
+            smtp_password=_env("FAIRNESS_SMTP_PASSWORD"),
+            smtp_starttls=os.environ.get("FAIRNESS_SMTP_STARTTLS", "").lower() in ("1", "true", "yes"),
+            email_from=_env("FAIRNESS_ALERT_EMAIL_FROM", "llm-advisor-fairness@localhost"),
+            email_to=_env("FAIRNESS_ALERT_EMAIL_TO"),
+            ui_base_url=_env("FAIRNESS_UI_URL", "http://127.0.0.1:3000"),
+        ),
     }
 
 
 defs = dg.Definitions(
-    assets=dg.load_assets_from_modules([reference_assets, generation_assets, understanding_assets, scoring_assets]),
+    assets=dg.load_assets_from_modules(
+        [reference_assets, generation_assets, understanding_assets, scoring_assets, drift_assets]),
     resources=build_resources(),
     jobs=JOBS,
+    schedules=SCHEDULES,
+    sensors=SENSORS,
+    executor=executor_from_env(),
 )

@@ -258,6 +258,37 @@ class MetricRow(_Row, table=True):
     params_hash: str = Field(max_length=64)
 
 
+class AuditMetric(_Row, table=True):
+    """Headline numbers of one audit run of a partition (core.drift.headline_metrics), kept for
+    every audit so that a re-audit can be compared with the one before it."""
+
+    __tablename__ = "audit_metric"
+    audit_id: str = Field(index=True)
+    recorded_at: datetime = Field(default_factory=_now, index=True)
+    scope: str
+    group_by: str
+    group: str
+    metric: str
+    value: Optional[float] = None
+
+
+class DriftRow(_Row, table=True):
+    """Change of one headline metric between two audit runs of a partition (core.drift.compare)."""
+
+    __tablename__ = "audit_drift"
+    audit_id: str = Field(index=True)
+    previous_audit_id: Optional[str] = None
+    scope: str
+    group_by: str
+    group: str
+    metric: str
+    previous: Optional[float] = None
+    current: Optional[float] = None
+    change: Optional[float] = None
+    pct_change: Optional[float] = None
+    status: str
+
+
 TABLES: dict[str, Type[SQLModel]] = {
     "qs_corpus": CorpusUniversity,
     "country_geography": Country,
@@ -271,6 +302,7 @@ TABLES: dict[str, Type[SQLModel]] = {
     "grs_by_country": GRSCountry,
     "analysis_tables": MetricRow,
     "base_vs_regional": MetricRow,
+    "audit_drift": DriftRow,
 }
 
 
@@ -393,6 +425,27 @@ class ResultsDatabase(ConfigurableResource):
             q = q.where(table.c[k] == v)
         with self.engine().connect() as conn:
             return {r[0] for r in conn.execute(q)}
+
+    def archive_audit(self, partition_key: str, audit_id: str, headline: pd.DataFrame, provenance_id: str = "") -> int:
+        """Keep ``headline`` (core.drift.headline_metrics) as the record of audit ``audit_id`` of
+        ``partition_key``; rerunning the same audit replaces its record, other audits stay."""
+        table = AuditMetric.__table__
+        frame = headline.assign(partition_key=partition_key, audit_id=audit_id, provenance_id=provenance_id,
+                                recorded_at=_now())
+        records = _records(frame, ["partition_key", "audit_id", "provenance_id", "recorded_at", "scope", "group_by",
+                                   "group", "metric", "value"])
+        with self.engine().begin() as conn:
+            conn.execute(table.delete().where(table.c.partition_key == partition_key, table.c.audit_id == audit_id))
+            if records:
+                conn.execute(table.insert(), records)
+        return len(records)
+
+    def audit_history(self, partition_key: str) -> pd.DataFrame:
+        """Every archived audit of ``partition_key``: its headline rows with ``recorded_at``."""
+        table = AuditMetric.__table__
+        q = sa.select(table).where(table.c.partition_key == partition_key).order_by(table.c.recorded_at, table.c.id)
+        with self.engine().connect() as conn:
+            return pd.read_sql(q, conn)
 
     def read_tag_cache(self, tagger: str, programs: Iterable[str]) -> dict[str, tuple[str, ...]]:
         """Cached tags of ``tagger`` for the given normalised program names."""

@@ -25,3 +25,12 @@ def model_template_pairs(context) -> list[tuple[str, str]]:
         )
         pairs.append((dims["model"], dims["template"]))
     return pairs
+
+# Run tag that makes a run a new audit round (set by the re-audit schedule): the generations
+# asset appends it to the audit id, so a re-audit samples again instead of resuming the last one.
+AUDIT_ROUND_TAG = "fairness/audit_round"
+
+
+def audit_round(context) -> str:
+    """The audit round of this run ('' for an ordinary run)."""
+    return str(context.run.tags.get(AUDIT_ROUND_TAG, "") or "").strip()

@@ -21,7 +21,8 @@ from resources.llm.resource import LLMResource
 from resources.settings import AuditGridResource, GenerationSourceResource, ReferenceDataResource, stable_hash
 
 from ..metadata import preview, table_md
-from ..partitions import AUDIT_PARTITIONS, SINGLE_RUN, model_template_pairs
+from ..operations.kubernetes import GPU_OP_TAGS, GPU_POOL
+from ..partitions import AUDIT_PARTITIONS, SINGLE_RUN, audit_round, model_template_pairs
 from ..reference.assets import resolver_for
 
 
@@ -36,6 +37,8 @@ def _import_file(context, pairs, generation_source, reference) -> pd.DataFrame:
     frame = frame[wanted.isin({f"{m}|{t}" for m, t in pairs})]
     templates = prompts_core.load_templates(reference.templates_dir)
     table, rejects = responses_core.to_generations(frame, templates, str(path), file_sha256(path))
+    if audit_round(context):  # a re-audit round is a new audit even when the file is unchanged
+        table["audit_id"] = table["audit_id"] + f"-{audit_round(context)}"
     rejects = pd.concat([report.rejects, rejects], ignore_index=True)
     if len(rejects):
         context.log.warning(f"{path}: {rejects['row'].nunique()} row(s) not usable, e.g. "
@@ -49,6 +52,8 @@ def _generate(context, pairs, prompts, profiles, cfg, generation_source, llm, da
     params = generation_source.sampling()
     decoding = json.dumps(params.as_dict(), sort_keys=True)
     audit_id = f"{cfg.preset}-{stable_hash([cfg.as_json(), decoding])}"
+    if audit_round(context):  # a re-audit samples anew instead of resuming the previous audit
+        audit_id += f"-{audit_round(context)}"
     # every model must be usable before anything is generated
     for model in sorted({m for m, _ in pairs}):
         where = llm.check(model)
@@ -91,7 +96,8 @@ def _generate(context, pairs, prompts, profiles, cfg, generation_source, llm, da
     partitions_def=AUDIT_PARTITIONS,
     backfill_policy=SINGLE_RUN,
     kinds={"pandas", "sql"},
-    pool="gpu",
+    pool=GPU_POOL,
+    op_tags=GPU_OP_TAGS,
     description="Model answers per (model, template, profile, run): sampled by the generation engine "
     "(resumable, seeded per sample), or imported from a responses file (FAIRNESS_RESPONSES).",
 )

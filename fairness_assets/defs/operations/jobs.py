@@ -1,16 +1,42 @@
-"""Jobs users run from the UI or the command line."""
+"""Jobs users run from the UI, the command line or a schedule.
+
+Every audit job selects the whole lineage and runs one model x template partition per run
+(a backfill of many partitions runs as one run: the assets' backfill policy is single-run).
+"""
 
 from __future__ import annotations
 
 import dagster as dg
 
-# The main job: everything that exists, on the configured preset (demo by default), for one
-# model x template partition.
+
+AUDIT_ASSETS = dg.AssetSelection.all()
+# jobs that run a preset other than the configured one (FAIRNESS_PRESET)
+JOB_PRESETS = {"study_audit": "study"}
+
 demo_audit = dg.define_asset_job(
     name="demo_audit",
-    selection=dg.AssetSelection.all(),
-    description="Demo audit on the configured preset (demo by default): reference data now; "
-    "generations, recommendations and metrics as those stages land.",
+    selection=AUDIT_ASSETS,
+    tags={"fairness/job": "demo_audit"},
+    description="The whole audit (reference data, generations, recommendations, scores, drift) on the configured "
+    "preset (FAIRNESS_PRESET, demo by default) for one model x template partition.",
+)
+
+study_audit = dg.define_asset_job(
+    name="study_audit",
+    selection=AUDIT_ASSETS,
+    tags={"fairness/job": "study_audit"},
+    config={"resources": {"audit_grid": {"config": {"preset": JOB_PRESETS["study_audit"]}}}},
+    description="The study grid of METHOD.md (360 + 46 profiles, six templates, 10 runs, the study's models): "
+    "backfill every model x template partition (one run, weights loaded once per model), or run "
+    "`fairness-audit run study_audit`.",
+)
+
+reaudit = dg.define_asset_job(
+    name="reaudit",
+    selection=AUDIT_ASSETS,
+    tags={"fairness/job": "reaudit"},
+    description="A new audit round of one partition (started by the reaudit schedule with a fairness/audit_round "
+    "tag): generates anew and stores the drift against the previous audit in audit_drift.",
 )
 
 reference_data = dg.define_asset_job(
@@ -19,4 +45,4 @@ reference_data = dg.define_asset_job(
     description="Rebuild the ranking corpus, countries, distances, profiles and prompts.",
 )
 
-JOBS = [demo_audit, reference_data]
+JOBS = [demo_audit, study_audit, reaudit, reference_data]

@@ -1,0 +1,49 @@
+"""Which executor runs the steps of a run, chosen by ``FAIRNESS_EXECUTOR``.
+
+- ``multiprocess`` (default): one process per step on the machine of the run.
+- ``in_process``: every step in the run's process (one copy of model weights, easy debugging).
+- ``celery``: steps are queued on a Celery broker and run by ``dagster-celery`` workers on any
+  number of machines (``FAIRNESS_CELERY_BROKER``, default ``pyamqp://guest@127.0.0.1//``;
+  ``FAIRNESS_CELERY_BACKEND``, default ``rpc://``). Needs ``pip install -e ".[celery]"``.
+- ``k8s``: each step in its own Kubernetes Job (``dagster-k8s``; see docs/operations.md).
+
+The variable is read when the code location loads (the executor is part of the definitions).
+"""
+
+from __future__ import annotations
+
+import os
+
+import dagster as dg
+
+EXECUTORS = ("multiprocess", "in_process", "celery", "k8s")
+DEFAULT_BROKER = "pyamqp://guest@127.0.0.1//"
+
+
+def celery_config() -> dict:
+    return {
+        "broker": os.environ.get("FAIRNESS_CELERY_BROKER", "").strip() or DEFAULT_BROKER,
+        "backend": os.environ.get("FAIRNESS_CELERY_BACKEND", "").strip() or "rpc://",
+        "include": ["fairness_assets.definitions"],
+    }
+
+
+def executor_from_env() -> dg.ExecutorDefinition | None:
+    name = os.environ.get("FAIRNESS_EXECUTOR", "").strip().lower() or "multiprocess"
+    if name not in EXECUTORS:
+        raise ValueError(f"FAIRNESS_EXECUTOR={name!r} is not one of {list(EXECUTORS)}")
+    if name == "multiprocess":
+        return None  # Dagster's default (multiprocess, switchable to in_process in the launchpad)
+    if name == "in_process":
+        return dg.in_process_executor
+    if name == "celery":
+        try:
+            from dagster_celery import celery_executor
+        except ImportError as exc:
+            raise ImportError('FAIRNESS_EXECUTOR=celery needs dagster-celery: pip install -e ".[celery]"') from exc
+        return celery_executor.configured(celery_config())
+    try:
+        from dagster_k8s import k8s_job_executor
+    except ImportError as exc:
+        raise ImportError('FAIRNESS_EXECUTOR=k8s needs dagster-k8s: pip install -e ".[k8s]"') from exc
+    return k8s_job_executor

@@ -1,0 +1,59 @@
+"""audit_drift: what changed since the previous audit of the same model x template.
+
+Each materialization archives the partition's headline metrics under its audit id, then
+compares them with the most recent *other* audit archived for that partition (the previous
+re-audit). The first audit of a partition has nothing to compare with and says so.
+"""
+
+import dagster as dg
+import pandas as pd
+
+from fairness_assets.core import drift as drift_core
+from fairness_assets.core import tables as tables_core
+from resources.database import ResultsDatabase
+
+from ..metadata import table_md
+from ..partitions import AUDIT_PARTITIONS, SINGLE_RUN
+
+
+@dg.asset(
+    group_name="scoring",
+    io_manager_key="results_io",
+    partitions_def=AUDIT_PARTITIONS,
+    backfill_policy=SINGLE_RUN,
+    kinds={"pandas", "sql"},
+    description="Drift between this audit and the previous audit of the same model x template: change of "
+    "DRS/Acc/Rep/Acad per group, US+UK share, coverage, volume, and GRS/Repr/Rep_covg per country.",
+)
+def audit_drift(
+    context: dg.AssetExecutionContext,
+    analysis_tables: pd.DataFrame,
+    grs_by_country: pd.DataFrame,
+    database: ResultsDatabase,
+) -> dg.Output[pd.DataFrame]:
+    frames, shown = [], {}
+    for key, long in analysis_tables.groupby("partition_key", sort=True):
+        audit_id = str(long["audit_id"].iloc[0])
+        current = drift_core.headline_metrics(tables_core.from_long(long), grs_by_country[grs_by_country["partition_key"] == key])
+        database.archive_audit(key, audit_id, current, provenance_id=str(long["provenance_id"].iloc[0]))
+        history = database.audit_history(key)
+        earlier = history[history["audit_id"] != audit_id]
+        if earlier.empty:
+            context.log.info(f"{key}: first audit ({audit_id}); nothing to compare with yet")
+            shown[key] = f"first audit ({audit_id}): no previous audit to compare with"
+            continue
+        previous_id = str(earlier.sort_values(["recorded_at", "id"])["audit_id"].iloc[-1])
+        drift = drift_core.compare(earlier[earlier["audit_id"] == previous_id], current)
+        changed = int((drift["status"] != "unchanged").sum())
+        context.log.info(f"{key}: audit {audit_id} vs previous {previous_id}: {changed} of {len(drift)} metric(s) differ")
+        frames.append(drift.assign(partition_key=key, audit_id=audit_id, previous_audit_id=previous_id))
+        shown[key] = f"vs {previous_id}: {changed} of {len(drift)} metrics differ\n\n" + table_md(
+            drift_core.largest_changes(drift, 15)).value
+    table = (pd.concat(frames, ignore_index=True) if frames else
+             pd.DataFrame(columns=drift_core.DRIFT_COLUMNS + ["partition_key", "audit_id", "previous_audit_id"]))
+    table = table.assign(provenance_id="")
+    return dg.Output(table, metadata={
+        "dagster/row_count": len(table),
+        "partitions_compared": len(frames),
+        **{f"drift {key}": dg.MetadataValue.md(text) for key, text in shown.items()},
+    })

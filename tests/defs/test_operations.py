@@ -1,0 +1,179 @@
+"""Jobs, the re-audit schedule and its drift table, alert sensors, GPU pool and Kubernetes tags."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import dagster as dg
+import pytest
+
+from fairness_assets.defs.generation.assets import generations
+from fairness_assets.defs.operations import schedules
+from fairness_assets.defs.operations.sensors import parse_quality_alert, run_failure_alert
+from fairness_assets.defs.partitions import AUDIT_ROUND_TAG, MODEL_PARTITIONS
+from resources import database as D
+from resources.alerts import AlertResource
+from resources.settings import AuditGridResource
+from tests.helpers.pipeline import DEMO_KEY, DEMO_MODEL, DEMO_RESPONSES, altered_responses, audit
+from tests.resources.test_alerts import Receiver
+
+
+@pytest.fixture
+def db(tmp_path):
+    return D.ResultsDatabase(url=f"sqlite:///{tmp_path / 'results.db'}")
+
+
+def test_code_location_has_the_jobs_schedule_and_sensors():
+    from fairness_assets.definitions import defs
+
+    for name in ("demo_audit", "study_audit", "reaudit", "reference_data"):
+        assert defs.resolve_job_def(name) is not None
+    from fairness_assets.defs.operations.jobs import study_audit
+
+    assert study_audit.config["resources"]["audit_grid"]["config"]["preset"] == "study"
+    assert defs.resolve_schedule_def("reaudit_schedule").cron_schedule == schedules.DEFAULT_CRON
+    for sensor in ("parse_quality_alert", "run_failure_alert"):
+        assert defs.resolve_sensor_def(sensor) is not None
+    assert "alerts" in defs.resources
+    for asset in ("audit_drift", "generations", "recommendations", "drs_scores"):
+        assert defs.resolve_assets_def(asset) is not None
+
+
+def test_generation_runs_in_the_gpu_pool_with_kubernetes_gpu_requests():
+    spec = generations.specs_by_key[dg.AssetKey("generations")]
+    node = generations.node_def
+    assert node.pool == "gpu"
+    k8s = node.tags["dagster-k8s/config"]
+    k8s = json.loads(k8s) if isinstance(k8s, str) else k8s
+    assert k8s["container_config"]["resources"]["limits"]["nvidia.com/gpu"] == "1"
+    assert k8s["pod_spec_config"]["node_selector"]
+    assert spec.partitions_def is not None
+    assert generations.backfill_policy.policy_type.value == "SINGLE_RUN"
+
+
+def test_reaudit_schedule_requests_every_registered_model_and_template(tmp_path):
+    (tmp_path / "instance").mkdir()
+    instance = dg.DagsterInstance.local_temp(str(tmp_path / "instance"))
+    grid = AuditGridResource(preset="demo", templates=["base", "regional"])
+    tick = dt.datetime(2026, 11, 30, 6, 0, tzinfo=dt.timezone.utc)
+    ctx = dg.build_schedule_context(instance=instance, scheduled_execution_time=tick, resources={"audit_grid": grid})
+    skipped = schedules.reaudit_schedule(ctx)
+    assert isinstance(skipped, dg.SkipReason) and "no model is registered" in skipped.skip_message
+
+    instance.add_dynamic_partitions(MODEL_PARTITIONS.name, ["model-a", "model-b"])
+    ctx = dg.build_schedule_context(instance=instance, scheduled_execution_time=tick, resources={"audit_grid": grid})
+    requests = schedules.reaudit_schedule(ctx)
+    keys = sorted(str(r.partition_key) for r in requests)
+    assert keys == ["model-a|base", "model-a|regional", "model-b|base", "model-b|regional"]
+    assert {r.tags[AUDIT_ROUND_TAG] for r in requests} == {"20261130T0600"}
+    assert len({r.run_key for r in requests}) == 4
+
+
+def test_reaudit_cron_is_configurable_and_validated(monkeypatch):
+    monkeypatch.setenv("FAIRNESS_REAUDIT_CRON", "0 2 1 * *")
+    assert schedules.reaudit_cron() == "0 2 1 * *"
+    monkeypatch.setenv("FAIRNESS_REAUDIT_CRON", "every monday")
+    with pytest.raises(ValueError, match="FAIRNESS_REAUDIT_CRON='every monday'"):
+        schedules.reaudit_cron()
+
+
+def test_reaudit_rounds_store_a_drift_table(tmp_path, db):
+    instance = dg.DagsterInstance.ephemeral()
+    first = audit(instance, db, DEMO_RESPONSES, tags={AUDIT_ROUND_TAG: "r1"})
+    assert first.success
+    assert db.read_rows(D.DriftRow).empty  # the first audit has nothing to compare with
+    meta = first.asset_materializations_for_node("audit_drift")[0].metadata
+    assert "first audit" in meta[f"drift {DEMO_KEY}"].value
+
+    # the same answers again: a new audit round, and nothing changed
+    same = audit(instance, db, DEMO_RESPONSES, tags={AUDIT_ROUND_TAG: "r2"})
+    assert same.success
+    drift = db.read_rows(D.DriftRow)
+    assert len(drift) and set(drift["status"]) <= {"unchanged", "undefined"}
+    assert drift["audit_id"].str.endswith("-r2").all() and drift["previous_audit_id"].str.endswith("-r1").all()
+
+    # the "model" now sends everyone to Nigerian universities instead of MIT and Stanford
+    changed = altered_responses(tmp_path, {"Massachusetts Institute of Technology": "University of Lagos",
+                                           "Stanford University": "University of Ibadan"})
+    third = audit(instance, db, changed, tags={AUDIT_ROUND_TAG: "r3"})
+    assert third.success
+    drift = db.read_rows(D.DriftRow)
+    assert drift["previous_audit_id"].str.endswith("-r2").all()
+    nga = drift[(drift["scope"] == "country") & (drift["group"] == "NGA") & (drift["metric"] == "n_recommendations")]
+    usa = drift[(drift["scope"] == "country") & (drift["group"] == "USA") & (drift["metric"] == "n_recommendations")]
+    assert float(nga["change"].iloc[0]) > 0 and float(usa["change"].iloc[0]) < 0
+    assert float(nga["change"].iloc[0]) == -float(usa["change"].iloc[0])  # the moved recommendations
+    overall = drift[(drift["scope"] == "group") & (drift["group"] == "all") & (drift["metric"] == "drs")]
+    assert len(overall) == 1 and overall["status"].iloc[0] == "changed"
+    assert len(db.audit_history(DEMO_KEY)["audit_id"].unique()) == 3
+
+
+def _failed_checks_alert(instance, alerts):
+    ctx = dg.build_sensor_context(instance=instance, resources={"alerts": alerts})
+    result = parse_quality_alert(ctx)
+    return ctx, result
+
+
+def test_parse_quality_sensor_alerts_on_non_blocking_check_failures(tmp_path, db):
+    instance = dg.DagsterInstance.ephemeral()
+    run = audit(instance, db, DEMO_RESPONSES)
+    assert run.success  # the demo answers leave a non-blocking group-gap finding: the run stays green
+    failed = [c.check_name for c in run.get_asset_check_evaluations() if not c.passed]
+    assert failed and all(not c.blocking for c in run.get_asset_check_evaluations() if not c.passed)
+    with Receiver() as hook:
+        ctx, result = _failed_checks_alert(instance, AlertResource(channels="webhook", webhook_url=hook.url))
+        assert sorted(p["json"]["check"] for p in hook.posts) == sorted(failed)
+        assert all(p["json"]["partition"] == DEMO_KEY and p["json"]["run_id"] == run.run_id for p in hook.posts)
+        # the cursor moved past them: a second tick sends nothing
+        ctx2 = dg.build_sensor_context(instance=instance, cursor=ctx.cursor,
+                                       resources={"alerts": AlertResource(channels="webhook", webhook_url=hook.url)})
+        assert isinstance(parse_quality_alert(ctx2), dg.SkipReason)
+        assert len(hook.posts) == len(failed)
+
+
+def test_blocking_check_failure_alerts_twice_check_and_run(tmp_path, db):
+    smtp = pytest.importorskip("aiosmtpd.controller", reason="aiosmtpd is in the dev extra")
+    rows = [json.loads(line) for line in DEMO_RESPONSES.read_text().splitlines() if line.strip()]
+    for row in rows:
+        row["response"] = "I'm sorry, I cannot help with that."  # every answer a refusal: parse rate 0
+    bad = tmp_path / "refusals.jsonl"
+    bad.write_text("\n".join(json.dumps(r) for r in rows))
+    instance = dg.DagsterInstance.ephemeral()
+    run = audit(instance, db, bad)
+    assert not run.success
+    assert any(not c.passed and c.blocking for c in run.get_asset_check_evaluations())
+
+    from aiosmtpd.handlers import Message
+    from tests.resources.test_alerts import smtp_server  # noqa: F401 - same server setup inline below
+    import socket
+
+    mails = []
+
+    class Keep(Message):
+        def handle_message(self, message):
+            mails.append(message)
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    controller = smtp.Controller(Keep(), hostname="127.0.0.1", port=port)
+    controller.start()
+    try:
+        alerts = AlertResource(channels="email", smtp_host="127.0.0.1", smtp_port=port, email_to="ops@example.org")
+        _failed_checks_alert(instance, alerts)
+        assert any("parse_rate" in str(m["Subject"]) for m in mails)
+        n_check_mails = len(mails)
+
+        dagster_run = instance.get_run_by_id(run.run_id)
+        failure = next(e for e in instance.all_logs(run.run_id) if e.dagster_event and e.dagster_event.event_type_value
+                       == "PIPELINE_FAILURE").dagster_event
+        ctx = dg.build_run_status_sensor_context(
+            sensor_name="run_failure_alert", dagster_instance=instance, dagster_run=dagster_run,
+            dagster_event=failure, resources={"alerts": alerts}).for_run_failure()
+        run_failure_alert(ctx)
+        assert len(mails) == n_check_mails + 1
+        body = mails[-1].get_payload()
+        assert f"run: {run.run_id}" in body and "failed steps:" in body and "run of" in str(mails[-1]["Subject"])
+    finally:
+        controller.stop()
