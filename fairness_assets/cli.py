@@ -34,7 +34,6 @@ def run_job(job_name: str) -> int:
     from .defs.partitions import MODEL_PARTITIONS
     from .definitions import defs
 
-    database = defs.resources["database"]
     instance = DagsterInstance.get()
     job = defs.resolve_job_def(job_name)
     partition_keys: list = [None]
@@ -66,8 +65,11 @@ def run_job(job_name: str) -> int:
             print(f"  check {check.check_name:<22} {status:<14} observed {getattr(observed, 'value', observed)}")
     if failed:
         return 1
-    url = database.url if isinstance(database.url, str) else "$FAIRNESS_DATABASE_URL"
-    print(f"[fairness-audit] results database: {url or database.resolved_url()}")
+    from resources.database import redact
+    from resources.settings import default_database_url
+
+    # database.url is an EnvVar (not readable outside a run) when FAIRNESS_DATABASE_URL is set
+    print(f"[fairness-audit] results database: {redact(os.environ.get('FAIRNESS_DATABASE_URL') or default_database_url())}")
     print(f"[fairness-audit] results folder:   {results_dir()}")
     print("[fairness-audit] browse the run and the assets with: dagster dev  (then http://127.0.0.1:3000)")
     return 0

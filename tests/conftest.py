@@ -41,25 +41,37 @@ def results_home(tmp_path, monkeypatch) -> Path:
 
 
 @pytest.fixture
-def postgres_url():
-    """A fresh database on the real PostgreSQL server, dropped afterwards."""
+def postgres_databases():
+    """A factory of fresh databases on the real PostgreSQL server, all dropped afterwards."""
     sa = pytest.importorskip("sqlalchemy")
     from resources.database import _with_driver
 
     admin = sa.create_engine(_with_driver(POSTGRES_ADMIN_URL), isolation_level="AUTOCOMMIT")
-    name = f"fairness_test_{uuid.uuid4().hex[:10]}"
-    try:
-        with admin.connect() as conn:
-            conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
-    except Exception as exc:  # noqa: BLE001
-        if os.environ.get("CI"):
-            raise RuntimeError(f"PostgreSQL at {POSTGRES_ADMIN_URL} is required in CI: {exc}") from exc
-        pytest.skip(f"PostgreSQL at {POSTGRES_ADMIN_URL} is not reachable ({exc}); .ci/run starts it")
-    url = sa.engine.make_url(POSTGRES_ADMIN_URL).set(database=name).render_as_string(hide_password=False)
-    yield url
+    names = []
+
+    def create() -> str:
+        name = f"fairness_test_{uuid.uuid4().hex[:10]}"
+        try:
+            with admin.connect() as conn:
+                conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
+        except Exception as exc:  # noqa: BLE001
+            if os.environ.get("CI"):
+                raise RuntimeError(f"PostgreSQL at {POSTGRES_ADMIN_URL} is required in CI: {exc}") from exc
+            pytest.skip(f"PostgreSQL at {POSTGRES_ADMIN_URL} is not reachable ({exc}); .ci/run starts it")
+        names.append(name)
+        return sa.engine.make_url(POSTGRES_ADMIN_URL).set(database=name).render_as_string(hide_password=False)
+
+    yield create
     with admin.connect() as conn:
-        conn.execute(sa.text(
-            f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{name}' AND pid <> pg_backend_pid()"
-        ))
-        conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}"'))
+        for name in names:
+            conn.execute(sa.text(
+                f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{name}' AND pid <> pg_backend_pid()"
+            ))
+            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}"'))
     admin.dispose()
+
+
+@pytest.fixture
+def postgres_url(postgres_databases):
+    """A fresh database on the real PostgreSQL server, dropped afterwards."""
+    return postgres_databases()
