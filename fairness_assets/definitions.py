@@ -6,6 +6,7 @@ run time, never printed in the UI):
 - ``FAIRNESS_QS_CORPUS``      path to the user's QS export (default: the illustrative demo corpus)
 - ``FAIRNESS_DATABASE_URL``   results database URL (default: SQLite file in ``FAIRNESS_HOME``)
 - ``FAIRNESS_PRESET``         audit grid preset, ``demo`` (default) or ``study``
+- ``FAIRNESS_MODEL_REGISTRY`` model registry YAML (default: data/models.yaml)
 - ``FAIRNESS_RESPONSES``      a bring-your-own responses file for the ``generations`` asset
 - ``FAIRNESS_TAGGER``         subject tagger: ``rules`` (default) or ``llm``
 - ``FAIRNESS_LLM_API_KEY``    API key for OpenAI-compatible endpoints
@@ -28,6 +29,7 @@ from resources.database import ResultsDatabase, SQLResultsIOManager
 from resources.llm.resource import LLMResource
 from resources.settings import (
     AuditGridResource,
+    MODEL_REGISTRY,
     GenerationSourceResource,
     ParseQualityResource,
     ReferenceDataResource,
@@ -53,16 +55,18 @@ def _env(name: str, default: str = ""):
 
 def build_resources() -> dict:
     database = ResultsDatabase(url=_env("FAIRNESS_DATABASE_URL"))
+    registry = _env("FAIRNESS_MODEL_REGISTRY", str(MODEL_REGISTRY))
     return {
         "database": database,
         "results_io": SQLResultsIOManager(database=database),
         "reference": ReferenceDataResource(corpus_path=_env("FAIRNESS_QS_CORPUS")),
-        "audit_grid": AuditGridResource(preset=_env("FAIRNESS_PRESET", "demo")),
+        "audit_grid": AuditGridResource(preset=_env("FAIRNESS_PRESET", "demo"), model_registry_path=registry),
         "generation_source": GenerationSourceResource(responses_path=_env("FAIRNESS_RESPONSES")),
         "subject_tagger": SubjectTaggerResource(method=_env("FAIRNESS_TAGGER", "rules")),
         "parse_quality": ParseQualityResource(),
         "scoring": ScoringResource(),
-        "llm": LLMResource(api_key=_env("FAIRNESS_LLM_API_KEY"), device=_env("FAIRNESS_DEVICE", "auto")),
+        "llm": LLMResource(api_key=_env("FAIRNESS_LLM_API_KEY"), device=_env("FAIRNESS_DEVICE", "auto"),
+                           registry_path=registry),
         "alerts": AlertResource(
             channels=_env("FAIRNESS_ALERT_CHANNELS", "log"),
             webhook_url=_env("FAIRNESS_ALERT_WEBHOOK_URL"),

@@ -177,3 +177,47 @@ def test_blocking_check_failure_alerts_twice_check_and_run(tmp_path, db):
         assert f"run: {run.run_id}" in body and "failed steps:" in body and "run of" in str(mails[-1]["Subject"])
     finally:
         controller.stop()
+
+
+def test_kubernetes_files_agree_with_the_code():
+    import tomllib
+
+    import yaml
+
+    from fairness_assets.defs.operations.kubernetes import GPU_OP_TAGS
+    from resources.settings import load_model_registry
+    from tests.helpers.pipeline import ROOT
+
+    module = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["dagster"]["module_name"]
+    values = yaml.safe_load((ROOT / "deploy" / "k8s" / "values.yaml").read_text())
+    deployment = values["dagster-user-deployments"]["deployments"][0]
+    assert deployment["dagsterApiGrpcArgs"] == ["-m", module]
+    assert values["runLauncher"]["type"] == "K8sRunLauncher"
+    registry = load_model_registry(ROOT / "deploy" / "k8s" / "models.yaml")
+    spec = registry["llama-3.1-8b-instruct"]
+    assert spec.backend == "openai"
+    server = [d for d in yaml.safe_load_all((ROOT / "deploy" / "k8s" / "vllm.yaml").read_text()) if d["kind"] == "Deployment"][0]
+    container = server["spec"]["template"]["spec"]["containers"][0]
+    args = container["args"]
+    assert args[args.index("--served-model-name") + 1] == spec.source
+    service_url = f"http://{server['metadata']['name']}.{server['metadata']['namespace']}.svc:8000/v1"
+    assert spec.base_url == service_url
+    # the vLLM pod and the generation step ask for GPUs the same way
+    assert container["resources"]["limits"]["nvidia.com/gpu"] == GPU_OP_TAGS["dagster-k8s/config"][
+        "container_config"]["resources"]["limits"]["nvidia.com/gpu"]
+    assert server["spec"]["template"]["spec"]["nodeSelector"] == GPU_OP_TAGS["dagster-k8s/config"][
+        "pod_spec_config"]["node_selector"]
+
+
+def test_executor_is_chosen_by_environment(monkeypatch):
+    from fairness_assets.defs.operations import executors
+
+    monkeypatch.setenv("FAIRNESS_EXECUTOR", "in_process")
+    assert executors.executor_from_env().name == "in_process"
+    monkeypatch.setenv("FAIRNESS_EXECUTOR", "celery")
+    monkeypatch.setenv("FAIRNESS_CELERY_BROKER", "redis://127.0.0.1:6379/3")
+    celery = executors.executor_from_env()
+    assert celery.name == "celery" and executors.celery_config()["broker"] == "redis://127.0.0.1:6379/3"
+    monkeypatch.setenv("FAIRNESS_EXECUTOR", "spark")
+    with pytest.raises(ValueError, match="FAIRNESS_EXECUTOR='spark'"):
+        executors.executor_from_env()
