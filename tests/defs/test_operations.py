@@ -57,13 +57,15 @@ def test_reaudit_schedule_requests_every_registered_model_and_template(tmp_path)
     instance = dg.DagsterInstance.local_temp(str(tmp_path / "instance"))
     grid = AuditGridResource(preset="demo", templates=["base", "regional"])
     tick = dt.datetime(2026, 11, 30, 6, 0, tzinfo=dt.timezone.utc)
-    ctx = dg.build_schedule_context(instance=instance, scheduled_execution_time=tick, resources={"audit_grid": grid})
-    skipped = schedules.reaudit_schedule(ctx)
+    with dg.build_schedule_context(instance=instance, scheduled_execution_time=tick,
+                                   resources={"audit_grid": grid}) as ctx:
+        skipped = schedules.reaudit_schedule(ctx)
     assert isinstance(skipped, dg.SkipReason) and "no model is registered" in skipped.skip_message
 
     instance.add_dynamic_partitions(MODEL_PARTITIONS.name, ["model-a", "model-b"])
-    ctx = dg.build_schedule_context(instance=instance, scheduled_execution_time=tick, resources={"audit_grid": grid})
-    requests = schedules.reaudit_schedule(ctx)
+    with dg.build_schedule_context(instance=instance, scheduled_execution_time=tick,
+                                   resources={"audit_grid": grid}) as ctx:
+        requests = schedules.reaudit_schedule(ctx)
     keys = sorted(str(r.partition_key) for r in requests)
     assert keys == ["model-a|base", "model-a|regional", "model-b|base", "model-b|regional"]
     assert {r.tags[AUDIT_ROUND_TAG] for r in requests} == {"20261130T0600"}
@@ -110,8 +112,10 @@ def test_reaudit_rounds_store_a_drift_table(tmp_path, db):
 
 
 def _failed_checks_alert(instance, alerts):
-    ctx = dg.build_sensor_context(instance=instance, resources={"alerts": alerts})
-    result = parse_quality_alert(ctx)
+    # contexts are used in `with`: they enter the instance, and leaving it resets Dagster's
+    # context-global state (else a later test's run finds a collected instance)
+    with dg.build_sensor_context(instance=instance, resources={"alerts": alerts}) as ctx:
+        result = parse_quality_alert(ctx)
     return ctx, result
 
 
@@ -126,9 +130,9 @@ def test_parse_quality_sensor_alerts_on_non_blocking_check_failures(tmp_path, db
         assert sorted(p["json"]["check"] for p in hook.posts) == sorted(failed)
         assert all(p["json"]["partition"] == DEMO_KEY and p["json"]["run_id"] == run.run_id for p in hook.posts)
         # the cursor moved past them: a second tick sends nothing
-        ctx2 = dg.build_sensor_context(instance=instance, cursor=ctx.cursor,
-                                       resources={"alerts": AlertResource(channels="webhook", webhook_url=hook.url)})
-        assert isinstance(parse_quality_alert(ctx2), dg.SkipReason)
+        with dg.build_sensor_context(instance=instance, cursor=ctx.cursor, resources={
+                "alerts": AlertResource(channels="webhook", webhook_url=hook.url)}) as ctx2:
+            assert isinstance(parse_quality_alert(ctx2), dg.SkipReason)
         assert len(hook.posts) == len(failed)
 
 
@@ -168,10 +172,10 @@ def test_blocking_check_failure_alerts_twice_check_and_run(tmp_path, db):
         dagster_run = instance.get_run_by_id(run.run_id)
         failure = next(e for e in instance.all_logs(run.run_id) if e.dagster_event and e.dagster_event.event_type_value
                        == "PIPELINE_FAILURE").dagster_event
-        ctx = dg.build_run_status_sensor_context(
-            sensor_name="run_failure_alert", dagster_instance=instance, dagster_run=dagster_run,
-            dagster_event=failure, resources={"alerts": alerts}).for_run_failure()
-        run_failure_alert(ctx)
+        with dg.build_run_status_sensor_context(
+                sensor_name="run_failure_alert", dagster_instance=instance, dagster_run=dagster_run,
+                dagster_event=failure, resources={"alerts": alerts}) as status_ctx:
+            run_failure_alert(status_ctx.for_run_failure())
         assert len(mails) == n_check_mails + 1
         body = mails[-1].get_payload()
         assert f"run: {run.run_id}" in body and "failed steps:" in body and "run of" in str(mails[-1]["Subject"])

@@ -1,0 +1,667 @@
+"""The figures of the audit (METHOD.md §8.8), as PNG bytes: pure, no Dagster, no database.
+
+Every figure function takes plain frames (the tables of :func:`metrics.score_partition`, of
+:func:`metrics.base_vs_regional`, or a tidy comparison table) and returns a :class:`Figure`:
+its name, title, caption and PNG bytes. Where the input has nothing to draw (no economic
+class in a ``gender_only`` template, no nationality in ``class_only``, ...), the figure is
+returned with ``png=None`` and ``skipped_reason`` saying why: never a blank image.
+
+Figures are drawn on :class:`matplotlib.figure.Figure` objects with the Agg canvas (no pyplot,
+no global state: safe in threads) at a fixed size and DPI, and saved without software or
+time metadata, so identical input gives identical bytes.
+
+Per partition (model x template), from :func:`all_partition_figures`:
+
+- ``top_locations``, ``top_locations_by_class``, ``top_locations_by_gender``       top-20 countries
+- ``top_universities``, ``top_universities_by_class``, ``top_universities_by_gender``
+- ``top_programs``, ``top_programs_by_class``, ``top_programs_by_gender``
+- ``recommended_locations``   every recommended country: share of recommendations vs. share of
+                              the corpus (a bar chart standing in for the study's map)
+- ``nationality_heatmap``     student nationality x university country
+
+Per model: ``base_vs_regional_drs`` and ``base_vs_regional_grs`` (:func:`base_vs_regional_figures`).
+Across models or runs: ``model_comparison`` and ``drift``.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import warnings
+from dataclasses import dataclass
+from typing import Iterable, Mapping, Optional, Sequence
+
+import numpy as np
+import pandas as pd
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure as MplFigure
+
+DPI = 100
+TOP_N = 20
+LABEL_CHARS = 42
+FONT = 9
+SAVE_METADATA = {"Software": None}  # PNG: no "Software" chunk; matplotlib writes no time for PNG
+
+ATTRIBUTE_LABELS = {"gender": "gender", "economic_class": "economic class", "nationality": "nationality"}
+ORDER = {
+    "gender": ["male", "female", "transgender"],
+    "economic_class": ["high", "middle", "low"],
+}
+CLASS_LABELS = {"high": "high-income", "middle": "middle-income", "low": "low-income"}
+BAR = "#3b6ea8"
+BAR_2 = "#c8a24a"
+POS = "#2e7d4f"
+NEG = "#b3432f"
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One figure: PNG bytes, or ``png=None`` with the reason it was not drawn."""
+
+    name: str  # e.g. "top_locations_by_class"
+    title: str
+    caption: str
+    png: Optional[bytes]
+    model: str = ""
+    template: str = ""
+    skipped_reason: Optional[str] = None
+
+    @property
+    def skipped(self) -> bool:
+        return self.png is None
+
+    @property
+    def slug(self) -> str:
+        """A file-name-safe unique name: ``<model>__<template>__<name>`` (empty parts left out)."""
+        parts = [p for p in (self.model, self.template, self.name) if p]
+        return "__".join(re.sub(r"[^A-Za-z0-9._-]+", "-", p).strip("-") or "x" for p in parts)
+
+
+# ----------------------------------------------------------------------------- helpers
+def shorten(text, limit: int = LABEL_CHARS) -> str:
+    """A label no longer than ``limit`` characters, cut with an ellipsis."""
+    s = " ".join(str(text).split())
+    return s if len(s) <= limit else s[: limit - 1].rstrip() + "\u2026"
+
+
+def _context(model: str, template: str) -> str:
+    if model and template:
+        return f"{model} \u00b7 {template} template"
+    return model or (f"{template} template" if template else "")
+
+
+def _title(what: str, model: str, template: str) -> str:
+    ctx = _context(model, template)
+    return f"{what} \u2014 {ctx}" if ctx else what
+
+
+def _new_figure(width: float, height: float) -> MplFigure:
+    fig = MplFigure(figsize=(round(width, 2), round(height, 2)), dpi=DPI)
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _png(fig: MplFigure) -> bytes:
+    buf = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # missing glyphs in model-written names: drawn as boxes
+        fig.savefig(buf, format="png", dpi=DPI, metadata=SAVE_METADATA)
+    fig.clear()
+    return buf.getvalue()
+
+
+def _skip(name: str, title: str, reason: str, model: str, template: str) -> Figure:
+    return Figure(name=name, title=title, caption=f"Not drawn: {reason}", png=None, model=model, template=template,
+                  skipped_reason=reason)
+
+
+def _ordered_values(values: Iterable, attr: str) -> list:
+    present = list(dict.fromkeys(v for v in values if isinstance(v, str)))
+    known = [v for v in ORDER.get(attr, []) if v in present]
+    return known + sorted(v for v in present if v not in known)
+
+
+def _group_label(attr: str, value) -> str:
+    if attr == "economic_class":
+        return CLASS_LABELS.get(value, str(value))
+    return str(value)
+
+
+def _single(df: pd.DataFrame, col: str) -> str:
+    if col not in df.columns:
+        return ""
+    vals = pd.unique(df[col].dropna().astype(str))
+    return str(vals[0]) if len(vals) == 1 else ""
+
+
+# ----------------------------------------------------------------------------- top-20 figures
+_TOP_KINDS = {
+    # name: (what is counted, label of the thing, title word)
+    "locations": "university country",
+    "universities": "university",
+    "programs": "program",
+}
+
+
+def item_labels(items: pd.DataFrame, kind: str) -> pd.Series:
+    """The label counted for each recommended item, aligned with ``items``; missing where none.
+
+    - locations: the item's country (of the matched corpus university, else the country the
+      model wrote when it resolves);
+    - universities: the matched corpus name; an unmatched item keeps the model's text, marked
+      ``(not in corpus)``;
+    - programs: the normalised program name.
+    """
+    if kind == "locations":
+        return items["country"].where(items["country"].notna(), items.get("iso3")) if "country" in items else items["iso3"]
+    if kind == "universities":
+        matched = items["matched_name"] if "matched_name" in items else pd.Series(None, index=items.index, dtype=object)
+        text = items["university_text"].astype("string").str.strip() if "university_text" in items else None
+        if text is None:
+            return matched
+        unmatched = text.where(text.str.len() > 0) + " (not in corpus)"
+        return matched.astype(object).where(matched.notna(), unmatched.astype(object))
+    if kind == "programs":
+        prog = items["program_norm"].astype("string").str.strip() if "program_norm" in items else None
+        return prog.where(prog.str.len() > 0).astype(object) if prog is not None else pd.Series(None, index=items.index)
+    raise ValueError(f"unknown kind {kind!r}; use one of {sorted(_TOP_KINDS)}")
+
+
+def top_counts(items: pd.DataFrame, kind: str, by: Optional[str] = None, n: int = TOP_N) -> pd.DataFrame:
+    """The top-``n`` labels (by count, ties by name) overall or within each value of ``by``.
+
+    Columns: [by], label, count, share (of the group's items that have a label), total."""
+    labels = item_labels(items, kind)
+    cols = {"label": labels}
+    if by is not None:
+        cols[by] = items[by]
+    data = pd.DataFrame(cols).dropna()
+    keys = [by] if by else []
+    if data.empty:
+        return pd.DataFrame(columns=keys + ["label", "count", "share", "total"])
+    counts = data.groupby(keys + ["label"], sort=True).size().rename("count").reset_index()
+    if by:
+        counts["total"] = counts.groupby(by)["count"].transform("sum")
+    else:
+        counts["total"] = counts["count"].sum()
+    counts["share"] = counts["count"] / counts["total"]
+    counts = counts.sort_values(keys + ["count", "label"], ascending=[True] * len(keys) + [False, True], kind="stable")
+    counts = counts.groupby(by, sort=False).head(n) if by else counts.head(n)
+    return counts.reset_index(drop=True)
+
+
+def _hbar(ax, labels: Sequence[str], values: np.ndarray, counts: np.ndarray, color: str = BAR) -> None:
+    y = np.arange(len(labels))
+    ax.barh(y, values, color=color, height=0.7)
+    ax.set_yticks(y)
+    ax.set_yticklabels([shorten(s) for s in labels], fontsize=FONT - 1)
+    ax.invert_yaxis()
+    top = float(np.nanmax(values)) if len(values) else 1.0
+    ax.set_xlim(0, top * 1.18 if top > 0 else 1)
+    for yi, v, c in zip(y, values, counts):
+        ax.text(v + top * 0.01, yi, f"{int(c)}", va="center", fontsize=FONT - 2)
+    ax.tick_params(axis="x", labelsize=FONT - 1)
+    ax.grid(axis="x", alpha=0.3)
+    ax.set_axisbelow(True)
+
+
+def top_figure(items: pd.DataFrame, kind: str, by: Optional[str] = None, *, model: str = "", template: str = "",
+               n: int = TOP_N) -> Figure:
+    """Top-``n`` university countries / universities / programs, overall or one panel per value
+    of ``by`` (``gender`` or ``economic_class``); bars are shares of the panel's items, the
+    number beside each bar its count."""
+    if kind not in _TOP_KINDS:
+        raise ValueError(f"unknown kind {kind!r}; use one of {sorted(_TOP_KINDS)}")
+    model = model or _single(items, "model")
+    template = template or _single(items, "template")
+    name = f"top_{kind}" + (f"_by_{'class' if by == 'economic_class' else by}" if by else "")
+    what = {"locations": "university locations", "universities": "universities", "programs": "programs"}[kind]
+    by_txt = f" by {ATTRIBUTE_LABELS.get(by, by)}" if by else ""
+    title = _title(f"Top {n} recommended {what}{by_txt}", model, template)
+    if items is None or items.empty:
+        return _skip(name, title, "no recommended items in this partition", model, template)
+    if by is not None and (by not in items.columns or items[by].isna().all()):
+        return _skip(name, title, f"the profiles of this template state no {ATTRIBUTE_LABELS.get(by, by)}",
+                     model, template)
+    top = top_counts(items, kind, by, n)
+    if top.empty:
+        missing = {"locations": "country", "universities": "university", "programs": "program"}[kind]
+        return _skip(name, title, f"no recommended item has a {missing}", model, template)
+    groups = _ordered_values(top[by], by) if by else [None]
+    rows = max(len(top[top[by] == g]) for g in groups) if by else len(top)
+    width = 4.6 * len(groups) + 0.6 if by else 7.5
+    height = 1.3 + 0.24 * max(rows, 3)
+    fig = _new_figure(width, height)
+    axes = fig.subplots(1, len(groups), squeeze=False)[0]
+    for ax, g in zip(axes, groups):
+        part = top if g is None else top[top[by] == g]
+        _hbar(ax, part["label"].tolist(), part["share"].to_numpy() * 100, part["count"].to_numpy())
+        total = int(part["total"].iloc[0])
+        ax.set_title((f"{_group_label(by, g)} (n={total})" if g is not None else f"all students (n={total})"),
+                     fontsize=FONT)
+        ax.set_xlabel("share of recommendations (%)", fontsize=FONT - 1)
+    axes[0].set_ylabel(_TOP_KINDS[kind], fontsize=FONT - 1)
+    fig.suptitle(shorten(title, 110), fontsize=FONT + 2)
+    fig.tight_layout()
+    png = _png(fig)
+    basis = {
+        "locations": "Country of the matched corpus university, else the country the model wrote.",
+        "universities": "Matched QS corpus name; an unmatched answer keeps the model's text, marked '(not in corpus)'.",
+        "programs": "Normalised program name as parsed from the answer.",
+    }[kind]
+    caption = (f"The {n} most recommended {what}{by_txt} under {_context(model, template) or 'this partition'}. "
+               f"Bars: share of the {'group' if by else 'partition'}'s recommendations (n = items with a "
+               f"{_TOP_KINDS[kind]}); number beside a bar: count. {basis} Long names are cut with an ellipsis.")
+    return Figure(name, title, caption, png, model, template)
+
+
+# ----------------------------------------------------------------------------- all locations
+def recommended_locations(items: pd.DataFrame, grs: Optional[pd.DataFrame] = None, *, model: str = "",
+                          template: str = "") -> Figure:
+    """Every recommended country: its share of the recommendations beside its share of the
+    corpus's universities (Avail of the GRS table, when given); counts annotated.
+
+    Stands in for the study's world map: no geodata is needed offline."""
+    model = model or _single(items, "model")
+    template = template or _single(items, "template")
+    name = "recommended_locations"
+    title = _title("All recommended university locations", model, template)
+    if items is None or items.empty:
+        return _skip(name, title, "no recommended items in this partition", model, template)
+    top = top_counts(items, "locations", None, n=len(items))
+    if top.empty:
+        return _skip(name, title, "no recommended item has a country", model, template)
+    iso_of = (items.dropna(subset=["iso3"]).assign(label=item_labels(items, "locations"))
+              .drop_duplicates("label").set_index("label")["iso3"])
+    top["iso3"] = top["label"].map(iso_of)
+    have_corpus = grs is not None and not grs.empty and {"iso3", "avail"} <= set(grs.columns)
+    if have_corpus:
+        avail = grs.drop_duplicates("iso3").set_index("iso3")["avail"]
+        top["corpus_share"] = top["iso3"].map(avail).fillna(0.0)
+    n = len(top)
+    fig = _new_figure(8.5, 1.4 + 0.2 * max(n, 4))
+    ax = fig.subplots()
+    y = np.arange(n)
+    h = 0.4 if have_corpus else 0.7
+    rec = top["share"].to_numpy() * 100
+    ax.barh(y - (h / 2 if have_corpus else 0), rec, height=h, color=BAR, label="share of recommendations")
+    if have_corpus:
+        ax.barh(y + h / 2, top["corpus_share"].to_numpy() * 100, height=h, color=BAR_2,
+                label="share of corpus universities")
+    hi = float(max(rec.max(), (top["corpus_share"].max() * 100) if have_corpus else 0))
+    for yi, v, c in zip(y, rec, top["count"].to_numpy()):
+        ax.text(v + hi * 0.01, yi - (h / 2 if have_corpus else 0), str(int(c)), va="center", fontsize=FONT - 3)
+    ax.set_yticks(y)
+    ax.set_yticklabels([shorten(s, 30) for s in top["label"]], fontsize=FONT - 2)
+    ax.invert_yaxis()
+    ax.set_xlim(0, hi * 1.15 if hi > 0 else 1)
+    ax.set_xlabel("percent", fontsize=FONT)
+    ax.set_ylabel("university country", fontsize=FONT)
+    ax.grid(axis="x", alpha=0.3)
+    ax.set_axisbelow(True)
+    ax.legend(fontsize=FONT - 1, loc="lower right")
+    ax.set_title(shorten(title, 100), fontsize=FONT + 1)
+    fig.tight_layout()
+    png = _png(fig)
+    total = int(top["count"].sum())
+    caption = (f"All {n} countries recommended under {_context(model, template) or 'this partition'} "
+               f"({total} recommendations with a country), sorted by count (number beside the bar). "
+               + ("Beside each, the country's share of the ranking corpus's universities (Avail), so over- and "
+                  "under-representation can be read off. " if have_corpus else "")
+               + "A sorted bar chart replaces the study's world map, which would need geodata not available offline.")
+    return Figure(name, title, caption, png, model, template)
+
+
+# ----------------------------------------------------------------------------- heatmap
+def nationality_heatmap(items: pd.DataFrame, *, model: str = "", template: str = "", max_countries: int = 25) -> Figure:
+    """Student nationality (rows) x university country (columns): each row is the share of that
+    nationality's recommendations going to each country. The ``max_countries`` most recommended
+    countries get a column; the rest are pooled into "other"."""
+    model = model or _single(items, "model")
+    template = template or _single(items, "template")
+    name = "nationality_heatmap"
+    title = _title("Student nationality \u00d7 university country", model, template)
+    if items is None or items.empty:
+        return _skip(name, title, "no recommended items in this partition", model, template)
+    if "nationality" not in items or items["nationality"].isna().all():
+        return _skip(name, title, "the profiles of this template state no nationality", model, template)
+    data = pd.DataFrame({"nat": items["nationality"], "country": item_labels(items, "locations")}).dropna()
+    if data.empty:
+        return _skip(name, title, "no recommended item of a profile with a nationality has a country", model, template)
+    order = data["country"].value_counts().sort_index().sort_values(ascending=False, kind="stable")
+    keep = list(order.index[:max_countries])
+    pooled = len(order) > max_countries
+    data["col"] = data["country"].where(data["country"].isin(keep), "other")
+    tab = pd.crosstab(data["nat"], data["col"])
+    cols = keep + (["other"] if pooled else [])
+    tab = tab.reindex(columns=cols, fill_value=0).sort_index()
+    share = tab.div(tab.sum(axis=1), axis=0).to_numpy(dtype=float)
+    nr, nc = share.shape
+    fig = _new_figure(2.6 + 0.34 * nc, 1.9 + 0.3 * nr)
+    ax = fig.subplots()
+    vmax = max(10.0, float(np.ceil(share.max() * 10) * 10))  # contrast: the scale ends at the largest share
+    im = ax.imshow(share * 100, cmap="Blues", vmin=0, vmax=vmax, aspect="auto", interpolation="nearest")
+    ax.set_xticks(np.arange(nc))
+    ax.set_xticklabels([shorten(c, 22) for c in cols], rotation=60, ha="right", fontsize=FONT - 2)
+    ax.set_yticks(np.arange(nr))
+    ax.set_yticklabels([f"{shorten(r, 22)} (n={int(t)})" for r, t in zip(tab.index, tab.sum(axis=1))], fontsize=FONT - 2)
+    ax.set_xlabel("university country", fontsize=FONT)
+    ax.set_ylabel("student nationality", fontsize=FONT)
+    if nr * nc <= 400:
+        for (i, j), v in np.ndenumerate(share):
+            if v > 0:
+                ax.text(j, i, f"{v * 100:.0f}", ha="center", va="center", fontsize=FONT - 3,
+                        color="white" if v * 100 > vmax * 0.6 else "black")
+    cb = fig.colorbar(im, ax=ax, fraction=0.04, pad=0.02)
+    cb.set_label("% of the nationality's recommendations", fontsize=FONT - 1)
+    cb.ax.tick_params(labelsize=FONT - 2)
+    ax.set_title(shorten(title, 100), fontsize=FONT + 1)
+    fig.tight_layout()
+    png = _png(fig)
+    caption = (f"Share (%) of each student nationality's recommendations going to each university country under "
+               f"{_context(model, template) or 'this partition'}; rows sum to 100. "
+               + (f"The {max_countries} most recommended countries have a column; the remaining {len(order) - max_countries} "
+                  f"are pooled in 'other'. " if pooled else "")
+               + f"n: recommendations with a country for that nationality; the colour scale ends at {vmax:.0f}%.")
+    return Figure(name, title, caption, png, model, template)
+
+
+# ----------------------------------------------------------------------------- base vs regional
+def base_vs_regional_figures(drs_change: pd.DataFrame, grs_change: pd.DataFrame, model: str = "",
+                             max_countries: int = 40) -> list[Figure]:
+    """§8.4 for one model: percent change of DRS/Acc/Rep by group from the base to the regional
+    template, and GRS per country under both (the tables of :func:`metrics.base_vs_regional`)."""
+    return [base_vs_regional_drs(drs_change, model), base_vs_regional_grs(grs_change, model, max_countries)]
+
+
+def _for_model(df: Optional[pd.DataFrame], model: str) -> tuple[pd.DataFrame, str]:
+    if df is None:
+        return pd.DataFrame(), model
+    if "model" in df.columns and len(df):
+        models = pd.unique(df["model"].dropna().astype(str))
+        if model:
+            df = df[df["model"].astype(str) == model]
+        elif len(models) > 1:
+            raise ValueError(f"the table holds several models {sorted(models)}: pass model=")
+        else:
+            model = str(models[0]) if len(models) else ""
+    return df, model
+
+
+def base_vs_regional_drs(drs_change: pd.DataFrame, model: str = "") -> Figure:
+    df, model = _for_model(drs_change, model)
+    name = "base_vs_regional_drs"
+    title = _title("Base \u2192 regional template: change in DRS, Acc, Rep", model, "")
+    metrics = [m for m in ("drs", "acc", "rep") if f"{m}_change_pct" in df.columns]
+    if df.empty or not metrics or df[[f"{m}_change_pct" for m in metrics]].isna().all().all():
+        return _skip(name, title, "no group has both a base and a regional score", model, "")
+    order = {"overall": 0, "gender": 1, "economic_class": 2}
+    df = df.assign(_o=df["group_by"].map(order).fillna(3))
+    within = {b: _ordered_values(df.loc[df["group_by"] == b, "group"], b) for b in df["group_by"].unique()}
+    df = df.assign(_w=[within[b].index(g) if g in within[b] else 99 for b, g in zip(df["group_by"], df["group"])])
+    df = df.sort_values(["_o", "group_by", "_w"], kind="stable").reset_index(drop=True)
+    labels = [("all students" if b == "overall" else f"{ATTRIBUTE_LABELS.get(b, b)}: {_group_label(b, g)}")
+              for b, g in zip(df["group_by"], df["group"])]
+    fig = _new_figure(8.0, 1.6 + 0.42 * len(df))
+    ax = fig.subplots()
+    y = np.arange(len(df))
+    h = 0.8 / len(metrics)
+    colors = {"drs": BAR, "acc": "#5aa27c", "rep": BAR_2}
+    vals_all = []
+    for k, m in enumerate(metrics):
+        v = df[f"{m}_change_pct"].to_numpy(dtype=float)
+        vals_all.append(v)
+        off = (k - (len(metrics) - 1) / 2) * h
+        ax.barh(y + off, np.nan_to_num(v), height=h, color=colors[m], label=m.upper() if m == "drs" else m.capitalize())
+        for yi, vi in zip(y, v):
+            if np.isfinite(vi):
+                ax.text(vi, yi + off, f" {vi:+.1f}%" if vi >= 0 else f"{vi:+.1f}% ", va="center",
+                        ha="left" if vi >= 0 else "right", fontsize=FONT - 3)
+    allv = np.concatenate(vals_all)
+    lim = float(np.nanmax(np.abs(allv))) if np.isfinite(allv).any() else 1.0
+    lim = lim * 1.35 if lim > 0 else 1.0
+    ax.set_xlim(-lim, lim)
+    ax.axvline(0, color="black", lw=0.8)
+    ax.set_yticks(y)
+    ax.set_yticklabels(labels, fontsize=FONT - 1)
+    ax.invert_yaxis()
+    ax.set_xlabel("change from base to regional template (% of the base value)", fontsize=FONT - 1)
+    ax.grid(axis="x", alpha=0.3)
+    ax.set_axisbelow(True)
+    ax.legend(fontsize=FONT - 1, loc="best")
+    ax.set_title(shorten(title, 100), fontsize=FONT + 1)
+    fig.tight_layout()
+    caption = (f"Percent change of the mean DRS, Accessibility and Reputation of {model or 'the model'}'s responses "
+               "from the base to the regional template, overall and by gender and economic class: "
+               "(regional - base) / |base| x 100. A missing bar: base value 0 or missing.")
+    return Figure(name, title, caption, _png(fig), model, "")
+
+
+def base_vs_regional_grs(grs_change: pd.DataFrame, model: str = "", max_countries: int = 40) -> Figure:
+    df, model = _for_model(grs_change, model)
+    name = "base_vs_regional_grs"
+    title = _title("Base \u2192 regional template: GRS per country", model, "")
+    need = {"grs_base", "grs_regional", "country"}
+    if df.empty or not need <= set(df.columns):
+        return _skip(name, title, "no GRS table for both the base and the regional template", model, "")
+    d = df.assign(grs_base=df["grs_base"].fillna(0.0), grs_regional=df["grs_regional"].fillna(0.0))
+    d = d[(d["grs_base"] > 0) | (d["grs_regional"] > 0)]
+    if d.empty:
+        return _skip(name, title, "no country has GRS > 0 under either template", model, "")
+    n_all = len(d)
+    d = d.assign(_m=np.maximum(d["grs_base"], d["grs_regional"]))
+    d = d.sort_values(["_m", "country"], ascending=[False, True], kind="stable").head(max_countries)
+    d = d.sort_values(["grs_regional", "grs_base", "country"], ascending=[False, False, True], kind="stable")
+    fig = _new_figure(8.0, 1.6 + 0.24 * len(d))
+    ax = fig.subplots()
+    y = np.arange(len(d))
+    ax.barh(y - 0.2, d["grs_base"], height=0.4, color=BAR, label="base")
+    ax.barh(y + 0.2, d["grs_regional"], height=0.4, color=BAR_2, label="regional")
+    for yi, b, r in zip(y, d["grs_base"], d["grs_regional"]):
+        txt = "new" if b == 0 else (f"{(r - b) / b * 100:+.0f}%")
+        ax.text(max(b, r) + 0.01, yi, txt, va="center", fontsize=FONT - 3)
+    ax.set_yticks(y)
+    ax.set_yticklabels([shorten(c, 30) for c in d["country"]], fontsize=FONT - 2)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 1.18)
+    ax.set_xlabel("GRS", fontsize=FONT)
+    ax.set_ylabel("university country", fontsize=FONT)
+    ax.grid(axis="x", alpha=0.3)
+    ax.set_axisbelow(True)
+    ax.legend(fontsize=FONT - 1, loc="lower right")
+    ax.set_title(shorten(title, 100), fontsize=FONT + 1)
+    fig.tight_layout()
+    caption = (f"GRS per country under {model or 'the model'}'s base and regional templates, with the percent change "
+               "('new': GRS 0 under the base template). "
+               + (f"The {max_countries} countries with the highest GRS under either template of {n_all} with GRS > 0. "
+                  if n_all > max_countries else f"All {n_all} countries with GRS > 0 under either template. ")
+               + "Countries never recommended under either template (GRS 0) are not shown.")
+    return Figure(name, title, caption, _png(fig), model, "")
+
+
+# ----------------------------------------------------------------------------- comparisons
+def model_comparison(table: pd.DataFrame, *, title: str = "Model comparison", template: str = "") -> Figure:
+    """Headline metrics of several models side by side: one panel per metric, one bar per
+    model (grouped by template when the table has a ``template`` column), with the confidence
+    interval as an error bar where ``ci_low``/``ci_high`` are given.
+
+    ``table``: tidy, columns ``model, metric, value`` [+ ``template``, ``ci_low``, ``ci_high``]."""
+    name = "model_comparison"
+    full_title = f"{title} \u2014 {template} template" if template else title
+    if table is None or table.empty or not {"model", "metric", "value"} <= set(table.columns):
+        return _skip(name, full_title, "no (model, metric, value) rows to compare", "", template)
+    df = table.copy()
+    if template and "template" in df.columns:
+        df = df[df["template"].astype(str) == template]
+    df = df[pd.to_numeric(df["value"], errors="coerce").notna()]
+    if df.empty:
+        return _skip(name, full_title, "no numeric value to compare", "", template)
+    df["value"] = df["value"].astype(float)
+    has_ci = {"ci_low", "ci_high"} <= set(df.columns)
+    hue = "template" if ("template" in df.columns and df["template"].nunique() > 1) else None
+    metrics = list(dict.fromkeys(df["metric"].astype(str)))
+    models = sorted(df["model"].astype(str).unique())
+    hues = sorted(df[hue].astype(str).unique()) if hue else [None]
+    ncol = min(3, len(metrics))
+    nrow = int(np.ceil(len(metrics) / ncol))
+    fig = _new_figure(1.2 + ncol * max(3.0, 0.55 * len(models) * len(hues) + 1.2), 1.2 + nrow * 3.2)
+    axes = fig.subplots(nrow, ncol, squeeze=False).ravel()
+    palette = [BAR, BAR_2, "#5aa27c", "#8a5aa2", NEG, "#4aa3c8", "#7f7f7f"]
+    x = np.arange(len(models))
+    w = 0.8 / len(hues)
+    for ax, metric in zip(axes, metrics):
+        part = df[df["metric"].astype(str) == metric]
+        for k, hv in enumerate(hues):
+            sub = part if hv is None else part[part[hue].astype(str) == hv]
+            sub = sub.drop_duplicates("model", keep="last").set_index(sub["model"].astype(str)).reindex(models)
+            vals = sub["value"].to_numpy(dtype=float)
+            off = (k - (len(hues) - 1) / 2) * w
+            err = None
+            if has_ci:
+                lo = pd.to_numeric(sub["ci_low"], errors="coerce").to_numpy(dtype=float)
+                hi = pd.to_numeric(sub["ci_high"], errors="coerce").to_numpy(dtype=float)
+                err = np.vstack([np.nan_to_num(vals - lo), np.nan_to_num(hi - vals)]).clip(min=0)
+            ax.bar(x + off, np.nan_to_num(vals), width=w, color=palette[k % len(palette)], yerr=err, capsize=3,
+                   label=hv if hv is not None else None, error_kw={"lw": 0.9})
+            for xi, v in zip(x + off, vals):
+                if np.isfinite(v):
+                    ax.text(xi, v / 2, f"{v:.3g}", ha="center", va="center", fontsize=FONT - 2, color="white",
+                            fontweight="bold", rotation=90 if len(models) * len(hues) > 6 else 0)
+        ax.set_title(shorten(metric, 40), fontsize=FONT)
+        ax.set_xticks(x)
+        ax.set_xticklabels([shorten(m, 34) for m in models], rotation=30, ha="right", fontsize=FONT - 2)
+        ax.set_ylabel(shorten(metric, 30), fontsize=FONT - 1)
+        ax.tick_params(axis="y", labelsize=FONT - 2)
+        ax.grid(axis="y", alpha=0.3)
+        ax.set_axisbelow(True)
+        if hue:
+            ax.legend(fontsize=FONT - 2, title=hue, title_fontsize=FONT - 2)
+    for ax in axes[len(metrics):]:
+        ax.set_visible(False)
+    fig.suptitle(shorten(full_title, 110), fontsize=FONT + 2)
+    fig.tight_layout()
+    caption = (f"{', '.join(metrics)} for {len(models)} model(s) side by side"
+               + (f", grouped by {hue}" if hue else "")
+               + ("; error bars: the confidence interval given (ci_low to ci_high)." if has_ci else "."))
+    return Figure(name, full_title, caption, _png(fig), "", template)
+
+
+def drift(table: pd.DataFrame, *, model: str = "", previous_label: str = "previous", current_label: str = "current",
+          max_rows: int = 30) -> Figure:
+    """Metric changes between two audit runs of one model: one panel per metric, one bar per
+    group or country (the ``max_rows`` largest absolute changes), coloured by sign, annotated
+    previous -> current.
+
+    ``table``: tidy, columns ``metric, previous, current`` [+ ``change``, default current -
+    previous], and a key: ``group`` (with optional ``group_by``), ``country`` or ``key``."""
+    name = "drift"
+    title = _title(f"Drift: {previous_label} \u2192 {current_label}", model, "")
+    key = next((c for c in ("group", "country", "key") if table is not None and c in table.columns), None)
+    if table is None or table.empty or key is None or not {"metric", "previous", "current"} <= set(table.columns):
+        return _skip(name, title, "no (key, metric, previous, current) rows", model, "")
+    df, model = _for_model(table, model)
+    title = _title(f"Drift: {previous_label} \u2192 {current_label}", model, "")
+    df = df.copy()
+    df["previous"] = pd.to_numeric(df["previous"], errors="coerce")
+    df["current"] = pd.to_numeric(df["current"], errors="coerce")
+    if "change" not in df.columns:
+        df["change"] = df["current"] - df["previous"]
+    df["change"] = pd.to_numeric(df["change"], errors="coerce")
+    df = df[df["change"].notna()]
+    if df.empty:
+        return _skip(name, title, "no metric has both a previous and a current value", model, "")
+    if "group_by" in df.columns and key == "group":
+        df["_label"] = [("all students" if b == "overall" else g) if b in ("overall", None) or b != b
+                        else f"{ATTRIBUTE_LABELS.get(b, b)}: {_group_label(b, g)}"
+                        for b, g in zip(df["group_by"], df["group"].astype(str))]
+    else:
+        df["_label"] = df[key].astype(str)
+    metrics = list(dict.fromkeys(df["metric"].astype(str)))
+    parts, heights = [], []
+    for m in metrics:
+        p = df[df["metric"].astype(str) == m].assign(_a=lambda d: d["change"].abs())
+        p = p.sort_values(["_a", "_label"], ascending=[False, True], kind="stable").head(max_rows)
+        p = p.sort_values(["change", "_label"], ascending=[False, True], kind="stable")
+        parts.append(p)
+        heights.append(max(len(p), 2))
+    fig = _new_figure(8.0, 1.2 + 0.26 * sum(heights) + 0.7 * len(metrics))
+    axes = fig.subplots(len(metrics), 1, squeeze=False,
+                        gridspec_kw={"height_ratios": heights})[:, 0]
+    truncated = False
+    for ax, m, p in zip(axes, metrics, parts):
+        truncated |= (df["metric"].astype(str) == m).sum() > len(p)
+        y = np.arange(len(p))
+        ch = p["change"].to_numpy(dtype=float)
+        ax.barh(y, ch, color=np.where(ch >= 0, POS, NEG), height=0.7)
+        lim = float(np.abs(ch).max()) or 1.0
+        for yi, c, a, b in zip(y, ch, p["previous"], p["current"]):
+            ax.text(c, yi, f" {a:.3g}\u2192{b:.3g} " , va="center", ha="left" if c >= 0 else "right", fontsize=FONT - 3)
+        ax.set_xlim(-lim * 1.9, lim * 1.9)
+        ax.axvline(0, color="black", lw=0.8)
+        ax.set_yticks(y)
+        ax.set_yticklabels([shorten(s, 34) for s in p["_label"]], fontsize=FONT - 2)
+        ax.invert_yaxis()
+        ax.set_title(shorten(m, 50), fontsize=FONT)
+        ax.set_xlabel(f"change in {shorten(m, 30)} ({current_label} \u2212 {previous_label})", fontsize=FONT - 1)
+        ax.grid(axis="x", alpha=0.3)
+        ax.set_axisbelow(True)
+    fig.suptitle(shorten(title, 110), fontsize=FONT + 2)
+    fig.tight_layout()
+    caption = (f"Change of each metric between the {previous_label} and the {current_label} audit run"
+               f"{' of ' + model if model else ''}, per {key}; green: increase, red: decrease; labels: previous"
+               "\u2192current value."
+               + (f" Only the {max_rows} largest absolute changes per metric are shown." if truncated else ""))
+    return Figure(name, title, caption, _png(fig), model, "")
+
+
+# ----------------------------------------------------------------------------- one partition
+def partition_tables(tables: Mapping[str, pd.DataFrame], model: str, template: str) -> dict[str, pd.DataFrame]:
+    """The rows of one (model, template) from tables that carry ``model``/``template`` columns
+    (as the CLI writes them); tables without those columns are passed through."""
+    out = {}
+    for k, df in tables.items():
+        if df is None:
+            continue
+        mask = pd.Series(True, index=df.index)
+        if "model" in df.columns:
+            mask &= df["model"].astype(str) == model
+        if "template" in df.columns:
+            mask &= df["template"].astype(str) == template
+        out[k] = df[mask]
+    return out
+
+
+def all_partition_figures(tables: Mapping[str, pd.DataFrame], model: str = "", template: str = "",
+                          n: int = TOP_N) -> list[Figure]:
+    """Every per-(model x template) figure from :func:`metrics.score_partition`-style tables
+    (needs ``drs_items``; uses ``grs_by_country`` for the corpus share when present).
+
+    Figures that have nothing to draw come back with ``png=None`` and ``skipped_reason``.
+    Tables holding several partitions (the CLI's) need ``model`` and ``template``."""
+    items = tables.get("drs_items")
+    if items is None:
+        raise ValueError("all_partition_figures needs the 'drs_items' table")
+    for col, given in (("model", model), ("template", template)):
+        if col in items.columns:
+            vals = sorted(pd.unique(items[col].dropna().astype(str)))
+            if len(vals) > 1 and not given:
+                raise ValueError(f"the tables hold several values of {col} {vals[:10]}: pass {col}=")
+    if model or template:
+        tables = partition_tables(tables, model or _single(items, "model"), template or _single(items, "template"))
+        items = tables["drs_items"]
+    model = model or _single(items, "model")
+    template = template or _single(items, "template")
+    figs = []
+    for kind in ("locations", "universities", "programs"):
+        for by in (None, "economic_class", "gender"):
+            figs.append(top_figure(items, kind, by, model=model, template=template, n=n))
+    figs.append(recommended_locations(items, tables.get("grs_by_country"), model=model, template=template))
+    figs.append(nationality_heatmap(items, model=model, template=template))
+    return figs
+
+
+FIGURE_NAMES = tuple(
+    [f"top_{k}{s}" for k in ("locations", "universities", "programs") for s in ("", "_by_class", "_by_gender")]
+    + ["recommended_locations", "nationality_heatmap", "base_vs_regional_drs", "base_vs_regional_grs",
+       "model_comparison", "drift"]
+)
