@@ -63,6 +63,12 @@ def run_job(job_name: str) -> int:
             status = "pass" if check.passed else f"FAIL ({check.severity.value})"
             observed = check.metadata.get("observed")
             print(f"  check {check.check_name:<22} {status:<14} observed {getattr(observed, 'value', observed)}")
+        for event in result.get_asset_materialization_events():
+            if event.asset_key.to_user_string() == "audit_report":
+                meta = event.materialization.metadata
+                report = getattr(meta.get("report"), "value", None)
+                print(f"[fairness-audit] audit report: {report} (and report.md beside it); "
+                      f"{getattr(meta.get('significant_findings'), 'value', 0)} significant finding(s)")
     if failed:
         return 1
     from resources.database import redact
@@ -163,11 +169,64 @@ def score_file(responses: str, corpus_path: str, out: str, tagger: str = "rules"
         written[f"base_vs_regional_{key}"] = df
     rejects.to_csv(outdir / "rejects.csv", index=False)
     (outdir / "params.json").write_text(json.dumps(params.as_dict(), indent=2, sort_keys=True))
+    written.update(_write_report(outdir, recs, per_partition, comparisons, templates, tagger_res, params,
+                                 {"responses file": str(responses), "responses sha256": sha,
+                                  "corpus": str(corpus_path), "corpus sha256": file_sha256(corpus_path)}, log))
     summary = _summary(written, per_partition, n_rejected, rep.rows_read, corpus_path, responses)
     (outdir / "summary.md").write_text(summary, encoding="utf-8")
     log(summary)
     log(f"tables written to {outdir}")
     return written
+
+
+def _write_report(outdir: Path, recs, per_partition, comparisons, templates, tagger_res, params, sources, log) -> dict:
+    """report.html / report.md / figures/ and the statistics tables, as the audit_report asset
+    builds them (core.audit_report), for the partitions of a scored file."""
+    import pandas as pd
+
+    from resources.database import code_version
+    from resources.settings import ParseQualityResource, ReportResource
+
+    from .core import audit_report
+    from .core import report as report_core
+    from .core.match import MATCHER_VERSION
+    from .core.parse import PARSER_VERSION
+    from .defs.understanding.assets import quality_outcomes
+
+    settings = ReportResource()
+    parts = []
+    for (model, template), t in per_partition.items():
+        part = recs[(recs["model"] == model) & (recs["template"] == template)]
+        parts.append(audit_report.PartitionResult(
+            model=model, template=template, items=part, tables=t, grs=t["grs_by_country"],
+            statistics=audit_report.partition_statistics(t["drs_responses"], **settings.as_dict())))
+    if not parts:
+        log("no scored partition: no report written")
+        return {}
+    _, per_key = quality_outcomes(recs.assign(partition_key=recs["model"] + "|" + recs["template"]),
+                                  ParseQualityResource())
+    quality = pd.DataFrame([{"partition": k, "check": o.name, "passed": o.success, "observed": o.observed,
+                             "threshold": o.threshold, "blocking": o.blocking} for k, v in per_key.items() for o in v])
+    bvr = {key: pd.concat([c[key] for c in comparisons], ignore_index=True)
+           for key in ("drs_change", "grs_change")} if comparisons else None
+    provenance = {**sources, "template sha256": {name: tpl.sha256 for name, tpl in templates.items()},
+                  "parser": PARSER_VERSION, "matcher": MATCHER_VERSION, "subject tagger": tagger_res.tagger_name(),
+                  "scoring parameters": params.as_dict(), "statistics": settings.as_dict(),
+                  "code version": code_version()}
+    html, markdown, figures = audit_report.build_report(parts, provenance=provenance, quality=quality,
+                                                        base_vs_regional=bvr)
+    (outdir / "report.html").write_text(html, encoding="utf-8")
+    (outdir / "report.md").write_text(markdown, encoding="utf-8")
+    for rel, png in report_core.figure_files(figures).items():
+        (outdir / rel).parent.mkdir(parents=True, exist_ok=True)
+        (outdir / rel).write_bytes(png)
+    out = {}
+    for name in ("run_variability", "counterfactual_disparity"):
+        df = pd.concat([p.statistics[name] for p in parts], ignore_index=True)
+        df.to_csv(outdir / f"{name}.csv", index=False)
+        out[name] = df
+    log(f"report written to {outdir / 'report.html'} ({sum(not f.skipped for f in figures)} figures)")
+    return out
 
 
 def _summary(written, per_partition, n_rejected, rows_read, corpus_path, responses) -> str:

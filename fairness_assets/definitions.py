@@ -33,6 +33,7 @@ from resources.settings import (
     GenerationSourceResource,
     ParseQualityResource,
     ReferenceDataResource,
+    ReportResource,
     ScoringResource,
 )
 from resources.tagger import SubjectTaggerResource
@@ -44,6 +45,7 @@ from .defs.operations.schedules import SCHEDULES
 from .defs.operations.sensors import SENSORS
 from .defs.reference import assets as reference_assets
 from .defs.scoring import assets as scoring_assets
+from .defs.reporting import assets as reporting_assets
 from .defs.scoring import drift as drift_assets
 from .defs.understanding import assets as understanding_assets
 
@@ -65,6 +67,7 @@ def build_resources() -> dict:
         "subject_tagger": SubjectTaggerResource(method=_env("FAIRNESS_TAGGER", "rules")),
         "parse_quality": ParseQualityResource(),
         "scoring": ScoringResource(),
+        "report_settings": ReportResource(output_dir=_env("FAIRNESS_REPORTS_DIR")),
         "llm": LLMResource(api_key=_env("FAIRNESS_LLM_API_KEY"), device=_env("FAIRNESS_DEVICE", "auto"),
                            registry_path=registry),
         "alerts": AlertResource(
@@ -84,7 +87,7 @@ def build_resources() -> dict:
 
 defs = dg.Definitions(
     assets=dg.load_assets_from_modules(
-        [reference_assets, generation_assets, understanding_assets, scoring_assets, drift_assets]),
+        [reference_assets, generation_assets, understanding_assets, scoring_assets, drift_assets, reporting_assets]),
     resources=build_resources(),
     jobs=JOBS,
     schedules=SCHEDULES,

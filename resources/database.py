@@ -244,10 +244,9 @@ class GRSCountry(_Row, table=True):
     params_hash: str = Field(max_length=64)
 
 
-class MetricRow(_Row, table=True):
-    """Cells of the analysis tables (METHOD.md §8), one row per cell (core.tables long format)."""
+class _LongRow(_Row):
+    """One cell of a table in core.tables long format."""
 
-    __tablename__ = "metric_row"
     audit_id: str = Field(index=True)
     table_name: str = Field(index=True)
     row_index: int
@@ -256,6 +255,46 @@ class MetricRow(_Row, table=True):
     value: Optional[float] = None
     value_text: Optional[str] = None
     params_hash: str = Field(max_length=64)
+
+
+class MetricRow(_LongRow, table=True):
+    """Cells of the analysis tables (METHOD.md §8), one row per cell (core.tables long format)."""
+
+    __tablename__ = "metric_row"
+
+
+class StatisticRow(_LongRow, table=True):
+    """Cells of the statistics tables (run variability, counterfactual disparity; docs/statistics.md)."""
+
+    __tablename__ = "statistic_row"
+
+
+class FigureFile(_Row, table=True):
+    """One figure of an audit: where its PNG is, or why it was not drawn."""
+
+    __tablename__ = "audit_figure"
+    audit_id: str = Field(index=True)
+    model: str
+    template: str
+    name: str
+    title: str
+    caption: str
+    path: Optional[str] = None
+    skipped_reason: Optional[str] = None
+
+
+class ReportFile(_Row, table=True):
+    """One audit report: its HTML and Markdown files and what it covers."""
+
+    __tablename__ = "audit_report"
+    report_id: str = Field(index=True)
+    partitions: str         # JSON list of model|template
+    audit_ids: str          # JSON list
+    html_path: str
+    markdown_path: str
+    figures: int
+    significant_findings: int
+    created_at: datetime = Field(default_factory=_now)
 
 
 class AuditMetric(_Row, table=True):
@@ -303,6 +342,9 @@ TABLES: dict[str, Type[SQLModel]] = {
     "analysis_tables": MetricRow,
     "base_vs_regional": MetricRow,
     "audit_drift": DriftRow,
+    "audit_statistics": StatisticRow,
+    "audit_figures": FigureFile,
+    "audit_report": ReportFile,
 }
 
 
@@ -406,6 +448,13 @@ class ResultsDatabase(ConfigurableResource):
         with self.engine().connect() as conn:
             df = pd.read_sql(q.order_by(*table.primary_key.columns), conn)
         return df
+
+    def distinct(self, model: Type[SQLModel], columns: Sequence[str]) -> pd.DataFrame:
+        """The distinct combinations of ``columns`` in ``model``'s table (e.g. for provenance)."""
+        table = model.__table__
+        q = sa.select(*[table.c[c] for c in columns]).distinct()
+        with self.engine().connect() as conn:
+            return pd.read_sql(q, conn)
 
     def append_rows(self, model: Type[SQLModel], df: pd.DataFrame) -> int:
         """Insert rows (no replacement) in one transaction: a crash loses at most this call."""

@@ -269,3 +269,22 @@ class ScoringResource(ConfigurableResource):
             epsilon=self.epsilon, band_rule=self.band_rule, student_interest=student_interest,
             us_uk=tuple(self.us_uk), top_k=self.top_k,
         )
+
+
+class ReportResource(ConfigurableResource):
+    """Statistics and report settings (docs/statistics.md); recorded in every report."""
+
+    n_boot: int = Field(default=2000, description="Bootstrap resamples for every interval.")
+    n_perm: int = Field(default=10_000, description="Sign-flip permutations (exact enumeration when fewer suffice).")
+    seed: int = Field(default=0, description="Seed of every resampling (results are reproducible).")
+    level: float = Field(default=0.95, description="Confidence level of the intervals.")
+    correction: str = Field(default="holm", description="Multiple-comparison correction: holm or bh.")
+    alpha: float = Field(default=0.05, description="Significance level after correction.")
+    output_dir: str = Field(default="", description="Folder for reports and figures (default: <results>/reports).")
+
+    def folder(self) -> Path:
+        return Path(self.output_dir) if self.output_dir else results_dir() / "reports"
+
+    def as_dict(self) -> dict:
+        return {"n_boot": self.n_boot, "n_perm": self.n_perm, "seed": self.seed, "level": self.level,
+                "correction": self.correction, "alpha": self.alpha}

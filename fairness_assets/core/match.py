@@ -29,6 +29,8 @@ from typing import Mapping, Optional
 import numpy as np
 import pandas as pd
 
+MATCHER_VERSION = "match-1"  # bump when matching rules change (recorded in every report's provenance)
+
 _GENERIC_WORDS = {
     "university", "universidad", "universidade", "universite", "universitat", "universita", "univ",
     "of", "the", "de", "da", "do", "di", "del", "des", "la", "le", "and", "for", "in", "at",

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable, Iterable, Optional
 
+PARSER_VERSION = "parse-1"  # bump when parsing rules change (recorded in every report's provenance)
 MAX_ITEMS = 3
 MAX_TEXT = 50_000  # longer responses are cut before parsing (a 300-token answer is ~1,500 chars)
 

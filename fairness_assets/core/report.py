@@ -607,7 +607,7 @@ def disparity_summary(
             s = f"{_under(m, t)}, {len(zero)} of {total} corpus countries were never recommended (GRS 0)"
             if len(zero) and "total_unis" in zero.columns:
                 big = zero.sort_values(["total_unis", "country"], ascending=[False, True], kind="stable").head(3)
-                s += ", among them " + ", ".join(f"{c} ({int(n)} ranked universities)"
+                s += ", among them " + ", ".join(f"{c} ({int(n)} ranked universit{'y' if int(n) == 1 else 'ies'})"
                                                  for c, n in zip(big["country"], big["total_unis"]))
             n_all = float(pd.to_numeric(nrec, errors="coerce").sum())
             if n_all > 0 and "n_recommendations" in part.columns:

@@ -10,6 +10,7 @@ import dagster as dg
 from fairness_assets.defs.generation import assets as gen
 from fairness_assets.defs.partitions import MODEL_PARTITIONS
 from fairness_assets.defs.reference import assets as ref
+from fairness_assets.defs.reporting import assets as reporting
 from fairness_assets.defs.scoring import assets as sco
 from fairness_assets.defs.scoring import drift
 from fairness_assets.defs.understanding import assets as und
@@ -17,7 +18,7 @@ from resources import database as D
 from resources.alerts import AlertResource
 from resources.llm.resource import LLMResource
 from resources.settings import (AuditGridResource, GenerationSourceResource, ParseQualityResource,
-                                ReferenceDataResource, ScoringResource)
+                                ReferenceDataResource, ReportResource, ScoringResource)
 from resources.tagger import SubjectTaggerResource
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,7 +26,7 @@ DEMO_RESPONSES = ROOT / "data" / "examples" / "demo_responses.jsonl"
 DEMO_MODEL = "qwen2.5-0.5b-demo"
 DEMO_KEY = f"{DEMO_MODEL}|base"
 
-ASSETS = dg.load_assets_from_modules([ref, gen, und, sco, drift])
+ASSETS = dg.load_assets_from_modules([ref, gen, und, sco, drift, reporting])
 
 
 def resources(database: D.ResultsDatabase, responses, **overrides) -> dict:
@@ -35,6 +36,9 @@ def resources(database: D.ResultsDatabase, responses, **overrides) -> dict:
         "generation_source": GenerationSourceResource(responses_path=str(responses)),
         "subject_tagger": SubjectTaggerResource(), "parse_quality": ParseQualityResource(),
         "scoring": ScoringResource(), "llm": LLMResource(), "alerts": AlertResource(),
+        "report_settings": ReportResource(output_dir=str(Path(database.resolved_url().split("///")[-1]).parent
+                                                         / "reports") if database.resolved_url().startswith("sqlite")
+                                          else ""),
     }
     out.update(overrides)
     return out

@@ -1,0 +1,235 @@
+"""Reporting: statistics, figures and the audit report.
+
+- ``audit_statistics`` (per partition): run-to-run variability and paired counterfactual
+  disparity of the partition's responses, significance-marked (docs/statistics.md).
+- ``audit_figures`` (per partition): every figure of METHOD.md §8.8 as PNG files in the
+  reports folder, shown on the asset's page.
+- ``audit_report``: one HTML file (self-contained) and its Markdown twin for the audit, over
+  every scored partition, with provenance, tables, figures, parse quality, model comparison,
+  base vs regional, drift, and a plain-language summary of the largest disparities.
+"""
+
+
+import base64
+import json
+from pathlib import Path
+
+import dagster as dg
+import pandas as pd
+
+from fairness_assets.core import audit_report, figures as fig_core
+from fairness_assets.core import report as report_core
+from fairness_assets.core import tables as tables_core
+from fairness_assets.core.match import MATCHER_VERSION
+from fairness_assets.core.parse import PARSER_VERSION
+from resources import database as D
+from resources.database import ResultsDatabase, code_version
+from resources.settings import (AuditGridResource, ParseQualityResource, ReferenceDataResource, ReportResource,
+                                ScoringResource, stable_hash)
+from resources.tagger import SubjectTaggerResource
+
+from ..metadata import table_md
+from ..partitions import AUDIT_PARTITIONS, SINGLE_RUN
+from ..scoring.assets import scoring_params
+from ..understanding.assets import quality_outcomes
+
+SHOWN_IN_UI = ("top_locations", "recommended_locations", "nationality_heatmap")
+
+
+@dg.asset(
+    group_name="reporting",
+    io_manager_key="results_io",
+    partitions_def=AUDIT_PARTITIONS,
+    backfill_policy=SINGLE_RUN,
+    kinds={"pandas", "sql"},
+    description="Run-to-run variability (SD and bootstrap interval over runs and over profiles) of every headline "
+    "metric, and paired counterfactual disparity per attribute with permutation tests, corrected for multiple "
+    "comparisons and marked significant / not significant (docs/statistics.md).",
+)
+def audit_statistics(context: dg.AssetExecutionContext, analysis_tables: pd.DataFrame,
+                     report_settings: ReportResource) -> dg.Output[pd.DataFrame]:
+    frames, shown, significant = [], {}, 0
+    for key, long in analysis_tables.groupby("partition_key", sort=True):
+        responses = tables_core.from_long(long)["drs_responses"]
+        t = audit_report.partition_statistics(responses, **report_settings.as_dict())
+        dis = t["counterfactual_disparity"]
+        significant += int(dis["significant"].sum()) if len(dis) else 0
+        frames.append(tables_core.to_long(t).assign(partition_key=key, audit_id=str(long["audit_id"].iloc[0])))
+        shown[f"disparity {key}"] = table_md(audit_report.stats.disparity_display(dis)) if len(dis) else "no testable pairs"
+        context.log.info(f"{key}: {len(t['run_variability'])} variability rows, {len(dis)} disparity tests, "
+                         f"{int(dis['significant'].sum()) if len(dis) else 0} significant")
+    table = pd.concat(frames, ignore_index=True).assign(params_hash=stable_hash(report_settings.as_dict()),
+                                                        provenance_id="")
+    return dg.Output(table, metadata={"dagster/row_count": len(table), "significant_findings": significant,
+                                      "settings": dg.MetadataValue.json(report_settings.as_dict()), **shown})
+
+
+def _png_md(figure: fig_core.Figure) -> str:
+    return f"**{figure.title}**\n\n![{figure.name}](data:image/png;base64,{base64.b64encode(figure.png).decode()})"
+
+
+@dg.asset(
+    group_name="reporting",
+    io_manager_key="results_io",
+    partitions_def=AUDIT_PARTITIONS,
+    backfill_policy=SINGLE_RUN,
+    kinds={"pandas", "sql"},
+    description="The figures of METHOD.md §8.8 (top-20 locations, universities and programs overall, by class and "
+    "by gender; every recommended location; nationality x university-country heatmap) as PNG files in the "
+    "reports folder; figures with nothing to draw are listed with the reason.",
+)
+def audit_figures(context: dg.AssetExecutionContext, recommendations: pd.DataFrame, grs_by_country: pd.DataFrame,
+                  report_settings: ReportResource) -> dg.Output[pd.DataFrame]:
+    folder = report_settings.folder() / "figures"
+    folder.mkdir(parents=True, exist_ok=True)
+    rows, shown = [], {}
+    for key, recs in recommendations.groupby("partition_key", sort=True):
+        model, template = key.split("|", 1)
+        figures = fig_core.all_partition_figures(
+            {"drs_items": recs, "grs_by_country": grs_by_country[grs_by_country["partition_key"] == key]}, model, template)
+        for f in figures:
+            path = None if f.skipped else folder / f"{f.slug}.png"
+            if path is not None:
+                path.write_bytes(f.png)
+            rows.append({"partition_key": key, "audit_id": str(recs["audit_id"].iloc[0]), "model": model,
+                         "template": template, "name": f.name, "title": f.title, "caption": f.caption,
+                         "path": str(path) if path else None, "skipped_reason": f.skipped_reason})
+            if f.name in SHOWN_IN_UI and not f.skipped:
+                shown[f"{key} {f.name}"] = dg.MetadataValue.md(_png_md(f))
+        context.log.info(f"{key}: {sum(not f.skipped for f in figures)} figure(s) written to {folder}, "
+                         f"{sum(f.skipped for f in figures)} skipped")
+    table = pd.DataFrame(rows).assign(provenance_id="")
+    return dg.Output(table, metadata={
+        "dagster/row_count": len(table), "folder": dg.MetadataValue.path(str(folder)),
+        "figures": table_md(table[["partition_key", "name", "path", "skipped_reason"]]), **shown,
+    })
+
+
+def _stored_partitions(database: ResultsDatabase) -> list[audit_report.PartitionResult]:
+    """Every scored partition of the results database, with its statistics and drift."""
+    metric_rows = database.read_rows(D.MetricRow)
+    metric_rows = metric_rows[metric_rows["partition_key"] != ""]
+    stat_rows, grs_rows, recs = database.read_rows(D.StatisticRow), database.read_rows(D.GRSCountry), \
+        database.read_rows(D.Recommendation)
+    drift_rows = database.read_rows(D.DriftRow)
+    parts = []
+    for key in sorted(set(metric_rows["partition_key"])):
+        model, template = key.split("|", 1)
+        stats_t = tables_core.from_long(stat_rows[stat_rows["partition_key"] == key]) if len(stat_rows) else {}
+        dis = stats_t.get("counterfactual_disparity")
+        if dis is not None and len(dis):
+            dis["significant"] = dis["significant"].astype(str) == "True"
+        drift = drift_rows[drift_rows["partition_key"] == key]
+        parts.append(audit_report.PartitionResult(
+            model=model, template=template, items=recs[recs["partition_key"] == key],
+            tables=tables_core.from_long(metric_rows[metric_rows["partition_key"] == key]),
+            grs=grs_rows[grs_rows["partition_key"] == key], statistics=stats_t,
+            drift=drift if len(drift) else None,
+            drift_labels=(str(drift["previous_audit_id"].iloc[0]), str(drift["audit_id"].iloc[0])) if len(drift)
+            else ("previous", "current")))
+    return parts
+
+
+def _stored_figures(database: ResultsDatabase) -> dict[str, list[fig_core.Figure]]:
+    rows = database.read_rows(D.FigureFile)
+    out: dict[str, list[fig_core.Figure]] = {}
+    for r in rows.itertuples(index=False):
+        png = Path(r.path).read_bytes() if r.path and Path(r.path).exists() else None
+        reason = r.skipped_reason or (None if png else f"the figure file {r.path} is missing: rematerialize audit_figures")
+        out.setdefault(r.partition_key, []).append(
+            fig_core.Figure(r.name, r.title, r.caption, png, r.model, r.template, reason))
+    return out
+
+
+def _provenance(database, parts, report_settings, reference, scoring, subject_tagger, audit_grid) -> dict:
+    gens = database.distinct(D.Generation, ["partition_key", "audit_id", "model", "backend", "model_source",
+                                            "model_revision", "decoding_json"])
+    keys = {p.key for p in parts}
+    gens = gens[gens["partition_key"].isin(keys)]
+    models = {f"{r.model} ({r.partition_key.split('|')[1]})": {
+        "audit": r.audit_id, "backend": r.backend, "source": r.model_source, "revision": r.model_revision or "n/a"}
+        for r in gens.itertuples(index=False)}
+    templates = database.distinct(D.PromptRow, ["template", "template_hash"])
+    corpus = database.distinct(D.CorpusUniversity, ["corpus_sha256"])
+    return {
+        "partitions": sorted(keys),
+        "models (audit id, backend, source or responses file, revision)": models,
+        "decoding parameters": sorted({d for d in gens["decoding_json"]}),
+        "corpus sha256": sorted(corpus["corpus_sha256"]),
+        "template sha256": dict(zip(templates["template"], templates["template_hash"])),
+        "audit grid preset": audit_grid.preset,
+        "parser": PARSER_VERSION, "matcher": MATCHER_VERSION, "subject tagger": subject_tagger.tagger_name(),
+        "scoring parameters": scoring_params(reference, scoring).as_dict(),
+        "statistics": report_settings.as_dict(),
+        "code version": code_version(),
+    }
+
+
+@dg.asset(
+    name="audit_report",
+    group_name="reporting",
+    io_manager_key="results_io",
+    deps=["audit_statistics", "audit_figures", "base_vs_regional", "audit_drift"],
+    kinds={"html", "sql"},
+    description="The audit report: one self-contained HTML file and a Markdown twin over every scored partition "
+    "(provenance, tables with significance marks, figures, parse quality, models side by side, base vs regional, "
+    "drift, and a plain-language summary of the largest disparities).",
+)
+def audit_report_file(
+    context: dg.AssetExecutionContext,
+    database: ResultsDatabase,
+    report_settings: ReportResource,
+    reference: ReferenceDataResource,
+    scoring: ScoringResource,
+    subject_tagger: SubjectTaggerResource,
+    parse_quality: ParseQualityResource,
+    audit_grid: AuditGridResource,
+) -> dg.Output[pd.DataFrame]:
+    parts = _stored_partitions(database)
+    if not parts:
+        raise dg.Failure("no scored partition in the results database: materialize the audit first")
+    recs = pd.concat([p.items for p in parts], ignore_index=True)
+    suite, per_partition = quality_outcomes(recs, parse_quality, dict(audit_grid.resolve().quality))
+    quality = pd.DataFrame([{"partition": k, "check": o.name, "passed": o.success, "observed": o.observed,
+                             "threshold": o.threshold, "blocking": o.blocking}
+                            for k, outcomes in per_partition.items() for o in outcomes])
+    bvr = tables_core.from_long(database.read_rows(D.MetricRow, [""]))
+    provenance = _provenance(database, parts, report_settings, reference, scoring, subject_tagger, audit_grid)
+    html, markdown, figures = audit_report.build_report(
+        parts, provenance=provenance, quality=quality, base_vs_regional=bvr,
+        figures_by_partition=_stored_figures(database))
+    audit_ids = sorted({str(a) for p in parts for a in p.items["audit_id"].unique()})
+    report_id = f"report-{stable_hash([audit_ids, provenance['code version']])[:12]}"
+    folder = report_settings.folder() / report_id
+    (folder / "figures").mkdir(parents=True, exist_ok=True)
+    (folder / "report.html").write_text(html, encoding="utf-8")
+    (folder / "report.md").write_text(markdown, encoding="utf-8")
+    for rel, png in report_core.figure_files(figures).items():
+        (folder / rel).write_bytes(png)
+    significant = sum(int(p.statistics["counterfactual_disparity"]["significant"].sum())
+                      for p in parts if len(p.statistics.get("counterfactual_disparity", [])))
+    context.log.info(f"report {report_id}: {len(parts)} partition(s), {sum(not f.skipped for f in figures)} figure(s), "
+                     f"{significant} significant finding(s) -> {folder / 'report.html'}")
+    row = pd.DataFrame([{"report_id": report_id, "partitions": json.dumps([p.key for p in parts]),
+                         "audit_ids": json.dumps(audit_ids), "html_path": str(folder / "report.html"),
+                         "markdown_path": str(folder / "report.md"), "figures": sum(not f.skipped for f in figures),
+                         "significant_findings": significant, "provenance_id": "",
+                         "created_at": pd.Timestamp.now(tz="UTC").to_pydatetime()}])
+    return dg.Output(row, metadata={
+        "report": dg.MetadataValue.path(str(folder / "report.html")),
+        "markdown": dg.MetadataValue.path(str(folder / "report.md")),
+        "partitions": ", ".join(p.key for p in parts), "significant_findings": significant,
+        "summary": dg.MetadataValue.md(_summary_md(markdown)),
+        "quality_failures": int((~quality["passed"]).sum()) if len(quality) else 0,
+        "dagster/row_count": 1,
+    })
+
+
+def _summary_md(markdown: str) -> str:
+    """The summary section of the Markdown report."""
+    lines = markdown.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith("## ") and "Summary" in line), None)
+    if start is None:
+        return "(no summary)"
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+    return "\n".join(lines[start:end])

@@ -1,0 +1,113 @@
+"""audit_statistics, audit_figures and audit_report on real pipeline runs (demo answers)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import dagster as dg
+import pandas as pd
+import pytest
+
+from fairness_assets.core import tables as tables_core
+from fairness_assets.core.figures import FIGURE_NAMES
+from fairness_assets.defs.partitions import AUDIT_ROUND_TAG
+from resources import database as D
+from tests.helpers.pipeline import DEMO_KEY, DEMO_RESPONSES, altered_responses, audit
+
+PER_PARTITION = [n for n in FIGURE_NAMES if n not in ("base_vs_regional_drs", "base_vs_regional_grs",
+                                                      "model_comparison", "drift")]
+
+
+def _as_model(path: Path, model: str, out: Path) -> Path:
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    out.write_text("\n".join(json.dumps({**r, "model": model}) for r in rows) + "\n")
+    return out
+
+
+@pytest.fixture(scope="module")
+def two_models(tmp_path_factory):
+    """Two models audited on the demo grid (the second sends students to Nigerian universities
+    instead of MIT and Stanford), the second one re-audited once with changed answers."""
+    tmp = tmp_path_factory.mktemp("reporting")
+    db = D.ResultsDatabase(url=f"sqlite:///{tmp / 'results.db'}")
+    instance = dg.DagsterInstance.ephemeral()
+    a = _as_model(DEMO_RESPONSES, "model-a", tmp / "a.jsonl")
+    b = _as_model(altered_responses(tmp, {"Massachusetts Institute of Technology": "University of Lagos"}),
+                  "model-b", tmp / "b.jsonl")
+    b2 = _as_model(altered_responses(tmp, {"Massachusetts Institute of Technology": "University of Lagos",
+                                           "Stanford University": "University of Ibadan"}, "b2src.jsonl"),
+                   "model-b", tmp / "b2.jsonl")
+    runs = [audit(instance, db, a, key="model-a|base", tags={AUDIT_ROUND_TAG: "r1"}),
+            audit(instance, db, b, key="model-b|base", tags={AUDIT_ROUND_TAG: "r1"}),
+            audit(instance, db, b2, key="model-b|base", tags={AUDIT_ROUND_TAG: "r2"})]
+    assert all(r.success for r in runs), [e.message for r in runs for e in r.all_events if e.is_failure]
+    return db, runs, tmp
+
+
+def test_statistics_are_stored_with_significance_markings(two_models):
+    db, runs, _ = two_models
+    rows = db.read_rows(D.StatisticRow)
+    assert set(rows["partition_key"]) == {"model-a|base", "model-b|base"}
+    t = tables_core.from_long(rows[rows["partition_key"] == "model-a|base"])
+    var, dis = t["run_variability"], t["counterfactual_disparity"]
+    overall = var[(var["group_by"] == "overall") & (var["metric"] == "drs")]
+    assert set(overall["unit"]) == {"run", "profile"}
+    summary = tables_core.from_long(db.read_rows(D.MetricRow, ["model-a|base"]))["drs_summary"]
+    # the headline mean is the DRS summary's mean
+    assert float(overall["mean"].iloc[0]) == pytest.approx(float(summary.loc[summary["group_by"] == "overall", "drs"].iloc[0]))
+    assert set(dis["attribute"]) == {"gender", "economic_class", "nationality"}
+    assert set(dis["marking"]) <= {"significant", "not significant", "too few pairs"}
+    meta = runs[0].asset_materializations_for_node("audit_statistics")[0].metadata
+    assert "marking" in meta["disparity model-a|base"].value
+
+
+def test_every_figure_is_a_real_png_file(two_models):
+    db, runs, _ = two_models
+    figs = db.read_rows(D.FigureFile)
+    a = figs[figs["partition_key"] == "model-a|base"]
+    assert sorted(a["name"]) == sorted(PER_PARTITION)
+    assert a["skipped_reason"].isna().all()  # the demo grid has gender, class and nationality
+    for path in a["path"]:
+        data = Path(path).read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5_000
+    meta = runs[0].asset_materializations_for_node("audit_figures")[0].metadata
+    assert "data:image/png;base64," in meta["model-a|base top_locations"].value  # shown in the UI
+
+
+def test_report_has_provenance_tables_figures_quality_comparison_and_drift(two_models):
+    db, runs, tmp = two_models
+    report = db.read_rows(D.ReportFile).iloc[-1]
+    html = Path(report["html_path"]).read_text()
+    md = Path(report["markdown_path"]).read_text()
+    assert json.loads(report["partitions"]) == ["model-a|base", "model-b|base"]
+    for section in ("summary", "provenance", "quality", "tables", "figures"):
+        assert f'id="{section}"' in html
+    for key in ("corpus sha256", "template sha256", "parser", "matcher", "subject tagger", "code version",
+                "decoding parameters", "scoring parameters", "statistics"):
+        assert key in html and key in md
+    assert "a.jsonl" in html and "b2.jsonl" in html  # each partition names its responses file
+    # every figure embedded (self-contained), and linked from the Markdown twin to a file beside it
+    embedded = html.count("data:image/png;base64,")
+    links = re.findall(r"!\[[^\]]*\]\((figures/[^)]+\.png)\)", md)
+    assert embedded == len(links) >= 2 * len(PER_PARTITION) + 2
+    assert all((Path(report["markdown_path"]).parent / link).exists() for link in links)
+    assert any("model_comparison" in link for link in links)  # models side by side
+    assert any("model-b__base__drift" in link for link in links)  # drift since the previous audit of model-b
+    assert "drift since" in html
+    for check in ("parse_rate", "match_rate", "no_duplicate_items"):
+        assert check in html
+    assert "significant" in html and "Holm" in html
+    assert "Under model model-a (base template)" in html  # the plain-language summary
+
+
+def test_report_without_scored_partitions_fails_clearly(tmp_path):
+    from tests.helpers.pipeline import ASSETS, resources
+
+    db = D.ResultsDatabase(url=f"sqlite:///{tmp_path / 'empty.db'}")
+    report = [a for a in ASSETS if dg.AssetKey("audit_report") in a.keys]
+    result = dg.materialize(report, resources=resources(db, DEMO_RESPONSES), raise_on_error=False)
+    assert not result.success
+    assert any("no scored partition" in (e.message or "") + str(getattr(e.event_specific_data, "error", ""))
+               for e in result.all_events if e.is_failure)
