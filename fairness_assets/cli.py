@@ -191,7 +191,7 @@ def _write_report(outdir: Path, recs, per_partition, comparisons, templates, tag
     from .core import report as report_core
     from .core.match import MATCHER_VERSION
     from .core.parse import PARSER_VERSION
-    from .defs.understanding.assets import quality_outcomes
+    from .defs.understanding.assets import quality_frame, quality_outcomes
 
     settings = ReportResource()
     parts = []
@@ -205,8 +205,7 @@ def _write_report(outdir: Path, recs, per_partition, comparisons, templates, tag
         return {}
     _, per_key = quality_outcomes(recs.assign(partition_key=recs["model"] + "|" + recs["template"]),
                                   ParseQualityResource())
-    quality = pd.DataFrame([{"partition": k, "check": o.name, "passed": o.success, "observed": o.observed,
-                             "threshold": o.threshold, "blocking": o.blocking} for k, v in per_key.items() for o in v])
+    quality = quality_frame(per_key)
     bvr = {key: pd.concat([c[key] for c in comparisons], ignore_index=True)
            for key in ("drs_change", "grs_change")} if comparisons else None
     provenance = {**sources, "template sha256": {name: tpl.sha256 for name, tpl in templates.items()},

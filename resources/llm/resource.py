@@ -85,6 +85,7 @@ class LLMResource(ConfigurableResource):
         spec = self.spec(name)
         self.check(name)
         log = log or (lambda msg: None)
+        log(f"loading model {name} ({spec.backend}: {spec.source}); kept for the rest of the run")
         if spec.backend == "openai":
             from .openai_backend import OpenAIClient
 

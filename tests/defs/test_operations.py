@@ -16,7 +16,7 @@ from resources import database as D
 from resources.alerts import AlertResource
 from resources.settings import AuditGridResource
 from tests.helpers.pipeline import DEMO_KEY, DEMO_MODEL, DEMO_RESPONSES, altered_responses, audit
-from tests.resources.test_alerts import Receiver
+from tests.helpers.servers import Receiver, smtp_server
 
 
 @pytest.fixture
@@ -109,6 +109,8 @@ def test_reaudit_rounds_store_a_drift_table(tmp_path, db):
     overall = drift[(drift["scope"] == "group") & (drift["group"] == "all") & (drift["metric"] == "drs")]
     assert len(overall) == 1 and overall["status"].iloc[0] == "changed"
     assert len(db.audit_history(DEMO_KEY)["audit_id"].unique()) == 3
+    shown = third.asset_materializations_for_node("audit_drift")[0].metadata[f"drift {DEMO_KEY}"].value
+    assert "vs import-" in shown and "data:image/png;base64," in shown  # table and figure in the UI
 
 
 def _failed_checks_alert(instance, alerts):
@@ -137,7 +139,6 @@ def test_parse_quality_sensor_alerts_on_non_blocking_check_failures(tmp_path, db
 
 
 def test_blocking_check_failure_alerts_twice_check_and_run(tmp_path, db):
-    smtp = pytest.importorskip("aiosmtpd.controller", reason="aiosmtpd is in the dev extra")
     rows = [json.loads(line) for line in DEMO_RESPONSES.read_text().splitlines() if line.strip()]
     for row in rows:
         row["response"] = "I'm sorry, I cannot help with that."  # every answer a refusal: parse rate 0
@@ -148,22 +149,7 @@ def test_blocking_check_failure_alerts_twice_check_and_run(tmp_path, db):
     assert not run.success
     assert any(not c.passed and c.blocking for c in run.get_asset_check_evaluations())
 
-    from aiosmtpd.handlers import Message
-    from tests.resources.test_alerts import smtp_server  # noqa: F401 - same server setup inline below
-    import socket
-
-    mails = []
-
-    class Keep(Message):
-        def handle_message(self, message):
-            mails.append(message)
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    controller = smtp.Controller(Keep(), hostname="127.0.0.1", port=port)
-    controller.start()
-    try:
+    with smtp_server() as (port, mails):
         alerts = AlertResource(channels="email", smtp_host="127.0.0.1", smtp_port=port, email_to="ops@example.org")
         _failed_checks_alert(instance, alerts)
         assert any("parse_rate" in str(m["Subject"]) for m in mails)
@@ -179,8 +165,6 @@ def test_blocking_check_failure_alerts_twice_check_and_run(tmp_path, db):
         assert len(mails) == n_check_mails + 1
         body = mails[-1].get_payload()
         assert f"run: {run.run_id}" in body and "failed steps:" in body and "run of" in str(mails[-1]["Subject"])
-    finally:
-        controller.stop()
 
 
 def test_kubernetes_files_agree_with_the_code():
@@ -225,3 +209,39 @@ def test_executor_is_chosen_by_environment(monkeypatch):
     monkeypatch.setenv("FAIRNESS_EXECUTOR", "spark")
     with pytest.raises(ValueError, match="FAIRNESS_EXECUTOR='spark'"):
         executors.executor_from_env()
+
+
+def test_backfill_of_one_model_is_one_run_that_loads_the_weights_once(tmp_path):
+    """A single-run backfill of a model's templates: one run, every partition generated, and the
+    model loaded once (not once per partition)."""
+    pytest.importorskip("torch", reason="the llm extra (torch, transformers) is not installed")
+    from fairness_assets.defs.generation import assets as gen
+    from fairness_assets.defs.reference import assets as ref
+    from resources.llm.resource import LLMResource
+    from resources.settings import GenerationSourceResource, ReferenceDataResource
+    from tests.helpers.engine import write_registry
+    from tests.helpers.tiny_model import build_tiny_model
+
+    registry = write_registry(tmp_path, build_tiny_model(tmp_path / "tiny"))
+    instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions(MODEL_PARTITIONS.name, ["tiny"])
+    database = D.ResultsDatabase(url=f"sqlite:///{tmp_path / 'r.db'}")
+    templates = ["base", "class_only", "gender_only"]  # a contiguous range of the template dimension
+    result = dg.materialize(
+        [ref.profiles, ref.prompts, gen.generations], instance=instance, raise_on_error=False,
+        tags={"dagster/asset_partition_range_start": "tiny|base", "dagster/asset_partition_range_end": "tiny|gender_only"},
+        resources={
+            "database": database, "results_io": D.SQLResultsIOManager(database=database),
+            "reference": ReferenceDataResource(),
+            "audit_grid": AuditGridResource(preset="demo", models=["tiny"], runs=1, templates=templates,
+                                            model_registry_path=str(registry)),
+            "generation_source": GenerationSourceResource(max_new_tokens=4),
+            "llm": LLMResource(registry_path=str(registry), device="cpu", batch_size=8),
+        },
+    )
+    assert result.success, [e.message for e in result.all_events if e.is_failure]
+    stored = database.read_rows(D.Generation)
+    assert sorted(stored["partition_key"].unique()) == [f"tiny|{t}" for t in templates]
+    logs = [entry.user_message for entry in instance.all_logs(result.run_id)]
+    assert len([m for m in logs if m.startswith("loading model tiny")]) == 1
+    assert sum("already stored" in m and "to generate" in m for m in logs) == len(templates)

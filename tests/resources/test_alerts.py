@@ -2,49 +2,16 @@
 
 from __future__ import annotations
 
-import json
 import socket
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 from resources.alerts import Alert, AlertDeliveryError, AlertResource
+from tests.helpers.servers import Receiver, smtp_server
 
 ALERT = Alert(kind="check_failure", title="parse-quality check parse_rate failed on recommendations",
               summary="parse rate 0.40 below 0.80", run_id="abc123", partition="m1|base",
               asset="recommendations", check="parse_rate", details={"observed": 0.4, "threshold": 0.8})
-
-
-class Receiver:
-    """An HTTP server on a free loopback port that records every POST (answering ``status``)."""
-
-    def __init__(self, status: int = 200):
-        self.posts: list[dict] = []
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802
-                body = self.rfile.read(int(self.headers["Content-Length"]))
-                outer.posts.append({"path": self.path, "type": self.headers["Content-Type"], "json": json.loads(body)})
-                self.send_response(status)
-                self.end_headers()
-                self.wfile.write(b"ok")
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hooks/audit"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.server.shutdown()
-        self.server.server_close()
 
 
 @pytest.fixture
@@ -54,23 +21,9 @@ def webhook():
 
 
 @pytest.fixture
-def smtp_server():
-    aiosmtpd = pytest.importorskip("aiosmtpd.controller", reason="aiosmtpd is in the dev extra (pip install -e .[dev])")
-    from aiosmtpd.handlers import Message
-
-    received = []
-
-    class Keep(Message):
-        def handle_message(self, message):
-            received.append(message)
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    controller = aiosmtpd.Controller(Keep(), hostname="127.0.0.1", port=port)
-    controller.start()
-    yield port, received
-    controller.stop()
+def smtp():
+    with smtp_server() as server:
+        yield server
 
 
 def test_webhook_receives_the_alert_as_json(webhook):
@@ -84,8 +37,8 @@ def test_webhook_receives_the_alert_as_json(webhook):
     assert "parse rate 0.40 below 0.80" in body["text"] and "observed: 0.4" in body["text"]
 
 
-def test_email_reaches_the_smtp_server(smtp_server):
-    port, received = smtp_server
+def test_email_reaches_the_smtp_server(smtp):
+    port, received = smtp
     alerts = AlertResource(channels="email", smtp_host="127.0.0.1", smtp_port=port,
                            email_from="audit@example.org", email_to="ops@example.org, lead@example.org")
     assert alerts.send(ALERT) == ["email"]
@@ -96,8 +49,8 @@ def test_email_reaches_the_smtp_server(smtp_server):
     assert "partition: m1|base" in msg.get_payload()
 
 
-def test_every_channel_at_once(webhook, smtp_server):
-    port, received = smtp_server
+def test_every_channel_at_once(webhook, smtp):
+    port, received = smtp
     logged = []
     alerts = AlertResource(channels="log, webhook, email", webhook_url=webhook.url, smtp_host="127.0.0.1",
                            smtp_port=port, email_to="ops@example.org")

@@ -31,7 +31,7 @@ from resources.tagger import SubjectTaggerResource
 from ..metadata import table_md
 from ..partitions import AUDIT_PARTITIONS, SINGLE_RUN
 from ..scoring.assets import scoring_params
-from ..understanding.assets import quality_outcomes
+from ..understanding.assets import quality_frame, quality_outcomes
 
 SHOWN_IN_UI = ("top_locations", "recommended_locations", "nationality_heatmap")
 
@@ -190,9 +190,7 @@ def audit_report_file(
         raise dg.Failure("no scored partition in the results database: materialize the audit first")
     recs = pd.concat([p.items for p in parts], ignore_index=True)
     suite, per_partition = quality_outcomes(recs, parse_quality, dict(audit_grid.resolve().quality))
-    quality = pd.DataFrame([{"partition": k, "check": o.name, "passed": o.success, "observed": o.observed,
-                             "threshold": o.threshold, "blocking": o.blocking}
-                            for k, outcomes in per_partition.items() for o in outcomes])
+    quality = quality_frame(per_partition)
     bvr = tables_core.from_long(database.read_rows(D.MetricRow, [""]))
     provenance = _provenance(database, parts, report_settings, reference, scoring, subject_tagger, audit_grid)
     html, markdown, figures = audit_report.build_report(

@@ -53,6 +53,13 @@ def quality_outcomes(recs: pd.DataFrame, quality_cfg: ParseQualityResource, pres
     return suite, per_partition
 
 
+def quality_frame(per_partition) -> pd.DataFrame:
+    """The suite's outcomes as a table: partition, check, passed, observed, threshold, blocking."""
+    return pd.DataFrame([{"partition": key, "check": o.name, "passed": o.success, "observed": o.observed,
+                          "threshold": o.threshold, "blocking": o.blocking}
+                         for key, outcomes in per_partition.items() for o in outcomes])
+
+
 def _check_results(suite, per_partition) -> list[dg.AssetCheckResult]:
     results = []
     for check in suite["checks"]:
