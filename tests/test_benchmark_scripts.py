@@ -23,3 +23,11 @@ def test_gpu_throughput_script_cpu_variant(tmp_path):
     assert all(x["output_tokens"] == x["sequences"] * 8 for x in r["runs"])  # min_new_tokens: full length
     assert r["best_tokens_per_s"] > 0 and r["study_generations_per_model"] == 11260
     assert r["projected_three_model_minutes"] == pytest.approx(3 * r["projected_study_minutes_per_model"])
+
+
+def test_statistics_benchmark_small_variant():
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "statistics.py"), "--runs", "3", "--n-boot", "300",
+                           "--n-perm", "300", "--no-write"], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "| the two intervals agree (to 0.01) | yes |" in proc.stdout
+    assert "study grid: 360 profiles x 3 runs" in proc.stdout
