@@ -38,8 +38,13 @@ def run_job(job_name: str) -> int:
     job = defs.resolve_job_def(job_name)
     partition_keys: list = [None]
     if job.partitions_def is not None:
-        grid = defs.resources["audit_grid"]
-        cfg = (type(grid)(preset=JOB_PRESETS[job_name]) if job_name in JOB_PRESETS else grid).resolve()
+        from resources.settings import MODEL_REGISTRY, AuditGridResource
+
+        # the grid the job runs, from the same environment the definitions read (their EnvVars
+        # cannot be read outside a run)
+        cfg = AuditGridResource(
+            preset=JOB_PRESETS.get(job_name) or os.environ.get("FAIRNESS_PRESET") or "demo",
+            model_registry_path=os.environ.get("FAIRNESS_MODEL_REGISTRY") or str(MODEL_REGISTRY)).resolve()
         instance.add_dynamic_partitions(MODEL_PARTITIONS.name, list(cfg.models))
         partition_keys = [f"{m}|{t}" for m in cfg.models for t in cfg.templates]
     failed = 0

@@ -9,9 +9,9 @@ One resource, three channels, chosen by ``FAIRNESS_ALERT_CHANNELS`` (comma separ
                ``FAIRNESS_SMTP_USER``, ``FAIRNESS_SMTP_PASSWORD``, ``FAIRNESS_SMTP_STARTTLS``,
                ``FAIRNESS_ALERT_EMAIL_FROM``, ``FAIRNESS_ALERT_EMAIL_TO``)
 
-Delivery failures are not swallowed: every configured channel is tried, then an
-:class:`AlertDeliveryError` names each channel that failed and why (the sensor tick then shows
-as failed in the UI, and Dagster retries it on the next tick).
+Delivery failures are not swallowed: every configured channel is tried, and each one that
+failed is named with the reason (:meth:`AlertResource.send` raises :class:`AlertDeliveryError`;
+the sensors log the failure and retry an alert that reached no channel on the next tick).
 """
 
 from __future__ import annotations
@@ -94,7 +94,15 @@ class AlertResource(ConfigurableResource):
         return f"{self.ui_base_url.rstrip('/')}/runs/{run_id}" if run_id else ""
 
     def send(self, alert: Alert, log: Optional[Callable[[str], None]] = None) -> list[str]:
-        """Deliver ``alert`` on every channel; returns the channels that delivered."""
+        """Deliver ``alert`` on every channel; returns the channels that delivered, raises
+        :class:`AlertDeliveryError` naming every channel that failed."""
+        delivered, errors = self.deliver(alert, log)
+        if errors:
+            raise AlertDeliveryError(f"alert {alert.title!r} not delivered on " + "; ".join(errors))
+        return delivered
+
+    def deliver(self, alert: Alert, log: Optional[Callable[[str], None]] = None) -> tuple[list[str], list[str]]:
+        """Try every channel; returns (channels that delivered, '<channel>: <error>' of those that failed)."""
         delivered, errors = [], []
         for channel in self.channel_list():
             try:
@@ -107,9 +115,7 @@ class AlertResource(ConfigurableResource):
                 delivered.append(channel)
             except Exception as exc:  # noqa: BLE001 - every channel is tried, failures reported together
                 errors.append(f"{channel}: {type(exc).__name__}: {exc}")
-        if errors:
-            raise AlertDeliveryError(f"alert {alert.title!r} not delivered on " + "; ".join(errors))
-        return delivered
+        return delivered, errors
 
     def _post(self, alert: Alert) -> None:
         body = json.dumps(alert.as_json(), default=str).encode("utf-8")

@@ -303,6 +303,7 @@ class AuditMetric(_Row, table=True):
 
     __tablename__ = "audit_metric"
     audit_id: str = Field(index=True)
+    audit_base: str = Field(default="", index=True)  # core.drift.audit_base: audits with the same base compare
     recorded_at: datetime = Field(default_factory=_now, index=True)
     scope: str
     group_by: str
@@ -475,14 +476,15 @@ class ResultsDatabase(ConfigurableResource):
         with self.engine().connect() as conn:
             return {r[0] for r in conn.execute(q)}
 
-    def archive_audit(self, partition_key: str, audit_id: str, headline: pd.DataFrame, provenance_id: str = "") -> int:
+    def archive_audit(self, partition_key: str, audit_id: str, headline: pd.DataFrame, provenance_id: str = "",
+                      audit_base: str = "") -> int:
         """Keep ``headline`` (core.drift.headline_metrics) as the record of audit ``audit_id`` of
         ``partition_key``; rerunning the same audit replaces its record, other audits stay."""
         table = AuditMetric.__table__
         frame = headline.assign(partition_key=partition_key, audit_id=audit_id, provenance_id=provenance_id,
-                                recorded_at=_now())
-        records = _records(frame, ["partition_key", "audit_id", "provenance_id", "recorded_at", "scope", "group_by",
-                                   "group", "metric", "value"])
+                                recorded_at=_now(), audit_base=audit_base or audit_id)
+        records = _records(frame, ["partition_key", "audit_id", "audit_base", "provenance_id", "recorded_at", "scope",
+                                   "group_by", "group", "metric", "value"])
         with self.engine().begin() as conn:
             conn.execute(table.delete().where(table.c.partition_key == partition_key, table.c.audit_id == audit_id))
             if records:

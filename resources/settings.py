@@ -75,6 +75,9 @@ def load_model_registry(path: str | Path = MODEL_REGISTRY) -> dict[str, ModelSpe
     out = {}
     known = set(ModelSpec.__dataclass_fields__) - {"name", "extra"}
     for name, entry in models.items():
+        if "|" in str(name):
+            raise ConfigError(f"{path}: model name {name!r} contains '|', which separates model and template in "
+                              "partition keys; rename it")
         if not isinstance(entry, dict) or not entry.get("source"):
             raise ConfigError(f"{path}: model {name!r} needs at least a 'source' (HF id, local path or URL)")
         backend = entry.get("backend", "transformers")

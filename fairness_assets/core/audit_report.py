@@ -135,6 +135,11 @@ def report_tables(parts: Sequence[PartitionResult], base_vs_regional: Optional[M
                 ["group_by", "group", "metric", "unit", "n_units", "mean", "sd", "ci_low", "ci_high", "note"]]
         dis = p.statistics.get("counterfactual_disparity")
         if dis is not None and len(dis):
+            # significant rows first, then by the size of the difference: a long table (40
+            # nationalities) is cut at the report's row limit, never before a significant row
+            order = (dis.assign(_sig=~dis["significant"].astype(bool), _size=-dis["mean_diff"].abs().fillna(-1))
+                     .sort_values(["_sig", "_size"], kind="stable").index)
+            dis = dis.loc[order].reset_index(drop=True)
             shown = stats.disparity_display(dis).drop(columns=["model", "template"], errors="ignore")
             shown["significant"] = dis["significant"].to_numpy()
             tables[f"{where}: counterfactual disparity (paired; {dis['correction'].iloc[0]} correction)"] = shown

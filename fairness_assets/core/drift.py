@@ -22,6 +22,14 @@ VOLUME_METRICS = ["responses", "recommendations", "matched_recommendations", "un
 GRS_METRICS = ["grs", "repr", "rep_covg", "n_recommendations"]
 
 
+def audit_base(audit_id: str, audit_round: str = "") -> str:
+    """What makes two audits comparable: the audit id without its re-audit round. Generated
+    audits carry the grid and decoding hash (``demo-1a2b...``), so a changed grid or decoding is
+    a different base; imported files (``import-<file hash>``) are all one base, ``import``."""
+    base = audit_id[: -len(audit_round) - 1] if audit_round and audit_id.endswith(f"-{audit_round}") else audit_id
+    return "import" if base.startswith("import-") else base
+
+
 def headline_metrics(tables: dict[str, pd.DataFrame], grs: pd.DataFrame) -> pd.DataFrame:
     """One audit's headline numbers as rows ``(scope, group_by, group, metric, value)``.
 

@@ -79,6 +79,23 @@ class LLMResource(ConfigurableResource):
             return spec.source
         raise ModelUnavailableError(f"model {name!r}: weights not found; tried {tried}")
 
+    def release(self, name: str) -> None:
+        """Drop a loaded model (a backfill over several models holds one at a time)."""
+        client = self._clients.pop(name, None)
+        if client is None:
+            return
+        del client
+        import gc
+
+        gc.collect()
+        try:
+            import torch
+
+            if torch.cuda.is_available():
+                torch.cuda.empty_cache()
+        except ImportError:
+            pass
+
     def client(self, name: str, log=None):
         if name in self._clients:
             return self._clients[name]

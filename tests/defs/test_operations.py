@@ -245,3 +245,99 @@ def test_backfill_of_one_model_is_one_run_that_loads_the_weights_once(tmp_path):
     logs = [entry.user_message for entry in instance.all_logs(result.run_id)]
     assert len([m for m in logs if m.startswith("loading model tiny")]) == 1
     assert sum("already stored" in m and "to generate" in m for m in logs) == len(templates)
+
+
+def test_drift_skips_audits_that_are_not_comparable(tmp_path, db):
+    """An earlier audit of another grid or decoding (another audit base) is not compared."""
+    from fairness_assets.core import drift as drift_core
+
+    instance = dg.DagsterInstance.ephemeral()
+    first = audit(instance, db, DEMO_RESPONSES, tags={AUDIT_ROUND_TAG: "r1"})
+    assert first.success
+    headline = db.audit_history(DEMO_KEY)[drift_core.HEADLINE_COLUMNS]
+    db.archive_audit(DEMO_KEY, "study-0123abcd-r9", headline.assign(value=headline["value"] * 0.5),
+                     audit_base="study-0123abcd")
+    again = audit(instance, db, DEMO_RESPONSES, tags={AUDIT_ROUND_TAG: "r2"})
+    drift = db.read_rows(D.DriftRow)
+    assert set(drift["previous_audit_id"]) == {first.run_id and drift["previous_audit_id"].iloc[0]}
+    assert drift["previous_audit_id"].str.endswith("-r1").all()  # the import audit, not the study one
+    assert set(drift["status"]) <= {"unchanged", "undefined"}
+    assert again.success
+
+
+def test_alert_delivered_on_one_channel_is_not_sent_again(tmp_path, db):
+    instance = dg.DagsterInstance.ephemeral()
+    run = audit(instance, db, DEMO_RESPONSES)
+    failed = [c.check_name for c in run.get_asset_check_evaluations() if not c.passed]
+    from tests.helpers.servers import free_port
+
+    with Receiver() as hook:
+        alerts = AlertResource(channels="webhook,email", webhook_url=hook.url, smtp_host="127.0.0.1",
+                               smtp_port=free_port(), email_to="ops@example.org", timeout_s=2)
+        ctx, result = _failed_checks_alert(instance, alerts)  # e-mail is down, the webhook is up
+        assert len(hook.posts) == len(failed)
+        with dg.build_sensor_context(instance=instance, cursor=ctx.cursor, resources={"alerts": alerts}) as ctx2:
+            assert isinstance(parse_quality_alert(ctx2), dg.SkipReason)
+        assert len(hook.posts) == len(failed)  # not re-sent because the e-mail channel failed
+
+    # no channel at all: the tick fails (the daemon then keeps the old cursor), so the next tick retries
+    dead = AlertResource(channels="webhook", webhook_url=f"http://127.0.0.1:{free_port()}/x", timeout_s=2)
+    with dg.build_sensor_context(instance=instance, resources={"alerts": dead}) as ctx3:
+        with pytest.raises(Exception, match="not delivered on webhook"):
+            parse_quality_alert(ctx3)
+
+
+def test_report_of_a_reaudit_round_follows_its_runs(tmp_path, db):
+    from fairness_assets.defs.operations.sensors import reaudit_report
+
+    instance = dg.DagsterInstance.ephemeral()
+    with dg.build_sensor_context(instance=instance) as ctx:
+        assert isinstance(reaudit_report(ctx), dg.SkipReason)
+    run = audit(instance, db, DEMO_RESPONSES, tags={AUDIT_ROUND_TAG: "20261130T0600", "fairness/job": "reaudit"})
+    assert run.success
+    with dg.build_sensor_context(instance=instance) as ctx:
+        requests = reaudit_report(ctx)
+    assert [r.run_key for r in requests] == ["reaudit-report-20261130T0600"]
+
+
+def test_study_audit_keeps_the_configured_model_registry(monkeypatch):
+    from fairness_assets.defs.operations.jobs import grid_config
+
+    monkeypatch.setenv("FAIRNESS_MODEL_REGISTRY", "/etc/fairness/models.yaml")
+    config = grid_config("study")["resources"]["audit_grid"]["config"]
+    assert config == {"preset": "study", "model_registry_path": {"env": "FAIRNESS_MODEL_REGISTRY"}}
+
+
+def test_half_finished_generation_round_is_not_scored_as_one_audit(tmp_path, db):
+    from fairness_assets.defs.understanding import assets as und
+    from tests.helpers.pipeline import ASSETS, resources
+
+    instance = dg.DagsterInstance.ephemeral()
+    assert audit(instance, db, DEMO_RESPONSES, tags={AUDIT_ROUND_TAG: "r1"}).success
+    stored = db.read_rows(D.Generation).drop(columns=["id"])
+    db.append_rows(D.Generation, stored.head(3).assign(audit_id="demo-feedbeef-r2"))  # a round that crashed
+    result = dg.materialize(ASSETS, selection=[und.recommendations], instance=instance, partition_key=DEMO_KEY,
+                            raise_on_error=False, resources=resources(db, DEMO_RESPONSES))
+    assert not result.success
+    message = " ".join(str(getattr(e.event_specific_data, "error", "")) for e in result.all_events if e.is_failure)
+    assert "hold rows of 2 audits" in message and "demo-feedbeef-r2" in message
+
+
+def test_model_names_with_the_key_separator_are_refused(tmp_path):
+    from resources.settings import ConfigError, load_model_registry
+
+    path = tmp_path / "models.yaml"
+    path.write_text("models:\n  'org|model':\n    source: org/model\n")
+    with pytest.raises(ConfigError, match="contains '\\|'"):
+        load_model_registry(path)
+
+
+def test_generation_gpu_request_can_be_switched_off_for_vllm():
+    import subprocess
+    import sys
+
+    code = "from fairness_assets.defs.generation.assets import generations as g; print(sorted(g.node_def.tags))"
+    env = {**__import__("os").environ, "FAIRNESS_GENERATION_GPU": "0"}
+    off = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert off.returncode == 0, off.stderr[-1000:]
+    assert "dagster-k8s/config" not in off.stdout

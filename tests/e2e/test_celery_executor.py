@@ -47,7 +47,7 @@ def test_partitioned_audit_runs_on_a_celery_worker(tmp_path, postgres_databases)
     bin_dir = str(Path(sys.executable).parent)
     env = {**os.environ, "PATH": bin_dir + os.pathsep + os.environ.get("PATH", ""), "DAGSTER_HOME": str(home),
            "DAGSTER_PG_URL": postgres_databases(), "FAIRNESS_DATABASE_URL": postgres_databases(),
-           "FAIRNESS_EXECUTOR": "celery", "FAIRNESS_CELERY_BROKER": BROKER,
+           "FAIRNESS_EXECUTOR": "celery", "FAIRNESS_CELERY_BROKER": BROKER, "FAIRNESS_CELERY_BACKEND": "rpc://",
            "FAIRNESS_RESPONSES": str(DEMO_RESPONSES), "FAIRNESS_HOME": str(tmp_path / "fairness_home")}
     for var in ("FAIRNESS_QS_CORPUS", "FAIRNESS_PRESET"):
         env.pop(var, None)

@@ -58,7 +58,9 @@ def _generate(context, pairs, prompts, profiles, cfg, generation_source, llm, da
     for model in sorted({m for m, _ in pairs}):
         where = llm.check(model)
         context.log.info(f"model {model}: {where}")
-    for model, template in pairs:
+    for i, (model, template) in enumerate(pairs):
+        if i and pairs[i - 1][0] != model:
+            llm.release(pairs[i - 1][0])  # partition keys are model-major: one model in memory at a time
         key = gen_core.partition_key(model, template)
         plan = gen_core.plan_samples(prompts, profiles, model, template, cfg.runs)
         if plan.empty:

@@ -6,12 +6,23 @@ Every audit job selects the whole lineage and runs one model x template partitio
 
 from __future__ import annotations
 
+import os
+
 import dagster as dg
 
 
 AUDIT_ASSETS = dg.AssetSelection.all()
 # jobs that run a preset other than the configured one (FAIRNESS_PRESET)
 JOB_PRESETS = {"study_audit": "study"}
+
+
+def grid_config(preset: str) -> dict:
+    """Run config of the audit_grid resource for ``preset``. Run config replaces the resource's
+    configured values, so every environment-configured field is passed on again."""
+    config: dict = {"preset": preset}
+    if os.environ.get("FAIRNESS_MODEL_REGISTRY"):
+        config["model_registry_path"] = {"env": "FAIRNESS_MODEL_REGISTRY"}
+    return {"resources": {"audit_grid": {"config": config}}}
 
 demo_audit = dg.define_asset_job(
     name="demo_audit",
@@ -25,18 +36,30 @@ study_audit = dg.define_asset_job(
     name="study_audit",
     selection=AUDIT_ASSETS,
     tags={"fairness/job": "study_audit"},
-    config={"resources": {"audit_grid": {"config": {"preset": JOB_PRESETS["study_audit"]}}}},
+    config=grid_config(JOB_PRESETS["study_audit"]),
     description="The study grid of METHOD.md (360 + 46 profiles, six templates, 10 runs, the study's models): "
     "backfill every model x template partition (one run, weights loaded once per model), or run "
     "`fairness-audit run study_audit`.",
 )
 
+# what spans partitions: built once per round (by the reaudit_report sensor), not by every
+# partition's run, so no report mixes two rounds
+CROSS_PARTITION = dg.AssetSelection.assets("base_vs_regional", "audit_report")
+
 reaudit = dg.define_asset_job(
     name="reaudit",
-    selection=AUDIT_ASSETS,
+    selection=AUDIT_ASSETS - dg.AssetSelection.groups("reference") - CROSS_PARTITION,
     tags={"fairness/job": "reaudit"},
     description="A new audit round of one partition (started by the reaudit schedule with a fairness/audit_round "
-    "tag): generates anew and stores the drift against the previous audit in audit_drift.",
+    "tag): generates anew, scores, and stores the drift against the previous audit in audit_drift. The reference "
+    "data stay as they are (rebuild them with reference_data); the report follows once the round's runs finish.",
+)
+
+audit_report_job = dg.define_asset_job(
+    name="audit_report_job",
+    selection=CROSS_PARTITION,
+    tags={"fairness/job": "audit_report"},
+    description="Base vs regional and the audit report over every scored partition (after a re-audit round).",
 )
 
 reference_data = dg.define_asset_job(
@@ -45,4 +68,4 @@ reference_data = dg.define_asset_job(
     description="Rebuild the ranking corpus, countries, distances, profiles and prompts.",
 )
 
-JOBS = [demo_audit, study_audit, reaudit, reference_data]
+JOBS = [demo_audit, study_audit, reaudit, audit_report_job, reference_data]

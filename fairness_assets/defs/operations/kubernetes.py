@@ -1,13 +1,18 @@
 """Kubernetes settings carried by the assets themselves (read by dagster-k8s when the run
 launcher or the step executor is Kubernetes; ignored everywhere else).
 
-The generation step asks for one NVIDIA GPU and lands on a GPU node; docs/operations.md shows
-the Helm values that go with it.
+The generation step asks for one NVIDIA GPU and lands on a GPU node. dagster-k8s applies this
+op tag where each step runs in its own pod (``FAIRNESS_EXECUTOR=k8s``, the k8s_job_executor);
+the K8sRunLauncher alone uses run-level settings (docs/operations.md). When the models are
+served by vLLM (``openai`` backend), generation needs no GPU: ``FAIRNESS_GENERATION_GPU=0``
+drops the request (read when the code location loads).
 """
+
+import os
 
 GPU_POOL = "gpu"  # concurrency pool: the instance's limit (deploy/dagster.yaml) keeps one GPU step per device
 
-GPU_OP_TAGS = {
+K8S_GPU_CONFIG = {
     "dagster-k8s/config": {
         "container_config": {
             "resources": {
@@ -21,3 +26,5 @@ GPU_OP_TAGS = {
         },
     },
 }
+
+GPU_OP_TAGS = {} if os.environ.get("FAIRNESS_GENERATION_GPU", "1").strip() == "0" else K8S_GPU_CONFIG

@@ -12,7 +12,10 @@ from __future__ import annotations
 import dagster as dg
 from dagster import DagsterEventType, EventRecordsFilter
 
-from resources.alerts import Alert, AlertResource
+from resources.alerts import Alert, AlertDeliveryError, AlertResource
+
+from ..partitions import AUDIT_ROUND_TAG
+from .jobs import audit_report_job
 
 CHECK_BATCH = 200
 
@@ -71,7 +74,15 @@ def parse_quality_alert(context: dg.SensorEvaluationContext, alerts: AlertResour
             tags[run_id] = run.tags if run is not None else {}
         alert = check_failure_alert(record, alerts, tags[run_id])
         if alert is not None:
-            alerts.send(alert, log=context.log.warning)  # raises (tick fails, cursor kept) when a channel fails
+            delivered, errors = alerts.deliver(alert, log=context.log.warning)
+            if not delivered:  # no channel took it: stop here, the next tick retries from this alert
+                message = f"alert {alert.title!r} not delivered on " + "; ".join(errors)
+                if sent == 0:
+                    raise AlertDeliveryError(message)  # the tick fails visibly; nothing is sent twice
+                context.log.error(message)
+                return dg.SkipReason(f"ALERT DELIVERY FAILED after {sent} alert(s): {message}")
+            for error in errors:  # delivered elsewhere: say so, and do not send it again
+                context.log.error(f"alert {alert.title!r}: channel {error}")
             sent += 1
         context.update_cursor(str(record.storage_id))
     return dg.SkipReason(f"{len(records)} check evaluation(s) read, {sent} alert(s) sent")
@@ -94,7 +105,31 @@ def run_failure_alert(context: dg.RunFailureSensorContext, alerts: AlertResource
         details={"failed steps": ", ".join(steps) or "none (the run failed outside a step)"},
         url=alerts.run_url(run.run_id),
     )
-    alerts.send(alert, log=context.log.error)
+    delivered, errors = alerts.deliver(alert, log=context.log.error)
+    if not delivered:  # the sensor fails and Dagster retries this run's alert on the next tick
+        raise AlertDeliveryError(f"alert {alert.title!r} not delivered on " + "; ".join(errors))
+    for error in errors:
+        context.log.error(f"alert {alert.title!r}: channel {error}")
 
 
-SENSORS = [parse_quality_alert, run_failure_alert]
+@dg.sensor(
+    job=audit_report_job,
+    minimum_interval_seconds=120,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description="Builds the audit report once every run of a re-audit round has finished (one report per round).",
+)
+def reaudit_report(context: dg.SensorEvaluationContext):
+    runs = context.instance.get_runs(filters=dg.RunsFilter(tags={"fairness/job": "reaudit"}), limit=1000)
+    rounds: dict[str, list] = {}
+    for run in runs:
+        if run.tags.get(AUDIT_ROUND_TAG):
+            rounds.setdefault(run.tags[AUDIT_ROUND_TAG], []).append(run)
+    ready = sorted(r for r, rs in rounds.items()
+                   if all(run.is_finished for run in rs) and any(run.is_success for run in rs))
+    if not ready:
+        return dg.SkipReason(f"no finished re-audit round ({len(rounds)} round(s) seen)")
+    # run keys make Dagster launch each round's report once, however often the round is seen
+    return [dg.RunRequest(run_key=f"reaudit-report-{r}", tags={AUDIT_ROUND_TAG: r}) for r in ready]
+
+
+SENSORS = [parse_quality_alert, run_failure_alert, reaudit_report]

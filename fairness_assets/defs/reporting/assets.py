@@ -34,6 +34,7 @@ from ..scoring.assets import scoring_params
 from ..understanding.assets import quality_frame, quality_outcomes
 
 SHOWN_IN_UI = ("top_locations", "recommended_locations", "nationality_heatmap")
+MAX_UI_PNG = 400_000  # bytes: larger figures are only linked (the event log keeps UI metadata)
 
 
 @dg.asset(
@@ -48,6 +49,8 @@ SHOWN_IN_UI = ("top_locations", "recommended_locations", "nationality_heatmap")
 )
 def audit_statistics(context: dg.AssetExecutionContext, analysis_tables: pd.DataFrame,
                      report_settings: ReportResource) -> dg.Output[pd.DataFrame]:
+    if analysis_tables.empty:
+        raise dg.Failure(f"no analysis tables stored for {context.partition_keys}: materialize the scores first")
     frames, shown, significant = [], {}, 0
     for key, long in analysis_tables.groupby("partition_key", sort=True):
         responses = tables_core.from_long(long)["drs_responses"]
@@ -80,6 +83,8 @@ def _png_md(figure: fig_core.Figure) -> str:
 )
 def audit_figures(context: dg.AssetExecutionContext, recommendations: pd.DataFrame, grs_by_country: pd.DataFrame,
                   report_settings: ReportResource) -> dg.Output[pd.DataFrame]:
+    if recommendations.empty:
+        raise dg.Failure(f"no recommendations stored for {context.partition_keys}: materialize them first")
     folder = report_settings.folder() / "figures"
     folder.mkdir(parents=True, exist_ok=True)
     rows, shown = [], {}
@@ -94,7 +99,7 @@ def audit_figures(context: dg.AssetExecutionContext, recommendations: pd.DataFra
             rows.append({"partition_key": key, "audit_id": str(recs["audit_id"].iloc[0]), "model": model,
                          "template": template, "name": f.name, "title": f.title, "caption": f.caption,
                          "path": str(path) if path else None, "skipped_reason": f.skipped_reason})
-            if f.name in SHOWN_IN_UI and not f.skipped:
+            if f.name in SHOWN_IN_UI and not f.skipped and len(f.png) <= MAX_UI_PNG:
                 shown[f"{key} {f.name}"] = dg.MetadataValue.md(_png_md(f))
         context.log.info(f"{key}: {sum(not f.skipped for f in figures)} figure(s) written to {folder}, "
                          f"{sum(f.skipped for f in figures)} skipped")
@@ -149,7 +154,8 @@ def _provenance(database, parts, report_settings, reference, scoring, subject_ta
     models = {f"{r.model} ({r.partition_key.split('|')[1]})": {
         "audit": r.audit_id, "backend": r.backend, "source": r.model_source, "revision": r.model_revision or "n/a"}
         for r in gens.itertuples(index=False)}
-    templates = database.distinct(D.PromptRow, ["template", "template_hash"])
+    templates = database.distinct(D.Generation, ["partition_key", "template", "template_hash"])
+    templates = templates[templates["partition_key"].isin(keys)]
     corpus = database.distinct(D.CorpusUniversity, ["corpus_sha256"])
     return {
         "partitions": sorted(keys),
@@ -168,7 +174,6 @@ def _provenance(database, parts, report_settings, reference, scoring, subject_ta
 @dg.asset(
     name="audit_report",
     group_name="reporting",
-    io_manager_key="results_io",
     deps=["audit_statistics", "audit_figures", "base_vs_regional", "audit_drift"],
     kinds={"html", "sql"},
     description="The audit report: one self-contained HTML file and a Markdown twin over every scored partition "
@@ -184,7 +189,7 @@ def audit_report_file(
     subject_tagger: SubjectTaggerResource,
     parse_quality: ParseQualityResource,
     audit_grid: AuditGridResource,
-) -> dg.Output[pd.DataFrame]:
+) -> dg.MaterializeResult:
     parts = _stored_partitions(database)
     if not parts:
         raise dg.Failure("no scored partition in the results database: materialize the audit first")
@@ -211,15 +216,15 @@ def audit_report_file(
     row = pd.DataFrame([{"report_id": report_id, "partitions": json.dumps([p.key for p in parts]),
                          "audit_ids": json.dumps(audit_ids), "html_path": str(folder / "report.html"),
                          "markdown_path": str(folder / "report.md"), "figures": sum(not f.skipped for f in figures),
-                         "significant_findings": significant, "provenance_id": "",
+                         "significant_findings": significant, "provenance_id": "", "partition_key": "",
                          "created_at": pd.Timestamp.now(tz="UTC").to_pydatetime()}])
-    return dg.Output(row, metadata={
+    database.append_rows(D.ReportFile, row)  # every report is kept: the table is the history of reports
+    return dg.MaterializeResult(metadata={
         "report": dg.MetadataValue.path(str(folder / "report.html")),
         "markdown": dg.MetadataValue.path(str(folder / "report.md")),
         "partitions": ", ".join(p.key for p in parts), "significant_findings": significant,
         "summary": dg.MetadataValue.md(_summary_md(markdown)),
         "quality_failures": int((~quality["passed"]).sum()) if len(quality) else 0,
-        "dagster/row_count": 1,
     })
 
 

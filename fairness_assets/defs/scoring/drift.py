@@ -16,7 +16,7 @@ from fairness_assets.core import tables as tables_core
 from resources.database import ResultsDatabase
 
 from ..metadata import table_md
-from ..partitions import AUDIT_PARTITIONS, SINGLE_RUN
+from ..partitions import AUDIT_PARTITIONS, SINGLE_RUN, audit_round
 
 
 @dg.asset(
@@ -37,13 +37,17 @@ def audit_drift(
     frames, shown = [], {}
     for key, long in analysis_tables.groupby("partition_key", sort=True):
         audit_id = str(long["audit_id"].iloc[0])
+        base = drift_core.audit_base(audit_id, audit_round(context))
         current = drift_core.headline_metrics(tables_core.from_long(long), grs_by_country[grs_by_country["partition_key"] == key])
-        database.archive_audit(key, audit_id, current, provenance_id=str(long["provenance_id"].iloc[0]))
+        database.archive_audit(key, audit_id, current, provenance_id=str(long["provenance_id"].iloc[0]), audit_base=base)
         history = database.audit_history(key)
-        earlier = history[history["audit_id"] != audit_id]
+        others = history[history["audit_id"] != audit_id]
+        earlier = others[others["audit_base"] == base]  # same grid and decoding: comparable
         if earlier.empty:
-            context.log.info(f"{key}: first audit ({audit_id}); nothing to compare with yet")
-            shown[key] = f"first audit ({audit_id}): no previous audit to compare with"
+            why = (f"the earlier audit(s) {sorted(others['audit_id'].unique())} used another grid, decoding or source: "
+                   "not comparable" if len(others) else "no previous audit")
+            context.log.info(f"{key}: audit {audit_id}: nothing to compare with ({why})")
+            shown[key] = f"first audit of its kind ({audit_id}): {why}"
             continue
         previous_id = str(earlier.sort_values(["recorded_at", "id"])["audit_id"].iloc[-1])
         drift = drift_core.compare(earlier[earlier["audit_id"] == previous_id], current)
@@ -54,7 +58,7 @@ def audit_drift(
             drift_core.largest_changes(drift, 15)).value
         figure = fig_core.drift(drift[drift["status"] == "changed"], model=key.split("|")[0],
                                 previous_label=previous_id, current_label=audit_id)
-        if not figure.skipped:  # the drift view as a figure on the asset's page
+        if not figure.skipped and len(figure.png) <= 400_000:  # the drift view as a figure on the asset's page
             shown[key] += f"\n\n![drift](data:image/png;base64,{base64.b64encode(figure.png).decode()})"
     table = (pd.concat(frames, ignore_index=True) if frames else
              pd.DataFrame(columns=drift_core.DRIFT_COLUMNS + ["partition_key", "audit_id", "previous_audit_id"]))

@@ -108,6 +108,13 @@ def recommendations(
     audit_grid: AuditGridResource,
     database: ResultsDatabase,
 ):
+    mixed = generations.groupby("partition_key")["audit_id"].nunique()
+    if (mixed > 1).any():
+        raise dg.Failure(
+            "the generations of partition(s) " + ", ".join(
+                f"{k} hold rows of {n} audits ({sorted(generations.loc[generations['partition_key'] == k, 'audit_id'].unique())})"
+                for k, n in mixed[mixed > 1].items())
+            + ": a generation run did not finish; rematerialize generations for these partitions to complete it")
     resolver = resolver_for(reference)
     index = university_index(qs_corpus, reference)
     total = len(generations)
