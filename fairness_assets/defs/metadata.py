@@ -6,9 +6,23 @@ import dagster as dg
 import pandas as pd
 
 
+def _escape_pipes(df: pd.DataFrame) -> pd.DataFrame:
+    """``|`` inside a cell (partition keys read ``model|template``) would split a Markdown column."""
+    def esc(v):
+        return v.replace("|", "\\|") if isinstance(v, str) else v
+
+    out = df.copy()
+    for col in out.columns:
+        if out[col].dtype == object:
+            out[col] = out[col].map(esc)
+    if out.index.dtype == object:
+        out.index = out.index.map(esc)
+    return out
+
+
 def table_md(df: pd.DataFrame, max_rows: int = 200) -> dg.MetadataValue:
     """A frame as a Markdown table (cut to ``max_rows``, saying so)."""
-    shown = df.head(max_rows)
+    shown = _escape_pipes(df.head(max_rows))
     text = shown.to_markdown(index=not isinstance(df.index, pd.RangeIndex), floatfmt=".4g")
     if len(df) > max_rows:
         text += f"\n\n… {len(df) - max_rows} more row(s) in the results database"

@@ -1,5 +1,6 @@
 """UI acceptance: the Dagster webserver, opened in headless Chromium after a demo audit, renders
-the asset graph, the model x template partitions and the parse-quality check results.
+the asset graph, the model x template partitions, the parse-quality check results and a figure
+attached as metadata.
 Screenshots go to docs/screenshots/ (linked from docs/operations.md)."""
 
 from __future__ import annotations
@@ -84,6 +85,21 @@ def test_ui_renders_graph_partitions_and_checks(audited_webserver, tmp_path):
         text = wait_for_text(driver, ["parse_rate", "match_rate", "no_duplicate_items", "group_parse_gap",
                                       "Succeeded", "Failed"])
         driver.save_screenshot(str(SHOTS / "ui_checks.png"))
-    for name in ("ui_asset_graph.png", "ui_partitions.png", "ui_checks.png"):
+
+        # a figure attached to audit_figures as metadata opens from its row
+        from selenium.webdriver.common.by import By
+
+        _open(driver, audited_webserver + "/assets/audit_figures")
+        wait_for_text(driver, ["Metadata", "top_locations", "nationality_heatmap"])
+        row = driver.find_element(By.XPATH, "//tr[.//*[contains(text(), 'top_locations')]]")
+        row.find_element(By.XPATH, ".//*[contains(text(), 'Show Markdown')]").click()
+        wait_for_text(driver, ["Top 20 recommended university locations"])
+        time.sleep(1)
+        widths = driver.execute_script(
+            "return Array.from(document.images).filter(i => i.src.startsWith('data:image/png'))"
+            ".map(i => i.naturalWidth)")
+        assert widths and all(w > 200 for w in widths), widths
+        driver.save_screenshot(str(SHOTS / "ui_figure.png"))
+    for name in ("ui_asset_graph.png", "ui_partitions.png", "ui_checks.png", "ui_figure.png"):
         data = (SHOTS / name).read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000, name
