@@ -233,6 +233,13 @@ def _write_report(outdir: Path, recs, per_partition, comparisons, templates, tag
     return out
 
 
+def _num(value, spec: str) -> str:
+    """A number for the summary; 'n/a' where it is undefined (e.g. no recommendation at all)."""
+    import math
+
+    return "n/a" if value is None or (isinstance(value, float) and math.isnan(value)) else format(value, spec)
+
+
 def _summary(written, per_partition, n_rejected, rows_read, corpus_path, responses) -> str:
     lines = [f"# Audit summary", "", f"- responses file: `{responses}` ({rows_read} rows, {n_rejected} not usable)",
              f"- corpus: `{corpus_path}`", ""]
@@ -242,8 +249,8 @@ def _summary(written, per_partition, n_rejected, rows_read, corpus_path, respons
         vol, conc = t["volume_diversity"].iloc[0], t["concentration"].iloc[0]
         drs = t["drs_responses"]["drs"].mean()
         lines.append(f"| {model} | {template} | {vol['responses']} | {vol['recommendations']} | "
-                     f"{vol['matched_recommendations']} | {drs:.4f} | {conc['us_uk_share']:.1%} | "
-                     f"{conc['country_coverage']:.1%} | {(t['grs_by_country']['grs'] > 0).sum()} |")
+                     f"{vol['matched_recommendations']} | {_num(drs, '.4f')} | {_num(conc['us_uk_share'], '.1%')} | "
+                     f"{_num(conc['country_coverage'], '.1%')} | {(t['grs_by_country']['grs'] > 0).sum()} |")
     return "\n".join(lines) + "\n"
 
 
