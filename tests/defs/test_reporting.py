@@ -111,3 +111,23 @@ def test_report_without_scored_partitions_fails_clearly(tmp_path):
     assert not result.success
     assert any("no scored partition" in (e.message or "") + str(getattr(e.event_specific_data, "error", ""))
                for e in result.all_events if e.is_failure)
+
+
+def test_base_vs_regional_figures_on_the_asset_and_in_the_report(tmp_path):
+    """One model audited under the base and the regional template (the same answers relabelled
+    for regional, with MIT moved to Lagos): base_vs_regional shows both figures, the report too."""
+    db = D.ResultsDatabase(url=f"sqlite:///{tmp_path / 'results.db'}")
+    instance = dg.DagsterInstance.ephemeral()
+    regional = altered_responses(tmp_path, {"Massachusetts Institute of Technology": "University of Lagos"})
+    rows = [json.loads(line) for line in regional.read_text().splitlines() if line.strip()]
+    regional.write_text("\n".join(json.dumps({**r, "template": "regional"}) for r in rows) + "\n")
+    assert audit(instance, db, DEMO_RESPONSES, key=DEMO_KEY).success
+    second = audit(instance, db, regional, key=DEMO_KEY.replace("|base", "|regional"))
+    assert second.success, [e.message for e in second.all_events if e.is_failure]
+    meta = second.asset_materializations_for_node("base_vs_regional")[0].metadata
+    model = DEMO_KEY.split("|")[0]
+    for name in ("base_vs_regional_drs", "base_vs_regional_grs"):
+        assert "data:image/png;base64," in meta[f"figure {model} {name}"].value
+    md = Path(db.read_rows(D.ReportFile)["markdown_path"].iloc[-1]).read_text()
+    assert "base_vs_regional_drs.png" in md and "base_vs_regional_grs.png" in md
+    assert "Base vs regional: drs change" in md

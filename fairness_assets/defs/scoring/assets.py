@@ -5,9 +5,12 @@ function the command line uses) and stores them in three results tables; ``base_
 compares the base and regional partitions of each model.
 """
 
+import base64
+
 import dagster as dg
 import pandas as pd
 
+from fairness_assets.core import figures as fig_core
 from fairness_assets.core import geo, metrics
 from fairness_assets.core import prompts as prompts_core
 from fairness_assets.core import tables as tables_core
@@ -122,9 +125,15 @@ def base_vs_regional(context: dg.AssetExecutionContext, database: ResultsDatabas
     tables = {"drs_change": pd.concat(drs, ignore_index=True) if drs else pd.DataFrame(columns=["model"]),
               "grs_change": pd.concat(grs, ignore_index=True) if grs else pd.DataFrame(columns=["model"])}
     long_df = tables_core.to_long(tables).assign(audit_id="comparison", params_hash="", provenance_id="")
+    figures = {f"figure {model} {f.name}": dg.MetadataValue.md(
+        f"![{f.name}](data:image/png;base64,{base64.b64encode(f.png).decode()})")
+        for model in models
+        for f in fig_core.base_vs_regional_figures(tables["drs_change"], tables["grs_change"], model=model)
+        if not f.skipped and len(f.png) <= 400_000}
     return dg.Output(long_df, metadata={
         "dagster/row_count": len(long_df),
         "models_compared": ", ".join(models) or "none",
         "drs_change": table_md(tables["drs_change"]),
         "grs_change": table_md(tables["grs_change"].head(40)),
+        **figures,
     })
