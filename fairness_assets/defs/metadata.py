@@ -31,3 +31,16 @@ def table_md(df: pd.DataFrame, max_rows: int = 200) -> dg.MetadataValue:
 
 def preview(df: pd.DataFrame, rows: int = 10) -> dg.MetadataValue:
     return table_md(df.head(rows))
+
+
+MAX_UI_PNG = 400_000  # bytes: a larger figure is only linked (UI metadata lives in the event log)
+
+
+def png_md(png, alt: str, title: str = ""):
+    """A PNG shown inline in the UI (Markdown with a data URI), or None when it is too large."""
+    import base64
+
+    if not png or len(png) > MAX_UI_PNG:
+        return None
+    head = f"**{title}**\n\n" if title else ""
+    return dg.MetadataValue.md(f"{head}![{alt}](data:image/png;base64,{base64.b64encode(png).decode()})")

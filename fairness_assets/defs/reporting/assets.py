@@ -10,7 +10,6 @@
 """
 
 
-import base64
 import json
 from pathlib import Path
 
@@ -28,13 +27,12 @@ from resources.settings import (AuditGridResource, ParseQualityResource, Referen
                                 ScoringResource, stable_hash)
 from resources.tagger import SubjectTaggerResource
 
-from ..metadata import table_md
+from ..metadata import png_md, table_md
 from ..partitions import AUDIT_PARTITIONS, SINGLE_RUN
 from ..scoring.assets import scoring_params
 from ..understanding.assets import quality_frame, quality_outcomes
 
 SHOWN_IN_UI = ("top_locations", "recommended_locations", "nationality_heatmap")
-MAX_UI_PNG = 400_000  # bytes: larger figures are only linked (the event log keeps UI metadata)
 
 
 @dg.asset(
@@ -67,10 +65,6 @@ def audit_statistics(context: dg.AssetExecutionContext, analysis_tables: pd.Data
                                       "settings": dg.MetadataValue.json(report_settings.as_dict()), **shown})
 
 
-def _png_md(figure: fig_core.Figure) -> str:
-    return f"**{figure.title}**\n\n![{figure.name}](data:image/png;base64,{base64.b64encode(figure.png).decode()})"
-
-
 @dg.asset(
     group_name="reporting",
     io_manager_key="results_io",
@@ -99,8 +93,9 @@ def audit_figures(context: dg.AssetExecutionContext, recommendations: pd.DataFra
             rows.append({"partition_key": key, "audit_id": str(recs["audit_id"].iloc[0]), "model": model,
                          "template": template, "name": f.name, "title": f.title, "caption": f.caption,
                          "path": str(path) if path else None, "skipped_reason": f.skipped_reason})
-            if f.name in SHOWN_IN_UI and not f.skipped and len(f.png) <= MAX_UI_PNG:
-                shown[f"{key} {f.name}"] = dg.MetadataValue.md(_png_md(f))
+            image = png_md(f.png, f.name, f.title) if f.name in SHOWN_IN_UI else None
+            if image is not None:
+                shown[f"{key} {f.name}"] = image
         context.log.info(f"{key}: {sum(not f.skipped for f in figures)} figure(s) written to {folder}, "
                          f"{sum(f.skipped for f in figures)} skipped")
     table = pd.DataFrame(rows).assign(provenance_id="")

@@ -5,8 +5,6 @@ function the command line uses) and stores them in three results tables; ``base_
 compares the base and regional partitions of each model.
 """
 
-import base64
-
 import dagster as dg
 import pandas as pd
 
@@ -17,7 +15,7 @@ from fairness_assets.core import tables as tables_core
 from resources.database import GRSCountry, MetricRow, ResultsDatabase, make_provenance
 from resources.settings import ReferenceDataResource, ScoringResource, stable_hash
 
-from ..metadata import table_md
+from ..metadata import png_md, table_md
 from ..partitions import AUDIT_PARTITIONS, SINGLE_RUN
 from ..reference.assets import resolver_for
 
@@ -125,11 +123,10 @@ def base_vs_regional(context: dg.AssetExecutionContext, database: ResultsDatabas
     tables = {"drs_change": pd.concat(drs, ignore_index=True) if drs else pd.DataFrame(columns=["model"]),
               "grs_change": pd.concat(grs, ignore_index=True) if grs else pd.DataFrame(columns=["model"])}
     long_df = tables_core.to_long(tables).assign(audit_id="comparison", params_hash="", provenance_id="")
-    figures = {f"figure {model} {f.name}": dg.MetadataValue.md(
-        f"![{f.name}](data:image/png;base64,{base64.b64encode(f.png).decode()})")
-        for model in models
-        for f in fig_core.base_vs_regional_figures(tables["drs_change"], tables["grs_change"], model=model)
-        if not f.skipped and len(f.png) <= 400_000}
+    shown = {f"figure {model} {f.name}": png_md(f.png, f.name)
+             for model in models
+             for f in fig_core.base_vs_regional_figures(tables["drs_change"], tables["grs_change"], model=model)}
+    figures = {k: v for k, v in shown.items() if v is not None}
     return dg.Output(long_df, metadata={
         "dagster/row_count": len(long_df),
         "models_compared": ", ".join(models) or "none",

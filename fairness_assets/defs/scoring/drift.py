@@ -8,14 +8,12 @@ re-audit). The first audit of a partition has nothing to compare with and says s
 import dagster as dg
 import pandas as pd
 
-import base64
-
 from fairness_assets.core import drift as drift_core
 from fairness_assets.core import figures as fig_core
 from fairness_assets.core import tables as tables_core
 from resources.database import ResultsDatabase
 
-from ..metadata import table_md
+from ..metadata import png_md, table_md
 from ..partitions import AUDIT_PARTITIONS, SINGLE_RUN, audit_round
 
 
@@ -58,8 +56,9 @@ def audit_drift(
             drift_core.largest_changes(drift, 15)).value
         figure = fig_core.drift(drift[drift["status"] == "changed"], model=key.split("|")[0],
                                 previous_label=previous_id, current_label=audit_id)
-        if not figure.skipped and len(figure.png) <= 400_000:  # the drift view as a figure on the asset's page
-            shown[key] += f"\n\n![drift](data:image/png;base64,{base64.b64encode(figure.png).decode()})"
+        image = png_md(figure.png, "drift")  # the drift view as a figure on the asset's page
+        if image is not None:
+            shown[key] += "\n\n" + image.value
     table = (pd.concat(frames, ignore_index=True) if frames else
              pd.DataFrame(columns=drift_core.DRIFT_COLUMNS + ["partition_key", "audit_id", "previous_audit_id"]))
     table = table.assign(provenance_id="")
