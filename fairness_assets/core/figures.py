@@ -205,6 +205,22 @@ def _hbar(ax, labels: Sequence[str], values: np.ndarray, counts: np.ndarray, col
     ax.set_axisbelow(True)
 
 
+def _finish_hbar(fig: MplFigure, ax, y, labels: Sequence[str], *, xlabel: str, title: str, legend_loc: str,
+                 ylabel: str = "", label_size: int = FONT - 2, xlabel_size: int = FONT) -> None:
+    """Ticks, labels, grid, legend and title of a horizontal bar chart with a legend."""
+    ax.set_yticks(y)
+    ax.set_yticklabels(labels, fontsize=label_size)
+    ax.invert_yaxis()
+    ax.set_xlabel(xlabel, fontsize=xlabel_size)
+    if ylabel:
+        ax.set_ylabel(ylabel, fontsize=FONT)
+    ax.grid(axis="x", alpha=0.3)
+    ax.set_axisbelow(True)
+    ax.legend(fontsize=FONT - 1, loc=legend_loc)
+    ax.set_title(shorten(title, 100), fontsize=FONT + 1)
+    fig.tight_layout()
+
+
 def top_figure(items: pd.DataFrame, kind: str, by: Optional[str] = None, *, model: str = "", template: str = "",
                n: int = TOP_N) -> Figure:
     """Top-``n`` university countries / universities / programs, overall or one panel per value
@@ -291,17 +307,9 @@ def recommended_locations(items: pd.DataFrame, grs: Optional[pd.DataFrame] = Non
     hi = float(max(rec.max(), (top["corpus_share"].max() * 100) if have_corpus else 0))
     for yi, v, c in zip(y, rec, top["count"].to_numpy()):
         ax.text(v + hi * 0.01, yi - (h / 2 if have_corpus else 0), str(int(c)), va="center", fontsize=FONT - 3)
-    ax.set_yticks(y)
-    ax.set_yticklabels([shorten(s, 30) for s in top["label"]], fontsize=FONT - 2)
-    ax.invert_yaxis()
     ax.set_xlim(0, hi * 1.15 if hi > 0 else 1)
-    ax.set_xlabel("percent", fontsize=FONT)
-    ax.set_ylabel("university country", fontsize=FONT)
-    ax.grid(axis="x", alpha=0.3)
-    ax.set_axisbelow(True)
-    ax.legend(fontsize=FONT - 1, loc="lower right")
-    ax.set_title(shorten(title, 100), fontsize=FONT + 1)
-    fig.tight_layout()
+    _finish_hbar(fig, ax, y, [shorten(s, 30) for s in top["label"]], xlabel="percent", ylabel="university country",
+                 title=title, legend_loc="lower right")
     png = _png(fig)
     total = int(top["count"].sum())
     caption = (f"All {n} countries recommended under {_context(model, template) or 'this partition'} "
@@ -422,15 +430,8 @@ def base_vs_regional_drs(drs_change: pd.DataFrame, model: str = "") -> Figure:
     lim = lim * 1.35 if lim > 0 else 1.0
     ax.set_xlim(-lim, lim)
     ax.axvline(0, color="black", lw=0.8)
-    ax.set_yticks(y)
-    ax.set_yticklabels(labels, fontsize=FONT - 1)
-    ax.invert_yaxis()
-    ax.set_xlabel("change from base to regional template (% of the base value)", fontsize=FONT - 1)
-    ax.grid(axis="x", alpha=0.3)
-    ax.set_axisbelow(True)
-    ax.legend(fontsize=FONT - 1, loc="best")
-    ax.set_title(shorten(title, 100), fontsize=FONT + 1)
-    fig.tight_layout()
+    _finish_hbar(fig, ax, y, labels, xlabel="change from base to regional template (% of the base value)",
+                 title=title, legend_loc="best", label_size=FONT - 1, xlabel_size=FONT - 1)
     caption = (f"Percent change of the mean DRS, Accessibility and Reputation of {model or 'the model'}'s responses "
                "from the base to the regional template, overall and by gender and economic class: "
                "(regional - base) / |base| x 100. A missing bar: base value 0 or missing.")
@@ -460,17 +461,9 @@ def base_vs_regional_grs(grs_change: pd.DataFrame, model: str = "", max_countrie
     for yi, b, r in zip(y, d["grs_base"], d["grs_regional"]):
         txt = "new" if b == 0 else (f"{(r - b) / b * 100:+.0f}%")
         ax.text(max(b, r) + 0.01, yi, txt, va="center", fontsize=FONT - 3)
-    ax.set_yticks(y)
-    ax.set_yticklabels([shorten(c, 30) for c in d["country"]], fontsize=FONT - 2)
-    ax.invert_yaxis()
     ax.set_xlim(0, 1.18)
-    ax.set_xlabel("GRS", fontsize=FONT)
-    ax.set_ylabel("university country", fontsize=FONT)
-    ax.grid(axis="x", alpha=0.3)
-    ax.set_axisbelow(True)
-    ax.legend(fontsize=FONT - 1, loc="lower right")
-    ax.set_title(shorten(title, 100), fontsize=FONT + 1)
-    fig.tight_layout()
+    _finish_hbar(fig, ax, y, [shorten(c, 30) for c in d["country"]], xlabel="GRS", ylabel="university country",
+                 title=title, legend_loc="lower right")
     caption = (f"GRS per country under {model or 'the model'}'s base and regional templates, with the percent change "
                "('new': GRS 0 under the base template). "
                + (f"The {max_countries} countries with the highest GRS under either template of {n_all} with GRS > 0. "
