@@ -189,13 +189,10 @@ def _write_report(outdir: Path, recs, per_partition, comparisons, templates, tag
     builds them (core.audit_report), for the partitions of a scored file."""
     import pandas as pd
 
-    from resources.database import code_version
     from resources.settings import ParseQualityResource, ReportResource
 
     from .core import audit_report
-    from .core import report as report_core
-    from .core.match import MATCHER_VERSION
-    from .core.parse import PARSER_VERSION
+    from .defs.reporting.assets import software_provenance, write_report
     from .defs.understanding.assets import quality_frame, quality_outcomes
 
     settings = ReportResource()
@@ -214,16 +211,10 @@ def _write_report(outdir: Path, recs, per_partition, comparisons, templates, tag
     bvr = {key: pd.concat([c[key] for c in comparisons], ignore_index=True)
            for key in ("drs_change", "grs_change")} if comparisons else None
     provenance = {**sources, "template sha256": {name: tpl.sha256 for name, tpl in templates.items()},
-                  "parser": PARSER_VERSION, "matcher": MATCHER_VERSION, "subject tagger": tagger_res.tagger_name(),
-                  "scoring parameters": params.as_dict(), "statistics": settings.as_dict(),
-                  "code version": code_version()}
+                  **software_provenance(tagger_res.tagger_name(), params.as_dict(), settings.as_dict())}
     html, markdown, figures = audit_report.build_report(parts, provenance=provenance, quality=quality,
                                                         base_vs_regional=bvr)
-    (outdir / "report.html").write_text(html, encoding="utf-8")
-    (outdir / "report.md").write_text(markdown, encoding="utf-8")
-    for rel, png in report_core.figure_files(figures).items():
-        (outdir / rel).parent.mkdir(parents=True, exist_ok=True)
-        (outdir / rel).write_bytes(png)
+    write_report(outdir, html, markdown, figures)
     out = {}
     for name in ("run_variability", "counterfactual_disparity"):
         df = pd.concat([p.statistics[name] for p in parts], ignore_index=True)

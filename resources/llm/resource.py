@@ -79,12 +79,13 @@ class LLMResource(ConfigurableResource):
             return spec.source
         raise ModelUnavailableError(f"model {name!r}: weights not found; tried {tried}")
 
-    def release(self, name: str) -> None:
+    def release(self, name: str, log=None) -> None:
         """Drop a loaded model (a backfill over several models holds one at a time)."""
         client = self._clients.pop(name, None)
         if client is None:
             return
         del client
+        (log or (lambda msg: None))(f"released model {name}")
         import gc
 
         gc.collect()

@@ -247,6 +247,43 @@ def test_backfill_of_one_model_is_one_run_that_loads_the_weights_once(tmp_path):
     assert sum("already stored" in m and "to generate" in m for m in logs) == len(templates)
 
 
+def test_backfill_over_two_models_holds_one_model_at_a_time(tmp_path):
+    """A range that crosses from one model to the next: the first model is released before the
+    second loads, each loads once."""
+    pytest.importorskip("torch", reason="the llm extra (torch, transformers) is not installed")
+    from fairness_assets.defs.generation import assets as gen
+    from fairness_assets.defs.reference import assets as ref
+    from resources.llm.resource import LLMResource
+    from resources.settings import GenerationSourceResource, ReferenceDataResource
+    from tests.helpers.engine import write_registry
+    from tests.helpers.tiny_model import build_tiny_model
+
+    model_dir = build_tiny_model(tmp_path / "tiny")
+    registry = write_registry(tmp_path, model_dir, {"tiny2": {"source": str(model_dir), "backend": "transformers"}})
+    instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions(MODEL_PARTITIONS.name, ["tiny", "tiny2"])
+    database = D.ResultsDatabase(url=f"sqlite:///{tmp_path / 'r.db'}")
+    result = dg.materialize(
+        [ref.profiles, ref.prompts, gen.generations], instance=instance, raise_on_error=False,
+        # a multi-partition range is a box: models tiny..tiny2 x templates base..base
+        tags={"dagster/asset_partition_range_start": "tiny|base", "dagster/asset_partition_range_end": "tiny2|base"},
+        resources={
+            "database": database, "results_io": D.SQLResultsIOManager(database=database),
+            "reference": ReferenceDataResource(),
+            "audit_grid": AuditGridResource(preset="demo", models=["tiny", "tiny2"], runs=1, templates=["base"],
+                                            genders=["female"], economic_classes=["low"], nationalities=["Nigeria"],
+                                            model_registry_path=str(registry)),
+            "generation_source": GenerationSourceResource(max_new_tokens=2),
+            "llm": LLMResource(registry_path=str(registry), device="cpu", batch_size=8),
+        },
+    )
+    assert result.success, [e.message for e in result.all_events if e.is_failure]
+    assert sorted(database.read_rows(D.Generation)["partition_key"].unique()) == ["tiny2|base", "tiny|base"]
+    logs = [entry.user_message for entry in instance.all_logs(result.run_id)]
+    events = [m.split(" (")[0] for m in logs if m.startswith(("loading model", "released model"))]
+    assert events == ["loading model tiny", "released model tiny", "loading model tiny2"]
+
+
 def test_drift_skips_audits_that_are_not_comparable(tmp_path, db):
     """An earlier audit of another grid or decoding (another audit base) is not compared."""
     from fairness_assets.core import drift as drift_core
@@ -341,3 +378,40 @@ def test_generation_gpu_request_can_be_switched_off_for_vllm():
     off = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert off.returncode == 0, off.stderr[-1000:]
     assert "dagster-k8s/config" not in off.stdout
+
+
+
+def test_k8s_executor_without_its_extra_names_the_extra(monkeypatch):
+    from fairness_assets.defs.operations import executors
+
+    try:
+        import dagster_k8s  # noqa: F401
+        pytest.skip("dagster-k8s is installed here: the missing-extra message cannot be shown")
+    except ImportError:
+        pass
+    monkeypatch.setenv("FAIRNESS_EXECUTOR", "k8s")
+    with pytest.raises(ImportError, match=r"FAIRNESS_EXECUTOR=k8s needs dagster-k8s: pip install -e \"\.\[k8s\]\""):
+        executors.executor_from_env()
+
+
+def test_an_empty_partition_range_fails_instead_of_generating_nothing(tmp_path, db):
+    from tests.helpers.pipeline import ASSETS, resources
+
+    instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions(MODEL_PARTITIONS.name, ["m1", "m2"])
+    result = dg.materialize(
+        ASSETS, selection=[generations], instance=instance, raise_on_error=False,
+        tags={"dagster/asset_partition_range_start": "m1|regional", "dagster/asset_partition_range_end": "m2|academic"},
+        resources=resources(db, DEMO_RESPONSES))
+    assert not result.success
+    message = " ".join(str(getattr(e.event_specific_data, "error", "")) for e in result.all_events if e.is_failure)
+    assert "selects no model x template partition" in message
+
+
+def test_ui_tables_escape_the_partition_key_separator():
+    import pandas as pd
+
+    from fairness_assets.defs.metadata import table_md
+
+    text = table_md(pd.DataFrame({"partition_key": ["m1|base"], "rows": [3]})).value
+    assert "m1\\|base" in text and text.splitlines()[2].count(" | ") == 1  # two columns, not three

@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
@@ -31,6 +32,9 @@ def test_demo_audit_on_postgres_instance_and_results(tmp_path, postgres_database
                          capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     assert f"job 'demo_audit' for partition {DEMO_KEY} succeeded" in out.stdout
+    report = next(line for line in out.stdout.splitlines() if line.startswith("[fairness-audit] audit report: "))
+    report_path = report.split("audit report: ", 1)[1].split(" (and report.md", 1)[0]
+    assert report_path.startswith(str(tmp_path / "fairness_home" / "reports")) and Path(report_path).exists()
 
     # the instance's runs, events and partitions live in PostgreSQL
     instance_db = sa.create_engine(_with_driver(instance_url))

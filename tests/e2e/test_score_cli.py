@@ -130,3 +130,21 @@ def test_cli_scores_already_split_items(tmp_path):
     assert len(recs) == 3 and set(recs["parse_status"]) == {"ok"} and set(recs["n_items_found"]) == {4}
     assert recs["university_id"].notna().all()
     assert np.isfinite(out["drs_responses"]["drs"]).all()
+
+
+def test_all_refusals_still_give_a_report_that_says_why_nothing_is_drawn(tmp_path):
+    """No recommendation at all: the tables, the summary (n/a, not nan) and the report are
+    written, and each figure is listed as skipped with its reason rather than left out."""
+    rows = [json.loads(line) for line in (DATA_DIR / "examples" / "demo_responses.jsonl").read_text().splitlines()
+            if line.strip()]
+    path = tmp_path / "refusals.jsonl"
+    path.write_text("\n".join(json.dumps({**r, "response": "I'm sorry, I can't help with that."}) for r in rows))
+    out = tmp_path / "out"
+    written = score_file(str(path), str(DEMO_CORPUS), str(out), log=lambda msg: None)
+    summary = (out / "summary.md").read_text()
+    assert "| n/a | n/a |" in summary and "nan" not in summary
+    html = (out / "report.html").read_text()
+    assert "data:image/png" not in html
+    assert "Figures not drawn" in html and "top_locations" in html  # listed with the reason, not left out
+    assert len(written["counterfactual_disparity"]) == 0 or set(written["counterfactual_disparity"]["marking"]) <= {
+        "too few pairs", "not significant"}

@@ -60,7 +60,7 @@ def _generate(context, pairs, prompts, profiles, cfg, generation_source, llm, da
         context.log.info(f"model {model}: {where}")
     for i, (model, template) in enumerate(pairs):
         if i and pairs[i - 1][0] != model:
-            llm.release(pairs[i - 1][0])  # partition keys are model-major: one model in memory at a time
+            llm.release(pairs[i - 1][0], log=context.log.info)  # keys are model-major: one model in memory
         key = gen_core.partition_key(model, template)
         plan = gen_core.plan_samples(prompts, profiles, model, template, cfg.runs)
         if plan.empty:
@@ -114,6 +114,9 @@ def generations(
     database: ResultsDatabase,
 ) -> dg.Output[pd.DataFrame]:
     pairs = model_template_pairs(context)
+    if not pairs:
+        raise dg.Failure(f"the run selects no model x template partition (partition keys {context.partition_keys}; "
+                         "a range of this two-dimensional partition set is a box: model range x template range)")
     if generation_source.resolved_path() is not None:
         table = _import_file(context, pairs, generation_source, reference)
     else:

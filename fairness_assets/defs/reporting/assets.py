@@ -141,6 +141,24 @@ def _stored_figures(database: ResultsDatabase) -> dict[str, list[fig_core.Figure
     return out
 
 
+def write_report(folder: Path, html: str, markdown: str, figures) -> Path:
+    """report.html, report.md and the figures the Markdown links to, in ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "report.html").write_text(html, encoding="utf-8")
+    (folder / "report.md").write_text(markdown, encoding="utf-8")
+    for rel, png in report_core.figure_files(figures).items():
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / rel).write_bytes(png)
+    return folder
+
+
+def software_provenance(tagger_name: str, scoring_parameters: dict, statistics: dict) -> dict:
+    """The part of a report's provenance that says which code and settings produced it (the
+    audit_report asset and `fairness-audit score` both record it)."""
+    return {"parser": PARSER_VERSION, "matcher": MATCHER_VERSION, "subject tagger": tagger_name,
+            "scoring parameters": scoring_parameters, "statistics": statistics, "code version": code_version()}
+
+
 def _provenance(database, parts, report_settings, reference, scoring, subject_tagger, audit_grid) -> dict:
     gens = database.distinct(D.Generation, ["partition_key", "audit_id", "model", "backend", "model_source",
                                             "model_revision", "decoding_json"])
@@ -159,10 +177,8 @@ def _provenance(database, parts, report_settings, reference, scoring, subject_ta
         "corpus sha256": sorted(corpus["corpus_sha256"]),
         "template sha256": dict(zip(templates["template"], templates["template_hash"])),
         "audit grid preset": audit_grid.preset,
-        "parser": PARSER_VERSION, "matcher": MATCHER_VERSION, "subject tagger": subject_tagger.tagger_name(),
-        "scoring parameters": scoring_params(reference, scoring).as_dict(),
-        "statistics": report_settings.as_dict(),
-        "code version": code_version(),
+        **software_provenance(subject_tagger.tagger_name(), scoring_params(reference, scoring).as_dict(),
+                              report_settings.as_dict()),
     }
 
 
@@ -198,12 +214,7 @@ def audit_report_file(
         figures_by_partition=_stored_figures(database))
     audit_ids = sorted({str(a) for p in parts for a in p.items["audit_id"].unique()})
     report_id = f"report-{stable_hash([audit_ids, provenance['code version']])[:12]}"
-    folder = report_settings.folder() / report_id
-    (folder / "figures").mkdir(parents=True, exist_ok=True)
-    (folder / "report.html").write_text(html, encoding="utf-8")
-    (folder / "report.md").write_text(markdown, encoding="utf-8")
-    for rel, png in report_core.figure_files(figures).items():
-        (folder / rel).write_bytes(png)
+    folder = write_report(report_settings.folder() / report_id, html, markdown, figures)
     significant = sum(int(p.statistics["counterfactual_disparity"]["significant"].sum())
                       for p in parts if len(p.statistics.get("counterfactual_disparity", [])))
     context.log.info(f"report {report_id}: {len(parts)} partition(s), {sum(not f.skipped for f in figures)} figure(s), "
