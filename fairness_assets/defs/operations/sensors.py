@@ -29,6 +29,17 @@ def run_partition(tags) -> str:
     return ""
 
 
+def deliver(alerts: AlertResource, alert: Alert, log) -> str | None:
+    """Send ``alert``; a channel that failed while another delivered is logged as an error (the
+    alert counts as sent). Returns the failure message when no channel delivered, else None."""
+    delivered, errors = alerts.deliver(alert, log=log.warning)
+    if not delivered:
+        return f"alert {alert.title!r} not delivered on " + "; ".join(errors)
+    for error in errors:
+        log.error(f"alert {alert.title!r}: channel {error}")
+    return None
+
+
 def check_failure_alert(record, alerts: AlertResource, run_tags=None) -> Alert | None:
     """The alert for one ASSET_CHECK_EVALUATION event record, or None when the check passed."""
     evaluation = record.event_log_entry.dagster_event.event_specific_data
@@ -74,15 +85,12 @@ def parse_quality_alert(context: dg.SensorEvaluationContext, alerts: AlertResour
             tags[run_id] = run.tags if run is not None else {}
         alert = check_failure_alert(record, alerts, tags[run_id])
         if alert is not None:
-            delivered, errors = alerts.deliver(alert, log=context.log.warning)
-            if not delivered:  # no channel took it: stop here, the next tick retries from this alert
-                message = f"alert {alert.title!r} not delivered on " + "; ".join(errors)
+            failure = deliver(alerts, alert, context.log)
+            if failure:  # no channel took it: stop here, the next tick retries from this alert
                 if sent == 0:
-                    raise AlertDeliveryError(message)  # the tick fails visibly; nothing is sent twice
-                context.log.error(message)
-                return dg.SkipReason(f"ALERT DELIVERY FAILED after {sent} alert(s): {message}")
-            for error in errors:  # delivered elsewhere: say so, and do not send it again
-                context.log.error(f"alert {alert.title!r}: channel {error}")
+                    raise AlertDeliveryError(failure)  # the tick fails visibly; nothing is sent twice
+                context.log.error(failure)
+                return dg.SkipReason(f"ALERT DELIVERY FAILED after {sent} alert(s): {failure}")
             sent += 1
         context.update_cursor(str(record.storage_id))
     return dg.SkipReason(f"{len(records)} check evaluation(s) read, {sent} alert(s) sent")
@@ -105,11 +113,9 @@ def run_failure_alert(context: dg.RunFailureSensorContext, alerts: AlertResource
         details={"failed steps": ", ".join(steps) or "none (the run failed outside a step)"},
         url=alerts.run_url(run.run_id),
     )
-    delivered, errors = alerts.deliver(alert, log=context.log.error)
-    if not delivered:  # the sensor fails and Dagster retries this run's alert on the next tick
-        raise AlertDeliveryError(f"alert {alert.title!r} not delivered on " + "; ".join(errors))
-    for error in errors:
-        context.log.error(f"alert {alert.title!r}: channel {error}")
+    failure = deliver(alerts, alert, context.log)
+    if failure:  # the sensor fails and Dagster retries this run's alert on the next tick
+        raise AlertDeliveryError(failure)
 
 
 @dg.sensor(
