@@ -15,14 +15,18 @@ def test_gpu_throughput_script_cpu_variant(tmp_path):
     pytest.importorskip("torch", reason="the llm extra (torch, transformers) is not installed")
     out = tmp_path / "r.json"
     proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "gpu_throughput.py"), "--tiny", "--device", "cpu",
-                           "--prompt-len", "20", "--new-tokens", "8", "--n", "3", "--prompts", "1,2", "--out", str(out)],
+                           "--prompt-len", "20", "--new-tokens", "8", "--n", "3", "--batches", "3,6",
+                           "--sampler-batches", "3", "--variants", "counter:all,greedy:all,plain:6", "--out", str(out)],
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
     r = json.loads(out.read_text())
-    assert [x["sequences"] for x in r["runs"]] == [3, 6]
+    assert [(x["variant"], x["sequences"]) for x in r["runs"]] == [
+        ("counter", 3), ("counter", 6), ("greedy", 3), ("greedy", 6), ("plain", 6)]
     assert all(x["output_tokens"] == x["sequences"] * 8 for x in r["runs"])  # min_new_tokens: full length
-    assert r["best_tokens_per_s"] > 0 and r["study_generations_per_model"] == 11260
+    assert r["best_variant"] == "counter" and r["study_generations_per_model"] == 11260  # projected from sampling runs
     assert r["projected_three_model_minutes"] == pytest.approx(3 * r["projected_study_minutes_per_model"])
+    assert [s["batch"] for s in r["sampler_share_in_situ"]] == [3, 6]
+    assert {"counter_ms_flat", "plain_ms_peaked", "loop_ms_flat"} <= set(r["samplers"][0])
 
 
 def test_statistics_benchmark_small_variant():

@@ -4,9 +4,10 @@
   template rejects a system role (gemma) or the registry says so;
 - left padding, static batches; fp32 on CPU, bf16 on GPU; ``device_map`` through accelerate
   for models larger than one device;
-- per-sample seeds: a logits processor samples each row with its own ``torch.Generator``
-  (temperature, top-p) and hands ``generate`` a one-hot choice, so a sample does not depend on
-  which other samples share its batch;
+- per-sample seeds: :class:`~resources.llm.sampling.CounterSampler` samples every row on the
+  device with counter-based noise keyed by (seed, step) and exact top-p (no sort, no per-row
+  loop, no host round-trip) and hands ``generate`` a one-hot choice, so a sample does not
+  depend on which other samples share its batch;
 - automatic batch size that halves on CUDA out-of-memory instead of failing.
 Nothing touches CUDA at import time.
 """
@@ -18,43 +19,6 @@ from pathlib import Path
 from typing import Optional
 
 from .base import Sample, SamplingParams, TextsFromSamples
-
-
-def _seeded_sampler(generators, temperature: float, top_p: float, shortlist: int = 256):
-    import torch
-    from transformers import LogitsProcessor
-
-    class SeededSampling(LogitsProcessor):
-        """Samples every row with its own generator; returns a one-hot score for greedy pick.
-
-        Top-p is computed on the ``shortlist`` most likely tokens (sorting a 150k vocabulary
-        every step is what made sampling slow); a row whose shortlist holds less than ``top_p``
-        of the mass falls back to the full sorted vocabulary, so the nucleus is always exact.
-        """
-
-        def __call__(self, input_ids, scores):
-            logits = scores.float() / max(temperature, 1e-6)
-            probs = torch.softmax(logits, dim=-1)
-            rows, vocab = probs.shape
-            choice = torch.empty((rows, 1), dtype=torch.long)
-            if top_p >= 1.0:
-                for i in range(rows):
-                    choice[i] = torch.multinomial(probs[i].cpu(), 1, generator=generators[i])
-            else:
-                k = min(shortlist, vocab)
-                vals, idx = torch.topk(probs, k, dim=-1)
-                vals, idx = vals.cpu(), idx.cpu()
-                for i in range(rows):
-                    v, ix = vals[i], idx[i]
-                    if float(v.sum()) < top_p:  # the nucleus is wider than the shortlist
-                        v, ix = torch.sort(probs[i].cpu(), descending=True)
-                    keep = (torch.cumsum(v, 0) - v) <= top_p  # the smallest set whose mass reaches top_p
-                    kept = v * keep
-                    choice[i] = ix[torch.multinomial(kept, 1, generator=generators[i])]
-            out = torch.full_like(scores, float("-inf"))
-            return out.scatter(-1, choice.to(scores.device), 0.0)
-
-    return SeededSampling()
 
 
 class TransformersClient(TextsFromSamples):
@@ -158,14 +122,16 @@ class TransformersClient(TextsFromSamples):
         import torch
         from transformers import LogitsProcessorList
 
+        from .sampling import CounterSampler  # imports torch: only where generation happens
+
         device = next(self.model.parameters()).device
         enc = self.tokenizer([self.render(p) for p in prompts], return_tensors="pt", padding=True,
                              add_special_tokens=False).to(device)
         kwargs = dict(max_new_tokens=params.max_new_tokens, do_sample=False, pad_token_id=self.tokenizer.pad_token_id,
                       temperature=None, top_p=None, top_k=None)
         if params.do_sample and params.temperature > 0:
-            gens = [torch.Generator().manual_seed(int(s)) for s in seeds]
-            kwargs["logits_processor"] = LogitsProcessorList([_seeded_sampler(gens, params.temperature, params.top_p)])
+            sampler = CounterSampler(seeds, params.temperature, params.top_p, enc["input_ids"].shape[1], device=device)
+            kwargs["logits_processor"] = LogitsProcessorList([sampler])
         t0 = time.perf_counter()
         with torch.inference_mode():
             gen = self.model.generate(**enc, **kwargs)

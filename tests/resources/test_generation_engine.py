@@ -19,7 +19,7 @@ from resources import database as D  # noqa: E402
 from resources.llm.base import ModelUnavailableError, SamplingParams  # noqa: E402
 from resources.llm.openai_backend import OpenAIClient  # noqa: E402
 from resources.llm.resource import LLMResource  # noqa: E402
-from resources.llm.transformers_backend import TransformersClient, _seeded_sampler  # noqa: E402
+from resources.llm.transformers_backend import TransformersClient  # noqa: E402
 from tests.helpers.engine import materialize, write_registry  # noqa: E402
 from tests.helpers.tiny_model import build_tiny_model  # noqa: E402
 
@@ -29,24 +29,6 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
     return build_tiny_model(tmp_path_factory.mktemp("tiny") / "model")
-
-
-def test_seeded_sampling_does_not_depend_on_batch_companions():
-    torch.manual_seed(0)
-    row = torch.randn(1, 50)
-    others = torch.randn(3, 50)
-    alone = _seeded_sampler([torch.Generator().manual_seed(7)], 0.8, 0.95)(None, row)
-    together = _seeded_sampler([torch.Generator().manual_seed(7)] + [torch.Generator().manual_seed(i) for i in range(3)],
-                               0.8, 0.95)(None, torch.cat([row, others]))
-    assert alone.argmax(-1).item() == together[0].argmax(-1).item()
-    assert torch.isinf(alone).sum().item() == 49  # one-hot: the greedy step takes the sampled token
-
-
-def test_top_p_keeps_the_nucleus_only():
-    logits = torch.log(torch.tensor([[0.6, 0.3, 0.05, 0.05]]))
-    picks = {_seeded_sampler([torch.Generator().manual_seed(s)], 1.0, 0.8)(None, logits).argmax(-1).item()
-             for s in range(200)}
-    assert picks == {0, 1}
 
 
 def test_same_seed_same_text(tiny):
