@@ -26,6 +26,7 @@ Across models or runs: ``model_comparison`` and ``drift``.
 from __future__ import annotations
 
 import io
+import hashlib
 import re
 import warnings
 from dataclasses import dataclass
@@ -72,9 +73,18 @@ class Figure:
 
     @property
     def slug(self) -> str:
-        """A file-name-safe unique name: ``<model>__<template>__<name>`` (empty parts left out)."""
+        """A file-name-safe unique name: ``<model>__<template>__<name>-<hash>`` (empty parts left out).
+
+        Making a name file-safe drops characters (``llama 3`` and ``llama-3`` would both become
+        ``llama-3``) and some file systems ignore case, so the name ends with a short hash of the
+        exact model and template: one file per (model, template, figure).
+        """
         parts = [p for p in (self.model, self.template, self.name) if p]
-        return "__".join(re.sub(r"[^A-Za-z0-9._-]+", "-", p).strip("-") or "x" for p in parts)
+        readable = "__".join(re.sub(r"[^A-Za-z0-9._-]+", "-", p).strip("-") or "x" for p in parts)
+        if not (self.model or self.template):
+            return readable
+        digest = hashlib.sha256(f"{self.model}\x1f{self.template}".encode("utf-8")).hexdigest()[:10]
+        return f"{readable}-{digest}"
 
 
 # ----------------------------------------------------------------------------- helpers

@@ -4,6 +4,7 @@ tests/fixtures/eval_responses.jsonl, scored end to end against the QS export by 
 from __future__ import annotations
 
 import io
+import re
 import json
 from pathlib import Path
 
@@ -86,7 +87,7 @@ def test_every_partition_figure_is_a_valid_png(base_figures):
         assert not fig.skipped, (fig.name, fig.skipped_reason)
         assert fig.model == "m1" and fig.template == "base"
         assert "m1" in fig.title and "base" in fig.title
-        assert fig.caption and fig.slug == f"m1__base__{fig.name}"
+        assert fig.caption and fig.slug.startswith(f"m1__base__{fig.name}-")
         assert_valid_png(fig.png)
     locations = next(f for f in base_figures if f.name == "recommended_locations")
     assert "map" in locations.caption and "corpus" in locations.caption
@@ -218,6 +219,17 @@ def test_long_and_hostile_names_are_cut(tables):
 
 def test_slug_is_file_name_safe():
     f = F.Figure("top_locations", "t", "c", b"", model="org/model:v1 <x>", template="base")
-    assert f.slug == "org-model-v1-x__base__top_locations"
+    assert re.fullmatch(r"org-model-v1-x__base__top_locations-[0-9a-f]{10}", f.slug)
     assert set(F.FIGURE_NAMES) >= PARTITION_NAMES | {"base_vs_regional_drs", "base_vs_regional_grs",
                                                      "model_comparison", "drift"}
+
+
+def test_file_names_are_unique_per_exact_model_and_template():
+    """Names that differ only in characters the file-safe form drops get different files."""
+    names = ["llama 3", "llama-3", "llama/3", "Llama-3", "llama_3"]
+    slugs = {F.Figure("top_locations", "t", "c", b"x", model=m, template="base").slug for m in names}
+    assert len(slugs) == len(names)
+    assert len({s.lower() for s in slugs}) == len(names)  # case-insensitive file systems too
+    one = F.Figure("top_locations", "t", "c", b"x", model="llama 3", template="base")
+    assert one.slug == F.Figure("top_locations", "t", "c", None, model="llama 3", template="base").slug  # stable
+    assert F.Figure("top_locations", "t", "c", b"x", model="llama 3", template="regional").slug != one.slug
