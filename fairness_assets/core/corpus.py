@@ -10,6 +10,8 @@ Decision: ``=17`` -> 17, a band -> its lower bound, ``1401+`` -> 1401; the raw t
 
 from __future__ import annotations
 
+import codecs
+import csv
 import hashlib
 import io
 import re
@@ -25,6 +27,9 @@ NAME_COLUMN = "Institution Name"
 COUNTRY_COLUMN = "Country"
 CODE_COLUMN = "Country Code"
 REQUIRED_COLUMNS = (RANK_COLUMN, NAME_COLUMN, COUNTRY_COLUMN)
+# A numeric rank must lie in 1..MAX_RANK: no ranking lists more universities, so a larger number
+# (or 0) is a typo, and it must fit the results database's integer column.
+MAX_RANK = 100_000
 
 # The QS export carries a second header row of short names ("rank display", "institution",
 # "location", ...). It is recognised by its content, not by its position alone.
@@ -66,6 +71,7 @@ class CorpusReport:
     duplicate_examples: list[str] = field(default_factory=list)
     had_short_header_row: bool = False
     warnings: list[str] = field(default_factory=list)
+    rank_column: str = ""  # the file's column read as the rank (the configured one, or the fallback named in warnings)
 
 
 def file_sha256(path: str | Path) -> str:
@@ -100,16 +106,115 @@ def parse_ranks(raw: pd.Series) -> pd.Series:
     return lo.astype("Int64")
 
 
+# Byte-order marks, longest first (the UTF-32-LE mark begins with the UTF-16-LE one).
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+
+
 def _decode(data: bytes, path: str) -> tuple[str, str, list[str]]:
-    if not data.strip():
-        raise CorpusError(f"{path}: the ranking file is empty")
-    try:
-        return data.decode("utf-8-sig"), "utf-8", []
-    except UnicodeDecodeError as exc:
-        text = data.decode("cp1252", errors="replace")
-        return text, "cp1252", [
-            f"{path}: not valid UTF-8 (byte {exc.start}); read as Windows-1252 — check accented names"
-        ]
+    """Text of a ranking file: the encoding its byte-order mark names (UTF-8, UTF-16 LE/BE,
+    UTF-32 LE/BE), else UTF-8, else Windows-1252 with a warning. A file that none of these
+    decode fails with an error that says the encoding is the problem and names the file."""
+    for bom, encoding in _BOMS:
+        if data.startswith(bom):
+            try:
+                text = data[len(bom):].decode(encoding)
+            except UnicodeDecodeError as exc:
+                raise CorpusError(
+                    f"{path}: the encoding is the problem: the file starts with a {encoding.upper()} byte-order "
+                    f"mark but is not valid {encoding.upper()} (byte {exc.start + len(bom)}: {exc.reason}); "
+                    "re-save it as UTF-8"
+                ) from None
+            break
+    else:
+        encoding = "utf-8"
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            if b"\x00" in data:
+                raise CorpusError(
+                    f"{path}: the encoding is the problem: not UTF-8 (byte {exc.start}) and it holds NUL bytes, "
+                    "as UTF-16 or UTF-32 text without a byte-order mark does; re-save it as UTF-8 (or with a BOM)"
+                ) from None
+            try:
+                text = data.decode("cp1252")
+            except UnicodeDecodeError as exc2:
+                raise CorpusError(
+                    f"{path}: the encoding is the problem: neither UTF-8 (byte {exc.start}) nor Windows-1252 "
+                    f"(byte {exc2.start}); re-save it as UTF-8"
+                ) from None
+            return text, "cp1252", [
+                f"{path}: not valid UTF-8 (byte {exc.start}); read as Windows-1252 — check accented names"
+            ]
+    if text.count("\x00") * 8 > len(text):
+        # ASCII saved as UTF-16/32 without a byte-order mark is valid UTF-8 full of NULs
+        raise CorpusError(
+            f"{path}: the encoding is the problem: the text is full of NUL characters, as UTF-16 or UTF-32 "
+            "without a byte-order mark is when read as UTF-8; re-save it as UTF-8 (or with a BOM)"
+        )
+    return text, encoding, []
+
+
+class CSVLineError(ValueError):
+    """A CSV text that cannot be split into records; ``line`` is where the bad record starts."""
+
+    def __init__(self, line: int, message: str):
+        super().__init__(f"line {line}: {message}")
+        self.line = line
+        self.reason = message
+
+
+def csv_records(text: str, delimiter: str = ",") -> list[tuple[int, list[str]]]:
+    """The records of CSV ``text``, each with the physical line (1-based) where it starts.
+
+    A quoted field may hold line breaks, so a record can span lines: the line numbers are
+    those of the file, not record counts. A blank line is an empty record. A quoted field that
+    is never closed, or text after a closing quote, raises :class:`CSVLineError` naming the line
+    where that record starts.
+    """
+    if csv.field_size_limit() < 2**31 - 1:  # answers and names may be longer than csv's 128 KiB default
+        csv.field_size_limit(2**31 - 1)
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    out: list[tuple[int, list[str]]] = []
+    consumed = 0
+    while True:
+        try:
+            fields = next(reader)
+        except StopIteration:
+            return out
+        except csv.Error as exc:
+            reason = str(exc)
+            if "unexpected end of data" in reason:
+                reason = "a quoted field that starts in this record is never closed"
+            elif "expected after" in reason:
+                reason = f"text after a closing quote (line {reader.line_num}: {exc})"
+            raise CSVLineError(consumed + 1, reason) from None
+        out.append((consumed + 1, fields))
+        consumed = reader.line_num
+
+
+def _unique_names(names: list[str]) -> list[str]:
+    """Header names made unique the way pandas does (``a``, ``a.1``, ...)."""
+    seen: dict[str, int] = {}
+    out = []
+    for name in names:
+        if name in seen:
+            seen[name] += 1
+            new = f"{name}.{seen[name]}"
+            while new in seen:
+                seen[name] += 1
+                new = f"{name}.{seen[name]}"
+            seen[new] = 0
+            out.append(new)
+        else:
+            seen[name] = 0
+            out.append(name)
+    return out
 
 
 _COLUMN_ALIASES = {
@@ -120,7 +225,11 @@ _COLUMN_ALIASES = {
 
 def _canonical_columns(df: pd.DataFrame, rank_column: str, warnings: list[str], path: str):
     """Other QS export years name columns differently ("Location", "2025 RANK"): map them,
-    saying so in the warnings; ambiguous or absent columns are left for the caller to report."""
+    saying so in the warnings; ambiguous or absent columns are left for the caller to report.
+
+    Returns the frame and the name of the file's column read as the rank: ``rank_column``
+    when the file has it, else the most recent year's rank column (the warning names both, and
+    errors are reported against the column actually read, which keeps its name)."""
     folded = {c.casefold(): c for c in df.columns}
     renames = {}
     for canonical, aliases in _COLUMN_ALIASES.items():
@@ -134,8 +243,13 @@ def _canonical_columns(df: pd.DataFrame, rank_column: str, warnings: list[str], 
     if rank_column not in df.columns:
         ranks = sorted((c for c in df.columns if re.fullmatch(r"(?i)(\d{4}\s+)?rank", c)), reverse=True)
         if ranks:
-            warnings.append(f"{path}: no {rank_column!r} column; reading {ranks[0]!r} as the rank")
-            df = df.rename(columns={ranks[0]: rank_column})
+            others = f" (rank columns in the file: {', '.join(repr(c) for c in ranks)})" if len(ranks) > 1 else ""
+            warnings.append(
+                f"{path}: the configured rank column {rank_column!r} is not in the header; using {ranks[0]!r} "
+                f"instead, the most recent year's rank column{others}; configure the rank column "
+                "(ReferenceDataResource.rank_column, score --rank-column) to read another"
+            )
+            return df, ranks[0]
     return df, rank_column
 
 
@@ -145,8 +259,11 @@ def read_qs_export(
 ) -> tuple[pd.DataFrame, CorpusReport]:
     """Read a QS export as text cells. Returns the raw rows and a report.
 
-    The returned frame has the original columns plus ``source_line`` (1-based line number of
-    the row in the file, counting header lines) so later errors can point at the row.
+    The returned frame has the original columns plus ``source_line`` (the 1-based physical
+    line of the file where the row starts, counting header lines; a quoted name that spans
+    lines does not shift later rows) so later errors can point at the row. ``rank_column`` is
+    the configured rank column; when the file lacks it, another year's rank column is read
+    instead, named in the report's warnings and in ``report.rank_column``.
     """
     path = str(path)
     p = Path(path)
@@ -155,34 +272,44 @@ def read_qs_export(
     if p.is_dir():
         raise CorpusError(f"{path}: is a folder, expected a QS export CSV file")
     data = p.read_bytes()
+    if not data.strip():
+        raise CorpusError(f"{path}: the ranking file is empty")
     text, encoding, warnings = _decode(data, path)
     try:
-        df = pd.read_csv(
-            io.StringIO(text),
-            dtype=str,
-            keep_default_na=False,
-            skip_blank_lines=False,
-            on_bad_lines="error",
-        )
-    except pd.errors.EmptyDataError:
-        raise CorpusError(f"{path}: the ranking file is empty") from None
-    except pd.errors.ParserError as exc:
-        raise CorpusError(f"{path}: not a readable CSV file ({exc})") from None
-    df.columns = [str(c).strip() for c in df.columns]
+        records = csv_records(text)
+    except CSVLineError as exc:
+        raise CorpusError(f"{path}: line {exc.line}: not a readable CSV file ({exc.reason})") from None
+    while records and not any(f.strip() for f in records[0][1]):
+        records.pop(0)
+    if not records:
+        raise CorpusError(f"{path}: the ranking file is empty")
+    header_line, header = records.pop(0)
+    columns = _unique_names([str(c).strip() for c in header])
+    width = len(columns)
+    cells, lines = [], []
+    for line, fields in records:
+        if len(fields) > width and any(f.strip() for f in fields[width:]):
+            raise CorpusError(
+                f"{path}: line {line}: {len(fields)} fields, but the header (line {header_line}) has {width} columns"
+            )
+        cells.append((fields + [""] * width)[:width])
+        lines.append(line)
+    df = pd.DataFrame(cells, columns=columns, dtype=object)
     df, rank_column = _canonical_columns(df, rank_column, warnings, path)
     required = (rank_column, NAME_COLUMN, COUNTRY_COLUMN)
     missing = [c for c in required if c not in df.columns]
     if missing:
         raise CorpusError(
             f"{path}: missing column(s) {', '.join(repr(c) for c in missing)} in the header row "
-            f"(line 1); found {', '.join(repr(c) for c in df.columns)}"
+            f"(line {header_line}); found {', '.join(repr(c) for c in df.columns)}"
         )
-    # line numbers: header is line 1, first data row is line 2
-    df["source_line"] = np.arange(2, len(df) + 2)
+    # physical line numbers: the line of the file where each record starts (a quoted name may
+    # span lines, so this is not the record count)
+    df["source_line"] = np.asarray(lines, dtype=np.int64)
     for col in required:
         df[col] = df[col].str.strip()
     original = [c for c in df.columns if c != "source_line"]
-    blank = df[original].apply(lambda c: c.str.strip() == "").all(axis=1)
+    blank = df[original].apply(lambda c: c.str.strip() == "").all(axis=1) if len(df) else pd.Series(dtype=bool)
     df = df[~blank]
     had_short = False
     if len(df):
@@ -204,6 +331,7 @@ def read_qs_export(
         duplicates_dropped=0,
         had_short_header_row=had_short,
         warnings=warnings,
+        rank_column=rank_column,
     )
     return df.reset_index(drop=True), report
 
@@ -214,11 +342,17 @@ def build_corpus(
     resolve_country: Callable[[pd.Series], pd.DataFrame],
     rep: RepParams = RepParams(),
     rank_column: str = RANK_COLUMN,
+    max_rank: int = MAX_RANK,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Clean raw QS rows into (universities, countries).
 
     ``resolve_country`` maps a Series of country texts to a frame with columns ``country``
-    (canonical name) and ``iso3``, raising when a name cannot be resolved.
+    (canonical name) and ``iso3``, raising when a name cannot be resolved (the error is then
+    re-raised naming the file lines of every unresolved name).
+
+    The rank is read from the column :func:`read_qs_export` used (``report.rank_column``;
+    ``rank_column`` when the report does not say), and errors name that column. A rank outside
+    ``1..max_rank`` (0, for instance) is an error naming the line.
 
     universities: one row per university with ``university_id`` (stable within the file),
     ``name``, ``rank_raw``, ``rank``, ``country_raw``, ``country``, ``iso3``, ``rep``,
@@ -227,6 +361,7 @@ def build_corpus(
     ``local_rank_min``, ``local_rank_max``.
     """
     path = report.path
+    rank_column = report.rank_column or rank_column
     df = raw.copy()
     # exact duplicates (every original column equal) are dropped with a warning
     original_cols = [c for c in df.columns if c != "source_line"]
@@ -259,6 +394,14 @@ def build_corpus(
             f"unparseable rank {df.at[first, rank_column]!r} "
             f"({int(bad.sum())} row(s) affected; expected forms 17, =17, 601-650, 1401+)"
         )
+    out_of_range = (ranks < 1) | (ranks > max_rank)
+    if out_of_range.any():
+        first = df.index[out_of_range.to_numpy(dtype=bool)][0]
+        raise CorpusError(
+            f"{path}: line {int(df.at[first, 'source_line'])}, column {rank_column!r}: "
+            f"rank {df.at[first, rank_column]!r} is outside 1..{max_rank} "
+            f"({int(out_of_range.sum())} row(s) affected)"
+        )
     # same name twice in the same country with different data: ambiguous for matching
     key = df[NAME_COLUMN].str.casefold() + "\x00" + df[COUNTRY_COLUMN].str.casefold()
     clash = key.duplicated(keep=False)
@@ -269,8 +412,8 @@ def build_corpus(
             f"more than once with different data ({df.loc[clash, NAME_COLUMN].iloc[0]!r})"
         )
 
-    resolved = resolve_country(df[COUNTRY_COLUMN]).reset_index(drop=True)
     df = df.reset_index(drop=True)
+    resolved = _resolve_countries(df, resolve_country, path)
     uni = pd.DataFrame(
         {
             "university_id": np.arange(1, len(df) + 1, dtype=np.int64),
@@ -309,6 +452,44 @@ def build_corpus(
     )
     countries["avail"] = countries["n_universities"] / total
     return uni, countries
+
+
+def _resolve_countries(df: pd.DataFrame, resolve_country: Callable[[pd.Series], pd.DataFrame], path: str):
+    """``resolve_country`` over the country column; a name it cannot resolve is an error that
+    names the value, its lines and the resolver's own message."""
+    countries = df[COUNTRY_COLUMN]
+    try:
+        resolved = resolve_country(countries).reset_index(drop=True)
+        failure = None
+    except Exception as exc:  # noqa: BLE001 - the resolver's error type is its own
+        resolved, failure = None, exc
+    if failure is None and not resolved["iso3"].isna().any():
+        return resolved
+    if failure is None:
+        unresolved = set(countries[resolved["iso3"].isna().to_numpy()])
+    else:
+        unresolved = set()
+        for name in pd.unique(countries):  # find which names failed, one at a time
+            try:
+                one = resolve_country(pd.Series([name], dtype=object))
+                ok = not one["iso3"].isna().any()
+            except Exception:  # noqa: BLE001
+                ok = False
+            if not ok:
+                unresolved.add(name)
+        if not unresolved:  # the resolver fails as a whole, not on one name: nothing to add
+            raise failure
+    where = []
+    for name in sorted(unresolved, key=lambda n: int(df.loc[countries == n, "source_line"].iloc[0])):
+        lines = df.loc[countries == name, "source_line"].astype(int).tolist()
+        shown = ", ".join(map(str, lines[:5])) + (f", … ({len(lines)} rows)" if len(lines) > 5 else "")
+        where.append(f"{name!r} (line{'s' if len(lines) > 1 else ''} {shown})")
+    first = int(df.loc[countries.isin(unresolved), "source_line"].min())
+    cause = f": {failure}" if failure is not None else ""
+    raise CorpusError(
+        f"{path}: line {first}, column {COUNTRY_COLUMN!r}: country name(s) that do not resolve: "
+        f"{'; '.join(where)}{cause}"
+    ) from failure
 
 
 def load_corpus(
