@@ -18,6 +18,7 @@ from fairness_assets.core import responses as responses_core
 from fairness_assets.core.corpus import file_sha256
 from resources.database import Generation, ResultsDatabase
 from resources.llm.resource import LLMResource
+from resources.partition_lease import claim, run_status_from
 from resources.settings import AuditGridResource, GenerationSourceResource, ReferenceDataResource, stable_hash
 
 from ..metadata import preview, table_md
@@ -46,6 +47,12 @@ def _import_file(context, pairs, generation_source, reference) -> pd.DataFrame:
     context.add_output_metadata({"source": str(path), "rows_rejected": int(rejects["row"].nunique()) if len(rejects) else 0,
                                  "rejects": table_md(rejects.head(50)) if len(rejects) else "none"})
     return table
+
+
+def _claim(context, database, pairs) -> None:
+    """Hold the partitions for this run (renewed as batches are committed): resources/partition_lease.py."""
+    claim(database.engine(), [gen_core.partition_key(m, t) for m, t in pairs], context.run_id,
+          run_status_from(context.instance))
 
 
 def _generate(context, pairs, prompts, profiles, cfg, generation_source, llm, database) -> pd.DataFrame:
@@ -84,6 +91,7 @@ def _generate(context, pairs, prompts, profiles, cfg, generation_source, llm, da
                 decoding_json=decoding, provenance_id="",
             )
             database.append_rows(Generation, rows)  # committed: a crash loses at most the next batch
+            _claim(context, database, pairs)  # renew the lease
             done += len(batch)
             tokens += sum(s.output_tokens or 0 for s in samples)
             context.log.info(f"{key}: " + gen_core.progress_line(done, len(todo), tokens, time.perf_counter() - t0))
@@ -117,6 +125,7 @@ def generations(
     if not pairs:
         raise dg.Failure(f"the run selects no model x template partition (partition keys {context.partition_keys}; "
                          "a range of this two-dimensional partition set is a box: model range x template range)")
+    _claim(context, database, pairs)  # fails here if another live run writes one of these partitions
     if generation_source.resolved_path() is not None:
         table = _import_file(context, pairs, generation_source, reference)
     else:
