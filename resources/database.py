@@ -587,9 +587,19 @@ class SQLResultsIOManager(ConfigurableIOManager):
             return list(context.asset_partition_keys)
         return [""]
 
+    def _claim(self, context, keys: list[str]) -> None:
+        """One writer per partition: fail if another live run holds one of ``keys`` (resources/partition_lease.py)."""
+        if keys == [""]:
+            return
+        from .partition_lease import claim, run_status_from
+
+        step = context.step_context
+        claim(self.database.engine(), keys, step.run_id, run_status_from(step.instance))
+
     def handle_output(self, context: OutputContext, obj: pd.DataFrame) -> None:
         if obj is None:
             return
+        self._claim(context, self._partitions(context))
         name = context.asset_key.path[-1]
         model = self._model(name)
         n = self.database.replace_rows(model, obj, self._partitions(context))
@@ -599,6 +609,7 @@ class SQLResultsIOManager(ConfigurableIOManager):
         name = context.upstream_output.asset_key.path[-1] if context.upstream_output else context.asset_key.path[-1]
         model = self._model(name)
         keys = self._partitions(context)
+        self._claim(context, keys)
         df = self.database.read_rows(model, keys)
         drop = ["id"] + (["partition_key"] if keys == [""] else [])
         return df.drop(columns=drop)
