@@ -85,8 +85,12 @@ def test_parallel_first_use_creates_tables_once(tmp_path, postgres_url):
 
     for url in (f"sqlite:///{tmp_path / 'p.db'}", postgres_url):
         ctx = mp.get_context("spawn")
-        with ctx.Pool(4) as pool:
+        pool = ctx.Pool(4)
+        try:  # close and join: terminate() (what `with Pool` does) cannot stop a worker that ignores SIGTERM
             results = pool.map(_open_and_write, [(url, i) for i in range(8)])
+        finally:
+            pool.close()
+            pool.join()
         assert all(r == "ok" for r in results), results
         db = D.ResultsDatabase(url=url)
         assert db.count(D.Profile) == 8
