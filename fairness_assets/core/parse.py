@@ -12,9 +12,16 @@ tried from the most to the least structured and the first that yields items wins
 4. ``prose``     university-like names in running text, with "Master's in X" and "in <country>"
                  near them
 
-Status per response: ``ok`` (three distinct items with a university), ``partial`` (one or
-two, or items without a university), ``refused`` (no item, and the model declined or asked a
-question back), ``unparseable`` (no item otherwise).
+Every item whose university text is "<program> at <university> (in <country>)" ("the MSc
+Computer Science at ETH Zurich in Switzerland", "Master of Public Health from Johns Hopkins
+University", "the Data Science program offered by Harvard University") is split into its three
+parts, whatever the strategy (:func:`split_program`); names such as "University of Texas at
+Austin" are left whole because their first part holds no degree word.
+
+Status per response: ``ok`` (three distinct items with a university, none of whose university
+texts still holds a program, :func:`holds_program`), ``partial`` (one or two, or items without a
+university, or a university text that still holds a program), ``refused`` (no item, and the
+model declined or asked a question back), ``unparseable`` (no item otherwise).
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable, Iterable, Optional
 
-PARSER_VERSION = "parse-1"  # bump when parsing rules change (recorded in every report's provenance)
+PARSER_VERSION = "parse-2"  # bump when parsing rules change (recorded in every report's provenance)
 MAX_ITEMS = 3
 MAX_TEXT = 50_000  # longer responses are cut before parsing (a 300-token answer is ~1,500 chars)
 
@@ -110,6 +117,99 @@ _LIST_MARK = re.compile(
 _SUBLINE = re.compile(r"^\s*(?:[-*•●▪◦+–]\s*)?\**\s*([A-Za-zÀ-ÿ' _]{2,30}?)\s*\**\s*[:：]\s*\**\s*(.+?)\s*$")
 _PAREN = re.compile(r"\(([^()]{1,80})\)\s*$")
 _DASHES = re.compile(r"\s+[-–—]{1,2}\s+|\s*[–—]\s*")
+
+# "<program> at <university>": degree words no university name carries (checked against the QS
+# export: tests/core/test_parse_program_at_university.py), short degree acronyms case-sensitive
+_DEGREE_WORDS = (r"m[aá]ster\w*|maestr[ií]a\w*|mestrado\w*|magist[eè]re?|postgraduate|post-graduate|diploma|"
+                 r"degree|program(?:me)?s?|programa|course")
+_DEGREE_ACRONYMS = (r"M\.?\s?Sc|MS|M\.S|MA|M\.A|MBA|M\.?Eng|LL\.?M|MPH|M\.?Phil|MFA|MPP|MPA|MRes|M\.?Tech|M\.?Ed|"
+                    r"MArch|MDes|MFin|MSCS|MSEE|MSDS|MSBA|MSF")
+_DEGREE = re.compile(rf"\b(?i:{_DEGREE_WORDS})\b|\b(?:{_DEGREE_ACRONYMS})(?:\.|\b)")
+_LEAD_DEGREE = re.compile(rf"^(?:(?i:the|an?)\s+)?(?:(?i:{_DEGREE_WORDS})\b|(?:{_DEGREE_ACRONYMS})(?:\.|\b))")
+# what joins the program to the university: "at", "from", "offered by", "program of", à, an der, en la, na
+_PROGRAM_AT = re.compile(
+    r"\s+(?:at|@|from|à|an\s+der|en\s+(?:la|el)|na|(?:offered|provided|run|taught)\s+(?:jointly\s+)?(?:by|at))\s+"
+    r"|(?:(?<=program)|(?<=programme))\s+of\s+",
+    re.IGNORECASE,
+)
+_LEAD_ARTICLE = re.compile(r"^(?:the\s+|l['’]\s*)", re.IGNORECASE)
+
+
+def holds_program(text: Optional[str]) -> bool:
+    """True when a university text still holds a program: it starts with a degree ("MSc …",
+    "the Master's …", "Program …") or a degree word is followed by "at"/"from"/"offered by"/"of"."""
+    t = clean(text) or ""
+    m = _DEGREE.search(t)
+    if not m:
+        return False
+    if _LEAD_DEGREE.match(t):
+        return True
+    rest = t[m.end():]
+    return bool(_PROGRAM_AT.search(rest) or re.search(r"(?i)\s(?:of|in)\s", rest))
+
+
+def _strip_country(text: str, is_country: Callable[[str], bool]) -> tuple[str, Optional[str]]:
+    """"ETH Zurich in Switzerland", "ETH Zurich, Switzerland", "ETH Zurich (Zurich, Switzerland)" ->
+    ("ETH Zurich", the country); anything else is returned whole."""
+    m = _PAREN.search(text)
+    if m:
+        inner = m.group(1).strip()
+        last = inner.split(",")[-1].strip()
+        if is_country(inner) or is_country(last):
+            return text[: m.start()].strip(), inner if is_country(inner) else last
+    m = re.match(r"^(.*\S)\s*,\s*([^,]{2,40})$", text)
+    if m and is_country(m.group(2).strip()):
+        return m.group(1).strip(), m.group(2).strip()
+    m = re.match(r"^(.*\S)\s+in\s+([^,]{2,40})$", text)
+    if m and is_country(m.group(2).strip()):
+        return m.group(1).strip(), m.group(2).strip()
+    return text, None
+
+
+def _names_an_institution(text: str) -> bool:
+    """The right-hand side of "<program> at <X>" reads as an institution: it starts with a
+    capital (or a non-Latin letter) and holds no "<non-university> at <university>" itself
+    ("the Master's program of Computer Science at MIT": "Computer Science" is not the university)."""
+    t = _LEAD_ARTICLE.sub("", text).strip().lstrip("\"'“‘«„")
+    if not t or not (t[0].isupper() or t[0].isdigit() or (t[0].isalpha() and not t[0].isascii())):
+        return False
+    if _LEAD_DEGREE.match(t):
+        return False
+    return all(_UNI_WORDS.search(t[: m.start()]) for m in _PROGRAM_AT.finditer(t))
+
+
+def split_program(text: Optional[str], is_country: Callable[[str], bool]) -> Optional[tuple]:
+    """"The MSc Computer Science at ETH Zurich in Switzerland" -> ("ETH Zurich", "MSc Computer
+    Science", "Switzerland"); None when the text is not "<program> <joiner> <institution>".
+
+    The part before the joiner must hold a degree word (Master, MSc, MBA, degree, program, …) and,
+    if it names an institution too, start with the degree: "University of California at Berkeley"
+    and "University of Texas at Austin" are left whole."""
+    t = clean(text)
+    if not t or len(t) > 300 or not _DEGREE.search(t):
+        return None
+    for m in _PROGRAM_AT.finditer(t):
+        left, right = t[: m.start()].strip(), t[m.end():].strip()
+        if not _DEGREE.search(left) or (_UNI_WORDS.search(left) and not _LEAD_DEGREE.match(left)):
+            continue
+        if not _names_an_institution(right):
+            continue
+        uni, country = _strip_country(clean(_LEAD_ARTICLE.sub("", right)) or "", is_country)
+        uni, prog = clean(uni), clean_program(left)
+        if uni and prog:
+            return uni, prog, clean(country)
+    return None
+
+
+def _split_item(item: Item, is_country: Callable[[str], bool], program_from_split: bool = False) -> Item:
+    """An item whose university text holds "<program> at <university>" -> the three parts. The
+    item's own program and country win over the split's unless ``program_from_split``."""
+    r = split_program(item.university, is_country) if item.university and _DEGREE.search(item.university) else None
+    if r is None:
+        return item
+    uni, prog, country = r
+    program = prog if program_from_split or not item.program else item.program
+    return Item(uni, program, item.country or country)
 
 
 def _fold(text: str) -> str:
@@ -289,7 +389,7 @@ def _parse_table(text: str, is_country: Callable[[str], bool]) -> list[Item]:
         if header is None and sum(k is not None for k in kinds) >= 2 and "university" in kinds:
             header = {k: i for i, k in reversed(list(enumerate(kinds))) if k}
             continue
-        cells = [c for c in cells]
+        split = False
         if header is not None:
             get = lambda k: cells[header[k]] if k in header and header[k] < len(cells) else None  # noqa: E731
             uni, prog, ctry = get("university"), get("program"), get("country")
@@ -300,15 +400,25 @@ def _parse_table(text: str, is_country: Callable[[str], bool]) -> list[Item]:
                 body = body[1:]
             if len(body) < 2:
                 continue
-            uni, prog, ctry = _assign_segments(body, is_country)
-        if clean(uni) and _UNI_WORDS.search(uni or "") or (clean(uni) and header is not None):
+            uni, prog, ctry, split = _assign_segments(body, is_country)
+        if clean(uni) and (_UNI_WORDS.search(uni or "") or header is not None or split):
             items.append(Item(clean(uni), clean(prog), clean(ctry)))
     return items
 
 
 def _assign_segments(segs: list[str], is_country: Callable[[str], bool]) -> tuple:
-    """Segments of one line -> (university, program, country) by content, then by position."""
+    """Segments of one line -> (university, program, country, split) by content, then by position.
+
+    ``split`` is True when one segment was "<program> at <university>" (and no other segment a
+    university): its parts are taken as they are, whatever words the university has."""
     segs = [s for s in (clean(x) for x in segs) if s]
+    if not any(_UNI_WORDS.search(s) and not holds_program(s) for s in segs):
+        for k, s in enumerate(segs):
+            r = split_program(s, is_country)
+            if r:
+                others = segs[:k] + segs[k + 1:]
+                ctry = r[2] or next((x for x in others if len(x) <= 40 and is_country(x)), None)
+                return r[0], r[1], ctry, True
     uni = prog = ctry = None
     rest = []
     for s in segs:
@@ -327,12 +437,12 @@ def _assign_segments(segs: list[str], is_country: Callable[[str], bool]) -> tupl
             prog = s
         elif ctry is None:
             ctry = s
-    return uni, prog, ctry
+    return uni, prog, ctry, False
 
 
 # ----------------------------------------------------------------------------- strategy 3: lists
 def _split_head(head: str, is_country: Callable[[str], bool]) -> tuple:
-    """One list-item heading -> (university, program, country)."""
+    """One list-item heading -> (university, program, country, split by "<program> at <university>")."""
     h = clean(head) or ""
     h = re.sub(r"(?i)^(university|institution)\s*[:：]\s*", "", h)
     country = None
@@ -354,11 +464,7 @@ def _split_head(head: str, is_country: Callable[[str], bool]) -> tuple:
         elif _PROG_WORDS.search(b) and _UNI_WORDS.search(a):
             parts = [a, b]
     segs = [p.strip() for p in parts if p.strip()]
-    # "Program at University" / "Program in X at University"
-    if len(segs) == 1:
-        at = re.match(r"(?i)^(.*?\b(?:master\w*|m\.?sc|msc|mba|ms|ma|meng|llm|mph)\b.*?)\s+(?:at|@|from)\s+(?:the\s+)?(.+)$", segs[0])
-        if at and _UNI_WORDS.search(at.group(2)):
-            segs = [at.group(2), at.group(1)]
+    # "Program at University (in Country)" is split by _assign_segments
     # a segment "University (City, Country)" or "University, Country"
     out_segs = []
     for s in segs:
@@ -370,8 +476,8 @@ def _split_head(head: str, is_country: Callable[[str], bool]) -> tuple:
             out_segs += [m2.group(1), m2.group(2)]
         else:
             out_segs.append(s)
-    uni, prog, ctry = _assign_segments(out_segs, is_country)
-    return uni, prog, country or ctry
+    uni, prog, ctry, split = _assign_segments(out_segs, is_country)
+    return uni, prog, country or ctry, split
 
 
 def _parse_list(text: str, is_country: Callable[[str], bool]) -> list[Item]:
@@ -412,13 +518,13 @@ def _parse_list(text: str, is_country: Callable[[str], bool]) -> list[Item]:
                     fields[kind] = sm.group(2)
         hm = _SUBLINE.match(head)
         if hm and _key_kind(hm.group(1)) == "university":
-            uni, prog, ctry = hm.group(2), None, None
+            uni, prog, ctry, split = hm.group(2), None, None, False
             if _DASHES.search(hm.group(2)) or _PAREN.search(hm.group(2)):
-                uni, prog, ctry = _split_head(hm.group(2), is_country)
+                uni, prog, ctry, split = _split_head(hm.group(2), is_country)
         elif hm and _key_kind(hm.group(1)) in ("program", "country") and not fields.get("university"):
             continue
         else:
-            uni, prog, ctry = _split_head(head, is_country)
+            uni, prog, ctry, split = _split_head(head, is_country)
         uni = fields.get("university") or uni
         prog = fields.get("program") or prog
         ctry = fields.get("country") or ctry
@@ -429,7 +535,7 @@ def _parse_list(text: str, is_country: Callable[[str], bool]) -> list[Item]:
             # "Location: Cambridge, Massachusetts, USA" -> keep the text; resolution takes the last part
             if not is_country(c) and "," in c and is_country(c.rsplit(",", 1)[1].strip()):
                 ctry = c.rsplit(",", 1)[1].strip()
-        if uni and (_UNI_WORDS.search(uni) or (prog and ctry)):
+        if uni and (_UNI_WORDS.search(uni) or (prog and ctry) or split):
             items.append(Item(clean(uni), clean(prog), clean(ctry)))
     return items
 
@@ -456,13 +562,25 @@ def _parse_kv(text: str) -> list[Item]:
 
 # ----------------------------------------------------------------------------- strategy 4: prose
 _CONNECTORS = {"of", "the", "de", "da", "do", "dos", "das", "di", "del", "della", "des", "du", "la", "le", "los", "las",
-               "el", "der", "für", "fur", "and", "&", "y", "e", "at", "zu"}
+               "el", "der", "für", "fur", "and", "&", "y", "e", "at", "zu", "degli", "delle", "dei", "dello", "din",
+               "bin", "bint", "ibn", "van", "von"}
 _TOKEN = re.compile(r"\(?[A-Za-zÀ-ÿ0-9][\w.'’&-]*\)?|&", re.UNICODE)
 _PROSE_PROG = re.compile(
     r"((?:Master(?:['’]s)?|MSc|M\.Sc\.?|MS|MA|MBA|MEng|M\.Eng\.?|LLM|LL\.M\.?|MPH|MPhil|M\.Tech|MTech|MFA|MPP|MPA|Maestr[ií]a|Mestrado)"
     r"(?:\s+(?:degree|program(?:me)?))?(?:\s+(?:of|in|en|em|de)\s+(?:Science\s+in\s+)?)?"
     r"(?:[A-Z][\w&,'’-]*(?:\s+(?:and|&|of|in|for)?\s*[A-Z][\w&'’-]*){0,5})?)"
 )
+
+
+_ABBREVIATIONS = {"st", "ste", "univ", "inst", "tech", "dr", "mt", "ft", "dept", "coll", "sci", "natl", "intl", "jr", "sr"}
+
+
+def _sentence_end(token: str) -> bool:
+    """"University." or "Po." ends a sentence ("… Sciences Po. Finally, …"); "St.", "Univ.", "M.I.T." do not."""
+    if not token.endswith("."):
+        return False
+    word = token[:-1].strip("()")
+    return (len(word) >= 2 or word.isdigit()) and "." not in word and word.lower() not in _ABBREVIATIONS
 
 
 def _name_runs(text: str) -> list[tuple[int, int, str]]:
@@ -473,7 +591,7 @@ def _name_runs(text: str) -> list[tuple[int, int, str]]:
         word = tok.strip("()")
         gap = text[cur[-1].end() : m.start()] if cur else " "
         joinable = (cur and gap in (" ", " - ") or (cur and gap.strip() == "" and "\n" not in gap)) and not (
-            cur and re.search(r"['’]s$", cur[-1].group(0)))  # "Stellenbosch University's MPhil"
+            cur and (re.search(r"['’]s$", cur[-1].group(0)) or _sentence_end(cur[-1].group(0))))  # "University's MPhil"
         is_cap = word[:1].isupper() or word[:1].isdigit() and bool(cur)
         if (is_cap or (cur and word.lower() in _CONNECTORS)) and (not cur or joinable):
             cur.append(m)
@@ -493,9 +611,36 @@ def _name_runs(text: str) -> list[tuple[int, int, str]]:
             continue
         name = re.sub(r"['’]s$", "", text[run[0].start() : run[-1].end()])
         words = [t.group(0).strip("()") for t in run]
-        if _UNI_WORDS.search(name) and (len(words) >= 2 or re.fullmatch(r"[A-Z]{2,6}", words[0])):
+        if (_UNI_WORDS.search(name) and (len(words) >= 2 or re.fullmatch(r"[A-Z]{2,6}", words[0]))
+                or _after_program(text[max(0, run[0].start() - 160) : run[0].start()], name)):
             out.append((run[0].start(), run[-1].end(), name))
     return out
+
+
+def _after_program(before: str, name: str) -> bool:
+    """A name without an institution word ("INSEAD", "KU Leuven", "Gebze Yüksek Teknoloji
+    Enstitüsü") is an institution when a program is joined to it: "MBA at INSEAD", "the MS in
+    Data Science at Gebze …", "the Master of Public Health from KU Leuven"."""
+    if split_program(name, _never_country):
+        return True
+    lead = _PROSE_LEAD.search(before[-60:])
+    if lead and " at " in name and split_program(lead.group(0) + name, _never_country):
+        return True
+    joined = _PROSE_JOINED.search(_SENTENCE_END.split(before)[-1])
+    return bool(joined and _DEGREE.search(joined.group(1)))
+
+
+# "… the MA in " right before a name run "International Relations at Sciences Po"
+_PROSE_LEAD = re.compile(rf"(?:(?i:{_DEGREE_WORDS})|(?:{_DEGREE_ACRONYMS})\.?)(?:['’]s)?(?:\s+of\s+[A-Z]\w+(?:\s+[A-Z]\w+)?)?"
+                         r"(?:\s+(?i:degree|program(?:me)?))?\s+(?:in|of|en|em|de)\s+$")
+# "… the Master of Public Health from ", "… the Data Science program offered by " right before a name run
+_PROSE_JOINED = re.compile(
+    r"((?:[A-Z0-9][\w.'’&-]*)(?:\s+(?:[A-Z0-9][\w.'’&-]*|in|of|and|&|en|em|de|program(?:me)?|degree))*)"
+    r"\s+(?:at|from|@|(?:offered|provided|run|taught)\s+(?:by|at))\s+(?:the\s+)?$"
+)
+
+
+_SENTENCE_END = re.compile(r"(?<=[a-z)]{2}[.!?])\s+(?=[A-Z])|\n")
 
 
 def _parse_prose(text: str, is_country: Callable[[str], bool]) -> list[Item]:
@@ -504,12 +649,31 @@ def _parse_prose(text: str, is_country: Callable[[str], bool]) -> list[Item]:
     for i, (start, end_, uni) in enumerate(runs):
         nxt = runs[i + 1][0] if i + 1 < len(runs) else len(text)
         after = text[end_:nxt]
-        prog = None
-        pm = _PROSE_PROG.search(after) or _PROSE_PROG.search(text[max(0, start - 160) : start])
-        if pm and (len(pm.group(1).split()) >= 2 or re.search(r"(?i)mba|llm|mph", pm.group(1))):
-            prog = pm.group(1)
-        ctry = None
-        for cm in re.finditer(r"(?:\bin|,)\s+((?:the\s+)?[A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*){0,3})", after[:200]):
+        before = text[max(0, start - 160) : start]
+        sentence_after = _SENTENCE_END.split(after, 1)[0]
+        sentence_before = _SENTENCE_END.split(before)[-1]
+        prog, stated, joined_program = None, None, True
+        lead = _PROSE_LEAD.search(before[-60:])
+        split = split_program(lead.group(0) + uni, is_country) if lead and " at " in uni else None
+        split = split or split_program(uni, is_country)
+        joined = _PROSE_JOINED.search(sentence_before)
+        if split:  # "MSc X at <name>", or "the MA in " + "X at <name>"
+            uni, prog, stated = split
+        elif joined and _DEGREE.search(joined.group(1)):  # "the Master of Public Health from <name>"
+            prog = joined.group(1)
+        else:  # a program in the same sentence (after the name, then before it), else in the
+            # sentences that follow, up to the one leading to the next name ("Its MSc in X …")
+            joined_program = False
+            following = after if i + 1 == len(runs) else "".join(_SENTENCE_END.split(after)[:-1])
+            pm = (_PROSE_PROG.search(sentence_after) or _PROSE_PROG.search(sentence_before)
+                  or _PROSE_PROG.search(following) or _PROSE_PROG.search(before))
+            if pm and (len(pm.group(1).split()) >= 2 or re.search(r"(?i)mba|llm|mph", pm.group(1))):
+                prog = pm.group(1)
+        if joined_program and stated is None and uni.endswith(")"):  # "… offered by <name> (Thailand)"
+            uni, stated = _strip_country(uni, is_country)
+        ctry = stated
+        for cm in re.finditer(r"(?:\bin|,)\s+((?:the\s+)?[A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*){0,3})",
+                              "" if ctry else sentence_after[:200]):
             words = cm.group(1).split()
             for k in range(len(words), 0, -1):
                 if is_country(" ".join(words[:k])):
@@ -583,7 +747,7 @@ def _parse(text, is_country: Callable[[str], bool]) -> ParseResult:
             continue
         if method == "table" and "|" not in text:
             continue
-        found = fn(text)
+        found = [_split_item(it, safe, program_from_split=method == "prose") for it in fn(text)]
         found = [it for it in found if it.university and len(it.university) <= 200
                  and not _is_placeholder(it.university) and "?" not in it.university]
         if method == "prose" and len(found) < MAX_ITEMS and _REFUSAL.search(text):
@@ -591,7 +755,10 @@ def _parse(text, is_country: Callable[[str], bool]) -> ParseResult:
         if found:
             items, dups = _dedupe(found)
             kept = items[:MAX_ITEMS]
-            status = STATUS_OK if len(kept) == MAX_ITEMS else STATUS_PARTIAL
+            # a university text that still holds a program ("MSc X at <lower-case text>") is no item
+            # the matcher can read: such a response is never ok
+            whole = len(kept) == MAX_ITEMS and not any(holds_program(it.university) for it in kept)
+            status = STATUS_OK if whole else STATUS_PARTIAL
             return ParseResult(status, method, kept, n_found=len(found), n_duplicates=dups)
     if _REFUSAL.search(text):
         return ParseResult(STATUS_REFUSED, "refusal")
