@@ -9,13 +9,22 @@ Columns (case-insensitive; documented in docs/responses_format.md):
 - ``university``, ``program``, ``country`` (+ ``item_index``)  answers already split into items
 
 A file that cannot be read, or lacks a required column, fails with a message naming the file
-and the column. Rows that cannot be used (an unknown gender, a missing model, ...) are not
+and the column. Rows that cannot be used (an unknown gender, a missing model, a ``run`` that is
+not a whole number in range, a JSON object or array where a single value belongs, ...) are not
 dropped silently: they are returned in a rejects table (file row, column, reason) and counted.
+
+Text that no results database can store alike (NUL characters, which PostgreSQL rejects; lone
+surrogates, which cannot be encoded as UTF-8) is made storable by :func:`storable_text`, the
+rule the results database applies to every text value it writes; a row whose text was altered
+keeps it, and says so in its ``text_note`` column (and in the report's ``notes``).
 """
 
 from __future__ import annotations
 
+import gzip
 import json
+import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Mapping, Optional
@@ -23,6 +32,7 @@ from typing import TYPE_CHECKING, Callable, Mapping, Optional
 import numpy as np
 import pandas as pd
 
+from .corpus import CSVLineError, csv_records
 from .profiles import ECONOMIC_CLASSES, GENDERS, profile_id
 
 if TYPE_CHECKING:
@@ -45,6 +55,91 @@ _CLASS_VALUES = {
 }
 _GENDER_VALUES = {g: g for g in GENDERS} | {"man": "male", "woman": "female", "non-binary": "transgender",
                                             "nonbinary": "transgender", "trans": "transgender"}
+# the largest run the results database's integer column holds (PostgreSQL INTEGER)
+MAX_RUN = 2**31 - 1
+_INT_RE = re.compile(r"[+-]?\d+")
+_NUMBER_RE = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# cell values that are not a single value (a JSON object or array, a Parquet list, bytes)
+_NOT_SCALAR = (dict, list, tuple, set, np.ndarray, bytes, bytearray)
+
+
+def storable_text(value: str) -> tuple[str, str]:
+    """``value`` as text that SQLite and PostgreSQL store alike, and what was changed (``""``
+    when nothing was): NUL characters are removed (PostgreSQL rejects them in text) and lone
+    surrogates (which cannot be encoded as UTF-8) are replaced by U+FFFD. The results database
+    applies it to every text value it writes (resources/database.py)."""
+    if value.isascii():
+        if "\x00" not in value:
+            return value, ""
+    elif not _UNSTORABLE.search(value):
+        return value, ""
+    nul = value.count("\x00")
+    out, surrogates = _SURROGATE.subn("\ufffd", value.replace("\x00", ""))
+    changes = []
+    if nul:
+        changes.append(f"{nul} NUL character{'s' if nul > 1 else ''} removed")
+    if surrogates:
+        changes.append(f"{surrogates} unencodable character{'s' if surrogates > 1 else ''} "
+                       "(lone surrogate) replaced with U+FFFD")
+    return out, ", ".join(changes)
+
+
+def _kind(value) -> str:
+    if isinstance(value, dict):
+        return "a JSON object"
+    if isinstance(value, (list, tuple, set, np.ndarray)):
+        return "a JSON array"
+    return type(value).__name__
+
+
+def _shown(value, limit: int = 80) -> str:
+    """A short, printable form of a rejected value (for the rejects table and logs)."""
+    try:
+        text = json.dumps(value, ensure_ascii=True, default=str)
+    except (TypeError, ValueError):
+        text = ascii(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _parse_run(value) -> tuple[Optional[int], Optional[str]]:
+    """(run, None) for a whole number in 0..MAX_RUN (``3``, ``"3"``, ``3.0``, ``"1e2"``), else
+    (None, the reason)."""
+    whole = "run must be a whole number >= 0"
+    if value is None:
+        return None, f"{whole} (empty)"
+    if isinstance(value, (bool, np.bool_)):
+        return None, f"{whole} (got {str(value).lower()})"
+    if isinstance(value, _NOT_SCALAR):
+        return None, f"{whole} (got {_kind(value)})"
+    if isinstance(value, (int, np.integer)):
+        number = int(value)
+    else:
+        if isinstance(value, (float, np.floating)):
+            f = float(value)
+        else:
+            text = str(value).strip()
+            if not text:
+                return None, f"{whole} (empty)"
+            if _INT_RE.fullmatch(text):
+                f = None
+                number = int(text)
+            elif _NUMBER_RE.fullmatch(text):
+                f = float(text)
+            else:
+                return None, f"{whole} (not a number)"
+        if f is not None:
+            if not math.isfinite(f):
+                return None, f"{whole} (not a finite number)"
+            if not f.is_integer():
+                return None, f"{whole} (not a whole number)"
+            number = int(f)
+    if number < 0:
+        return None, f"{whole} (negative)"
+    if number > MAX_RUN:
+        return None, f"{whole} and at most {MAX_RUN} (too large)"
+    return number, None
 
 
 class ResponsesFileError(ValueError):
@@ -58,28 +153,58 @@ class ResponsesReport:
     rows_used: int
     rejects: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=["row", "column", "value", "reason"]))
     split_items: bool = False
+    # rows kept whose text was altered to be storable (see storable_text): row, column, note
+    notes: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=["row", "column", "note"]))
 
     @property
     def rows_rejected(self) -> int:
         return int(self.rejects["row"].nunique()) if len(self.rejects) else 0
 
 
+def _read_csv(path: Path, gz: bool, sep: str) -> tuple[pd.DataFrame, np.ndarray]:
+    """A CSV/TSV file as text cells, read with the csv module: NUL characters are kept (pandas'
+    C parser cuts a cell at the first NUL, silently), and each row carries the physical line
+    where it starts (an answer spanning lines does not shift later rows)."""
+    data = gzip.decompress(path.read_bytes()) if gz else path.read_bytes()
+    try:
+        records = csv_records(data.decode("utf-8-sig"), sep)
+    except CSVLineError as exc:
+        raise ResponsesFileError(f"{path}: line {exc.line}: not a readable CSV file ({exc.reason})") from None
+    records = [(line, f) for line, f in records if f and not (len(f) == 1 and not f[0].strip())]  # blank lines
+    if not records:
+        raise ResponsesFileError(f"{path}: the responses file has no rows")
+    header_line, header = records[0]
+    seen: dict[str, int] = {}
+    columns = []
+    for name in header:  # repeated names made unique as pandas does: a, a.1, ...
+        seen[name] = seen.get(name, -1) + 1
+        columns.append(name if not seen[name] else f"{name}.{seen[name]}")
+    width = len(columns)
+    cells, lines = [], []
+    for line, fields in records[1:]:
+        if len(fields) > width and any(f.strip() for f in fields[width:]):
+            raise ResponsesFileError(
+                f"{path}: line {line}: {len(fields)} fields, but the header (line {header_line}) has {width} columns"
+            )
+        cells.append((fields + [None] * width)[:width])
+        lines.append(line)
+    return pd.DataFrame(cells, columns=columns, dtype=object), np.asarray(lines, dtype=np.int64)
+
+
 def _read(path: Path) -> tuple[pd.DataFrame, np.ndarray]:
     suffix = "".join(path.suffixes[-2:]).lower() if path.suffix.lower() == ".gz" else path.suffix.lower()
     try:
-        if suffix in (".csv", ".csv.gz", ".tsv"):
-            df = pd.read_csv(path, dtype=str, keep_default_na=False, sep="\t" if suffix == ".tsv" else ",",
-                             encoding="utf-8-sig")
-            rows = np.arange(2, len(df) + 2)  # line numbers, header is line 1
+        if suffix in (".csv", ".csv.gz", ".tsv", ".tsv.gz"):
+            df, rows = _read_csv(path, suffix.endswith(".gz"), "\t" if suffix.startswith(".tsv") else ",")
         elif suffix in (".jsonl", ".ndjson", ".jsonl.gz"):
             records, rows = [], []
-            opener = __import__("gzip").open if suffix.endswith(".gz") else open
-            with opener(path, "rt", encoding="utf-8") as fh:
+            opener = gzip.open if suffix.endswith(".gz") else open
+            with opener(path, "rt", encoding="utf-8-sig", newline="\n") as fh:
                 for lineno, line in enumerate(fh, start=1):
                     if not line.strip():
                         continue
-                    try:
-                        obj = json.loads(line)
+                    try:  # strict=False: a raw control character (a NUL, a tab) inside a string is read
+                        obj = json.loads(line, strict=False)
                     except ValueError as exc:
                         raise ResponsesFileError(f"{path}: line {lineno}: not valid JSON ({exc})") from None
                     if not isinstance(obj, dict):
@@ -100,6 +225,23 @@ def _read(path: Path) -> tuple[pd.DataFrame, np.ndarray]:
     return df, rows
 
 
+def _make_storable(df: pd.DataFrame, rows: np.ndarray) -> pd.DataFrame:
+    """Apply :func:`storable_text` to every text cell of ``df`` (in place); returns the notes
+    (file row, column, what was changed) of the cells it altered."""
+    notes = []
+    for j, col in enumerate(df.columns):
+        s = df.iloc[:, j]
+        if not (s.dtype == object or isinstance(s.dtype, pd.StringDtype)):
+            continue
+        for i, v in enumerate(s.to_numpy()):
+            if isinstance(v, str):
+                new, note = storable_text(v)
+                if note:
+                    df.iat[i, j] = new
+                    notes.append((int(rows[i]), str(col), note))
+    return pd.DataFrame(notes, columns=["row", "column", "note"])
+
+
 def read_responses(
     path: str | Path,
     resolve_nationality: Optional[Callable[[str], Optional[str]]] = None,
@@ -108,8 +250,9 @@ def read_responses(
 
     Returns one row per response (or per item when the file is already split) with the
     columns ``source_row``, ``model``, ``template``, ``run``, ``gender``, ``economic_class``,
-    ``nationality``, ``profile_set``, ``profile_id`` and ``response`` (or ``university``,
-    ``program``, ``country``, ``item_index``), plus the report of unusable rows.
+    ``nationality``, ``profile_set``, ``profile_id``, ``text_note`` (what was altered to make
+    the row's text storable, else None) and ``response`` (or ``university``, ``program``,
+    ``country``, ``item_index``), plus the report of unusable rows and of altered rows.
     """
     path = Path(path)
     if not path.exists():
@@ -131,30 +274,48 @@ def read_responses(
     for c in PROFILE_COLS + (ITEM_COLS if split else ("response",)):
         if c not in df.columns:
             df[c] = None
+    df = df.reset_index(drop=True)
+    notes = _make_storable(df, rows)
     out = pd.DataFrame({"source_row": rows})
     rejects = []
+
+    # a JSON object or array (or a Parquet list, bytes) where one value belongs: the row is rejected,
+    # never turned into a partition or a profile named after the value's repr
+    used_cols = [c for c in REQUIRED + PROFILE_COLS + (ITEM_COLS + ("item_index",) if split else ("response",))
+                 if c in df.columns]
+    structured = {}
+    for col in used_cols:
+        mask = df[col].map(lambda v: isinstance(v, _NOT_SCALAR)).to_numpy(dtype=bool)
+        structured[col] = mask
+        if col == "run":
+            continue  # reported with the run's own reason below
+        for r, v in zip(rows[mask], df.loc[mask, col]):
+            rejects.append((r, col, _shown(v), f"{col} must be a single value (text or a number), not {_kind(v)}"))
 
     def text(col):
         s = df[col].astype("object")
         s = s.where(s.notna(), None)
-        return s.map(lambda v: None if v is None or str(v).strip() == "" else str(v).strip())
+        return s.map(lambda v: None if v is None or isinstance(v, _NOT_SCALAR) or str(v).strip() == ""
+                     else str(v).strip())
 
     for c in ("model", "template"):
         out[c] = text(c).to_numpy()
-        for r in out.loc[out[c].isna(), "source_row"]:
+        for r in out.loc[out[c].isna().to_numpy() & ~structured[c], "source_row"]:
             rejects.append((r, c, None, f"empty {c}"))
-    run_txt = text("run")
-    run_num = pd.to_numeric(run_txt, errors="coerce")
-    bad_run = run_num.isna() | (run_num < 0) | (run_num != np.floor(run_num.fillna(0)))
-    for r, v in zip(out.loc[bad_run.to_numpy(), "source_row"], run_txt[bad_run]):
-        rejects.append((r, "run", v, "run must be a whole number >= 0"))
-    out["run"] = run_num.where(~bad_run).astype("Int64").to_numpy()
+    runs = []
+    for r, v in zip(rows, df["run"].astype("object").where(df["run"].notna(), None)):
+        number, reason = _parse_run(v)
+        runs.append(number)
+        if reason:
+            rejects.append((r, "run", None if v is None else (_shown(v) if isinstance(v, _NOT_SCALAR) else str(v)),
+                            reason))
+    out["run"] = pd.array(runs, dtype="Int64")
 
     g = text("gender").map(lambda v: None if v is None else _GENDER_VALUES.get(v.lower(), "\x00" + v))
     c = text("economic_class").map(lambda v: None if v is None else _CLASS_VALUES.get(v.lower(), "\x00" + v))
     n = text("nationality")
     for col, s, allowed in (("gender", g, GENDERS), ("economic_class", c, ECONOMIC_CLASSES)):
-        bad = s.notna() & s.str.startswith("\x00")
+        bad = s.notna() & s.str.startswith("\x00")  # text is NUL-free here (made storable above)
         for r, v in zip(out.loc[bad.to_numpy(), "source_row"], s[bad]):
             rejects.append((r, col, v[1:], f"unknown {col} (use one of {list(allowed)})"))
     if resolve_nationality is not None:
@@ -169,7 +330,8 @@ def read_responses(
          out["nationality"].notna() & (present == 1)],
         ["full", "gender_only", "class_only", "nationality_only"], default="",
     )
-    for r in out.loc[pset == "", "source_row"]:
+    structured_profile = np.logical_or.reduce([structured[col] for col in PROFILE_COLS])
+    for r in out.loc[(pset == "") & ~structured_profile, "source_row"]:
         rejects.append((r, "gender/economic_class/nationality", None,
                         "a profile needs all three attributes, or exactly one (reduced context)"))
     out["profile_set"] = pset
@@ -184,7 +346,12 @@ def read_responses(
         out["item_index"] = idx.to_numpy() if idx is not None else np.nan
     else:
         resp = df["response"].astype("object")
-        out["response"] = resp.where(resp.notna(), None).map(lambda v: None if v is None else str(v)).to_numpy()
+        out["response"] = resp.where(resp.notna(), None).map(
+            lambda v: None if v is None or isinstance(v, _NOT_SCALAR) else str(v)).to_numpy()
+    by_row = notes.groupby("row", sort=False).apply(
+        lambda g: "; ".join(f"{col}: {note}" for col, note in zip(g["column"], g["note"])), include_groups=False,
+    ) if len(notes) else pd.Series(dtype=object)
+    out["text_note"] = out["source_row"].map(by_row).astype(object).where(out["source_row"].isin(by_row.index), None)
 
     rej = pd.DataFrame(rejects, columns=["row", "column", "value", "reason"]).sort_values("row", kind="stable")
     bad_rows = set(rej["row"])
@@ -194,7 +361,9 @@ def read_responses(
         key = ["model", "template", "profile_id", "run"]
         order = used.groupby(key, sort=False, dropna=False).cumcount()
         used["item_index"] = used["item_index"].fillna(order).astype(np.int64)
-    report = ResponsesReport(str(path), rows_read=len(out), rows_used=len(used), rejects=rej, split_items=split)
+    kept_notes = notes[~notes["row"].isin(bad_rows)].reset_index(drop=True)
+    report = ResponsesReport(str(path), rows_read=len(out), rows_used=len(used), rejects=rej, split_items=split,
+                             notes=kept_notes)
     return used, report
 
 
@@ -234,9 +403,11 @@ def to_generations(
     ok["model_revision"] = source_sha256
     ok["backend"] = "file"
     ok["decoding_json"] = "{}"
+    if "text_note" not in ok:
+        ok["text_note"] = None
     cols = ["partition_key", "audit_id", "response_id", "model", "template", "template_hash", "profile_id", "gender",
             "economic_class", "nationality", "run", "seed", "prompt", "response", "model_source", "model_revision",
-            "backend", "decoding_json"]
+            "backend", "decoding_json", "text_note"]
     ok["run"] = ok["run"].astype(np.int64)
     rej = pd.DataFrame(rejects, columns=["row", "column", "value", "reason"])
     return ok[cols], rej
