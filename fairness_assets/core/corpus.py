@@ -198,7 +198,7 @@ def csv_records(text: str, delimiter: str = ",") -> list[tuple[int, list[str]]]:
         consumed = reader.line_num
 
 
-def _unique_names(names: list[str]) -> list[str]:
+def unique_column_names(names: list[str]) -> list[str]:
     """Header names made unique the way pandas does (``a``, ``a.1``, ...)."""
     seen: dict[str, int] = {}
     out = []
@@ -284,7 +284,7 @@ def read_qs_export(
     if not records:
         raise CorpusError(f"{path}: the ranking file is empty")
     header_line, header = records.pop(0)
-    columns = _unique_names([str(c).strip() for c in header])
+    columns = unique_column_names([str(c).strip() for c in header])
     width = len(columns)
     cells, lines = [], []
     for line, fields in records:

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Callable, Mapping, Optional
 import numpy as np
 import pandas as pd
 
-from .corpus import CSVLineError, csv_records
+from .corpus import CSVLineError, csv_records, unique_column_names
 from .profiles import ECONOMIC_CLASSES, GENDERS, profile_id
 
 if TYPE_CHECKING:
@@ -57,8 +57,8 @@ _GENDER_VALUES = {g: g for g in GENDERS} | {"man": "male", "woman": "female", "n
                                             "nonbinary": "transgender", "trans": "transgender"}
 # the largest run the results database's integer column holds (PostgreSQL INTEGER)
 MAX_RUN = 2**31 - 1
-_INT_RE = re.compile(r"[+-]?\d+")
-_NUMBER_RE = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+_INT_RE = re.compile(r"[+-]?[0-9]+")
+_NUMBER_RE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # cell values that are not a single value (a JSON object or array, a Parquet list, bytes)
@@ -174,11 +174,7 @@ def _read_csv(path: Path, gz: bool, sep: str) -> tuple[pd.DataFrame, np.ndarray]
     if not records:
         raise ResponsesFileError(f"{path}: the responses file has no rows")
     header_line, header = records[0]
-    seen: dict[str, int] = {}
-    columns = []
-    for name in header:  # repeated names made unique as pandas does: a, a.1, ...
-        seen[name] = seen.get(name, -1) + 1
-        columns.append(name if not seen[name] else f"{name}.{seen[name]}")
+    columns = unique_column_names(header)  # repeated names made unique as pandas does: a, a.1, ...
     width = len(columns)
     cells, lines = [], []
     for line, fields in records[1:]:
