@@ -129,5 +129,17 @@ def test_base_vs_regional_figures_on_the_asset_and_in_the_report(tmp_path):
     for name in ("base_vs_regional_drs", "base_vs_regional_grs"):
         assert "data:image/png;base64," in meta[f"figure {model} {name}"].value
     md = Path(db.read_rows(D.ReportFile)["markdown_path"].iloc[-1]).read_text()
-    assert "base_vs_regional_drs.png" in md and "base_vs_regional_grs.png" in md
+    assert re.search(r"base_vs_regional_drs-[0-9a-f]{10}\.png", md) and re.search(r"base_vs_regional_grs-[0-9a-f]{10}\.png", md)
     assert "Base vs regional: drs change" in md
+
+
+def test_rerunning_the_report_adds_no_second_row_for_the_same_report(two_models):
+    from tests.helpers.pipeline import ASSETS, resources
+
+    db, _, _ = two_models
+    report = [a for a in ASSETS if dg.AssetKey("audit_report") in a.keys]
+    before = db.read_rows(D.ReportFile)
+    for _ in range(2):  # the same audits and code: the same report id, refreshed in place
+        assert dg.materialize(report, resources=resources(db, DEMO_RESPONSES)).success
+    after = db.read_rows(D.ReportFile)
+    assert after["report_id"].is_unique and len(after) == len(before)

@@ -23,7 +23,7 @@ from resources.settings import AuditGridResource, GenerationSourceResource, Refe
 
 from ..metadata import preview, table_md
 from ..operations.kubernetes import GPU_OP_TAGS, GPU_POOL
-from ..partitions import AUDIT_PARTITIONS, SINGLE_RUN, audit_round, model_template_pairs
+from ..partitions import AUDIT_PARTITIONS, SINGLE_RUN, audit_round, model_template_pairs, unusable_models
 from ..reference.assets import resolver_for
 
 
@@ -31,6 +31,10 @@ def _import_file(context, pairs, generation_source, reference) -> pd.DataFrame:
     path = generation_source.resolved_path()
     resolver = resolver_for(reference)
     frame, report = responses_core.read_responses(path, resolve_nationality=resolver.iso3)
+    problem = unusable_models(pairs, set(frame["model"].astype(str)) if "model" in frame else set(),
+                              f"the responses file {path}")
+    if problem:
+        raise dg.Failure(problem)
     if report.split_items:
         raise dg.Failure(f"{path}: the generations asset imports full response texts (a 'response' column); "
                          "score already-split items with the command line `fairness-audit score`")
@@ -51,7 +55,7 @@ def _import_file(context, pairs, generation_source, reference) -> pd.DataFrame:
 
 def _claim(context, database, pairs) -> None:
     """Hold the partitions for this run (renewed as batches are committed): resources/partition_lease.py."""
-    claim(database.engine(), [gen_core.partition_key(m, t) for m, t in pairs], context.run_id,
+    claim(database.engine(), [gen_core.partition_key(m, t) for m, t in pairs], context.run.run_id,
           run_status_from(context.instance))
 
 
@@ -125,6 +129,10 @@ def generations(
     if not pairs:
         raise dg.Failure(f"the run selects no model x template partition (partition keys {context.partition_keys}; "
                          "a range of this two-dimensional partition set is a box: model range x template range)")
+    if generation_source.resolved_path() is None:  # generating: every model must be registered
+        problem = unusable_models(pairs, set(llm.registry()), f"the model registry {llm.registry_path}")
+        if problem:
+            raise dg.Failure(problem)
     _claim(context, database, pairs)  # fails here if another live run writes one of these partitions
     if generation_source.resolved_path() is not None:
         table = _import_file(context, pairs, generation_source, reference)

@@ -224,7 +224,12 @@ def audit_report_file(
                          "markdown_path": str(folder / "report.md"), "figures": sum(not f.skipped for f in figures),
                          "significant_findings": significant, "provenance_id": "", "partition_key": "",
                          "created_at": pd.Timestamp.now(tz="UTC").to_pydatetime()}])
-    database.append_rows(D.ReportFile, row)  # every report is kept: the table is the history of reports
+    # every report is kept (the table is the history of reports), once: the same audits and code give the
+    # same report id, whose files were just rewritten in place
+    if report_id in database.existing_values(D.ReportFile, "report_id", [""]):
+        context.log.info(f"report {report_id} is already recorded: files refreshed, no new row")
+    else:
+        database.append_rows(D.ReportFile, row)
     return dg.MaterializeResult(metadata={
         "report": dg.MetadataValue.path(str(folder / "report.html")),
         "markdown": dg.MetadataValue.path(str(folder / "report.md")),
