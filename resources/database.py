@@ -10,6 +10,7 @@ assets, so the database is the one place where results live.
 from __future__ import annotations
 
 import json
+import logging
 from datetime import datetime, timezone
 from typing import Any, Iterable, Optional, Sequence, Type
 
@@ -20,7 +21,11 @@ from dagster import ConfigurableIOManager, ConfigurableResource, InputContext, O
 from pydantic import Field as PydField, PrivateAttr
 from sqlmodel import Field, SQLModel
 
+from fairness_assets.core.responses import storable_text
+
 from .settings import default_database_url, results_dir
+
+log = logging.getLogger(__name__)
 
 
 def _now() -> datetime:
@@ -143,6 +148,9 @@ class Generation(_Row, table=True):
     prompt_tokens: Optional[int] = None
     output_tokens: Optional[int] = None
     latency_s: Optional[float] = None
+    # what was altered to store the row's text (NUL removed, unencodable characters replaced;
+    # core.responses.storable_text), e.g. "response: 1 NUL character removed"; None when nothing
+    text_note: Optional[str] = None
 
 
 class Recommendation(_Row, table=True):
@@ -350,15 +358,35 @@ TABLES: dict[str, Type[SQLModel]] = {
 
 
 # ----------------------------------------------------------------------------- engine resource
-def _records(df: pd.DataFrame, columns: Sequence[str]) -> list[dict[str, Any]]:
+def _records(df: pd.DataFrame, columns: Sequence[str], table: str = "") -> list[dict[str, Any]]:
+    """Rows of ``df`` as plain dicts ready to insert, on every database alike: numpy scalars
+    become Python scalars (psycopg2 does not adapt numpy types) and every text value is made
+    storable (:func:`storable_text`: NUL removed, as PostgreSQL rejects it; lone surrogates,
+    which no driver can encode, replaced by U+FFFD), so one odd answer never fails a whole write,
+    and SQLite and PostgreSQL store the same text. Altered values are counted in a warning."""
     sub = df[list(columns)]
     obj = sub.astype(object).where(sub.notna(), None)
     recs = obj.to_dict("records")
-    for r in recs:  # numpy scalars -> python scalars (psycopg2 does not adapt numpy types)
+    altered: dict[str, int] = {}
+    for r in recs:
         for k, v in r.items():
             if isinstance(v, np.generic):
-                r[k] = v.item()
+                v = r[k] = v.item()
+            if isinstance(v, str) and ("\x00" in v or not v.isascii()):  # fast path: plain ASCII text
+                text, note = storable_text(v)
+                if note:
+                    r[k] = text
+                    altered[k] = altered.get(k, 0) + 1
+    if altered:
+        log.warning("%s: text made storable (NUL characters removed, unencodable characters replaced) in %s",
+                    table or "results", ", ".join(f"{n} value(s) of {k}" for k, n in sorted(altered.items())))
     return recs
+
+
+def _keys(values: Iterable[Any]) -> list[Any]:
+    """Key values for a query, made storable as :func:`_records` stores them (so that a key
+    written with a NUL removed is found again, and PostgreSQL never receives a NUL)."""
+    return [storable_text(v)[0] if isinstance(v, str) else v for v in values]
 
 
 class ResultsDatabase(ConfigurableResource):
@@ -399,7 +427,7 @@ class ResultsDatabase(ConfigurableResource):
                 sa.select(table.c.provenance_id).where(table.c.provenance_id == prov.provenance_id)
             ).first()
             if not exists:
-                conn.execute(table.insert(), [prov.model_dump()])
+                conn.execute(table.insert(), [dict(zip(prov.model_dump(), _keys(prov.model_dump().values())))])
 
     def stamp(self, frame: pd.DataFrame, asset: str, **fields: Any) -> pd.DataFrame:
         """Record the provenance of ``asset`` (see :func:`make_provenance`) and add its id, and
@@ -434,9 +462,9 @@ class ResultsDatabase(ConfigurableResource):
         if missing:
             raise ValueError(f"{table.name}: frame lacks required column(s) {missing}")
         cols = [c for c in cols if c in frame.columns]
-        records = _records(frame, cols)
+        records = _records(frame, cols, table.name)
         with self.engine().begin() as conn:
-            conn.execute(table.delete().where(table.c.partition_key.in_(list(partition_keys))))
+            conn.execute(table.delete().where(table.c.partition_key.in_(_keys(partition_keys))))
             for start in range(0, len(records), 20_000):
                 conn.execute(table.insert(), records[start : start + 20_000])
         return len(records)
@@ -445,7 +473,7 @@ class ResultsDatabase(ConfigurableResource):
         table = model.__table__
         q = sa.select(table)
         if partition_keys is not None:
-            q = q.where(table.c.partition_key.in_(list(partition_keys)))
+            q = q.where(table.c.partition_key.in_(_keys(partition_keys)))
         with self.engine().connect() as conn:
             df = pd.read_sql(q.order_by(*table.primary_key.columns), conn)
         return df
@@ -461,7 +489,7 @@ class ResultsDatabase(ConfigurableResource):
         """Insert rows (no replacement) in one transaction: a crash loses at most this call."""
         table = model.__table__
         cols = [c.name for c in table.columns if c.name != "id" and c.name in df.columns]
-        records = _records(df, cols)
+        records = _records(df, cols, table.name)
         if records:
             with self.engine().begin() as conn:
                 conn.execute(table.insert(), records)
@@ -470,9 +498,9 @@ class ResultsDatabase(ConfigurableResource):
     def existing_values(self, model: Type[SQLModel], column: str, partition_keys: Iterable[str], **equal) -> set:
         """Distinct values of ``column`` among the rows of ``partition_keys`` (and ``equal`` filters)."""
         table = model.__table__
-        q = sa.select(table.c[column]).where(table.c.partition_key.in_(list(partition_keys))).distinct()
+        q = sa.select(table.c[column]).where(table.c.partition_key.in_(_keys(partition_keys))).distinct()
         for k, v in equal.items():
-            q = q.where(table.c[k] == v)
+            q = q.where(table.c[k] == _keys([v])[0])
         with self.engine().connect() as conn:
             return {r[0] for r in conn.execute(q)}
 
@@ -484,7 +512,8 @@ class ResultsDatabase(ConfigurableResource):
         frame = headline.assign(partition_key=partition_key, audit_id=audit_id, provenance_id=provenance_id,
                                 recorded_at=_now(), audit_base=audit_base or audit_id)
         records = _records(frame, ["partition_key", "audit_id", "audit_base", "provenance_id", "recorded_at", "scope",
-                                   "group_by", "group", "metric", "value"])
+                                   "group_by", "group", "metric", "value"], table.name)
+        partition_key, audit_id = _keys([partition_key, audit_id])
         with self.engine().begin() as conn:
             conn.execute(table.delete().where(table.c.partition_key == partition_key, table.c.audit_id == audit_id))
             if records:
@@ -494,14 +523,15 @@ class ResultsDatabase(ConfigurableResource):
     def audit_history(self, partition_key: str) -> pd.DataFrame:
         """Every archived audit of ``partition_key``: its headline rows with ``recorded_at``."""
         table = AuditMetric.__table__
-        q = sa.select(table).where(table.c.partition_key == partition_key).order_by(table.c.recorded_at, table.c.id)
+        q = sa.select(table).where(table.c.partition_key == _keys([partition_key])[0]).order_by(
+            table.c.recorded_at, table.c.id)
         with self.engine().connect() as conn:
             return pd.read_sql(q, conn)
 
     def read_tag_cache(self, tagger: str, programs: Iterable[str]) -> dict[str, tuple[str, ...]]:
         """Cached tags of ``tagger`` for the given normalised program names."""
         table = SubjectTagCache.__table__
-        names = list(dict.fromkeys(p for p in programs if p))
+        names = list(dict.fromkeys(_keys(p for p in programs if p)))
         out: dict[str, tuple[str, ...]] = {}
         with self.engine().connect() as conn:
             for start in range(0, len(names), 5000):
@@ -517,9 +547,10 @@ class ResultsDatabase(ConfigurableResource):
         if not tags:
             return 0
         table = SubjectTagCache.__table__
-        existing = self.read_tag_cache(tagger, tags.keys())
+        stored = {k: t for k, t in zip(_keys(tags), tags.values())}  # keys as the database stores them
+        existing = self.read_tag_cache(tagger, stored.keys())
         new = [{"program_norm": p, "tagger": tagger, "tags": json.dumps(list(t)), "created_at": _now()}
-               for p, t in tags.items() if p not in existing]
+               for p, t in stored.items() if p not in existing]
         if new:
             with self.engine().begin() as conn:
                 conn.execute(table.insert(), new)
@@ -543,11 +574,32 @@ def _create_tables(engine: sa.Engine, attempts: int = 5) -> None:
     for attempt in range(attempts):
         try:
             SQLModel.metadata.create_all(engine)
+            _add_missing_columns(engine)
             return
         except (sa.exc.OperationalError, sa.exc.ProgrammingError, sa.exc.IntegrityError) as exc:
             if "already exists" not in str(exc) and "duplicate" not in str(exc).lower() or attempt == attempts - 1:
                 raise
             time.sleep(0.2 * (attempt + 1))
+
+
+def _add_missing_columns(engine: sa.Engine) -> None:
+    """Add to an existing table the nullable columns a newer version of its model has (such as
+    ``generation.text_note``), so that a database made by an earlier version keeps working;
+    ``create_all`` only creates missing tables. A column added meanwhile by a parallel step makes
+    the caller retry (``already exists`` / ``duplicate column``)."""
+    tables = [t for t in SQLModel.metadata.sorted_tables]
+    existing = {name: {c["name"] for c in cols}
+                for (_, name), cols in sa.inspect(engine).get_multi_columns(filter_names=[t.name for t in tables]).items()}
+    missing = [(t, c) for t in tables if t.name in existing for c in t.columns
+               if c.name not in existing[t.name] and c.nullable and not c.primary_key]
+    if not missing:
+        return
+    preparer = engine.dialect.identifier_preparer
+    with engine.begin() as conn:
+        for table, column in missing:
+            conn.execute(sa.text(f"ALTER TABLE {preparer.format_table(table)} ADD COLUMN "
+                                 f"{preparer.format_column(column)} {column.type.compile(dialect=engine.dialect)}"))
+            log.warning("results database: added column %s.%s (a newer version of the table)", table.name, column.name)
 
 
 def _with_driver(url: str) -> str:
