@@ -35,6 +35,9 @@ def run_job(job_name: str) -> int:
     from .definitions import defs
 
     instance = DagsterInstance.get()
+    known = sorted(j.name for j in defs.resolve_all_job_defs() if not j.name.startswith("__"))
+    if job_name not in known:
+        raise UsageError(f"unknown job {job_name!r}; jobs of the code location: {', '.join(known)}")
     job = defs.resolve_job_def(job_name)
     partition_keys: list = [None]
     if job.partitions_def is not None:
@@ -54,10 +57,9 @@ def run_job(job_name: str) -> int:
         result = job.execute_in_process(instance=instance, raise_on_error=False, partition_key=key)
         print("", flush=True)
         if not result.success:
-            for event in result.all_events:
-                if event.is_failure:
-                    print(f"[fairness-audit] FAILED: {event.message}", file=sys.stderr)
             print(f"[fairness-audit] job {job_name!r}{where} failed (run id {result.run_id})", file=sys.stderr)
+            for line in failure_causes(instance, result.run_id):  # last: the cause, not only "step X failed"
+                print(f"[fairness-audit] {line}", file=sys.stderr)
             failed += 1
             continue
         print(f"[fairness-audit] job {job_name!r}{where} succeeded (run id {result.run_id})")
@@ -86,6 +88,71 @@ def run_job(job_name: str) -> int:
     return 0
 
 
+class UsageError(ValueError):
+    """A command line the CLI cannot run (unknown job, unusable --out); printed as one line."""
+
+
+def _trim(text: str, limit: int = 600) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else text[:limit].rstrip() + " …"
+
+
+def _error_text(error) -> str:
+    """The message of a step's error: the first cause below Dagster's own wrappers (the user
+    code's exception), without the module path of its class, passwords masked."""
+    import re
+
+    from resources.secrets import redact
+
+    chosen, err = error, error
+    while err is not None:
+        if not (err.cls_name or "").startswith("Dagster"):
+            chosen = err
+            break
+        chosen, err = err, err.cause
+    message = re.sub(r"^(?:[A-Za-z_][\w]*\.)+(?=[A-Za-z_]\w*: )", "", chosen.message.strip())
+    return redact(_trim(message))
+
+
+def failure_causes(instance, run_id: str) -> list[str]:
+    """One line per distinct failure of a run, read from its STEP_FAILURE events (the run's
+    failure message when no step failed)."""
+    from dagster import DagsterEventType
+
+    by_message: dict[str, list[str]] = {}
+    for record in instance.all_logs(run_id, of_type=DagsterEventType.STEP_FAILURE):
+        event = record.dagster_event
+        data = event.step_failure_data if event else None
+        text = _error_text(data.error) if data is not None and data.error is not None else "(no error recorded)"
+        by_message.setdefault(text, []).append(event.step_key or "?")
+    lines = []
+    for text, steps in by_message.items():
+        names = ", ".join(repr(s) for s in dict.fromkeys(steps))
+        lines.append(f"cause: step{'s' if len(steps) > 1 else ''} {names} failed: {text}")
+    if not lines:
+        for record in instance.all_logs(run_id, of_type=DagsterEventType.RUN_FAILURE):
+            event = record.dagster_event
+            error = getattr(event.event_specific_data, "error", None) if event else None
+            lines.append("cause: " + (_error_text(error) if error is not None else _trim(event.message or "run failed")))
+    return lines
+
+
+def _output_folder(out: str) -> Path:
+    """``--out`` as a folder that can be written, made if missing; UsageError naming the path otherwise."""
+    import tempfile
+
+    path = Path(out).expanduser()
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"--out {path} is an existing file, not a folder; give a folder (it is created if missing)")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path, prefix=".write-test-"):
+            pass
+    except OSError as exc:
+        raise UsageError(f"--out {path} cannot be written: {exc.strerror or exc}") from None
+    return path
+
+
 TABLES = ["recommendations", "drs_items", "drs_responses", "grs_by_country", "drs_summary", "academic_alignment",
           "volume_diversity", "concentration", "reduced_context_top"]
 
@@ -110,9 +177,8 @@ def score_file(responses: str, corpus_path: str, out: str, tagger: str = "rules"
     from .core.generation import sample_ids
     from .core.corpus import file_sha256
 
+    outdir = _output_folder(out)  # before any work
     reference = ReferenceDataResource(corpus_path=corpus_path, rank_column=rank_column)
-    outdir = Path(out)
-    outdir.mkdir(parents=True, exist_ok=True)
     resolver = geo.CountryResolver(geo.load_aliases(reference.country_aliases_path))
     unis, _, report = corpus_core.load_corpus(
         corpus_path, lambda s: resolver.resolve(s, what=f"corpus country (in {corpus_path})"),
@@ -232,11 +298,18 @@ def _num(value, spec: str) -> str:
 
 
 def _summary(written, per_partition, n_rejected, rows_read, corpus_path, responses) -> str:
+    import pandas as pd
+
+    from .defs.metadata import _escape_pipes
+
+    # '|' in a model (or template) name would split a column: escaped as in the UI's tables
+    names = _escape_pipes(pd.DataFrame([{"model": str(m), "template": str(t)} for m, t in per_partition],
+                                       columns=["model", "template"], dtype=object))
     lines = [f"# Audit summary", "", f"- responses file: `{responses}` ({rows_read} rows, {n_rejected} not usable)",
              f"- corpus: `{corpus_path}`", ""]
     lines += ["| model | template | responses | recommendations | matched | mean DRS | US+UK share | country coverage | countries with GRS > 0 |",
               "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
-    for (model, template), t in per_partition.items():
+    for (_, t), model, template in zip(per_partition.items(), names["model"], names["template"]):
         vol, conc = t["volume_diversity"].iloc[0], t["concentration"].iloc[0]
         drs = t["drs_responses"]["drs"].mean()
         lines.append(f"| {model} | {template} | {vol['responses']} | {vol['recommendations']} | "
@@ -258,21 +331,28 @@ def main(argv: list[str] | None = None) -> int:
     run = sub.add_parser("run", help="run a job of the code location by name")
     run.add_argument("job", help="job name, e.g. demo_audit or reference_data")
     args = parser.parse_args(argv)
+    from resources.llm.base import ModelUnavailableError
+    from resources.secrets import redact
+    from resources.settings import ConfigError
+
+    expected: tuple = (UsageError, ConfigError, ModelUnavailableError)
     if args.command == "score":
         from .core.corpus import CorpusError
         from .core.geo import CountryResolutionError
         from .core.responses import ResponsesFileError
 
-        try:
+        expected += (CorpusError, ResponsesFileError, CountryResolutionError)
+    try:
+        if args.command == "score":
             score_file(args.responses, args.corpus, args.out, args.tagger, args.rank_column)
-        except (CorpusError, ResponsesFileError, CountryResolutionError) as exc:
-            print(f"fairness-audit score: error: {exc}", file=sys.stderr)
-            return 2
-        return 0
-    if args.command == "demo":
-        return run_job("demo_audit")
-    if args.command == "run":
-        return run_job(args.job)
+            return 0
+        if args.command == "demo":
+            return run_job("demo_audit")
+        if args.command == "run":
+            return run_job(args.job)
+    except expected as exc:  # a bad input or configuration: one line that names it, no traceback
+        print(f"fairness-audit {args.command}: error: {redact(str(exc))}", file=sys.stderr)
+        return 2
     parser.error(f"unknown command {args.command!r}")
     return 2
 

@@ -412,7 +412,7 @@ class ResultsDatabase(ConfigurableResource):
                 engine = sa.create_engine(_with_driver(url), echo=self.echo, future=True, connect_args=connect_args)
                 _create_tables(engine)
             except Exception as exc:  # noqa: BLE001 - name the database in any failure
-                raise ConnectionError(f"results database {redact(url)} is not usable: {exc}") from exc
+                raise ConnectionError(f"results database {redact(url)} is not usable: {type(exc).__name__}: {redact(str(exc))}") from None  # the cause may quote the raw URL
             self._engine = engine
         return self._engine
 
@@ -611,11 +611,11 @@ def _with_driver(url: str) -> str:
 
 
 def redact(url: str) -> str:
-    """A URL with its password hidden, for logs and the UI."""
-    try:
-        return sa.engine.make_url(url).render_as_string(hide_password=True)
-    except Exception:  # noqa: BLE001
-        return url
+    """A URL (or a text holding URLs) with its password hidden, for logs and the UI; parseable or
+    not, never the raw string (resources.secrets.redact)."""
+    from .secrets import redact as _redact
+
+    return _redact(url)
 
 
 # ----------------------------------------------------------------------------- IO manager

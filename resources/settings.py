@@ -68,8 +68,16 @@ def load_model_registry(path: str | Path = MODEL_REGISTRY) -> dict[str, ModelSpe
     path = Path(path)
     if not path.exists():
         raise ConfigError(f"model registry {path} not found")
-    doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    models = doc.get("models")
+    try:
+        doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else "unknown line"
+        problem = ": ".join(str(x) for x in (getattr(exc, "context", None), getattr(exc, "problem", None)) if x)
+        raise ConfigError(f"model registry {path}, {where}: not valid YAML ({problem or exc})") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"model registry {path} cannot be read: {exc}") from None
+    models = doc.get("models") if isinstance(doc, dict) else None
     if not isinstance(models, dict) or not models:
         raise ConfigError(f"{path}: expected a non-empty 'models:' mapping")
     out = {}

