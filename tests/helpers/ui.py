@@ -1,0 +1,324 @@
+"""The Dagster UI after a demo audit, driven in headless Chromium: the demo run, the webserver and
+the pages (with the controls) that README.md and docs/operations.md describe.
+
+Shared by ``tests/e2e/test_ui_browser.py`` (screenshots into the test's tmp_path) and
+``docs/make_screenshots.py`` (screenshots into docs/screenshots/). Every page function checks that
+what the docs name is there and raises AssertionError otherwise; none of them launches a run.
+Labels are the ones Dagster 1.13 shows (``Materialize…`` and ``Materialize all…`` end in the
+one-character ellipsis U+2026)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from tests.helpers.browser import CHROMEDRIVER, CHROMIUM, FLAGS, wait_for_text
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO_RESPONSES = ROOT / "data" / "examples" / "demo_responses.jsonl"
+DEMO_MODEL = "qwen2.5-0.5b-demo"
+BIN = Path(sys.executable).parent
+
+MATERIALIZE = "Materialize…"          # the asset page's button (top right)
+MATERIALIZE_ALL = "Materialize all…"  # the Lineage tab's button
+ADD_PARTITION = "Add a partition"     # in the launch dialog, under the dynamic `models` dimension
+# generations and everything downstream of it: what "Materialize all…" launches from the Lineage tab
+GENERATIONS_AND_DOWNSTREAM = ("generations", "recommendations", "subject_tags", "drs_scores", "grs_by_country",
+                              "analysis_tables", "base_vs_regional", "audit_drift", "audit_statistics",
+                              "audit_figures", "audit_report")
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+# ---------------------------------------------------------------- the demo and the webserver
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def demo_env(home: Path) -> dict:
+    """The environment of a private demo: DAGSTER_HOME and FAIRNESS_HOME under ``home``, the example
+    answers as the responses file, nothing else from the caller's FAIRNESS_* settings."""
+    dagster_home = home / "dagster_home"
+    dagster_home.mkdir(parents=True, exist_ok=True)
+    (dagster_home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FAIRNESS_")}
+    env.update(DAGSTER_HOME=str(dagster_home), FAIRNESS_HOME=str(home / "fairness_home"),
+               FAIRNESS_RESPONSES=str(DEMO_RESPONSES))
+    return env
+
+
+def run_demo(env: dict, timeout: float = 600) -> None:
+    """``fairness-audit demo`` in ``env`` (the demo audit over the responses file)."""
+    cli = BIN / "fairness-audit"
+    cmd = [str(cli), "demo"] if cli.exists() else [sys.executable, "-m", "fairness_assets.cli", "demo"]
+    demo = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+    assert demo.returncode == 0, demo.stdout[-2000:] + demo.stderr[-2000:]
+
+
+@contextlib.contextmanager
+def webserver(env: dict, startup_timeout: float = 120):
+    """``dagster-webserver -m fairness_assets.definitions`` on a free port, in its own process group;
+    yields its base URL. Stopped with SIGTERM to the group, SIGKILL after 30 s."""
+    port = free_port()
+    web = subprocess.Popen([str(BIN / "dagster-webserver"), "-m", "fairness_assets.definitions",
+                            "-h", "127.0.0.1", "-p", str(port)], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.time() + startup_timeout
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/server_info", timeout=5)
+                break
+            except OSError:
+                assert web.poll() is None, "dagster-webserver exited"
+                assert time.time() < deadline, f"dagster-webserver did not answer in {startup_timeout} s"
+                time.sleep(1)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(web.pid, signal.SIGTERM)
+        try:
+            web.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(web.pid, signal.SIGKILL)
+            web.wait()
+
+
+@contextlib.contextmanager
+def chromium_driver(profile_dir: Path):
+    """Headless Chromium with tests/helpers/browser.py's flags, outside pytest (no skip: raises when
+    Chromium, chromedriver or selenium is missing)."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    missing = [p for p in (CHROMIUM, CHROMEDRIVER) if not os.path.exists(p)]
+    if missing:
+        raise RuntimeError(f"{missing} not installed: apt-get install chromium chromium-driver")
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in FLAGS + [f"--user-data-dir={profile_dir}"]:
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+# ---------------------------------------------------------------- page helpers
+
+def open_page(driver, url: str) -> None:
+    from selenium.webdriver.common.by import By
+
+    driver.get(url)
+    time.sleep(2)
+    for button in driver.find_elements(By.XPATH, "//button[normalize-space()='Skip']"):  # the community dialog
+        button.click()
+
+
+def button(driver, label: str, within=None, timeout: float = 60):
+    """The visible button whose text is exactly ``label`` (in ``within``, else the page)."""
+    from selenium.common.exceptions import TimeoutException
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    def find(d):
+        found = (within or d).find_elements(By.XPATH, f".//button[normalize-space()='{label}']")
+        shown = [b for b in found if b.is_displayed()]
+        return shown[0] if shown else False
+
+    try:
+        return WebDriverWait(driver, timeout, poll_frequency=0.5).until(find)
+    except TimeoutException:
+        labels = [b.text for b in driver.find_elements(By.TAG_NAME, "button") if b.text.strip()]
+        raise AssertionError(f"{driver.current_url}: no button {label!r} after {timeout} s; "
+                             f"buttons: {labels}") from None
+
+
+def dialog(driver, title_start: str, timeout: float = 60):
+    """The open dialog whose text starts with ``title_start``."""
+    from selenium.common.exceptions import TimeoutException
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    def find(d):
+        shown = [x for x in d.find_elements(By.CSS_SELECTOR, "[role=dialog]")
+                 if x.is_displayed() and x.text.startswith(title_start)]
+        return shown[-1] if shown else False
+
+    try:
+        return WebDriverWait(driver, timeout, poll_frequency=0.5).until(find)
+    except TimeoutException:
+        raise AssertionError(f"{driver.current_url}: no dialog {title_start!r} after {timeout} s") from None
+
+
+def save(driver, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    driver.save_screenshot(str(path))
+    data = path.read_bytes()
+    assert data[:8] == PNG and len(data) > 20_000, path
+    return path
+
+
+def _collapse_warnings(driver, launch) -> None:
+    """Fold the launch dialog's Warnings section (the webserver runs without the daemon here; with
+    ``dagster dev`` it runs and the warning is not shown); its header stays, with the count."""
+    from selenium.webdriver.common.by import By
+
+    for header in launch.find_elements(By.XPATH, ".//span[normalize-space()='Warnings']"):
+        header.click()
+        time.sleep(1)
+
+
+def _in_view(driver, names) -> list[str]:
+    """Those of ``names`` not drawn inside the window (graph nodes are found by their exact text)."""
+    return driver.execute_script("""
+        const names = arguments[0], out = [];
+        const w = window.innerWidth, h = window.innerHeight;
+        for (const name of names) {
+          const xp = `//*[normalize-space(text())='${name}']`;
+          const it = document.evaluate(xp, document, null, XPathResult.ORDERED_NODE_SNAPSHOT_TYPE, null);
+          let ok = false;
+          for (let i = 0; i < it.snapshotLength; i++) {
+            const r = it.snapshotItem(i).getBoundingClientRect();
+            if (r.width > 0 && r.left >= 0 && r.top >= 0 && r.right <= w && r.bottom <= h) ok = true;
+          }
+          if (!ok) out.push(name);
+        }
+        return out;""", list(names))
+
+
+# ---------------------------------------------------------------- the pages the docs show
+
+def asset_graph(driver, base: str, path: Path) -> Path:
+    """The asset graph: audit_drift's Lineage tab, upstream, whole depth."""
+    open_page(driver, base + "/assets/audit_drift?view=lineage&lineageScope=upstream&lineageDepth=8")
+    wait_for_text(driver, ["audit_drift", "analysis_tables", "grs_by_country", "recommendations", "generations",
+                           "qs_corpus", "profiles", "prompts", "scoring", "understanding", "reference"])
+    time.sleep(2)  # edges are drawn after the nodes
+    return save(driver, path)
+
+
+def materialize_dialog(driver, base: str, path: Path, add_partition_path: Path | None = None) -> list[Path]:
+    """generations' page → "Materialize…" → the launch dialog, whose model dimension has "Add a partition";
+    with ``add_partition_path``, also that control's own dialog ("Add a partition for models", a
+    name typed, not saved). Cancels everything: nothing is added, no run is launched."""
+    from selenium.webdriver.common.by import By
+
+    open_page(driver, base + "/assets/generations")
+    button(driver, MATERIALIZE).click()
+    launch = dialog(driver, "Launch runs to materialize generations")
+    wait_for_text(driver, ["Partition selection", "model", "template", ADD_PARTITION, "Launch backfill"])
+    add = button(driver, ADD_PARTITION, within=launch)
+    # the control sits under the `model` dimension (the only dynamic one), not under `template`
+    section = launch.text.split("Partition selection", 1)[1]
+    assert section.index("model") < section.index(ADD_PARTITION) < section.index("template"), section[:300]
+    assert len(launch.find_elements(By.XPATH, f".//button[normalize-space()='{ADD_PARTITION}']")) == 1
+    _collapse_warnings(driver, launch)
+    shots = [save(driver, path)]
+    if add_partition_path is not None:
+        add.click()
+        small = dialog(driver, "Add a partition for")
+        assert "models" in small.text and "Partition name" in small.text, small.text
+        small.find_element(By.TAG_NAME, "input").send_keys("my-model")
+        time.sleep(1)
+        shots.append(save(driver, add_partition_path))
+        button(driver, "Cancel", within=small).click()
+        time.sleep(1)
+    button(driver, "Cancel", within=dialog(driver, "Launch runs to materialize generations")).click()
+    return shots
+
+
+def lineage_materialize_all(driver, base: str, path: Path, dialog_path: Path | None = None) -> list[Path]:
+    """generations' Lineage tab → "Downstream" → graph depth "All": generations and every asset
+    downstream, with the tab's "Materialize all…" button; with ``dialog_path``, also the dialog that
+    button opens (cancelled, no run)."""
+    open_page(driver, base + "/assets/generations?view=lineage")
+    button(driver, "Downstream").click()
+    time.sleep(1)
+    button(driver, "All").click()
+    wait_for_text(driver, list(GENERATIONS_AND_DOWNSTREAM) + [MATERIALIZE_ALL])
+    assert "lineageScope=downstream" in driver.current_url, driver.current_url
+    size = driver.get_window_size()
+    driver.set_window_size(size["width"], 1300)  # a taller window for the whole lineage
+    try:
+        time.sleep(2)
+        from selenium.webdriver.common.by import By
+
+        zoom_out = driver.find_elements(By.XPATH, "//button[.//*[@aria-label='zoom_out']]")
+        for _ in range(8):
+            if not _in_view(driver, GENERATIONS_AND_DOWNSTREAM) or not zoom_out:
+                break
+            zoom_out[0].click()
+            time.sleep(1)
+        time.sleep(1)
+        shots = [save(driver, path)]
+        button(driver, MATERIALIZE_ALL).click()
+        launch = dialog(driver, "Launch runs to materialize")
+        title = launch.text.splitlines()[0]
+        assert re.fullmatch(rf"Launch runs to materialize {len(GENERATIONS_AND_DOWNSTREAM)} assets", title), title
+        assert ADD_PARTITION in launch.text and "Launch backfill" in launch.text, launch.text[:500]
+        if dialog_path is not None:
+            _collapse_warnings(driver, launch)
+            shots.append(save(driver, dialog_path))
+        button(driver, "Cancel", within=launch).click()
+        time.sleep(1)
+    finally:
+        driver.set_window_size(size["width"], size["height"])
+    return shots
+
+
+def partitions(driver, base: str, path: Path) -> Path:
+    """generations' Partitions tab: the model × template grid of the demo partition."""
+    open_page(driver, base + "/assets/generations?view=partitions")
+    text = wait_for_text(driver, [DEMO_MODEL, "base", "regional", "academic", "Materialized (1)"])
+    assert "Failed (0)" in text
+    return save(driver, path)
+
+
+def checks(driver, base: str, path: Path) -> Path:
+    """recommendations' Checks tab: the parse-quality checks and their results."""
+    open_page(driver, base + "/assets/recommendations?view=checks")
+    wait_for_text(driver, ["parse_rate", "match_rate", "no_duplicate_items", "group_parse_gap",
+                           "Succeeded", "Failed"])
+    return save(driver, path)
+
+
+def figure(driver, base: str, path: Path) -> Path:
+    """A figure attached to audit_figures as metadata, opened from its row ("Show Markdown")."""
+    from selenium.webdriver.common.by import By
+
+    open_page(driver, base + "/assets/audit_figures")
+    wait_for_text(driver, ["Metadata", "top_locations", "nationality_heatmap"])
+    row = driver.find_element(By.XPATH, "//tr[.//*[contains(text(), 'top_locations')]]")
+    row.find_element(By.XPATH, ".//*[contains(text(), 'Show Markdown')]").click()
+    wait_for_text(driver, ["Top 20 recommended university locations"])
+    time.sleep(1)
+    widths = driver.execute_script(
+        "return Array.from(document.images).filter(i => i.src.startsWith('data:image/png'))"
+        ".map(i => i.naturalWidth)")
+    assert widths and all(w > 200 for w in widths), widths
+    return save(driver, path)
+
+
+def capture_all(driver, base: str, out: Path) -> list[Path]:
+    """Every page above, as the PNGs docs/screenshots/ holds, into ``out``."""
+    shots = [asset_graph(driver, base, out / "ui_asset_graph.png")]
+    shots += materialize_dialog(driver, base, out / "ui_materialize_dialog.png", out / "ui_add_partition.png")
+    shots += lineage_materialize_all(driver, base, out / "ui_lineage_materialize_all.png",
+                                     out / "ui_materialize_all_dialog.png")
+    shots.append(partitions(driver, base, out / "ui_partitions.png"))
+    shots.append(checks(driver, base, out / "ui_checks.png"))
+    shots.append(figure(driver, base, out / "ui_figure.png"))
+    return shots
