@@ -10,7 +10,9 @@ A lease is stale, and is taken over, when any of these holds:
 
 - the holding run is known to this Dagster instance and has finished (success, failure,
   cancellation);
-- the holding process ran on this host and is gone (a killed run can be resumed at once);
+- the holding process ran on this host and is gone (a killed run can be resumed at once), or it
+  is this very process and the holding thread is this one or has ended (in-process runs one
+  after the other: tests, notebooks, the command line);
 - its run is unknown to this Dagster instance and the lease has not been renewed for
   ``FAIRNESS_PARTITION_LEASE_TTL_S`` seconds (default 600: a run of another instance, on another
   host, that stopped without finishing). A run this instance reports as running keeps its lease
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import os
 import socket
+import threading
 from datetime import datetime, timezone
 from typing import Callable, Iterable, Optional
 
@@ -46,6 +49,7 @@ class PartitionLease(SQLModel, table=True):
     run_id: str
     host: str = ""
     pid: int = 0
+    thread_id: int = 0
     renewed_at: datetime
 
 
@@ -94,7 +98,7 @@ def claim(engine: sa.Engine, keys: Iterable[str], run_id: str,
     table = PartitionLease.__table__
     table.create(engine, checkfirst=True)
     ttl = lease_ttl_s() if ttl_s is None else ttl_s
-    me = {"run_id": run_id, "host": socket.gethostname(), "pid": os.getpid()}
+    me = {"run_id": run_id, "host": socket.gethostname(), "pid": os.getpid(), "thread_id": threading.get_ident()}
     for key in sorted({k for k in keys if k}):
         for _ in range(20):
             now = datetime.now(timezone.utc)
@@ -126,8 +130,13 @@ def _refuse_if_live(key: str, row, run_is_active, ttl: float, now: datetime) -> 
     active = run_is_active(holder)
     if active is False:
         return  # the holding run finished
-    if row["host"] == socket.gethostname() and row["pid"] and not _pid_alive(int(row["pid"])):
-        return  # its process is gone: a killed run
+    if row["host"] == socket.gethostname() and row["pid"]:
+        if not _pid_alive(int(row["pid"])):
+            return  # its process is gone: a killed run
+        if int(row["pid"]) == os.getpid():  # an earlier in-process run (tests, notebooks, the CLI)
+            holder_thread = int(row["thread_id"] or 0)
+            if holder_thread == threading.get_ident() or holder_thread not in {t.ident for t in threading.enumerate()}:
+                return  # the same thread runs one run at a time; a finished thread holds nothing
     if not active and age > ttl:
         return  # a run this instance does not know, not renewed for longer than the TTL
     where = "running in this Dagster instance; cancel it in the UI if it is stuck" if active else (

@@ -26,8 +26,14 @@ def engine(tmp_path):
     return sa.create_engine(f"sqlite:///{tmp_path / 'lease.db'}")
 
 
+def _held_by_another_live_process(engine):
+    with engine.begin() as conn:  # as if run-a ran in the parent process (alive, not this one)
+        conn.execute(PartitionLease.__table__.update().values(pid=os.getppid()))
+
+
 def test_a_live_holder_blocks_a_second_run(engine):
     claim(engine, ["m|base", "m|regional"], "run-a")
+    _held_by_another_live_process(engine)
     with pytest.raises(PartitionBusyError, match=r"partition m\|base is being written by run run-a"):
         claim(engine, ["m|base"], "run-b")
     claim(engine, ["m|base", "m|regional"], "run-a")  # the holder renews freely
@@ -42,6 +48,7 @@ def test_finished_run_dead_process_and_expired_lease_are_taken_over(engine):
     with engine.begin() as conn:
         conn.execute(table.update().values(pid=int(dead.stdout)))  # run-b's process is gone
     claim(engine, ["m|base"], "run-c")
+    _held_by_another_live_process(engine)
     with engine.begin() as conn:  # run-c: alive, but not renewed for an hour
         conn.execute(table.update().values(renewed_at=datetime.now(timezone.utc) - timedelta(hours=1)))
     with pytest.raises(PartitionBusyError):
@@ -53,6 +60,7 @@ def test_finished_run_dead_process_and_expired_lease_are_taken_over(engine):
 
 def test_a_known_running_holder_blocks_even_an_old_lease(engine):
     claim(engine, ["m|base"], "run-a")
+    _held_by_another_live_process(engine)
     with engine.begin() as conn:
         conn.execute(PartitionLease.__table__.update().values(renewed_at=datetime(2020, 1, 1, tzinfo=timezone.utc)))
     with pytest.raises(PartitionBusyError, match="running in this Dagster instance"):
@@ -113,3 +121,38 @@ def test_two_runs_of_one_partition_at_once_each_score_their_own_file(tmp_path, r
             assert own in names and other not in names, out["universities"][:10]
         else:  # a run that was refused says which run holds the partition
             assert any("is being written by run" in e for e in out["errors"]), out["errors"]
+
+
+def test_in_process_runs_one_after_the_other_and_side_by_side(engine):
+    import threading
+
+    claim(engine, ["m|base"], "run-a")
+    claim(engine, ["m|base"], "run-b")  # the same thread: run-a is over (one run at a time per thread)
+    errors = []
+
+    def other_thread():
+        try:
+            claim(engine, ["m|base"], "run-c")
+        except PartitionBusyError as exc:
+            errors.append(exc)
+
+    holder = threading.Event()
+    release = threading.Event()
+
+    def hold():
+        claim(engine, ["m|other"], "run-d")
+        holder.set()
+        release.wait(30)
+
+    t = threading.Thread(target=hold)
+    t.start()
+    holder.wait(30)
+    with pytest.raises(PartitionBusyError):  # run-d's thread is alive: a run side by side in this process
+        claim(engine, ["m|other"], "run-e")
+    release.set()
+    t.join()
+    claim(engine, ["m|other"], "run-e")  # its thread ended
+    t2 = threading.Thread(target=other_thread)
+    t2.start()
+    t2.join()
+    assert len(errors) == 1  # run-b's thread (this one) is alive while another thread claims
