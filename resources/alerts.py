@@ -9,6 +9,9 @@ One resource, three channels, chosen by ``FAIRNESS_ALERT_CHANNELS`` (comma separ
                ``FAIRNESS_SMTP_USER``, ``FAIRNESS_SMTP_PASSWORD``, ``FAIRNESS_SMTP_STARTTLS``,
                ``FAIRNESS_ALERT_EMAIL_FROM``, ``FAIRNESS_ALERT_EMAIL_TO``)
 
+Each alert links to its run in the Dagster UI: ``<FAIRNESS_UI_URL>/runs/<run id>``
+(``ui_base_url``; default ``http://127.0.0.1:3000``, what ``dagster dev`` serves).
+
 Delivery failures are not swallowed: every configured channel is tried, and each one that
 failed is named with the reason (:meth:`AlertResource.send` raises :class:`AlertDeliveryError`;
 the sensors log the failure and retry an alert that reached no channel on the next tick).
@@ -40,6 +43,7 @@ class Alert:
     kind: str                      # "run_failure" or "check_failure"
     title: str
     summary: str
+    error: str = ""                # the cause of a run failure: the failed step's error message (trimmed)
     severity: str = "ERROR"
     job: str = ""
     run_id: str = ""
@@ -51,6 +55,8 @@ class Alert:
 
     def as_text(self) -> str:
         lines = [f"[{self.severity}] {self.title}", "", self.summary, ""]
+        if self.error and self.error not in self.summary:
+            lines[-1:] = [f"error: {self.error}", ""]
         for label, value in (("job", self.job), ("run", self.run_id), ("partition", self.partition),
                              ("asset", self.asset), ("check", self.check), ("open", self.url)):
             if value:
@@ -77,7 +83,7 @@ class AlertResource(ConfigurableResource):
     email_from: str = "llm-advisor-fairness@localhost"
     email_to: str = ""
     timeout_s: float = 10.0
-    ui_base_url: str = "http://127.0.0.1:3000"
+    ui_base_url: str = "http://127.0.0.1:3000"   # FAIRNESS_UI_URL: the UI the alerts link to
 
     def channel_list(self) -> list[str]:
         wanted = [c.strip().lower() for c in str(self.channels).split(",") if c.strip()]

@@ -113,10 +113,17 @@ def test_reaudit_rounds_store_a_drift_table(tmp_path, db):
     assert "vs import-" in shown and "data:image/png;base64," in shown  # table and figure in the UI
 
 
+def _check_sensor_context(instance, alerts, cursor=None):
+    """A context for parse_quality_alert: it reads the checks of its code location (definitions)."""
+    from fairness_assets.definitions import defs
+
+    return dg.build_sensor_context(instance=instance, cursor=cursor, definitions=defs, resources={"alerts": alerts})
+
+
 def _failed_checks_alert(instance, alerts):
     # contexts are used in `with`: they enter the instance, and leaving it resets Dagster's
     # context-global state (else a later test's run finds a collected instance)
-    with dg.build_sensor_context(instance=instance, resources={"alerts": alerts}) as ctx:
+    with _check_sensor_context(instance, alerts) as ctx:
         result = parse_quality_alert(ctx)
     return ctx, result
 
@@ -132,8 +139,8 @@ def test_parse_quality_sensor_alerts_on_non_blocking_check_failures(tmp_path, db
         assert sorted(p["json"]["check"] for p in hook.posts) == sorted(failed)
         assert all(p["json"]["partition"] == DEMO_KEY and p["json"]["run_id"] == run.run_id for p in hook.posts)
         # the cursor moved past them: a second tick sends nothing
-        with dg.build_sensor_context(instance=instance, cursor=ctx.cursor, resources={
-                "alerts": AlertResource(channels="webhook", webhook_url=hook.url)}) as ctx2:
+        with _check_sensor_context(instance, AlertResource(channels="webhook", webhook_url=hook.url),
+                                   cursor=ctx.cursor) as ctx2:
             assert isinstance(parse_quality_alert(ctx2), dg.SkipReason)
         assert len(hook.posts) == len(failed)
 
@@ -165,6 +172,8 @@ def test_blocking_check_failure_alerts_twice_check_and_run(tmp_path, db):
         assert len(mails) == n_check_mails + 1
         body = mails[-1].get_payload()
         assert f"run: {run.run_id}" in body and "failed steps:" in body and "run of" in str(mails[-1]["Subject"])
+        # the cause, not only the step's name: the blocking checks that failed
+        assert "Step 'recommendations' failed: " in body and "parse_rate" in body
 
 
 def test_kubernetes_files_agree_with_the_code():
@@ -313,15 +322,36 @@ def test_alert_delivered_on_one_channel_is_not_sent_again(tmp_path, db):
                                smtp_port=free_port(), email_to="ops@example.org", timeout_s=2)
         ctx, result = _failed_checks_alert(instance, alerts)  # e-mail is down, the webhook is up
         assert len(hook.posts) == len(failed)
-        with dg.build_sensor_context(instance=instance, cursor=ctx.cursor, resources={"alerts": alerts}) as ctx2:
+        with _check_sensor_context(instance, alerts, cursor=ctx.cursor) as ctx2:
             assert isinstance(parse_quality_alert(ctx2), dg.SkipReason)
         assert len(hook.posts) == len(failed)  # not re-sent because the e-mail channel failed
 
     # no channel at all: the tick fails (the daemon then keeps the old cursor), so the next tick retries
     dead = AlertResource(channels="webhook", webhook_url=f"http://127.0.0.1:{free_port()}/x", timeout_s=2)
-    with dg.build_sensor_context(instance=instance, resources={"alerts": dead}) as ctx3:
+    with _check_sensor_context(instance, dead) as ctx3:
         with pytest.raises(Exception, match="not delivered on webhook"):
             parse_quality_alert(ctx3)
+
+
+def test_check_alert_cursor_of_the_earlier_version_is_carried_over(tmp_path, db):
+    """The earlier sensor stored the storage id of the last check evaluation it read. Where that id
+    is global (PostgreSQL, this in-memory storage), evaluations up to it are not alerted again."""
+    instance = dg.DagsterInstance.ephemeral()
+    first = audit(instance, db, DEMO_RESPONSES, tags={AUDIT_ROUND_TAG: "r1"})
+    last = max(e.storage_id for e in instance.get_records_for_run(first.run_id, of_type=
+                                                                   dg.DagsterEventType.ASSET_CHECK_EVALUATION).records)
+    second = audit(instance, db, DEMO_RESPONSES, tags={AUDIT_ROUND_TAG: "r2"})
+    failed = [c.check_name for c in second.get_asset_check_evaluations() if not c.passed]
+    with Receiver() as hook:
+        alerts = AlertResource(channels="webhook", webhook_url=hook.url)
+        with _check_sensor_context(instance, alerts, cursor=str(last)) as ctx:
+            parse_quality_alert(ctx)
+        assert sorted(p["json"]["check"] for p in hook.posts) == sorted(failed)
+        assert {p["json"]["run_id"] for p in hook.posts} == {second.run_id}
+        assert json.loads(ctx.cursor)["v"] == 2  # stored in the new format from then on
+        with _check_sensor_context(instance, alerts, cursor=ctx.cursor) as ctx2:
+            assert parse_quality_alert(ctx2).skip_message == "no new asset-check evaluations"
+        assert len(hook.posts) == len(failed)
 
 
 def test_report_of_a_reaudit_round_follows_its_runs(tmp_path, db):

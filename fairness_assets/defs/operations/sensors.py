@@ -2,12 +2,23 @@
 
 A failing *blocking* check fails its run, but a non-blocking one (the group-gap findings, or
 any check with severity WARN) leaves the run green, so a run-failure sensor alone would miss
-it (docs/operations.md). ``parse_quality_alert`` therefore reads the asset-check evaluations
-from the event log, past a cursor, and alerts on every failed one; ``run_failure_alert``
-alerts on every failed run. Both send through the ``alerts`` resource.
+it (docs/operations.md). ``parse_quality_alert`` therefore reads the asset-check execution
+records of the code location's checks, past a cursor, and alerts on every failed one;
+``run_failure_alert`` alerts on every failed run, with the failed step's error. Both send
+through the ``alerts`` resource.
+
+The check records are read with ``get_asset_check_execution_history``, which every event-log
+storage serves from one cross-run table: the default SQLite instance of ``dagster dev`` (whose
+event log is sharded per run, so an event-log query with a plain storage-id cursor fails there)
+as well as PostgreSQL. Records are keyed by a per-check id that is assigned when a run *plans*
+the check, so they are not evaluated in id order (two runs at once): the cursor keeps, per check,
+the id below which every record is handled, plus the handled ids above it.
 """
 
 from __future__ import annotations
+
+import datetime as dt
+import json
 
 import dagster as dg
 from dagster import DagsterEventType, EventRecordsFilter
@@ -17,16 +28,52 @@ from resources.alerts import Alert, AlertDeliveryError, AlertResource
 from ..partitions import AUDIT_ROUND_TAG
 from .jobs import audit_report_job
 
-CHECK_BATCH = 200
+CHECK_BATCH = 200       # alerts sent per tick at most; the rest follow on the next ticks
+HISTORY_PAGE = 200      # check execution records per storage query
+ERROR_CHARS = 600       # a step's error message in an alert is trimmed to this length
+CURSOR_VERSION = 2      # 1 (implicit): the storage id of the last check-evaluation event read
+
+RANGE_START, RANGE_END = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
 
 
 def run_partition(tags) -> str:
-    """The partition key of a run from its tags ('' for an unpartitioned run)."""
+    """The partition key of a run from its tags: the key, or ``start...end`` for a single-run
+    backfill of a range ('' for an unpartitioned run)."""
     if tags.get("dagster/partition"):
         return str(tags["dagster/partition"])
     if "dagster/partition/model" in tags:
         return f"{tags['dagster/partition/model']}|{tags.get('dagster/partition/template', '')}"
+    if tags.get(RANGE_START) or tags.get(RANGE_END):
+        start, end = tags.get(RANGE_START, ""), tags.get(RANGE_END, "")
+        return start if start == end else f"{start}...{end}"
     return ""
+
+
+def trim(text: str, limit: int = ERROR_CHARS) -> str:
+    text = str(text).strip()
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "\u2026"
+
+
+def error_message(error) -> str:
+    """The cause of a failure from its ``SerializableErrorInfo``: the user's exception rather than
+    Dagster's wrappers, as ``Class: message`` (a ``dg.Failure`` by its description), with the
+    exception it was raised from, trimmed to ``ERROR_CHARS``."""
+    while error is not None and error.cause is not None and error.cls_name and error.cls_name.startswith("Dagster"):
+        error = error.cause
+    if error is None:
+        return ""
+
+    def one(err) -> str:
+        text = (err.message or "").strip()
+        head, sep, rest = text.partition(": ")
+        if sep and head.rsplit(".", 1)[-1] == err.cls_name:  # "pkg.module.Class: message"
+            text = rest.strip() if err.cls_name == "Failure" else f"{err.cls_name}: {rest.strip()}"
+        return text or str(err.cls_name)
+
+    text = one(error)
+    if error.cause is not None:
+        text += f" (caused by {one(error.cause)})"
+    return trim(text)
 
 
 def deliver(alerts: AlertResource, alert: Alert, log) -> str | None:
@@ -41,16 +88,16 @@ def deliver(alerts: AlertResource, alert: Alert, log) -> str | None:
 
 
 def check_failure_alert(record, alerts: AlertResource, run_tags=None) -> Alert | None:
-    """The alert for one ASSET_CHECK_EVALUATION event record, or None when the check passed."""
-    evaluation = record.event_log_entry.dagster_event.event_specific_data
-    if evaluation.passed:
+    """The alert for one asset-check execution record, or None unless the check evaluated and failed."""
+    evaluation = record.evaluation if record.status.value == "FAILED" else None
+    if evaluation is None or evaluation.passed:
         return None
     meta = {k: getattr(v, "value", v) for k, v in (evaluation.metadata or {}).items()}
     # checks of a partitioned run are evaluated once for the run: its partition is in the run's tags
-    partition = getattr(evaluation, "partition", None) or run_partition(run_tags or {})
+    partition = record.partition or getattr(evaluation, "partition", None) or run_partition(run_tags or {})
     asset = evaluation.asset_key.to_user_string()
     severity = evaluation.severity.value if evaluation.severity is not None else "ERROR"
-    run_id = record.event_log_entry.run_id
+    run_id = record.run_id
     details = {k: meta[k] for k in ("observed", "threshold", "finding", "description") if k in meta}
     if not details:
         details = {k: v for k, v in list(meta.items())[:6] if not isinstance(v, (dict, list))}
@@ -64,54 +111,176 @@ def check_failure_alert(record, alerts: AlertResource, run_tags=None) -> Alert |
     )
 
 
+def code_location_checks(context) -> list[dg.AssetCheckKey]:
+    """The asset checks of the sensor's code location (every parse-quality check)."""
+    repository = context.repository_def
+    if repository is None:
+        raise dg.DagsterInvariantViolationError(
+            "parse_quality_alert reads the asset checks of its code location: evaluate it in its code "
+            "location (dagster dev, the daemon) or pass definitions= to build_sensor_context")
+    return sorted(repository.asset_graph.asset_check_keys, key=lambda k: k.to_user_string())
+
+
+def executions_after(instance, key: dg.AssetCheckKey, done: int) -> list:
+    """The execution records of check ``key`` with an id above ``done``, oldest first."""
+    found, before = [], None
+    while True:
+        page = instance.event_log_storage.get_asset_check_execution_history(key, limit=HISTORY_PAGE, cursor=before)
+        newer = [r for r in page if r.id > done]
+        found.extend(newer)
+        if len(page) < HISTORY_PAGE or len(newer) < len(page):
+            return sorted(found, key=lambda r: r.id)
+        before = page[-1].id
+
+
+def legacy_since(instance, cursor: str) -> float | None:
+    """For a cursor of the first format (the storage id of the last check-evaluation event read):
+    the time of that event, where the id is global (PostgreSQL, consolidated SQLite); evaluations
+    up to then were alerted. None on the run-sharded SQLite event log, where that cursor failed
+    every tick after the first: there the history is read again."""
+    storage = instance.event_log_storage
+    try:
+        storage_id = int(cursor)
+    except ValueError:
+        return None
+    if storage.is_run_sharded:
+        return None
+    records = storage.get_event_records(
+        EventRecordsFilter(event_type=DagsterEventType.ASSET_CHECK_EVALUATION, storage_ids=[storage_id]), limit=1)
+    return records[0].event_log_entry.timestamp if records else None
+
+
+def read_cursor(context) -> tuple[dict[str, tuple[int, set[int]]], float | None]:
+    """Per check, (id below which every record is handled, handled ids above it); and, after a
+    cursor of the first format, the time up to which that version had alerted (kept from then on,
+    so that checks not reached on the first tick are not read from the start either)."""
+    if not context.cursor:
+        return {}, None
+    try:
+        data = json.loads(context.cursor)
+    except ValueError:
+        data = None
+    if not isinstance(data, dict) or data.get("v") != CURSOR_VERSION:
+        since = legacy_since(context.instance, context.cursor)
+        when = dt.datetime.fromtimestamp(since, dt.timezone.utc).isoformat() if since else None
+        context.log.warning(f"parse_quality_alert: cursor {context.cursor!r} of an earlier version; "
+                            + (f"alerting on evaluations after {when}" if when else "reading the check history again"))
+        return {}, since
+    state = {k: (int(done), {int(i) for i in seen}) for k, (done, seen) in data["checks"].items()}
+    return state, data.get("since")
+
+
+def write_cursor(state: dict[str, tuple[int, set[int]]], since: float | None) -> str:
+    data: dict = {"v": CURSOR_VERSION, "checks": {k: [done, sorted(seen)] for k, (done, seen) in state.items()}}
+    if since is not None:
+        data["since"] = since
+    return json.dumps(data, sort_keys=True)
+
+
 @dg.sensor(
     minimum_interval_seconds=60,
     default_status=dg.DefaultSensorStatus.RUNNING,
     description="Alerts (FAIRNESS_ALERT_CHANNELS) on every failed parse-quality asset check, blocking or not.",
 )
 def parse_quality_alert(context: dg.SensorEvaluationContext, alerts: AlertResource):
-    after = int(context.cursor) if context.cursor else None
-    records = context.instance.get_event_records(
-        EventRecordsFilter(event_type=DagsterEventType.ASSET_CHECK_EVALUATION, after_cursor=after),
-        limit=CHECK_BATCH, ascending=True,
-    )
-    if not records:
+    state, since = read_cursor(context)
+    instance = context.instance
+    runs: dict[str, object] = {}
+
+    def run_of(run_id):
+        if run_id not in runs:
+            runs[run_id] = instance.get_run_by_id(run_id) if run_id else None
+        return runs[run_id]
+
+    read = sent = 0
+    failure = None
+    for key in code_location_checks(context):
+        name = key.to_user_string()
+        done, handled = state.get(name, (0, set()))
+        records = executions_after(instance, key, done)
+        # a record still PLANNED whose run has ended was never evaluated (a skipped or failed step);
+        # read the records again once those runs are known to have ended, so that an evaluation
+        # stored meanwhile is not taken for one
+        ended = {r.run_id for r in records if r.status.value == "PLANNED"
+                 and (run_of(r.run_id) is None or run_of(r.run_id).is_finished)}
+        if ended:
+            records = executions_after(instance, key, done)
+        for record in records:
+            if record.id in handled:
+                continue
+            if record.status.value == "PLANNED":
+                if record.run_id in ended:
+                    handled.add(record.id)
+                continue  # still to be evaluated: read again next tick
+            read += 1
+            evaluated_at = record.event.timestamp if record.event is not None else None
+            if since is not None and evaluated_at is not None and evaluated_at <= since:
+                handled.add(record.id)  # alerted by the earlier version of this sensor
+                continue
+            run = run_of(record.run_id)
+            alert = check_failure_alert(record, alerts, run.tags if run is not None else {})
+            if alert is not None:
+                if sent >= CHECK_BATCH:
+                    break
+                failure = deliver(alerts, alert, context.log)
+                if failure:  # no channel took it: stop here, the next tick retries from this alert
+                    break
+                sent += 1
+            handled.add(record.id)
+        # the watermark moves over the handled records in id order, up to the first one still open
+        for record in records:
+            if record.id not in handled:
+                break
+            done = record.id
+        state[name] = (done, {i for i in handled if i > done})
+        if failure or sent >= CHECK_BATCH:
+            break
+    if failure and sent == 0:
+        raise AlertDeliveryError(failure)  # the tick fails visibly, its cursor is not stored: nothing is lost
+    context.update_cursor(write_cursor(state, since))
+    if failure:
+        context.log.error(failure)
+        return dg.SkipReason(f"ALERT DELIVERY FAILED after {sent} alert(s): {failure}")
+    if not read:
         return dg.SkipReason("no new asset-check evaluations")
-    sent, tags = 0, {}
-    for record in records:
-        run_id = record.event_log_entry.run_id
-        if run_id not in tags:
-            run = context.instance.get_run_by_id(run_id)
-            tags[run_id] = run.tags if run is not None else {}
-        alert = check_failure_alert(record, alerts, tags[run_id])
-        if alert is not None:
-            failure = deliver(alerts, alert, context.log)
-            if failure:  # no channel took it: stop here, the next tick retries from this alert
-                if sent == 0:
-                    raise AlertDeliveryError(failure)  # the tick fails visibly; nothing is sent twice
-                context.log.error(failure)
-                return dg.SkipReason(f"ALERT DELIVERY FAILED after {sent} alert(s): {failure}")
-            sent += 1
-        context.update_cursor(str(record.storage_id))
-    return dg.SkipReason(f"{len(records)} check evaluation(s) read, {sent} alert(s) sent")
+    return dg.SkipReason(f"{read} check evaluation(s) read, {sent} alert(s) sent")
+
+
+def run_failure_cause(context: dg.RunFailureSensorContext) -> tuple[dict[str, str], str]:
+    """({failed step: its error message}, the run's own error when it failed outside a step)."""
+    steps: dict[str, str] = {}
+    for event in context.get_step_failure_events():
+        if event.step_key and event.step_key not in steps:
+            steps[event.step_key] = error_message(getattr(event.event_specific_data, "error", None))
+    run_error = error_message(getattr(context.failure_event.event_specific_data, "error", None))
+    return steps, run_error
 
 
 @dg.run_failure_sensor(
     default_status=dg.DefaultSensorStatus.RUNNING,
     monitor_all_code_locations=False,
-    description="Alerts (FAIRNESS_ALERT_CHANNELS) when a run of this code location fails.",
+    description="Alerts (FAIRNESS_ALERT_CHANNELS) when a run of this code location fails, with the failed step's error.",
 )
 def run_failure_alert(context: dg.RunFailureSensorContext, alerts: AlertResource):
     run = context.dagster_run
-    steps = [e.step_key for e in context.get_step_failure_events() if e.step_key]
+    steps, run_error = run_failure_cause(context)
     partition = run_partition(run.tags)
+    if steps:
+        first, cause = next(iter(steps.items()))
+        summary = f"Step {first!r} failed: {cause or 'no error message'}"
+        if len(steps) > 1:
+            summary += f" (and {len(steps) - 1} more failed step(s))"
+    else:
+        cause = run_error or trim(context.failure_event.message or "the run failed")
+        summary = f"The run failed outside a step: {cause}"
+    details = {"failed steps": ", ".join(steps) or "none (the run failed outside a step)"}
+    details.update({f"error in {step}": message for step, message in list(steps.items())[1:]})
     alert = Alert(
         kind="run_failure",
         title=f"run of {run.job_name} failed" + (f" [{partition}]" if partition else ""),
-        summary=context.failure_event.message or "the run failed",
+        summary=summary, error=cause,
         job=run.job_name, run_id=run.run_id, partition=partition,
-        details={"failed steps": ", ".join(steps) or "none (the run failed outside a step)"},
-        url=alerts.run_url(run.run_id),
+        details=details, url=alerts.run_url(run.run_id),
     )
     failure = deliver(alerts, alert, context.log)
     if failure:  # the sensor fails and Dagster retries this run's alert on the next tick

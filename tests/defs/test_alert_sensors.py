@@ -1,0 +1,242 @@
+"""The alert sensors as `dagster dev` runs them: the code location loaded from workspace.yaml in a
+gRPC code server, its sensors ticked by Dagster's sensor daemon code, on a real instance — the
+default SQLite instance folder (its event log sharded per run) and PostgreSQL instance storage
+(deploy/dagster.yaml) — after real pipeline runs, alerts delivered to a real HTTP receiver.
+
+Each `tick` is one iteration of the sensor daemon. The daemon evaluates a sensor at most once a
+minimum interval (60 s for parse_quality_alert); instead of waiting, the daemon's record of the
+previous tick is moved back past that interval before each iteration.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import time
+
+import dagster as dg
+import pytest
+from dagster._core.scheduler.instigation import InstigatorType, TickStatus
+from dagster._core.test_utils import create_test_daemon_workspace_context
+from dagster._core.workspace.load_target import WorkspaceFileTarget
+from dagster._daemon.run_coordinator.queued_run_coordinator_daemon import QueuedRunCoordinatorDaemon
+from dagster._daemon.sensor import execute_sensor_iteration
+
+from resources import database as D
+from tests.helpers.pipeline import DEMO_KEY, DEMO_RESPONSES, ROOT, audit
+from tests.helpers.servers import Receiver
+
+LOCATION = "llm_advisor_fairness"  # workspace.yaml
+UI_URL = "http://audit-ui.example.org:3000/dagster"
+
+
+@pytest.fixture
+def webhook():
+    with Receiver() as receiver:
+        yield receiver
+
+
+@pytest.fixture
+def alert_env(monkeypatch, tmp_path, webhook):
+    """The alert settings of the code location, read from the environment like in production."""
+    monkeypatch.setenv("FAIRNESS_ALERT_CHANNELS", "webhook")
+    monkeypatch.setenv("FAIRNESS_ALERT_WEBHOOK_URL", webhook.url)
+    monkeypatch.setenv("FAIRNESS_UI_URL", UI_URL + "/")
+    monkeypatch.setenv("FAIRNESS_HOME", str(tmp_path / "fairness_home"))
+    for var in ("FAIRNESS_DATABASE_URL", "FAIRNESS_QS_CORPUS", "FAIRNESS_PRESET", "FAIRNESS_RESPONSES"):
+        monkeypatch.delenv(var, raising=False)
+    return webhook
+
+
+def sqlite_home(tmp_path, monkeypatch):
+    home = tmp_path / "dagster_home"
+    home.mkdir()
+    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")  # else the default local instance
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    return home
+
+
+def postgres_home(tmp_path, monkeypatch, url):
+    home = tmp_path / "dagster_home"
+    home.mkdir()
+    shutil.copy(ROOT / "deploy" / "dagster.yaml", home / "dagster.yaml")
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    monkeypatch.setenv("DAGSTER_PG_URL", url)
+    return home
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def instance(request, tmp_path, monkeypatch, alert_env):
+    if request.param == "sqlite":
+        home = sqlite_home(tmp_path, monkeypatch)
+    else:
+        home = postgres_home(tmp_path, monkeypatch, request.getfixturevalue("postgres_databases")())
+    with dg.DagsterInstance.from_config(str(home)) as inst:
+        storage = type(inst.event_log_storage).__name__
+        if request.param == "sqlite":  # what `dagster dev` and `fairness-audit demo` get
+            assert inst.event_log_storage.is_run_sharded, storage
+        else:
+            assert storage == "PostgresEventLogStorage", storage
+        yield inst
+
+
+@pytest.fixture
+def daemon(instance):
+    """The code location from workspace.yaml, served by a gRPC code server as `dagster dev` does."""
+    with create_test_daemon_workspace_context(WorkspaceFileTarget([str(ROOT / "workspace.yaml")]), instance) as ctx:
+        entry = ctx.create_request_context().get_code_location_entries()[LOCATION]
+        assert entry.code_location is not None, entry.load_error
+        yield ctx
+
+
+def tick(daemon, instance, sensor_name):
+    """One sensor-daemon iteration over every running sensor; returns `sensor_name`'s newest tick."""
+    for state in instance.all_instigator_state(instigator_type=InstigatorType.SENSOR):
+        data = state.instigator_data
+        if data is not None and (data.last_tick_timestamp or data.last_tick_start_timestamp):
+            earlier = {f: getattr(data, f) - 3600 for f in ("last_tick_timestamp", "last_tick_start_timestamp")
+                       if getattr(data, f)}
+            instance.update_instigator_state(state.with_data(data._replace(**earlier)))
+    list(execute_sensor_iteration(daemon, logging.getLogger("sensor-daemon-test"), None, None))
+    state = next(s for s in instance.all_instigator_state(instigator_type=InstigatorType.SENSOR)
+                 if s.instigator_name == sensor_name)
+    return instance.get_ticks(state.instigator_origin_id, state.selector_id, limit=1)[0]
+
+
+def check_posts(webhook, run_id=None):
+    return [p["json"] for p in webhook.posts
+            if p["json"]["kind"] == "check_failure" and (run_id is None or p["json"]["run_id"] == run_id)]
+
+
+def failed_checks(run) -> list[str]:
+    return sorted(c.check_name for c in run.get_asset_check_evaluations() if not c.passed)
+
+
+def test_parse_quality_alert_fires_on_every_tick_in_the_daemon(tmp_path, instance, daemon, webhook):
+    db = D.ResultsDatabase(url=f"sqlite:///{tmp_path / 'results.db'}")
+    first = audit(instance, db, DEMO_RESPONSES, tags={"fairness/audit_round": "r1"})
+    assert first.success and failed_checks(first)  # the demo answers leave a non-blocking gap finding
+
+    # tick 1: the whole history, the first run's failed checks
+    t1 = tick(daemon, instance, "parse_quality_alert")
+    assert t1.status == TickStatus.SKIPPED, t1.error
+    assert sorted(p["check"] for p in check_posts(webhook)) == failed_checks(first)
+
+    # tick 2, after another run whose group_parse_gap check failed: its alert is delivered. A
+    # third run failed before its checks ran: they stay planned, never evaluated, and are passed over
+    second = audit(instance, db, DEMO_RESPONSES, tags={"fairness/audit_round": "r2"})
+    assert "group_parse_gap" in failed_checks(second)
+    unchecked = audit(instance, db, DEMO_RESPONSES, key="not-in-the-responses-file|base")
+    assert not unchecked.success and not unchecked.get_asset_check_evaluations()
+    t2 = tick(daemon, instance, "parse_quality_alert")
+    assert t2.status == TickStatus.SKIPPED, t2.error  # not FAILURE (the run-sharded cursor error)
+    posts = check_posts(webhook, second.run_id)
+    assert sorted(p["check"] for p in posts) == failed_checks(second), t2.skip_reason
+    gap = next(p for p in posts if p["check"] == "group_parse_gap")
+    assert gap["partition"] == DEMO_KEY and gap["asset"] == "recommendations" and gap["severity"] == "WARN"
+    assert gap["url"] == f"{UI_URL}/runs/{second.run_id}"
+    assert "group_parse_gap" in gap["text"] and f"partition: {DEMO_KEY}" in gap["text"]
+    assert len(check_posts(webhook)) == len(failed_checks(first)) + len(failed_checks(second))
+
+    # tick 3: nothing new, nothing sent again
+    t3 = tick(daemon, instance, "parse_quality_alert")
+    assert t3.status == TickStatus.SKIPPED and t3.skip_reason == "no new asset-check evaluations", t3.error
+    assert len(check_posts(webhook)) == len(failed_checks(first)) + len(failed_checks(second))
+    # the cursor holds, per check, the newest record: nothing is left open, not even the planned ones
+    cursor = json.loads(t3.cursor)["checks"]
+    assert len(cursor) == 7
+    for key, state in cursor.items():
+        newest = instance.event_log_storage.get_asset_check_execution_history(
+            dg.AssetCheckKey.from_user_string(key), limit=1)[0]
+        assert newest.run_id == unchecked.run_id and newest.status.value == "PLANNED"
+        assert state == [newest.id, []], (key, state)
+
+
+LAUNCH = """
+mutation Launch($executionParams: ExecutionParams!) {
+  launchPipelineExecution(executionParams: $executionParams) {
+    __typename
+    ... on LaunchRunSuccess { run { runId } }
+    ... on PythonError { message }
+    ... on RunConfigValidationInvalid { errors { message } }
+  }
+}
+"""
+
+
+def launch_from_the_ui(daemon, job: str, tags: dict) -> str:
+    """Launch `job` the way the UI's Launchpad does: the GraphQL mutation queues the run, the
+    run-queue daemon launches it in a run worker process of the code server. Returns the run id."""
+    from dagster_graphql.test.utils import execute_dagster_graphql
+
+    params = {"selector": {"repositoryLocationName": LOCATION, "repositoryName": "__repository__", "pipelineName": job},
+              "runConfigData": {}, "executionMetadata": {"tags": [{"key": k, "value": v} for k, v in tags.items()]}}
+    result = execute_dagster_graphql(daemon.create_request_context(), LAUNCH, {"executionParams": params})
+    launched = result.data["launchPipelineExecution"]
+    assert launched["__typename"] == "LaunchRunSuccess", launched
+    with QueuedRunCoordinatorDaemon(interval_seconds=1) as queue:
+        list(queue.run_iteration(daemon))
+    return launched["run"]["runId"]
+
+
+def wait_for(instance, run_id, timeout=300):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        run = instance.get_run_by_id(run_id)
+        if run.is_finished:
+            return run
+        time.sleep(1)
+    raise AssertionError(f"run {run_id} did not finish in {timeout} s")
+
+
+def step_error(instance, run_id) -> tuple[str, str]:
+    """(failed step, the first line of its exception's message) of a failed run, from the instance."""
+    failures = instance.all_logs(run_id, of_type=dg.DagsterEventType.STEP_FAILURE)
+    assert failures, "the run failed outside a step"
+    error = failures[0].dagster_event.event_specific_data.error
+    return failures[0].dagster_event.step_key, error.message.strip().split(": ", 1)[-1].splitlines()[0]
+
+
+def run_failure_posts(webhook):
+    return [p["json"] for p in webhook.posts if p["json"]["kind"] == "run_failure"]
+
+
+@pytest.mark.parametrize("instance", ["sqlite"], indirect=True)
+def test_run_failure_alert_carries_the_error_the_link_and_the_partition(monkeypatch, instance, daemon, webhook):
+    monkeypatch.setenv("FAIRNESS_RESPONSES", str(DEMO_RESPONSES))  # the run worker reads it at run time
+    monkeypatch.setenv("FAIRNESS_EXECUTOR", "in_process")
+    model = "not-in-the-responses-file"
+    instance.add_dynamic_partitions("models", [model])
+    first = tick(daemon, instance, "run_failure_alert")  # the run-status sensor starts from now
+    assert first.status != TickStatus.FAILURE, first.error
+
+    run_id = launch_from_the_ui(daemon, "demo_audit", {"dagster/partition": f"{model}|base"})
+    assert wait_for(instance, run_id).status == dg.DagsterRunStatus.FAILURE
+    step, cause = step_error(instance, run_id)
+
+    t = tick(daemon, instance, "run_failure_alert")
+    assert t.status != TickStatus.FAILURE, t.error
+    assert len(run_failure_posts(webhook)) == 1, webhook.posts
+    alert = run_failure_posts(webhook)[0]
+    assert alert["run_id"] == run_id and alert["job"] == "demo_audit"
+    assert alert["partition"] == f"{model}|base"
+    assert alert["url"] == f"{UI_URL}/runs/{run_id}"
+    assert cause[:200] in alert.get("error", "") and len(alert["error"]) <= 600, alert["text"]
+    assert alert["summary"].startswith(f"Step '{step}' failed: ") and cause[:200] in alert["text"]
+    assert f"open: {UI_URL}/runs/{run_id}" in alert["text"] and f"partition: {model}|base" in alert["text"]
+
+    again = tick(daemon, instance, "run_failure_alert")  # the next tick does not send it again
+    assert again.status != TickStatus.FAILURE, again.error
+    assert len(run_failure_posts(webhook)) == 1
+
+    # a backfill of a range of partitions in one run (the assets' single-run backfill policy)
+    # carries the range, not one partition: the alert names it
+    backfill = launch_from_the_ui(daemon, "demo_audit", {"dagster/asset_partition_range_start": f"{model}|base",
+                                                         "dagster/asset_partition_range_end": f"{model}|regional"})
+    assert wait_for(instance, backfill).status == dg.DagsterRunStatus.FAILURE
+    t = tick(daemon, instance, "run_failure_alert")
+    assert t.status != TickStatus.FAILURE, t.error
+    alert = run_failure_posts(webhook)[-1]
+    assert alert["run_id"] == backfill and alert["partition"] == f"{model}|base...{model}|regional"
+    assert step_error(instance, backfill)[1][:200] in alert["error"]
