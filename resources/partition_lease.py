@@ -49,7 +49,7 @@ class PartitionLease(SQLModel, table=True):
     run_id: str
     host: str = ""
     pid: int = 0
-    thread_id: int = 0
+    thread_id: int = Field(default=0, sa_type=sa.BigInteger)  # threading.get_ident() exceeds INTEGER
     renewed_at: datetime
 
 

@@ -243,7 +243,7 @@ class GenerationSourceResource(ConfigurableResource):
     temperature: float = Field(default=0.75, description="Sampling temperature.")
     top_p: float = Field(default=0.95, description="Nucleus sampling mass.")
     max_new_tokens: int = Field(default=300, description="Tokens generated per answer at most.")
-    commit_every: int = Field(default=0, description="Samples stored per transaction; 0: one LLM batch.")
+    commit_every: int = Field(default=0, description="Finished samples that trigger a commit (also every 2 s); 0: 64.")
 
     def resolved_path(self) -> Optional[Path]:
         return Path(self.responses_path) if self.responses_path else None

@@ -13,7 +13,7 @@ OpenAI-compatible HTTP endpoint), ``vllm`` (offline batches, when installed).
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Optional, Protocol, runtime_checkable
+from typing import Iterator, Optional, Protocol, runtime_checkable
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,17 @@ class LLMClient(Protocol):
 
 
 class TextsFromSamples:
-    """Mixin: ``generate_texts`` on top of ``generate_samples``."""
+    """Mixin: ``generate_texts`` and ``stream_samples`` on top of ``generate_samples``."""
+
+    def stream_samples(self, prompts: list, seeds: list[int],
+                       params: SamplingParams) -> Iterator[list[tuple[int, Sample]]]:
+        """Lists of ``(index, sample)`` as they are ready, for committing as they come. This default
+        hands the backend ``stream_chunk`` (else ``batch_size``, else 16) prompts at a time and yields
+        each chunk; backends that keep many requests in flight (``openai``) override it."""
+        size = max(1, int(getattr(self, "stream_chunk", 0) or getattr(self, "batch_size", 0) or 16))
+        for start in range(0, len(prompts), size):
+            out = self.generate_samples(prompts[start:start + size], seeds[start:start + size], params)  # type: ignore[attr-defined]
+            yield [(start + j, sample) for j, sample in enumerate(out)]
 
     def generate_texts(self, prompts: list[str], *, max_new_tokens: int = 32, temperature: float = 0.0,
                        top_p: float = 1.0, seed: Optional[int] = None) -> list[str]:

@@ -1,6 +1,15 @@
 """OpenAI-compatible HTTP backend: vLLM server, TGI, llama.cpp server, `transformers serve`,
-hosted APIs. Requests run concurrently (a bounded thread pool), failed requests are retried
-with exponential backoff, and each sample sends its own seed.
+hosted APIs.
+
+Generation goes through the official SDK's ``AsyncOpenAI`` client: up to ``max_concurrency``
+requests in flight (default 256: a serving engine needs hundreds of sequences to reach its
+throughput), new requests started as others finish (``resources/llm/streaming.py``), answers
+handed back as they complete so the generations asset commits them as they come. Retries,
+backoff with jitter and ``Retry-After`` on 408/409/429/5xx and connection errors, and the
+per-request timeout are the SDK's (``max_retries``, ``timeout_s``); ``requests_per_s`` limits
+the request rate for hosted APIs. Each sample sends its own seed. The API key never appears in
+an error or a log line (``_scrub``). Listing the served models (``GET /models``, the registry
+check) is one plain request.
 """
 
 from __future__ import annotations
@@ -9,8 +18,7 @@ import json
 import time
 import urllib.error
 import urllib.request
-from concurrent.futures import ThreadPoolExecutor
-from typing import Optional
+from typing import Iterator, Optional
 
 from ..secrets import scrub
 from .base import ModelUnavailableError, Sample, SamplingParams, TextsFromSamples
@@ -22,8 +30,9 @@ class OpenAIClient(TextsFromSamples):
     backend = "openai"
 
     def __init__(self, base_url: str, model: str, *, name: Optional[str] = None, api_key: str = "",
-                 max_concurrency: int = 8, max_retries: int = 5, timeout_s: float = 300.0,
-                 system_prompt: Optional[str] = None, system_role: bool = True, log=None):
+                 max_concurrency: int = 256, max_retries: int = 5, timeout_s: float = 300.0,
+                 requests_per_s: float = 0.0, system_prompt: Optional[str] = None, system_role: bool = True,
+                 log=None):
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.name = name or model
@@ -31,6 +40,7 @@ class OpenAIClient(TextsFromSamples):
         self.max_concurrency = max(1, max_concurrency)
         self.max_retries = max_retries
         self.timeout_s = timeout_s
+        self.requests_per_s = requests_per_s
         self.system_prompt = system_prompt
         self.system_role = system_role
         self.model_source = scrub(f"{self.base_url} ({model})")  # stored with every row: no URL password
@@ -103,18 +113,66 @@ class OpenAIClient(TextsFromSamples):
             return [{"role": "user", "content": f"{self.system_prompt}\n\n{prompt}"}]
         return [{"role": "user", "content": prompt}]
 
-    def _one(self, prompt: str, seed: int, params: SamplingParams) -> Sample:
-        body = {"model": self.model, "messages": self._messages(prompt), "max_tokens": params.max_new_tokens,
+    def _body(self, prompt, seed: int, params: SamplingParams) -> dict:
+        return {"model": self.model, "messages": self._messages(prompt), "max_tokens": params.max_new_tokens,
                 "temperature": params.temperature if params.do_sample else 0.0,
                 "top_p": params.top_p if params.do_sample else 1.0, "n": 1, "seed": int(seed)}
-        t0 = time.perf_counter()
-        out = self._request("POST", "/chat/completions", body)
-        latency = time.perf_counter() - t0
-        choice = (out.get("choices") or [{}])[0]
-        text = (choice.get("message") or {}).get("content") or choice.get("text") or ""
-        usage = out.get("usage") or {}
-        return Sample(text, usage.get("prompt_tokens"), usage.get("completion_tokens"), latency)
+
+    def stream_samples(self, prompts: list, seeds: list[int],
+                       params: SamplingParams) -> Iterator[list[tuple[int, Sample]]]:
+        """Lists of ``(index, sample)`` as requests finish, ``max_concurrency`` in flight."""
+        import openai
+
+        from .streaming import stream_async
+
+        concurrency = max(1, min(self.max_concurrency, len(prompts) or 1))
+
+        async def setup():
+            try:
+                import httpx2 as httpx  # the transport this openai release is built on
+            except ImportError:  # pragma: no cover - older openai releases use httpx
+                import httpx
+            limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+
+            async def on_response(response) -> None:  # the SDK retries quietly: say so in the run's log
+                if response.status_code >= 400:
+                    self.log(self._scrub(f"{self.name}: HTTP {response.status_code} from {response.request.url}; "
+                                         f"the client retries retryable statuses (at most {self.max_retries} times, "
+                                         "honouring Retry-After)"))
+
+            http = openai.DefaultAsyncHttpxClient(limits=limits, timeout=self.timeout_s,
+                                                  event_hooks={"response": [on_response]})
+            return openai.AsyncOpenAI(base_url=self.base_url, api_key=self.api_key or "not-needed",
+                                      max_retries=self.max_retries, timeout=self.timeout_s, http_client=http)
+
+        async def teardown(client) -> None:
+            if client is not None:
+                await client.close()
+
+        async def call(item, client) -> Sample:
+            prompt, seed = item
+            t0 = time.perf_counter()
+            try:
+                out = await client.chat.completions.create(**self._body(prompt, seed, params))
+            except openai.APIStatusError as exc:
+                detail = self._scrub(getattr(exc, "body", None) or exc.message)[:300]
+                raise RuntimeError(self._scrub(f"{self.name}: {self.base_url}/chat/completions: HTTP "
+                                               f"{exc.status_code} after {self.max_retries} retries: {detail}")) from None
+            except openai.APIConnectionError as exc:  # includes timeouts
+                raise ModelUnavailableError(self._scrub(f"{self.name}: endpoint {self.base_url} unreachable after "
+                                                        f"{self.max_retries} retries: {exc}")) from None
+            latency = time.perf_counter() - t0
+            choice = out.choices[0] if out.choices else None
+            text = (choice.message.content if choice is not None and choice.message is not None else None) or ""
+            usage = out.usage
+            return Sample(text, getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None), latency)
+
+        yield from stream_async(call, list(zip(prompts, seeds)), concurrency=concurrency,
+                                requests_per_s=self.requests_per_s or None, setup=setup, teardown=teardown)
 
     def generate_samples(self, prompts: list[str], seeds: list[int], params: SamplingParams) -> list[Sample]:
-        with ThreadPoolExecutor(max_workers=self.max_concurrency) as pool:
-            return list(pool.map(lambda ps: self._one(ps[0], ps[1], params), zip(prompts, seeds)))
+        out: list[Optional[Sample]] = [None] * len(prompts)
+        for finished in self.stream_samples(prompts, seeds, params):
+            for i, sample in finished:
+                out[i] = sample
+        return out  # type: ignore[return-value]

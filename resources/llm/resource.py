@@ -76,7 +76,10 @@ class LLMResource(ConfigurableResource):
     device: str = Field(default="auto", description="auto (cuda if available, else cpu), cpu or cuda.")
     batch_size: int = Field(default=0, description="Prompts per batch; 0: 16 on CPU, 64 on GPU (halved on OOM).")
     api_key: str = Field(default="", description="API key for openai endpoints (pass an EnvVar).")
-    max_concurrency: int = Field(default=8, description="Concurrent requests to an openai endpoint.")
+    max_concurrency: int = Field(default=256, description="Requests in flight to an openai endpoint (a serving "
+                                 "engine needs hundreds to reach its throughput; lower it for hosted APIs).")
+    requests_per_s: float = Field(default=0.0, description="Request-rate limit for an openai endpoint (hosted APIs); "
+                                  "0: none.")
     continuous_batching: bool = Field(default=False, description="transformers generate_batch where supported "
                                       "(one random stream: per-sample seeds no longer hold).")
     _clients: dict = PrivateAttr(default_factory=dict)
@@ -158,7 +161,8 @@ class LLMResource(ConfigurableResource):
             from .openai_backend import OpenAIClient
 
             client = OpenAIClient(spec.base_url, spec.source, name=name, api_key=self.api_key,
-                                  max_concurrency=self.max_concurrency, system_role=spec.system_role, log=log)
+                                  max_concurrency=self.max_concurrency, requests_per_s=self.requests_per_s,
+                                  system_role=spec.system_role, log=log)
         else:
             client = self._load_local(name, spec, log)
         self._clients[name] = client

@@ -15,6 +15,9 @@ from .base import ModelUnavailableError, Sample, SamplingParams, TextsFromSample
 
 class VLLMClient(TextsFromSamples):
     backend = "vllm"
+    # prompts handed to the engine at once by stream_samples: enough to keep its continuous batching
+    # full, few enough that a crash loses little (each chunk is committed when it finishes)
+    stream_chunk = 2048
 
     def __init__(self, source: str, *, name: Optional[str] = None, revision: Optional[str] = None,
                  system_prompt: Optional[str] = None, **engine_kwargs):

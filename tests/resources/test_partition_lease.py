@@ -156,3 +156,13 @@ def test_in_process_runs_one_after_the_other_and_side_by_side(engine):
     t2.start()
     t2.join()
     assert len(errors) == 1  # run-b's thread (this one) is alive while another thread claims
+
+
+def test_the_lease_works_on_postgresql(postgres_url):
+    """Thread identifiers exceed PostgreSQL's INTEGER: the column is a BIGINT."""
+    engine = sa.create_engine(postgres_url.replace("postgresql://", "postgresql+psycopg2://", 1))
+    claim(engine, ["m|base"], "run-a")
+    _held_by_another_live_process(engine)
+    with pytest.raises(PartitionBusyError):
+        claim(engine, ["m|base"], "run-b")
+    engine.dispose()

@@ -59,6 +59,45 @@ def _claim(context, database, pairs) -> None:
           run_status_from(context.instance))
 
 
+def _stream_into_database(context, database, pairs, client, todo, params, audit_id, decoding, commit_every, key):
+    """Generate ``todo`` through the client's stream (many requests in flight for serving engines),
+    committing what has finished once ``commit_every`` samples (default 64) are waiting or 2 s have
+    passed since the last commit (an in-process batch is committed as soon as it finishes): a crash loses at most the uncommitted ones and never duplicates a row."""
+    every = commit_every or 64
+    t0 = last_commit = last_log = time.perf_counter()
+    tokens = done = 0
+    pending: list[tuple[int, object]] = []
+
+    def commit() -> None:
+        nonlocal done, tokens, last_commit
+        rows = todo.iloc[[i for i, _ in pending]]
+        samples = [s for _, s in pending]
+        rows = rows.assign(
+            audit_id=audit_id, response=[s.text for s in samples], prompt_tokens=[s.prompt_tokens for s in samples],
+            output_tokens=[s.output_tokens for s in samples], latency_s=[s.latency_s for s in samples],
+            model_source=client.model_source, model_revision=client.model_revision, backend=client.backend,
+            decoding_json=decoding, provenance_id="",
+        )
+        database.append_rows(Generation, rows)  # committed: a crash loses at most the samples not yet here
+        _claim(context, database, pairs)  # renew the lease
+        done += len(pending)
+        tokens += sum(s.output_tokens or 0 for s in samples)
+        pending.clear()
+        last_commit = time.perf_counter()
+
+    for finished in client.stream_samples(list(todo["prompt"]), [int(s) for s in todo["seed"]], params):
+        pending.extend(finished)
+        now = time.perf_counter()
+        if len(pending) >= every or now - last_commit > 2.0:
+            commit()
+            if now - last_log > 5.0 or done == len(todo):
+                context.log.info(f"{key}: " + gen_core.progress_line(done, len(todo), tokens, now - t0))
+                last_log = now
+    if pending:
+        commit()
+    context.log.info(f"{key}: " + gen_core.progress_line(done, len(todo), tokens, time.perf_counter() - t0))
+
+
 def _generate(context, pairs, prompts, profiles, cfg, generation_source, llm, database) -> pd.DataFrame:
     params = generation_source.sampling()
     decoding = json.dumps(params.as_dict(), sort_keys=True)
@@ -83,22 +122,8 @@ def _generate(context, pairs, prompts, profiles, cfg, generation_source, llm, da
         if todo.empty:
             continue
         client = llm.client(model, log=context.log.info)
-        step = generation_source.commit_every or getattr(client, "batch_size", 16)
-        t0, tokens, done = time.perf_counter(), 0, 0
-        for start in range(0, len(todo), step):
-            batch = todo.iloc[start:start + step]
-            samples = client.generate_samples(list(batch["prompt"]), [int(s) for s in batch["seed"]], params)
-            rows = batch.assign(
-                audit_id=audit_id, response=[s.text for s in samples], prompt_tokens=[s.prompt_tokens for s in samples],
-                output_tokens=[s.output_tokens for s in samples], latency_s=[s.latency_s for s in samples],
-                model_source=client.model_source, model_revision=client.model_revision, backend=client.backend,
-                decoding_json=decoding, provenance_id="",
-            )
-            database.append_rows(Generation, rows)  # committed: a crash loses at most the next batch
-            _claim(context, database, pairs)  # renew the lease
-            done += len(batch)
-            tokens += sum(s.output_tokens or 0 for s in samples)
-            context.log.info(f"{key}: " + gen_core.progress_line(done, len(todo), tokens, time.perf_counter() - t0))
+        _stream_into_database(context, database, pairs, client, todo, params, audit_id, decoding,
+                              generation_source.commit_every, key)
     stored = database.read_rows(Generation, [gen_core.partition_key(m, t) for m, t in pairs])
     stored = stored[stored["audit_id"] == audit_id]
     return stored.drop(columns=["id"])
