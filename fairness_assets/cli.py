@@ -318,6 +318,26 @@ def _summary(written, per_partition, n_rejected, rows_read, corpus_path, respons
     return "\n".join(lines) + "\n"
 
 
+def start_ui(extra: list[str]) -> int:
+    """Replace this process with ``dagster dev -w workspace.yaml``, its signals reset first.
+
+    A process started in the background by a script inherits SIGINT as ignored, and Dagster maps
+    SIGTERM to the SIGINT handler, so a plain ``dagster dev &`` ignores both SIGTERM and Ctrl-C (its
+    code server and daemon too). Ignored signals survive ``exec`` and are inherited by children;
+    restored defaults are what Dagster's own handlers then build on.
+    """
+    from ._signals import restore_inherited_signals
+
+    restore_inherited_signals()
+    home = _dagster_home()  # the instance `fairness-audit demo` and `run` use: their runs show in the UI
+    print(f"[fairness-audit] Dagster UI on the instance {home}", flush=True)
+    dagster = Path(sys.executable).parent / "dagster"
+    command = [str(dagster) if dagster.exists() else "dagster", "dev", "-w", str(PROJECT_ROOT / "workspace.yaml"), *extra]
+    os.chdir(PROJECT_ROOT)
+    os.execv(command[0], command) if os.path.isabs(command[0]) else os.execvp(command[0], command)
+    return 0  # not reached
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="fairness-audit", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -330,6 +350,12 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("demo", help="run the demo audit (job demo_audit) on the configured preset")
     run = sub.add_parser("run", help="run a job of the code location by name")
     run.add_argument("job", help="job name, e.g. demo_audit or reference_data")
+    ui = sub.add_parser("ui", help="start the Dagster UI (dagster dev on workspace.yaml); stops on SIGTERM or Ctrl-C "
+                        "even when started in the background by a script")
+    ui.add_argument("dagster_args", nargs=argparse.REMAINDER, help="passed on to `dagster dev` (e.g. -p 3001)")
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["ui"] and not {"-h", "--help"} & set(argv[1:]):
+        return start_ui(argv[1:])  # everything after `ui` belongs to dagster dev
     args = parser.parse_args(argv)
     from resources.llm.base import ModelUnavailableError
     from resources.secrets import redact
