@@ -4,6 +4,8 @@ the pages (with the controls) that README.md and docs/operations.md describe.
 Shared by ``tests/e2e/test_ui_browser.py`` (screenshots into the test's tmp_path) and
 ``docs/make_screenshots.py`` (screenshots into docs/screenshots/). Every page function checks that
 what the docs name is there and raises AssertionError otherwise; none of them launches a run.
+``report`` does the same for the demo's report.html (README's report.png and report_figures.png),
+shared by ``tests/e2e/test_report_browser.py`` and ``docs/make_screenshots.py``.
 Labels are the ones Dagster 1.13 shows (``Materialize…`` and ``Materialize all…`` end in the
 one-character ellipsis U+2026)."""
 
@@ -57,12 +59,24 @@ def demo_env(home: Path) -> dict:
     return env
 
 
-def run_demo(env: dict, timeout: float = 600) -> None:
-    """``fairness-audit demo`` in ``env`` (the demo audit over the responses file)."""
+def run_demo(env: dict, timeout: float = 600) -> str:
+    """``fairness-audit demo`` in ``env`` (the demo audit over the responses file); returns its stdout."""
     cli = BIN / "fairness-audit"
     cmd = [str(cli), "demo"] if cli.exists() else [sys.executable, "-m", "fairness_assets.cli", "demo"]
     demo = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
     assert demo.returncode == 0, demo.stdout[-2000:] + demo.stderr[-2000:]
+    return demo.stdout
+
+
+def demo_report(demo_stdout: str, env: dict) -> Path:
+    """The report.html the demo wrote: the path it printed ("audit report: ..."), else the newest
+    report.html under ``$FAIRNESS_HOME/reports``."""
+    printed = re.search(r"audit report: (\S+report\.html)", demo_stdout)
+    if printed and Path(printed.group(1)).is_file():
+        return Path(printed.group(1))
+    found = sorted((Path(env["FAIRNESS_HOME"]) / "reports").rglob("report.html"), key=lambda p: p.stat().st_mtime)
+    assert found, f"the demo wrote no report.html under {env['FAIRNESS_HOME']}/reports: {demo_stdout[-2000:]}"
+    return found[-1]
 
 
 @contextlib.contextmanager
@@ -310,6 +324,36 @@ def figure(driver, base: str, path: Path) -> Path:
         ".map(i => i.naturalWidth)")
     assert widths and all(w > 200 for w in widths), widths
     return save(driver, path)
+
+
+# ---------------------------------------------------------------- the demo's report (not the UI)
+
+REPORT_TEXTS = ["Summary of the largest disparities", "Provenance", "Parse quality", "Tables", "Figures",
+                f"Under model {DEMO_MODEL}", "corpus sha256", "parse_rate", "counterfactual disparity",
+                "not significant"]
+
+
+def report(driver, html_path: Path, path: Path, figures_path: Path) -> list[Path]:
+    """The demo's report.html opened from disk: every section renders and every figure (at least 11)
+    loads from the one file as an inline PNG. Saves the top of the report (``path``, README's
+    report.png) and its Figures section (``figures_path``) in a 1400 × 1100 window; the window's
+    size is put back afterwards."""
+    driver.get(Path(html_path).as_uri())
+    wait_for_text(driver, REPORT_TEXTS, timeout=30)
+    images = driver.execute_script(
+        "return Array.from(document.images).map(i => [i.complete, i.naturalWidth, i.src.slice(0, 22)])")
+    assert len(images) >= 11, images
+    assert all(done and width > 200 and src == "data:image/png;base64," for done, width, src in images), images
+    size = driver.get_window_size()
+    driver.set_window_size(1400, 1100)
+    try:
+        shots = [save(driver, path)]
+        driver.execute_script("document.getElementById('figures').scrollIntoView()")
+        time.sleep(0.5)
+        shots.append(save(driver, figures_path))
+    finally:
+        driver.set_window_size(size["width"], size["height"])
+    return shots
 
 
 def capture_all(driver, base: str, out: Path) -> list[Path]:
