@@ -122,6 +122,8 @@ class OpenAIClient(TextsFromSamples):
                        params: SamplingParams) -> Iterator[list[tuple[int, Sample]]]:
         """Lists of ``(index, sample)`` as requests finish, ``max_concurrency`` in flight."""
         import openai
+        import openai.resources.chat.completions  # noqa: F401 - the SDK loads these lazily: import them here,
+        import openai.types.chat  # noqa: F401 - not in the request thread (CPython 3.11 can fail compiling in two threads)
 
         from .streaming import stream_async
 
