@@ -136,4 +136,7 @@ def test_import_with_a_nul_keeps_every_row_and_flags_the_altered_one(tmp_path, u
     assert len(others) == 4 and (others["response"] == GOOD).all() and others["text_note"].isna().all()
     mats = [e for e in result.get_asset_materialization_events() if e.asset_key.to_user_string() == "generations"]
     assert mats and mats[0].materialization.metadata["rows_rejected"].value == 0
+    meta = mats[0].materialization.metadata
+    assert meta["rows_text_altered"].value == (2 if kind == "jsonl" else 1)  # shown on the asset's page
+    assert "NUL character removed" in meta["text_notes"].value
     database.dispose()

@@ -48,8 +48,12 @@ def _import_file(context, pairs, generation_source, reference) -> pd.DataFrame:
     if len(rejects):
         context.log.warning(f"{path}: {rejects['row'].nunique()} row(s) not usable, e.g. "
                             + "; ".join(f"row {r.row} {r.column}: {r.reason}" for r in rejects.head(5).itertuples()))
+    notes = report.notes
     context.add_output_metadata({"source": str(path), "rows_rejected": int(rejects["row"].nunique()) if len(rejects) else 0,
-                                 "rejects": table_md(rejects.head(50)) if len(rejects) else "none"})
+                                 "rejects": table_md(rejects.head(50)) if len(rejects) else "none",
+                                 # text stored altered (NUL removed, unencodable characters replaced): the row's text_note
+                                 "rows_text_altered": int(notes["row"].nunique()) if len(notes) else 0,
+                                 "text_notes": table_md(notes.head(50)) if len(notes) else "none"})
     return table
 
 
