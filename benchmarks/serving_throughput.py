@@ -93,8 +93,9 @@ def asset_run(url: str, tmp: Path, runs: int, log) -> dict:
     wall = time.perf_counter() - t0
     assert result.success
     rows = database.count(D.Generation)
+    cost = database.read_rows(D.GenerationCost).iloc[-1]
     database.dispose()
-    return {"wall_s": wall, "rows": rows}
+    return {"wall_s": wall, "rows": rows, "cost_kind": cost["compute_kind"], "request_s": float(cost["compute_s"])}
 
 
 def main() -> None:
@@ -122,6 +123,7 @@ def main() -> None:
         r["asset_requests"] = sim.stats.requests
         r["asset_rows"] = out["rows"]
         r["asset_wall_s"] = out["wall_s"]
+        r["asset_cost_kind"], r["asset_request_s"] = out["cost_kind"], out["request_s"]
         r["asset_generation_s"] = sim.stats.last_answer_at - sim.stats.first_request_at
         r["asset_peak_in_flight"] = sim.stats.peak_in_flight
     r["previous_fraction"] = r["previous_tps"] / args.capacity

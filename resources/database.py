@@ -153,6 +153,29 @@ class Generation(_Row, table=True):
     text_note: Optional[str] = None
 
 
+class GenerationCost(_Row, table=True):
+    """What generating one partition cost in one run (a resumed audit adds a row per run).
+
+    ``compute_kind``: ``gpu`` (in-process on CUDA: ``compute_s`` is GPU-seconds, wall time x GPUs),
+    ``cpu`` (in-process: CPU wall seconds) or ``endpoint`` (an OpenAI-compatible server:
+    ``compute_s`` is request-seconds, the sum of every request's latency).
+    """
+
+    __tablename__ = "generation_cost"
+    audit_id: str = Field(index=True)
+    run_id: str
+    model: str
+    template: str
+    backend: str
+    compute_kind: str
+    samples: int
+    prompt_tokens: int
+    output_tokens: int
+    wall_s: float
+    compute_s: float
+    output_tokens_per_s: float
+
+
 class Recommendation(_Row, table=True):
     """One recommended item parsed from a response and matched to the corpus."""
 

@@ -75,3 +75,20 @@ class TextsFromSamples:
                                 do_sample=temperature > 0)
         seeds = [(seed or 0) + i for i in range(len(prompts))]
         return [s.text for s in self.generate_samples(prompts, seeds, params)]  # type: ignore[attr-defined]
+
+
+def compute_kind(client) -> tuple[str, int]:
+    """``(kind, devices)`` of a client for cost accounting: ``("endpoint", 0)`` for an HTTP server,
+    ``("gpu", n)`` for a model on n CUDA devices, ``("cpu", 1)`` otherwise."""
+    if getattr(client, "backend", "") == "openai":
+        return "endpoint", 0
+    if getattr(client, "backend", "") == "vllm":
+        return "gpu", int(getattr(client, "devices", 1) or 1)
+    model = getattr(client, "model", None)
+    try:
+        devices = {p.device for p in model.parameters()} if model is not None else set()
+    except Exception:  # noqa: BLE001 - not a torch module
+        devices = set()
+    cuda = {d for d in devices if getattr(d, "type", "") == "cuda"}
+    return ("gpu", len(cuda)) if cuda else ("cpu", 1)
+

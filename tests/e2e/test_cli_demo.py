@@ -25,3 +25,9 @@ def test_cli_demo_runs_the_main_job(results_home):
         n_gen = conn.execute("select count(*) from generation").fetchone()[0]
         n_resp = conn.execute("select count(distinct response_id) from recommendation").fetchone()[0]
     assert n_gen == n_resp == 12  # every response is kept, items or not
+    with sqlite3.connect(db) as conn:  # the generation's cost, stored and in the report's provenance
+        kind, samples, out_tokens = conn.execute(
+            "select compute_kind, samples, output_tokens from generation_cost").fetchone()
+        report_md = conn.execute("select markdown_path from audit_report order by id desc").fetchone()[0]
+    assert kind == "cpu" and samples == 12 and out_tokens > 0
+    assert "generation cost (per partition)" in open(report_md, encoding="utf-8").read()

@@ -52,6 +52,13 @@ def test_engine_generates_the_grid_with_seeds(tmp_path, tiny):
     assert r["backend"] == "transformers" and r["model_source"] == str(tiny)
     assert r["prompt"].endswith('"university", "program" and "country".') and r["output_tokens"] >= 0
     assert '"temperature": 0.75' in r["decoding_json"] and '"max_new_tokens": 8' in r["decoding_json"]
+    # the cost of the partition: stored, and shown on the asset's page
+    cost = D.ResultsDatabase(url=url).read_rows(D.GenerationCost, ["tiny|base"])
+    assert len(cost) == 1 and cost["samples"].iloc[0] == 24 and cost["compute_kind"].iloc[0] == "cpu"
+    assert cost["output_tokens"].iloc[0] == rows["output_tokens"].sum() and cost["prompt_tokens"].iloc[0] > 0
+    assert cost["compute_s"].iloc[0] == cost["wall_s"].iloc[0] > 0 and cost["output_tokens_per_s"].iloc[0] > 0
+    meta = result.asset_materializations_for_node("generations")[0].metadata
+    assert "output_tokens_per_s" in meta["generation_cost"].value
     # a rerun generates nothing new
     assert materialize(url, registry, runs=2).success
     assert len(D.ResultsDatabase(url=url).read_rows(D.Generation, ["tiny|base"])) == 24

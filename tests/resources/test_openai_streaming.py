@@ -77,3 +77,4 @@ def test_serving_benchmark_small_variant():
     r = json.loads(proc.stdout[proc.stdout.index("{\n"):])
     assert r["asset_rows"] == r["asset_requests"] == 360 and r["previous_requests"] == 48
     assert r["asset_peak_in_flight"] >= 200 and r["ratio"] > 1
+    assert r["asset_cost_kind"] == "endpoint" and r["asset_request_s"] > 0  # request-seconds stored per partition

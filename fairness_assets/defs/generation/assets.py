@@ -16,7 +16,8 @@ from fairness_assets.core import generation as gen_core
 from fairness_assets.core import prompts as prompts_core
 from fairness_assets.core import responses as responses_core
 from fairness_assets.core.corpus import file_sha256
-from resources.database import Generation, ResultsDatabase
+from resources.database import Generation, GenerationCost, ResultsDatabase
+from resources.llm.base import compute_kind
 from resources.llm.resource import LLMResource
 from resources.partition_lease import claim, run_status_from
 from resources.settings import AuditGridResource, GenerationSourceResource, ReferenceDataResource, stable_hash
@@ -69,11 +70,12 @@ def _stream_into_database(context, database, pairs, client, todo, params, audit_
     passed since the last commit (an in-process batch is committed as soon as it finishes): a crash loses at most the uncommitted ones and never duplicates a row."""
     every = commit_every or 64
     t0 = last_commit = last_log = time.perf_counter()
-    tokens = done = 0
+    tokens = done = prompt_tokens = 0
+    request_s = 0.0
     pending: list[tuple[int, object]] = []
 
     def commit() -> None:
-        nonlocal done, tokens, last_commit
+        nonlocal done, tokens, last_commit, prompt_tokens, request_s
         rows = todo.iloc[[i for i, _ in pending]]
         samples = [s for _, s in pending]
         rows = rows.assign(
@@ -86,6 +88,8 @@ def _stream_into_database(context, database, pairs, client, todo, params, audit_
         _claim(context, database, pairs)  # renew the lease
         done += len(pending)
         tokens += sum(s.output_tokens or 0 for s in samples)
+        prompt_tokens += sum(s.prompt_tokens or 0 for s in samples)
+        request_s += sum(s.latency_s or 0.0 for s in samples)
         pending.clear()
         last_commit = time.perf_counter()
 
@@ -99,7 +103,18 @@ def _stream_into_database(context, database, pairs, client, todo, params, audit_
                 last_log = now
     if pending:
         commit()
-    context.log.info(f"{key}: " + gen_core.progress_line(done, len(todo), tokens, time.perf_counter() - t0))
+    wall = time.perf_counter() - t0
+    context.log.info(f"{key}: " + gen_core.progress_line(done, len(todo), tokens, wall))
+    kind, devices = compute_kind(client)
+    model, template = key.split("|", 1)
+    cost = {"partition_key": key, "audit_id": audit_id, "run_id": context.run.run_id, "model": model,
+            "template": template, "backend": client.backend, "compute_kind": kind, "samples": done,
+            "prompt_tokens": prompt_tokens, "output_tokens": tokens, "wall_s": round(wall, 3),
+            # GPU-seconds in process; request-seconds (the sum of request latencies) for an endpoint
+            "compute_s": round(request_s if kind == "endpoint" else wall * max(devices, 1), 3),
+            "output_tokens_per_s": round(tokens / wall, 2) if wall > 0 else 0.0, "provenance_id": ""}
+    database.append_rows(GenerationCost, pd.DataFrame([cost]))
+    return cost
 
 
 def _generate(context, pairs, prompts, profiles, cfg, generation_source, llm, database) -> pd.DataFrame:
@@ -112,6 +127,7 @@ def _generate(context, pairs, prompts, profiles, cfg, generation_source, llm, da
     for model in sorted({m for m, _ in pairs}):
         where = llm.check(model)
         context.log.info(f"model {model}: {where}")
+    costs: list[dict] = []
     for i, (model, template) in enumerate(pairs):
         if i and pairs[i - 1][0] != model:
             llm.release(pairs[i - 1][0], log=context.log.info)  # keys are model-major: one model in memory
@@ -126,11 +142,18 @@ def _generate(context, pairs, prompts, profiles, cfg, generation_source, llm, da
         if todo.empty:
             continue
         client = llm.client(model, log=context.log.info)
-        _stream_into_database(context, database, pairs, client, todo, params, audit_id, decoding,
-                              generation_source.commit_every, key)
+        costs.append(_stream_into_database(context, database, pairs, client, todo, params, audit_id, decoding,
+                                           generation_source.commit_every, key))
     stored = database.read_rows(Generation, [gen_core.partition_key(m, t) for m, t in pairs])
     stored = stored[stored["audit_id"] == audit_id]
+    if costs:  # what this run's generation cost, per partition (also stored: table generation_cost)
+        context.add_output_metadata({"generation_cost": table_md(pd.DataFrame(costs)[COST_COLUMNS]),
+                                     "output_tokens_per_s": max(c["output_tokens_per_s"] for c in costs)})
     return stored.drop(columns=["id"])
+
+
+COST_COLUMNS = ["partition_key", "backend", "compute_kind", "samples", "prompt_tokens", "output_tokens", "wall_s",
+                "compute_s", "output_tokens_per_s"]
 
 
 @dg.asset(

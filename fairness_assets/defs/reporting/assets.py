@@ -159,6 +159,26 @@ def software_provenance(tagger_name: str, scoring_parameters: dict, statistics: 
             "scoring parameters": scoring_parameters, "statistics": statistics, "code version": code_version()}
 
 
+def _generation_cost(database, gens: pd.DataFrame) -> dict:
+    """Per partition of the report: samples, tokens in and out, compute (GPU- or request-seconds)
+    and throughput of the audit's generation runs (table generation_cost); none for imported answers."""
+    cost = database.read_rows(D.GenerationCost)
+    if cost.empty:
+        return {}
+    cost = cost.merge(gens[["partition_key", "audit_id"]].drop_duplicates(), on=["partition_key", "audit_id"])
+    if cost.empty:
+        return {}
+    out = {}
+    for key, g in cost.groupby("partition_key", sort=True):
+        wall = float(g["wall_s"].sum())
+        out[key] = {"backend": ", ".join(sorted(set(g["backend"]))), "compute": ", ".join(sorted(set(g["compute_kind"]))),
+                    "samples": int(g["samples"].sum()), "tokens in": int(g["prompt_tokens"].sum()),
+                    "tokens out": int(g["output_tokens"].sum()),
+                    "GPU- or request-seconds": round(float(g["compute_s"].sum()), 1), "wall seconds": round(wall, 1),
+                    "output tokens/s": round(float(g["output_tokens"].sum()) / wall, 1) if wall > 0 else None}
+    return {"generation cost (per partition)": out}
+
+
 def _provenance(database, parts, report_settings, reference, scoring, subject_tagger, audit_grid) -> dict:
     gens = database.distinct(D.Generation, ["partition_key", "audit_id", "model", "backend", "model_source",
                                             "model_revision", "decoding_json"])
@@ -171,6 +191,7 @@ def _provenance(database, parts, report_settings, reference, scoring, subject_ta
     templates = templates[templates["partition_key"].isin(keys)]
     corpus = database.distinct(D.CorpusUniversity, ["corpus_sha256"])
     return {
+        **_generation_cost(database, gens),
         "partitions": sorted(keys),
         "models (audit id, backend, source or responses file, revision)": models,
         "decoding parameters": sorted({d for d in gens["decoding_json"]}),
