@@ -590,39 +590,13 @@ class ResultsDatabase(ConfigurableResource):
             self._engine = None
 
 
-def _create_tables(engine: sa.Engine, attempts: int = 5) -> None:
-    """Create missing tables; parallel steps creating them at once lose the race harmlessly."""
-    import time
+def _create_tables(engine: sa.Engine) -> None:
+    """Bring the database to the newest schema revision (Alembic, resources/migrations): a fresh
+    database is created, one made by an earlier release is upgraded with its rows kept; parallel
+    steps opening it at once are serialised by a lock (docs/architecture.md, "Schema migrations")."""
+    from .migrations import upgrade
 
-    for attempt in range(attempts):
-        try:
-            SQLModel.metadata.create_all(engine)
-            _add_missing_columns(engine)
-            return
-        except (sa.exc.OperationalError, sa.exc.ProgrammingError, sa.exc.IntegrityError) as exc:
-            if "already exists" not in str(exc) and "duplicate" not in str(exc).lower() or attempt == attempts - 1:
-                raise
-            time.sleep(0.2 * (attempt + 1))
-
-
-def _add_missing_columns(engine: sa.Engine) -> None:
-    """Add to an existing table the nullable columns a newer version of its model has (such as
-    ``generation.text_note``), so that a database made by an earlier version keeps working;
-    ``create_all`` only creates missing tables. A column added meanwhile by a parallel step makes
-    the caller retry (``already exists`` / ``duplicate column``)."""
-    tables = [t for t in SQLModel.metadata.sorted_tables]
-    existing = {name: {c["name"] for c in cols}
-                for (_, name), cols in sa.inspect(engine).get_multi_columns(filter_names=[t.name for t in tables]).items()}
-    missing = [(t, c) for t in tables if t.name in existing for c in t.columns
-               if c.name not in existing[t.name] and c.nullable and not c.primary_key]
-    if not missing:
-        return
-    preparer = engine.dialect.identifier_preparer
-    with engine.begin() as conn:
-        for table, column in missing:
-            conn.execute(sa.text(f"ALTER TABLE {preparer.format_table(table)} ADD COLUMN "
-                                 f"{preparer.format_column(column)} {column.type.compile(dialect=engine.dialect)}"))
-            log.warning("results database: added column %s.%s (a newer version of the table)", table.name, column.name)
+    upgrade(engine)
 
 
 def _with_driver(url: str) -> str:
