@@ -78,6 +78,7 @@ def test_database_of_an_earlier_version_gets_the_new_nullable_column(url):
     engine = db.engine()
     with engine.begin() as conn:  # the generation table as an earlier version created it
         conn.execute(sa.text("ALTER TABLE generation DROP COLUMN text_note"))
+        conn.execute(sa.text("DROP TABLE results_alembic_version"))  # an earlier release kept no version
     db.dispose()
     db = D.ResultsDatabase(url=url)
     stored = db.read_rows(D.Generation, ["m|base"])
