@@ -42,13 +42,52 @@ def test_llm_tagger_parses_answers_and_falls_back(tmp_path):
     assert got["global health policy"] == ((T.LIFE, T.SOC), "llm")
     assert got["history"] == ((T.ARTS,), "llm-fallback-rules")  # the client had no answer
     assert all(p[0]["role"] == "system" and "QS broad subject areas" in p[0]["content"] for p in client.prompts)
-    # LLM answers are cached under the tagger's own name; fallbacks are not
+    # LLM answers are cached under the tagger's own name; fallbacks apart, and marked as such when read
     assert db.read_tag_cache("llm-fewshot-1:scripted", ["robotics", "history"]) == {"robotics": (T.ENG,)}
+    assert db.read_tag_cache("llm-fewshot-1:scripted+fallback-rules", ["robotics", "history"]) == {"history": (T.ARTS,)}
+    n_prompts = len(client.prompts)
+    again = tagger.tag(["MSc Robotics", "MA History"], db, client=lambda: pytest.fail("loaded a model"))
+    assert dict(zip(again["program_norm"], again["source"])) == {"robotics": "cache:llm",
+                                                                 "history": "cache:llm-fallback-rules"}
+    assert len(client.prompts) == n_prompts
 
 
-def test_llm_method_needs_a_model_and_a_client():
-    with pytest.raises(ValueError, match="llm_model"):
-        SubjectTaggerResource(method="llm").tagger_name()
+class CountingLLM:
+    """Stands in for LLMResource: counts loads and releases."""
+
+    def __init__(self, client):
+        self._client, self.loads, self.releases = client, [], []
+
+    def client(self, name, log=None):
+        self.loads.append(name)
+        return self._client
+
+    def release(self, name, log=None):
+        self.releases.append(name)
+
+
+def test_session_loads_the_model_once_on_demand_and_releases_it(tmp_path):
+    db = D.ResultsDatabase(url=f"sqlite:///{tmp_path / 'r.db'}")
+    llm = CountingLLM(ScriptedClient({"robotics": '["Engineering & Technology"]'}))
+    tagger = SubjectTaggerResource(method="llm", overrides_path="")
+    assert tagger.tagger_name() == "llm-fewshot-1:qwen2.5-0.5b-demo"  # the built-in model by default
+    with tagger.session(db, llm) as tag_fn:
+        tag_fn(["MSc Robotics"])
+        tag_fn(["MA History", "MSc Robotics"])
+        assert llm.loads == ["qwen2.5-0.5b-demo"] and llm.releases == []
+    assert llm.releases == ["qwen2.5-0.5b-demo"]
+    with tagger.session(db, llm) as tag_fn:  # everything cached: no load, nothing to release
+        assert set(tag_fn(["MSc Robotics", "MA History"])["source"]) == {"cache:llm", "cache:llm-fallback-rules"}
+    assert len(llm.loads) == 1 and len(llm.releases) == 1
+    with pytest.raises(RuntimeError), tagger.session(db, llm) as tag_fn:  # released on error too
+        tag_fn(["MSc Physics"])
+        raise RuntimeError("boom")
+    assert len(llm.loads) == 2 and len(llm.releases) == 2
+    with SubjectTaggerResource().session(db, None) as tag_fn:  # rules: no LLM at all
+        assert list(tag_fn(["MSc Physics"])["source"]) == ["rules-1"]
+
+
+def test_llm_method_needs_a_client():
     with pytest.raises(ValueError, match="needs an LLM client"):
         SubjectTaggerResource(method="llm", llm_model="x").tag(["MSc Robotics"])
     with pytest.raises(ValueError, match="unknown method"):

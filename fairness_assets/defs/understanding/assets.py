@@ -14,6 +14,7 @@ from expectations.runner import load_suite, run_suite
 from fairness_assets.core import match as match_core
 from fairness_assets.core import quality, understanding
 from resources.database import ResultsDatabase
+from resources.llm.resource import LLMResource
 from resources.settings import AuditGridResource, ParseQualityResource, ReferenceDataResource
 from resources.tagger import SubjectTaggerResource
 
@@ -107,6 +108,7 @@ def recommendations(
     parse_quality: ParseQualityResource,
     audit_grid: AuditGridResource,
     database: ResultsDatabase,
+    llm: LLMResource,
 ):
     mixed = generations.groupby("partition_key")["audit_id"].nunique()
     if (mixed > 1).any():
@@ -119,11 +121,18 @@ def recommendations(
     index = university_index(qs_corpus, reference)
     total = len(generations)
     context.log.info(f"parsing {total} response(s) of {model_template_pairs(context)}")
-    recs = understanding.build_recommendations(
-        generations, resolver, index,
-        tag_fn=lambda programs: subject_tagger.tag(programs, database),
-        progress=lambda done, n: context.log.info(f"parsed {done}/{n} distinct responses"),
-    )
+    # method=llm: the tagger's model is loaded once (only for programs not yet cached) and released here
+    tagged = []  # the tagger's answers, for the tag sources shown on the asset
+    with subject_tagger.session(database, llm, log=context.log.info) as tag_fn:
+
+        def tag_and_keep(programs):
+            tagged.append(tag_fn(programs))
+            return tagged[-1]
+
+        recs = understanding.build_recommendations(
+            generations, resolver, index, tag_fn=tag_and_keep,
+            progress=lambda done, n: context.log.info(f"parsed {done}/{n} distinct responses"),
+        )
     suite, per_partition = quality_outcomes(recs, parse_quality, dict(audit_grid.resolve().quality))
     items = recs[recs["university_text"].notna()]
     rates = quality.group_rates(quality.response_frame(recs), quality.item_frame(recs))
@@ -132,6 +141,8 @@ def recommendations(
         recs,
         metadata={
             "dagster/row_count": len(recs),
+            "tagger": subject_tagger.tagger_name(),
+            "tag_sources": table_md(pd.concat(tagged)["source"].value_counts().to_frame()) if tagged else "none",
             "responses": int(recs["response_id"].nunique()),
             "items": len(items),
             "parse_status": table_md(recs.drop_duplicates("response_id")["parse_status"].value_counts().to_frame()),
@@ -166,15 +177,17 @@ def subject_tags(
     recommendations: pd.DataFrame,
     subject_tagger: SubjectTaggerResource,
     database: ResultsDatabase,
+    llm: LLMResource,
 ) -> dg.Output[pd.DataFrame]:
     frames = []
-    for key, part in recommendations.groupby("partition_key", sort=True):
-        programs = part["program_text"].dropna()
-        tagged = subject_tagger.tag(programs, database)
-        counts = part["program_norm"].value_counts()
-        tagged["n_items"] = tagged["program_norm"].map(counts).fillna(0).astype(int)
-        tagged["partition_key"] = key
-        frames.append(tagged)
+    # after recommendations every program is cached (no model load); else loaded once, released here
+    with subject_tagger.session(database, llm, log=context.log.info) as tag_fn:
+        for key, part in recommendations.groupby("partition_key", sort=True):
+            tagged = tag_fn(part["program_text"].dropna())
+            counts = part["program_norm"].value_counts()
+            tagged["n_items"] = tagged["program_norm"].map(counts).fillna(0).astype(int)
+            tagged["partition_key"] = key
+            frames.append(tagged)
     table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
         columns=["program_norm", "tags", "source", "n_items", "partition_key"])
     untagged = table[table["tags"].map(len) == 0]
