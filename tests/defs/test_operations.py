@@ -209,6 +209,10 @@ def test_kubernetes_files_agree_with_the_code():
 def test_executor_is_chosen_by_environment(monkeypatch):
     from fairness_assets.defs.operations import executors
 
+    monkeypatch.delenv("FAIRNESS_EXECUTOR", raising=False)
+    assert executors.executor_from_env().name == "in_process"  # the default: no process per step
+    monkeypatch.setenv("FAIRNESS_EXECUTOR", "multiprocess")
+    assert executors.executor_from_env().name == "multiprocess"
     monkeypatch.setenv("FAIRNESS_EXECUTOR", "in_process")
     assert executors.executor_from_env().name == "in_process"
     monkeypatch.setenv("FAIRNESS_EXECUTOR", "celery")

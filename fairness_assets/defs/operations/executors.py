@@ -1,7 +1,11 @@
 """Which executor runs the steps of a run, chosen by ``FAIRNESS_EXECUTOR``.
 
-- ``multiprocess`` (default): one process per step on the machine of the run.
-- ``in_process``: every step in the run's process (one copy of model weights, easy debugging).
+- ``in_process`` (default): every step in the run's process. The steps of one partition run one
+  after the other anyway (each needs the one before), a process per step would import the whole
+  code location again for every step (seconds each, more than most steps' work at demo size), and
+  model weights are loaded once per run.
+- ``multiprocess``: one process per step on the machine of the run (steps of independent assets
+  in parallel).
 - ``celery``: steps are queued on a Celery broker and run by ``dagster-celery`` workers on any
   number of machines (``FAIRNESS_CELERY_BROKER``, default ``pyamqp://guest@127.0.0.1//``;
   ``FAIRNESS_CELERY_BACKEND``, default ``rpc://``). Needs ``pip install -e ".[celery]"``.
@@ -29,11 +33,11 @@ def celery_config() -> dict:
 
 
 def executor_from_env() -> dg.ExecutorDefinition | None:
-    name = os.environ.get("FAIRNESS_EXECUTOR", "").strip().lower() or "multiprocess"
+    name = os.environ.get("FAIRNESS_EXECUTOR", "").strip().lower() or "in_process"
     if name not in EXECUTORS:
         raise ValueError(f"FAIRNESS_EXECUTOR={name!r} is not one of {list(EXECUTORS)}")
     if name == "multiprocess":
-        return None  # Dagster's default (multiprocess, switchable to in_process in the launchpad)
+        return dg.multiprocess_executor
     if name == "in_process":
         return dg.in_process_executor
     if name == "celery":
