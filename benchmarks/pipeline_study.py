@@ -1,0 +1,148 @@
+"""Benchmark: the whole pipeline after generation at the study's size, through Dagster.
+
+A synthetic responses file of the study grid for three models (every template: 360 full
+profiles x base/regional/academic + 46 reduced-context profiles, 10 runs: 33,780 answers),
+written the ways models write (JSON, fenced JSON, numbered lists, Markdown tables, prose;
+QS names skewed to the top, shortened, lower-cased, misspelt, 5% wrong countries; the
+generator of benchmarks/parse_match_tag.py), is imported and materialized downstream in one
+run of the ``study_audit`` job (every model x template partition: the assets' single-run
+backfill policy) with the in-process executor: generations (import), recommendations (parse,
+match, tag, the parse-quality checks), subject tags, scores, analysis tables, statistics,
+figures, drift and the report. Reported: wall time per asset (from the run's step events), the
+whole run, and the process's peak resident memory, on SQLite and (``--postgres URL``) on
+PostgreSQL. Target (issue 12): <= 3 minutes end to end on 2 cores, peak RSS <= 4 GB.
+
+    .venv/bin/python benchmarks/pipeline_study.py [--runs 10] [--postgres postgresql://...] [--no-write]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import sys
+import tempfile
+import time
+from datetime import date
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "benchmarks"]  # statistics.py shadows stdlib
+sys.path.insert(0, str(ROOT))
+sys.path.insert(1, str(ROOT / "benchmarks"))
+
+DEFAULT_CORPUS = ROOT.parent / "shared" / "data" / "qs_world_university_rankings_2024.csv"
+MODELS = ("llama-3.1-8b-instruct", "gemma-7b-it", "mistral-7b-instruct-v0.3")  # the study preset's models
+
+
+def synthetic_study_file(path: Path, corpus_path: Path, runs: int) -> int:
+    """Write the study grid's answers for MODELS to ``path`` (JSONL); returns the number of answers."""
+    from parse_match_tag import synth_responses
+
+    from fairness_assets.core import corpus, geo, profiles
+    from resources.settings import ALIASES_FILE, load_preset
+
+    study = load_preset("study")
+    grid = profiles.Grid(study["genders"], study["economic_classes"], study["nationalities"])
+    full, reduced = profiles.full_profiles(grid), profiles.reduced_profiles(grid)
+    rows = []
+    for model in MODELS:
+        for template in ("base", "regional", "academic"):
+            rows += [(model, template, run, p.gender, p.economic_class, p.nationality)
+                     for p in full.itertuples(index=False) for run in range(runs)]
+        rows += [(model, p.profile_set, run, p.gender, p.economic_class, p.nationality)
+                 for p in reduced.itertuples(index=False) for run in range(runs)]
+    unis, _, _ = corpus.load_corpus(str(corpus_path), geo.CountryResolver(geo.load_aliases(ALIASES_FILE)).resolve)
+    texts = synth_responses(len(rows), unis)["response"]
+    with path.open("w", encoding="utf-8") as fh:
+        for (model, template, run, g, c, n), text in zip(rows, texts):
+            rec = {"model": model, "template": template, "run": run, "response": text}
+            rec.update({k: v for k, v in (("gender", g), ("economic_class", c), ("nationality", n)) if v})
+            fh.write(json.dumps(rec) + "\n")
+    return len(rows)
+
+
+def run_pipeline(responses: Path, corpus_path: Path, home: Path, database_url: str) -> dict:
+    """One run of study_audit over every partition, in process; per-step wall times and the run's."""
+    import dagster as dg
+
+    os.environ.update({"FAIRNESS_RESPONSES": str(responses), "FAIRNESS_QS_CORPUS": str(corpus_path),
+                       "FAIRNESS_HOME": str(home), "FAIRNESS_PRESET": "study"})
+    if database_url:
+        os.environ["FAIRNESS_DATABASE_URL"] = database_url
+    else:
+        os.environ.pop("FAIRNESS_DATABASE_URL", None)
+    os.environ.pop("FAIRNESS_MODEL_REGISTRY", None)  # the study's models are in the default registry
+    from fairness_assets.defs.partitions import MODEL_PARTITIONS
+    from fairness_assets.definitions import defs
+
+    job = defs.resolve_job_def("study_audit")
+    instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions(MODEL_PARTITIONS.name, list(MODELS))
+    keys = job.partitions_def.get_partition_keys(dynamic_partitions_store=instance)
+    t0 = time.perf_counter()
+    result = job.execute_in_process(instance=instance, raise_on_error=False, tags={
+        "dagster/asset_partition_range_start": str(keys[0]), "dagster/asset_partition_range_end": str(keys[-1])})
+    wall = time.perf_counter() - t0
+    if not result.success:
+        failures = [e.message for e in result.all_events if e.is_failure]
+        raise RuntimeError(f"study_audit failed: {failures[:3]}")
+    starts, steps = {}, {}
+    for record in instance.all_logs(result.run_id):
+        ev = record.dagster_event
+        if ev is None or not ev.step_key:
+            continue
+        if ev.event_type_value == "STEP_START":
+            starts[ev.step_key] = record.timestamp
+        elif ev.event_type_value == "STEP_SUCCESS" and ev.step_key in starts:
+            steps[ev.step_key] = record.timestamp - starts[ev.step_key]
+    return {"wall_s": wall, "steps": dict(sorted(steps.items(), key=lambda kv: -kv[1])), "partitions": len(keys)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--corpus", default=str(DEFAULT_CORPUS))
+    ap.add_argument("--postgres", default="", help="also run on this PostgreSQL database URL")
+    ap.add_argument("--no-write", action="store_true")
+    args = ap.parse_args()
+    out = {"runs": args.runs, "databases": {}}
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        t0 = time.perf_counter()
+        out["answers"] = synthetic_study_file(tmp / "responses.jsonl", Path(args.corpus), args.runs)
+        out["build_file_s"] = time.perf_counter() - t0
+        targets = [("SQLite", "")] + ([("PostgreSQL", args.postgres)] if args.postgres else [])
+        for name, url in targets:
+            home = tmp / name
+            home.mkdir()
+            out["databases"][name] = run_pipeline(tmp / "responses.jsonl", Path(args.corpus), home, url)
+            print(json.dumps({name: out["databases"][name]}, indent=2), flush=True)
+    out["peak_rss_gb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 / 1024
+    print(json.dumps({k: v for k, v in out.items() if k != "databases"}, indent=2))
+    if not args.no_write:
+        write_doc(out)
+
+
+def write_doc(r: dict) -> None:
+    from _doc import write_section
+
+    lines = []
+    for name, d in r["databases"].items():
+        lines.append(f"**{name}**: {d['wall_s']:.1f} s for the run ({d['partitions']} partitions); per asset:\n\n"
+                     "| step | seconds |\n| --- | --- |\n"
+                     + "".join(f"| {k} | {v:.1f} |\n" for k, v in d["steps"].items()))
+    write_section("Pipeline at the study's size", (
+        f"`benchmarks/pipeline_study.py`, {date.today().isoformat()}, {platform.machine()}, {os.cpu_count()} cores, "
+        f"Python {platform.python_version()}. A synthetic responses file of the study grid for three models "
+        f"({r['answers']:,} answers, {r['runs']} runs; five answer formats) imported and materialized downstream "
+        "in one run of `study_audit` (every model x template partition, in-process executor). Peak resident memory "
+        f"of the process: **{r['peak_rss_gb']:.2f} GB** (target <= 4 GB); target <= 3 minutes end to end.\n\n"
+        + "\n".join(lines)
+    ))
+
+
+if __name__ == "__main__":
+    main()
