@@ -37,8 +37,9 @@ DEFAULT_CORPUS = ROOT.parent / "shared" / "data" / "qs_world_university_rankings
 MODELS = ("llama-3.1-8b-instruct", "gemma-7b-it", "mistral-7b-instruct-v0.3")  # the study preset's models
 
 
-def synthetic_study_file(path: Path, corpus_path: Path, runs: int) -> int:
-    """Write the study grid's answers for MODELS to ``path`` (JSONL); returns the number of answers."""
+def synthetic_study_file(path: Path, corpus_path: Path, runs: int, models=MODELS,
+                         templates=("base", "regional", "academic", "gender_only", "class_only", "nationality_only")) -> int:
+    """Write the study grid's answers for ``models`` x ``templates`` to ``path`` (JSONL); returns their number."""
     from parse_match_tag import synth_responses
 
     from fairness_assets.core import corpus, geo, profiles
@@ -48,12 +49,12 @@ def synthetic_study_file(path: Path, corpus_path: Path, runs: int) -> int:
     grid = profiles.Grid(study["genders"], study["economic_classes"], study["nationalities"])
     full, reduced = profiles.full_profiles(grid), profiles.reduced_profiles(grid)
     rows = []
-    for model in MODELS:
-        for template in ("base", "regional", "academic"):
+    for model in models:
+        for template in [t for t in ("base", "regional", "academic") if t in templates]:
             rows += [(model, template, run, p.gender, p.economic_class, p.nationality)
                      for p in full.itertuples(index=False) for run in range(runs)]
         rows += [(model, p.profile_set, run, p.gender, p.economic_class, p.nationality)
-                 for p in reduced.itertuples(index=False) for run in range(runs)]
+                 for p in reduced.itertuples(index=False) for run in range(runs) if p.profile_set in templates]
     unis, _, _ = corpus.load_corpus(str(corpus_path), geo.CountryResolver(geo.load_aliases(ALIASES_FILE)).resolve)
     texts = synth_responses(len(rows), unis)["response"]
     with path.open("w", encoding="utf-8") as fh:
@@ -64,7 +65,8 @@ def synthetic_study_file(path: Path, corpus_path: Path, runs: int) -> int:
     return len(rows)
 
 
-def run_pipeline(responses: Path, corpus_path: Path, home: Path, database_url: str) -> dict:
+def run_pipeline(responses: Path, corpus_path: Path, home: Path, database_url: str, models=MODELS,
+                 templates: tuple = ()) -> dict:
     """One run of study_audit over every partition, in process; per-step wall times and the run's."""
     import dagster as dg
 
@@ -80,8 +82,9 @@ def run_pipeline(responses: Path, corpus_path: Path, home: Path, database_url: s
 
     job = defs.resolve_job_def("study_audit")
     instance = dg.DagsterInstance.ephemeral()
-    instance.add_dynamic_partitions(MODEL_PARTITIONS.name, list(MODELS))
-    keys = job.partitions_def.get_partition_keys(dynamic_partitions_store=instance)
+    instance.add_dynamic_partitions(MODEL_PARTITIONS.name, list(models))
+    keys = [k for k in job.partitions_def.get_partition_keys(dynamic_partitions_store=instance)
+            if not templates or k.keys_by_dimension["template"] in templates]
     t0 = time.perf_counter()
     result = job.execute_in_process(instance=instance, raise_on_error=False, tags={
         "dagster/asset_partition_range_start": str(keys[0]), "dagster/asset_partition_range_end": str(keys[-1])})
@@ -106,19 +109,25 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--corpus", default=str(DEFAULT_CORPUS))
     ap.add_argument("--postgres", default="", help="also run on this PostgreSQL database URL")
+    ap.add_argument("--small", action="store_true", help="the tests' size: one model, the base template, one run")
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
+    models, templates = (MODELS[:1], ("base",)) if args.small else (MODELS, ())
+    if args.small:
+        args.runs = 1
     out = {"runs": args.runs, "databases": {}}
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         t0 = time.perf_counter()
-        out["answers"] = synthetic_study_file(tmp / "responses.jsonl", Path(args.corpus), args.runs)
+        out["answers"] = synthetic_study_file(tmp / "responses.jsonl", Path(args.corpus), args.runs, models,
+                                              templates or ("base", "regional", "academic", "gender_only", "class_only",
+                                                            "nationality_only"))
         out["build_file_s"] = time.perf_counter() - t0
         targets = [("SQLite", "")] + ([("PostgreSQL", args.postgres)] if args.postgres else [])
         for name, url in targets:
             home = tmp / name
             home.mkdir()
-            out["databases"][name] = run_pipeline(tmp / "responses.jsonl", Path(args.corpus), home, url)
+            out["databases"][name] = run_pipeline(tmp / "responses.jsonl", Path(args.corpus), home, url, models, templates)
             print(json.dumps({name: out["databases"][name]}, indent=2), flush=True)
     out["peak_rss_gb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 / 1024
     print(json.dumps({k: v for k, v in out.items() if k != "databases"}, indent=2))

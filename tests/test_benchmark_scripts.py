@@ -35,3 +35,24 @@ def test_statistics_benchmark_small_variant():
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "| the two intervals agree (to 0.01) | yes |" in proc.stdout
     assert "study grid: 360 profiles x 3 runs" in proc.stdout
+
+
+def test_pipeline_study_benchmark_small_variant(qs_export):
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "pipeline_study.py"), "--small", "--no-write",
+                           "--corpus", str(qs_export)], capture_output=True, text=True, timeout=900, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    summary = json.loads(proc.stdout[proc.stdout.rindex('{\n  "runs"'):])
+    assert summary["answers"] == 360 and 0 < summary["peak_rss_gb"] < 4
+    assert '"recommendations":' in proc.stdout and '"audit_report":' in proc.stdout  # per-asset wall times
+
+
+def test_cpu_generation_benchmark_small_variant():
+    pytest.importorskip("torch", reason="the llm extra (torch, transformers) is not installed")
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "cpu_generation.py"), "--prompts", "2",
+                           "--new-tokens", "4", "--batch", "2", "--no-write"], capture_output=True, text=True,
+                          timeout=900, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    r = json.loads(proc.stdout[proc.stdout.index("{\n"):])
+    for mode in ("plain_batched", "engine_batched", "plain_single", "engine_single"):
+        assert r[f"{mode}_tokens"] == 2 * 4  # the same token budget in every mode
+    assert r["ratio_batched"] > 0 and r["same_text"] <= 2
