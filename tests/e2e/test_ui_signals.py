@@ -6,7 +6,6 @@ import signal
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,22 +23,14 @@ def _sig_ignored(pid: int, signum: int) -> bool:
 
 
 def test_ui_started_in_the_background_stops_on_sigterm(results_home, tmp_path):
-    from tests.helpers.servers import free_port
+    from tests.helpers.servers import free_port, wait_for_http
 
     port = free_port()
     proc = subprocess.Popen([str(Path(sys.executable).parent / "fairness-audit"), "ui", "-p", str(port)], cwd=ROOT,
                             env={**os.environ}, preexec_fn=_ignore_sigint, start_new_session=True,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.time() + 240
-        while True:
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/server_info", timeout=5)
-                break
-            except OSError:
-                assert proc.poll() is None, "fairness-audit ui exited"
-                assert time.time() < deadline, "the UI did not answer in 240 s"
-                time.sleep(2)
+        wait_for_http(f"http://127.0.0.1:{port}/server_info", proc, 240, "fairness-audit ui")
         assert not _sig_ignored(proc.pid, signal.SIGTERM) and not _sig_ignored(proc.pid, signal.SIGINT)
         t0 = time.time()
         proc.send_signal(signal.SIGTERM)  # the process alone, as a supervisor does

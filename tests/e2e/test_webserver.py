@@ -4,7 +4,6 @@ webserver's GraphQL API (what the UI's Materialize button calls) succeeds."""
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -13,13 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.servers import free_port
+
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _gql(port, query):
@@ -31,7 +26,7 @@ def _gql(port, query):
 
 @pytest.fixture
 def dagster_dev(results_home):
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen(
         [str(Path(sys.executable).parent / "dagster"), "dev", "-w", str(ROOT / "workspace.yaml"), "-p", str(port)],
         cwd=ROOT, env={**os.environ}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,

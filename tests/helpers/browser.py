@@ -19,23 +19,17 @@ FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "-
 @contextlib.contextmanager
 def chromium(tmp_path):
     """A selenium driver of headless Chromium, or a skip that says what is missing."""
-    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is in the dev extra (pip install -e .[dev])")
-    from selenium.webdriver.chrome.service import Service
+    pytest.importorskip("selenium.webdriver", reason="selenium is in the dev extra (pip install -e .[dev])")
 
     missing = [p for p in (CHROMIUM, CHROMEDRIVER) if not os.path.exists(p)]
     if missing:
         if os.environ.get("CI"):
             raise RuntimeError(f"{missing} not installed; .ci/run installs Debian's chromium and chromium-driver")
         pytest.skip(f"{missing} not installed: apt-get install chromium chromium-driver (as .ci/run does)")
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in FLAGS + [f"--user-data-dir={tmp_path / 'chromium-profile'}"]:
-        options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    try:
+    from tests.helpers.ui import chromium_driver  # the driver itself, shared with docs/make_screenshots.py
+
+    with chromium_driver(tmp_path / "chromium-profile") as driver:
         yield driver
-    finally:
-        driver.quit()
 
 
 def wait_for_text(driver, texts, timeout: float = 60) -> str:

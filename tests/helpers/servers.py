@@ -11,6 +11,22 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 
+def wait_for_http(url: str, proc, timeout_s: float, name: str) -> None:
+    """Poll ``url`` until it answers; fail if ``proc`` exits first or ``timeout_s`` passes."""
+    import time
+    import urllib.request
+
+    deadline = time.time() + timeout_s
+    while True:
+        try:
+            urllib.request.urlopen(url, timeout=5)
+            return
+        except OSError:
+            assert proc.poll() is None, f"{name} exited"
+            assert time.time() < deadline, f"{name} did not answer in {timeout_s:.0f} s"
+            time.sleep(1)
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -15,14 +15,13 @@ import contextlib
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 from tests.helpers.browser import CHROMEDRIVER, CHROMIUM, FLAGS, wait_for_text
+from tests.helpers.servers import wait_for_http
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO_RESPONSES = ROOT / "data" / "examples" / "demo_responses.jsonl"
@@ -41,10 +40,7 @@ PNG = b"\x89PNG\r\n\x1a\n"
 
 # ---------------------------------------------------------------- the demo and the webserver
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from tests.helpers.servers import free_port  # noqa: E402,F401 - re-exported for docs/make_screenshots.py
 
 
 def demo_env(home: Path) -> dict:
@@ -88,15 +84,7 @@ def webserver(env: dict, startup_timeout: float = 120):
                             "-h", "127.0.0.1", "-p", str(port)], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL, start_new_session=True)
     try:
-        deadline = time.time() + startup_timeout
-        while True:
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/server_info", timeout=5)
-                break
-            except OSError:
-                assert web.poll() is None, "dagster-webserver exited"
-                assert time.time() < deadline, f"dagster-webserver did not answer in {startup_timeout} s"
-                time.sleep(1)
+        wait_for_http(f"http://127.0.0.1:{port}/server_info", web, startup_timeout, "dagster-webserver")
         yield f"http://127.0.0.1:{port}"
     finally:
         with contextlib.suppress(ProcessLookupError):
