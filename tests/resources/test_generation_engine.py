@@ -162,3 +162,42 @@ def test_continuous_batching_falls_back_to_static_where_unsupported(tiny):
     assert len(samples) == 3 and all(isinstance(s.text, str) for s in samples)
     if not client.continuous_batching:  # CPU: paged attention is not supported here
         assert any("static batches" in m for m in logs)
+
+
+def test_openai_backend_against_transformers_serve_with_the_built_in_model(tmp_path):
+    """The streaming OpenAI-compatible engine against a real server on loopback serving the
+    built-in model (`transformers serve`): the generations asset stores real answers."""
+    pytest.importorskip("fastapi", reason="`transformers serve` needs transformers[serving] (dev extra)")
+    from resources.llm.builtin import builtin_checkpoint
+    from resources.settings import load_model_registry
+
+    spec = load_model_registry()["qwen2.5-0.5b-demo"]
+    checkpoint = builtin_checkpoint("qwen2.5-0.5b-demo", list(spec.parts), spec.sha256, spec.gguf_file)
+    port = _free_port()
+    server = subprocess.Popen([str(Path(sys.executable).parent / "transformers"), "serve", str(checkpoint), "--host",
+                               "127.0.0.1", "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              start_new_session=True)
+    try:
+        base_url = f"http://127.0.0.1:{port}/v1"
+        client = OpenAIClient(base_url, str(checkpoint), name="builtin-http")
+        deadline = time.time() + 180
+        while True:
+            try:
+                assert str(checkpoint) in client.check()
+                break
+            except ModelUnavailableError:
+                assert time.time() < deadline, "transformers serve did not list the model in 180 s"
+                time.sleep(2)
+        registry = write_registry(tmp_path, checkpoint, {"builtin-http": {"source": str(checkpoint), "backend": "openai",
+                                                                          "base_url": base_url}})
+        url = f"sqlite:///{tmp_path / 'r.db'}"
+        result = materialize(url, registry, runs=1, model="builtin-http", max_new_tokens=12)
+        assert result.success
+        rows = D.ResultsDatabase(url=url).read_rows(D.Generation, ["builtin-http|base"])
+        assert len(rows) == 12 and set(rows["backend"]) == {"openai"} and rows["response_id"].is_unique
+        assert (rows["response"].str.len() > 0).all() and (rows["output_tokens"] <= 12).all()
+        cost = D.ResultsDatabase(url=url).read_rows(D.GenerationCost, ["builtin-http|base"])
+        assert cost["compute_kind"].tolist() == ["endpoint"] and cost["compute_s"].iloc[0] > 0
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=30)
