@@ -84,7 +84,7 @@ def run_job(job_name: str) -> int:
     # database.url is an EnvVar (not readable outside a run) when FAIRNESS_DATABASE_URL is set
     print(f"[fairness-audit] results database: {redact(os.environ.get('FAIRNESS_DATABASE_URL') or default_database_url())}")
     print(f"[fairness-audit] results folder:   {results_dir()}")
-    print("[fairness-audit] browse the run and the assets with: dagster dev  (then http://127.0.0.1:3000)")
+    print("[fairness-audit] browse the run and the assets with: .venv/bin/fairness-audit ui  (then http://127.0.0.1:3000)")
     return 0
 
 
