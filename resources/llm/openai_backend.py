@@ -28,6 +28,7 @@ RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 
 class OpenAIClient(TextsFromSamples):
     backend = "openai"
+    streams_requests = True  # answers come back one by one: the engine commits them in groups
 
     def __init__(self, base_url: str, model: str, *, name: Optional[str] = None, api_key: str = "",
                  max_concurrency: int = 256, max_retries: int = 5, timeout_s: float = 300.0,

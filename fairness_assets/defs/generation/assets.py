@@ -66,8 +66,8 @@ def _claim(context, database, pairs) -> None:
 
 def _stream_into_database(context, database, pairs, client, todo, params, audit_id, decoding, commit_every, key):
     """Generate ``todo`` through the client's stream (many requests in flight for serving engines),
-    committing what has finished once ``commit_every`` samples (default 64) are waiting or 2 s have
-    passed since the last commit (an in-process batch is committed as soon as it finishes): a crash loses at most the uncommitted ones and never duplicates a row."""
+    committing what has finished: an in-process batch as soon as it finishes; answers streamed from an
+    endpoint once ``commit_every`` (default 64) are waiting or 2 s have passed since the last commit: a crash loses at most the uncommitted ones and never duplicates a row."""
     every = commit_every or 64
     t0 = last_commit = last_log = time.perf_counter()
     tokens = done = prompt_tokens = 0
@@ -96,7 +96,9 @@ def _stream_into_database(context, database, pairs, client, todo, params, audit_
     for finished in client.stream_samples(list(todo["prompt"]), [int(s) for s in todo["seed"]], params):
         pending.extend(finished)
         now = time.perf_counter()
-        if len(pending) >= every or now - last_commit > 2.0:
+        # a client that hands back whole batches (in process) is committed batch by batch; one that streams
+        # many requests (an endpoint) every ``every`` answers or every 2 s
+        if len(pending) >= every or now - last_commit > 2.0 or not getattr(client, "streams_requests", False):
             commit()
             if now - last_log > 5.0 or done == len(todo):
                 context.log.info(f"{key}: " + gen_core.progress_line(done, len(todo), tokens, now - t0))
