@@ -33,7 +33,25 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-class Receiver:
+class LoopbackHTTPServer:
+    """A threading HTTP server on a free loopback port serving ``handler`` (a
+    BaseHTTPRequestHandler subclass); a context manager that starts and stops it."""
+
+    def __init__(self, handler, path: str = ""):
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}{path}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class Receiver(LoopbackHTTPServer):
     """An HTTP server on a free loopback port that records every POST (answering ``status``)."""
 
     def __init__(self, status: int = 200):
@@ -51,17 +69,7 @@ class Receiver:
             def log_message(self, *args):
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hooks/audit"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__(Handler, "/hooks/audit")
 
 
 @contextlib.contextmanager

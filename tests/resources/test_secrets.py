@@ -11,8 +11,7 @@ import json
 import os
 import subprocess
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import dagster as dg
@@ -20,6 +19,7 @@ import pytest
 
 from resources import database as D
 from resources.secrets import mask_secrets, redact
+from tests.helpers.servers import LoopbackHTTPServer
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "S3cretPw"
@@ -118,7 +118,7 @@ def test_database_password_not_in_output_instance_database_or_reports(tmp_path, 
 
 
 # ----------------------------------------------------------------------------- the API key of an OpenAI endpoint
-class EchoingEndpoint:
+class EchoingEndpoint(LoopbackHTTPServer):
     """An OpenAI-compatible endpoint on loopback that lists model ``m`` and answers every chat
     request with ``status`` and a body echoing the request's Authorization header (as some
     proxies do), after padding that puts the key across character 300, where the error text is cut."""
@@ -150,17 +150,7 @@ class EchoingEndpoint:
             def log_message(self, *args):
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__(Handler, "/v1")
 
 
 def _no_key(text: str) -> bool:
