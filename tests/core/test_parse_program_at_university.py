@@ -20,23 +20,8 @@ from collections import Counter
 import pandas as pd
 import pytest
 
-from fairness_assets.core.geo import CountryResolver, load_aliases
-from fairness_assets.core.parse import clean, holds_program, parse_response, split_program
-from resources.settings import ALIASES_FILE
-
-RESOLVER = CountryResolver(load_aliases(ALIASES_FILE))
-
-
-def is_country(text):
-    return RESOLVER.iso3(text) is not None
-
-
-def parse(text):
-    return parse_response(text, is_country)
-
-
-def triples(res):
-    return [(i.university, i.program, i.country) for i in res.items]
+from fairness_assets.core.parse import clean, holds_program, split_program
+from tests.core.test_parse import RESOLVER, is_country, parse, triples  # noqa: F401 - the same parsing helpers
 
 
 # ----------------------------------------------------------------------------- shapes, one by one
