@@ -201,3 +201,32 @@ def test_openai_backend_against_transformers_serve_with_the_built_in_model(tmp_p
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=30)
+
+
+def test_a_backend_that_returns_fewer_samples_fails_the_partition_and_keeps_what_it_returned(tmp_path):
+    """No silently short partition: the answers that came back are committed, the step fails
+    naming how many are missing, and a rerun generates only those."""
+    from types import SimpleNamespace
+
+    import dagster as dg
+    import pandas as pd
+
+    from fairness_assets.defs.generation.assets import _stream_into_database
+    from resources.llm.base import Sample
+
+    class ShortBackend:
+        backend, model_source, model_revision = "openai", "http://x/v1 (m)", None
+
+        def stream_samples(self, prompts, seeds, params):
+            yield [(i, Sample(f"answer {i}", 3, 5, 0.1)) for i in range(len(prompts) - 2)]  # two never come back
+
+    plan = pd.DataFrame({"response_id": [f"m|base|p{i}|0" for i in range(6)], "prompt": ["q"] * 6, "seed": range(6),
+                         "partition_key": "m|base", "model": "m", "template": "base", "template_hash": "h",
+                         "profile_id": [f"p{i}" for i in range(6)], "run": 0})
+    database = D.ResultsDatabase(url=f"sqlite:///{tmp_path / 'r.db'}")
+    context = SimpleNamespace(log=SimpleNamespace(info=lambda m: None), run=SimpleNamespace(run_id="run-1"),
+                              instance=None)
+    with pytest.raises(dg.Failure, match=r"returned 4 of 6 samples \(2 missing\)"):
+        _stream_into_database(context, database, [("m", "base")], ShortBackend(), plan, SamplingParams(), "a1", "{}",
+                              0, "m|base")
+    assert sorted(database.read_rows(D.Generation, ["m|base"])["response_id"]) == sorted(plan["response_id"][:4])

@@ -105,6 +105,9 @@ def _stream_into_database(context, database, pairs, client, todo, params, audit_
                 last_log = now
     if pending:
         commit()
+    if done != len(todo):  # never a silently short partition: what was committed stays, a rerun fills in
+        raise dg.Failure(f"partition {key}: the {client.backend} backend returned {done} of {len(todo)} samples "
+                         f"({len(todo) - done} missing); the {done} are stored, launch the run again for the rest")
     wall = time.perf_counter() - t0
     context.log.info(f"{key}: " + gen_core.progress_line(done, len(todo), tokens, wall))
     kind, devices = compute_kind(client)
