@@ -10,9 +10,11 @@ run time, never printed in the UI):
 - ``FAIRNESS_RESPONSES``      a bring-your-own responses file for the ``generations`` asset
 - ``FAIRNESS_TAGGER``         subject tagger: ``rules`` (default) or ``llm``
 - ``FAIRNESS_LLM_API_KEY``    API key for OpenAI-compatible endpoints
+- ``FAIRNESS_LLM_MAX_CONCURRENCY``  requests in flight to an OpenAI-compatible endpoint (default 256)
+- ``FAIRNESS_LLM_REQUESTS_PER_MINUTE``  request-rate limit for hosted APIs (default 0: none)
 - ``FAIRNESS_DEVICE``         ``auto`` (default), ``cpu`` or ``cuda``
 - ``FAIRNESS_ALERT_*``, ``FAIRNESS_SMTP_*``  alert channels (resources/alerts.py)
-- ``FAIRNESS_EXECUTOR``       ``multiprocess`` (default), ``in_process``, ``celery`` or ``k8s``
+- ``FAIRNESS_EXECUTOR``       ``in_process`` (default), ``multiprocess``, ``celery`` or ``k8s``
 - ``FAIRNESS_REAUDIT_CRON``   re-audit schedule (default weekly, Mondays 06:00 UTC)
 
 docs/operations.md describes every one of them.
@@ -55,6 +57,11 @@ def _env(name: str, default: str = ""):
     return dg.EnvVar(name) if os.environ.get(name) else default
 
 
+def _env_int(name: str, default: int):
+    """An integer ``EnvVar`` when the variable is set (resolved at run time), else the default."""
+    return dg.EnvVar.int(name) if os.environ.get(name) else default
+
+
 def build_resources() -> dict:
     database = ResultsDatabase(url=_env("FAIRNESS_DATABASE_URL"))
     registry = _env("FAIRNESS_MODEL_REGISTRY", str(MODEL_REGISTRY))
@@ -69,12 +76,14 @@ def build_resources() -> dict:
         "scoring": ScoringResource(),
         "report_settings": ReportResource(output_dir=_env("FAIRNESS_REPORTS_DIR")),
         "llm": LLMResource(api_key=_env("FAIRNESS_LLM_API_KEY"), device=_env("FAIRNESS_DEVICE", "auto"),
-                           registry_path=registry),
+                           registry_path=registry,
+                           max_concurrency=_env_int("FAIRNESS_LLM_MAX_CONCURRENCY", 256),
+                           requests_per_minute=_env_int("FAIRNESS_LLM_REQUESTS_PER_MINUTE", 0)),
         "alerts": AlertResource(
             channels=_env("FAIRNESS_ALERT_CHANNELS", "log"),
             webhook_url=_env("FAIRNESS_ALERT_WEBHOOK_URL"),
             smtp_host=_env("FAIRNESS_SMTP_HOST"),
-            smtp_port=dg.EnvVar.int("FAIRNESS_SMTP_PORT") if os.environ.get("FAIRNESS_SMTP_PORT") else 25,
+            smtp_port=_env_int("FAIRNESS_SMTP_PORT", 25),
             smtp_user=_env("FAIRNESS_SMTP_USER"),
             smtp_password=_env("FAIRNESS_SMTP_PASSWORD"),
             smtp_starttls=os.environ.get("FAIRNESS_SMTP_STARTTLS", "").lower() in ("1", "true", "yes"),

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Optional
 
 from dagster import ConfigurableResource
 from pydantic import Field, PrivateAttr
@@ -78,8 +77,8 @@ class LLMResource(ConfigurableResource):
     api_key: str = Field(default="", description="API key for openai endpoints (pass an EnvVar).")
     max_concurrency: int = Field(default=256, description="Requests in flight to an openai endpoint (a serving "
                                  "engine needs hundreds to reach its throughput; lower it for hosted APIs).")
-    requests_per_s: float = Field(default=0.0, description="Request-rate limit for an openai endpoint (hosted APIs); "
-                                  "0: none.")
+    requests_per_minute: int = Field(default=0, description="Request-rate limit for an openai endpoint (hosted "
+                                     "APIs publish theirs per minute); 0: none.")
     continuous_batching: bool = Field(default=False, description="transformers generate_batch where supported "
                                       "(one random stream: per-sample seeds no longer hold).")
     _clients: dict = PrivateAttr(default_factory=dict)
@@ -161,7 +160,7 @@ class LLMResource(ConfigurableResource):
             from .openai_backend import OpenAIClient
 
             client = OpenAIClient(spec.base_url, spec.source, name=name, api_key=self.api_key,
-                                  max_concurrency=self.max_concurrency, requests_per_s=self.requests_per_s,
+                                  max_concurrency=self.max_concurrency, requests_per_s=self.requests_per_minute / 60.0,
                                   system_role=spec.system_role, log=log)
         else:
             client = self._load_local(name, spec, log)

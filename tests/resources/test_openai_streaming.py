@@ -78,3 +78,27 @@ def test_serving_benchmark_small_variant():
     assert r["asset_rows"] == r["asset_requests"] == 360 and r["previous_requests"] == 48
     assert r["asset_peak_in_flight"] >= 200 and r["ratio"] > 1
     assert r["asset_cost_kind"] == "endpoint" and r["asset_request_s"] > 0  # request-seconds stored per partition
+
+
+def test_concurrency_and_rate_limit_come_from_the_environment(monkeypatch):
+    """FAIRNESS_LLM_MAX_CONCURRENCY and FAIRNESS_LLM_REQUESTS_PER_MINUTE reach the client of an
+    openai-backend model through the code location's resources."""
+    import dagster as dg
+
+    monkeypatch.setenv("FAIRNESS_LLM_MAX_CONCURRENCY", "32")
+    monkeypatch.setenv("FAIRNESS_LLM_REQUESTS_PER_MINUTE", "600")
+    from fairness_assets import definitions
+
+    llm = definitions.build_resources()["llm"]  # reads the environment when called
+    with dg.build_resources({"llm": llm}) as built:  # the EnvVars resolved as at run time
+        assert built.llm.max_concurrency == 32 and built.llm.requests_per_minute == 600
+    from resources.llm.resource import LLMResource
+
+    with ServingSimulator(models=("sim-model",)) as sim:
+        import yaml
+
+        registry = Path(__import__("tempfile").mkdtemp()) / "models.yaml"
+        registry.write_text(yaml.safe_dump({"models": {"sim": {"source": "sim-model", "backend": "openai",
+                                                               "base_url": sim.url}}}))
+        client = LLMResource(registry_path=str(registry), max_concurrency=32, requests_per_minute=600).client("sim")
+    assert client.max_concurrency == 32 and client.requests_per_s == 10.0
