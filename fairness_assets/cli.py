@@ -258,8 +258,7 @@ def _write_report(outdir: Path, recs, per_partition, comparisons, templates, tag
     from resources.settings import ParseQualityResource, ReportResource
 
     from .core import audit_report
-    from .defs.reporting.assets import software_provenance, write_report
-    from .defs.understanding.assets import quality_frame, quality_outcomes
+    from .defs.services import quality_frame, quality_outcomes, software_provenance, write_report
 
     settings = ReportResource()
     parts = []

@@ -292,9 +292,14 @@ class ReportResource(ConfigurableResource):
     correction: str = Field(default="holm", description="Multiple-comparison correction: holm or bh.")
     alpha: float = Field(default=0.05, description="Significance level after correction.")
     output_dir: str = Field(default="", description="Folder for reports and figures (default: <results>/reports).")
+    figure_workers: int = Field(default=0, ge=0, description="Processes drawing the figures of several partitions "
+                                "at once (0: one per CPU core, at most 8; 1: draw in the step's own process).")
 
     def folder(self) -> Path:
         return Path(self.output_dir) if self.output_dir else results_dir() / "reports"
+
+    def drawing_processes(self) -> int:
+        return self.figure_workers or max(1, min(8, os.cpu_count() or 1))
 
     def as_dict(self) -> dict:
         return {"n_boot": self.n_boot, "n_perm": self.n_perm, "seed": self.seed, "level": self.level,

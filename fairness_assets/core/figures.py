@@ -668,3 +668,26 @@ FIGURE_NAMES = tuple(
     + ["recommended_locations", "nationality_heatmap", "base_vs_regional_drs", "base_vs_regional_grs",
        "model_comparison", "drift"]
 )
+
+
+def _partition_job(job: tuple) -> list[Figure]:
+    tables, model, template, n = job
+    return all_partition_figures(tables, model, template, n)
+
+
+def many_partition_figures(jobs: Sequence[tuple[Mapping[str, pd.DataFrame], str, str]], workers: int = 1,
+                           n: int = TOP_N) -> list[list[Figure]]:
+    """:func:`all_partition_figures` for each ``(tables, model, template)`` of ``jobs``, in order.
+
+    Drawing is CPU-bound Python (matplotlib text layout), so with ``workers`` > 1 and more than
+    one job the partitions are drawn in that many worker processes (started with ``spawn``: no
+    fork of a process that may hold threads and locks); the bytes are the same as drawn here."""
+    jobs = [(dict(t), m, tp, n) for t, m, tp in jobs]
+    workers = max(1, min(int(workers), len(jobs)))
+    if workers == 1:
+        return [_partition_job(j) for j in jobs]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        return list(pool.map(_partition_job, jobs))

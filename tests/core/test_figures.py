@@ -233,3 +233,14 @@ def test_file_names_are_unique_per_exact_model_and_template():
     one = F.Figure("top_locations", "t", "c", b"x", model="llama 3", template="base")
     assert one.slug == F.Figure("top_locations", "t", "c", None, model="llama 3", template="base").slug  # stable
     assert F.Figure("top_locations", "t", "c", b"x", model="llama 3", template="regional").slug != one.slug
+
+
+def test_partitions_drawn_in_worker_processes_give_the_same_bytes(tables):
+    """The asset draws several partitions in spawned worker processes: same figures, same order,
+    byte for byte, as drawn in the calling process."""
+    jobs = [(tables, "m1", "base"), (tables, "m2", "base")]
+    serial = F.many_partition_figures(jobs, workers=1)
+    parallel = F.many_partition_figures(jobs, workers=2)
+    assert [[f.name for f in figs] for figs in parallel] == [[f.name for f in figs] for figs in serial]
+    assert [[f.png for f in figs] for figs in parallel] == [[f.png for f in figs] for figs in serial]
+    assert {f.model for f in serial[1]} == {"m2"}

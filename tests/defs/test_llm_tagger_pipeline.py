@@ -12,7 +12,7 @@ from fairness_assets.core import tags as T
 from fairness_assets.defs.generation import assets as gen
 from fairness_assets.defs.partitions import MODEL_PARTITIONS
 from fairness_assets.defs.reference import assets as ref
-from fairness_assets.defs.reporting.assets import software_provenance
+from fairness_assets.defs.services import software_provenance
 from fairness_assets.defs.understanding import assets as und
 from resources import database as D
 from resources.tagger import SubjectTaggerResource

@@ -25,7 +25,7 @@ from resources.settings import AuditGridResource, GenerationSourceResource, Refe
 from ..metadata import preview, table_md
 from ..operations.kubernetes import GPU_OP_TAGS, GPU_POOL
 from ..partitions import AUDIT_PARTITIONS, SINGLE_RUN, audit_round, model_template_pairs, unusable_models
-from ..reference.assets import resolver_for
+from ..services import resolver_for
 
 
 def _import_file(context, pairs, generation_source, reference) -> pd.DataFrame:

@@ -5,8 +5,6 @@ through the ``results_io`` IO manager, summaries to the UI as metadata.
 """
 
 
-from functools import lru_cache
-
 import dagster as dg
 import pandas as pd
 
@@ -16,17 +14,9 @@ from resources.database import ResultsDatabase
 from resources.settings import AuditGridResource, ReferenceDataResource
 
 from ..metadata import preview, table_md
+from ..services import resolver_for
 
 GROUP = "reference"
-
-
-@lru_cache(maxsize=8)
-def _resolver(aliases_path: str) -> geo.CountryResolver:
-    return geo.CountryResolver(geo.load_aliases(aliases_path))
-
-
-def resolver_for(reference: ReferenceDataResource) -> geo.CountryResolver:
-    return _resolver(reference.country_aliases_path)
 
 
 @dg.asset(

@@ -17,20 +17,16 @@ import dagster as dg
 import pandas as pd
 
 from fairness_assets.core import audit_report, figures as fig_core
-from fairness_assets.core import report as report_core
 from fairness_assets.core import tables as tables_core
-from fairness_assets.core.match import MATCHER_VERSION
-from fairness_assets.core.parse import PARSER_VERSION
 from resources import database as D
-from resources.database import ResultsDatabase, code_version
+from resources.database import ResultsDatabase
 from resources.settings import (AuditGridResource, ParseQualityResource, ReferenceDataResource, ReportResource,
                                 ScoringResource, stable_hash)
 from resources.tagger import SubjectTaggerResource
 
 from ..metadata import png_md, table_md
 from ..partitions import AUDIT_PARTITIONS, SINGLE_RUN
-from ..scoring.assets import scoring_params
-from ..understanding.assets import quality_frame, quality_outcomes
+from ..services import quality_frame, quality_outcomes, scoring_params, software_provenance, write_report
 
 SHOWN_IN_UI = ("top_locations", "recommended_locations", "nationality_heatmap")
 
@@ -82,10 +78,12 @@ def audit_figures(context: dg.AssetExecutionContext, recommendations: pd.DataFra
     folder = report_settings.folder() / "figures"
     folder.mkdir(parents=True, exist_ok=True)
     rows, shown = [], {}
-    for key, recs in recommendations.groupby("partition_key", sort=True):
-        model, template = key.split("|", 1)
-        figures = fig_core.all_partition_figures(
-            {"drs_items": recs, "grs_by_country": grs_by_country[grs_by_country["partition_key"] == key]}, model, template)
+    parts = [(key, recs) for key, recs in recommendations.groupby("partition_key", sort=True)]
+    jobs = [({"drs_items": recs, "grs_by_country": grs_by_country[grs_by_country["partition_key"] == key]},
+             *key.split("|", 1)) for key, recs in parts]
+    workers = report_settings.drawing_processes() if len(jobs) > 1 else 1
+    context.log.info(f"drawing the figures of {len(jobs)} partition(s) in {min(workers, len(jobs))} process(es)")
+    for (key, recs), (_, model, template), figures in zip(parts, jobs, fig_core.many_partition_figures(jobs, workers)):
         for f in figures:
             path = None if f.skipped else folder / f"{f.slug}.png"
             if path is not None:
@@ -139,24 +137,6 @@ def _stored_figures(database: ResultsDatabase) -> dict[str, list[fig_core.Figure
         out.setdefault(r.partition_key, []).append(
             fig_core.Figure(r.name, r.title, r.caption, png, r.model, r.template, reason))
     return out
-
-
-def write_report(folder: Path, html: str, markdown: str, figures) -> Path:
-    """report.html, report.md and the figures the Markdown links to, in ``folder``."""
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "report.html").write_text(html, encoding="utf-8")
-    (folder / "report.md").write_text(markdown, encoding="utf-8")
-    for rel, png in report_core.figure_files(figures).items():
-        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
-        (folder / rel).write_bytes(png)
-    return folder
-
-
-def software_provenance(tagger_name: str, scoring_parameters: dict, statistics: dict) -> dict:
-    """The part of a report's provenance that says which code and settings produced it (the
-    audit_report asset and `fairness-audit score` both record it)."""
-    return {"parser": PARSER_VERSION, "matcher": MATCHER_VERSION, "subject tagger": tagger_name,
-            "scoring parameters": scoring_parameters, "statistics": statistics, "code version": code_version()}
 
 
 def _generation_cost(database, gens: pd.DataFrame) -> dict:

@@ -9,30 +9,17 @@ import dagster as dg
 import pandas as pd
 
 from fairness_assets.core import figures as fig_core
-from fairness_assets.core import geo, metrics
-from fairness_assets.core import prompts as prompts_core
+from fairness_assets.core import metrics
 from fairness_assets.core import tables as tables_core
 from resources.database import GRSCountry, MetricRow, ResultsDatabase, make_provenance
 from resources.settings import ReferenceDataResource, ScoringResource, stable_hash
 
 from ..metadata import png_md, table_md
 from ..partitions import AUDIT_PARTITIONS, SINGLE_RUN
-from ..reference.assets import resolver_for
+from ..services import distance_matrix, resolver_for, scoring_params
 
 ANALYSIS = ["drs_responses", "drs_summary", "academic_alignment", "volume_diversity", "concentration",
             "reduced_context_top"]
-
-
-def scoring_params(reference: ReferenceDataResource, scoring: ScoringResource) -> metrics.ScoringParams:
-    templates = prompts_core.load_templates(reference.templates_dir)
-    return scoring.params(prompts_core.student_interests(templates.values()))
-
-
-def distance_matrix(capital_distances: pd.DataFrame, recs: pd.DataFrame, reference: ReferenceDataResource,
-                    student_iso3: dict) -> pd.DataFrame:
-    overrides = geo.load_capital_overrides(reference.capital_overrides_path) if reference.capital_overrides_path else {}
-    needed = set(recs["iso3"].dropna()) | {v for v in student_iso3.values() if v}
-    return geo.extend_distances(geo.distance_lookup(capital_distances), needed, overrides)
 
 
 @dg.multi_asset(

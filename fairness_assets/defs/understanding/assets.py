@@ -5,13 +5,10 @@ as asset checks of ``recommendations`` in the same step; the checks marked block
 downstream metric assets of a partition that fails them.
 """
 
-from functools import lru_cache
-
 import dagster as dg
 import pandas as pd
 
-from expectations.runner import load_suite, run_suite
-from fairness_assets.core import match as match_core
+from expectations.runner import load_suite
 from fairness_assets.core import quality, understanding
 from resources.database import ResultsDatabase
 from resources.llm.resource import LLMResource
@@ -20,7 +17,7 @@ from resources.tagger import SubjectTaggerResource
 
 from ..metadata import preview, table_md
 from ..partitions import AUDIT_PARTITIONS, SINGLE_RUN, model_template_pairs
-from ..reference.assets import resolver_for
+from ..services import quality_outcomes, resolver_for, university_index
 
 SUITE = load_suite("recommendations_quality")
 CHECK_SPECS = [
@@ -28,37 +25,6 @@ CHECK_SPECS = [
                       description=c.get("description"))
     for c in SUITE["checks"]
 ]
-
-
-@lru_cache(maxsize=4)
-def _index(corpus_key: str, aliases_path: str, corpus: tuple) -> match_core.UniversityIndex:
-    frame = pd.DataFrame(list(corpus), columns=["university_id", "name", "iso3"])
-    return match_core.UniversityIndex.build(frame, match_core.load_university_aliases(aliases_path))
-
-
-def university_index(qs_corpus: pd.DataFrame, reference: ReferenceDataResource) -> match_core.UniversityIndex:
-    rows = tuple(map(tuple, qs_corpus[["university_id", "name", "iso3"]].itertuples(index=False)))
-    return _index(str(qs_corpus["corpus_sha256"].iloc[0]), reference.university_aliases_path, rows)
-
-
-def quality_outcomes(recs: pd.DataFrame, quality_cfg: ParseQualityResource, preset_quality: dict | None = None):
-    """Run the suite per partition; a check passes when every partition passes."""
-    suite = load_suite(quality_cfg.suite)
-    per_partition = {}
-    for key, part in recs.groupby("partition_key", sort=True):
-        responses = quality.response_frame(part)
-        items = quality.item_frame(part)
-        gaps = quality.group_gaps(quality.group_rates(responses, items))
-        per_partition[key] = run_suite(suite, {"responses": responses, "items": items, "gaps": gaps},
-                                       quality_cfg.thresholds(preset_quality))
-    return suite, per_partition
-
-
-def quality_frame(per_partition) -> pd.DataFrame:
-    """The suite's outcomes as a table: partition, check, passed, observed, threshold, blocking."""
-    return pd.DataFrame([{"partition": key, "check": o.name, "passed": o.success, "observed": o.observed,
-                          "threshold": o.threshold, "blocking": o.blocking}
-                         for key, outcomes in per_partition.items() for o in outcomes])
 
 
 def _check_results(suite, per_partition) -> list[dg.AssetCheckResult]:
