@@ -37,8 +37,8 @@ class ScoringParams:
     """Every parameter of the scores; recorded with each result."""
 
     lambdas: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_LAMBDAS))  # per km, by class
-    r_min: float = 1.0
-    r_max: float = 1200.0
+    r_min: float = RepParams.r_min  # the scale's defaults are RepParams's (one definition)
+    r_max: float = RepParams.r_max
     w_acc: float = 1 / 3
     w_rep: float = 1 / 3
     w_acad: float = 1 / 3

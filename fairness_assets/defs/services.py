@@ -45,6 +45,14 @@ def university_index(qs_corpus: pd.DataFrame, reference: ReferenceDataResource) 
     return _index(str(qs_corpus["corpus_sha256"].iloc[0]), reference.university_aliases_path, rows)
 
 
+def understanding_config(reference: ReferenceDataResource, tagger) -> dict:
+    """What turns answers into recommendations, for their provenance: parser and matcher
+    versions, the alias tables, the subject tagger."""
+    return {"parser": PARSER_VERSION, "matcher": MATCHER_VERSION, "tagger": tagger.tagger_name(),
+            "country_aliases": str(reference.country_aliases_path),
+            "university_aliases": str(reference.university_aliases_path)}
+
+
 def quality_outcomes(recs: pd.DataFrame, quality_cfg: ParseQualityResource, preset_quality: dict | None = None):
     """Run the suite per partition; a check passes when every partition passes."""
     suite = load_suite(quality_cfg.suite)
@@ -66,8 +74,10 @@ def quality_frame(per_partition) -> pd.DataFrame:
 
 
 def scoring_params(reference: ReferenceDataResource, scoring: ScoringResource) -> metrics.ScoringParams:
+    """The scoring parameters of ``scoring`` on the reputation scale of ``reference`` (the scale
+    ``qs_corpus`` was built with)."""
     templates = prompts_core.load_templates(reference.templates_dir)
-    return scoring.params(prompts_core.student_interests(templates.values()))
+    return scoring.params(prompts_core.student_interests(templates.values()), reference.rep_params())
 
 
 def distance_matrix(capital_distances: pd.DataFrame, recs: pd.DataFrame, reference: ReferenceDataResource,

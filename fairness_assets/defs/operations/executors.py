@@ -11,31 +11,30 @@
   ``FAIRNESS_CELERY_BACKEND``, default ``rpc://``). Needs ``pip install -e ".[celery]"``.
 - ``k8s``: each step in its own Kubernetes Job (``dagster-k8s``; see docs/operations.md).
 
-The variable is read when the code location loads (the executor is part of the definitions).
+The variables are read when the code location loads (the executor is part of the definitions),
+through the settings model (``resources.settings.model``; docs/configuration.md).
 """
 
 from __future__ import annotations
 
-import os
+from typing import get_args
 
 import dagster as dg
 
-EXECUTORS = ("multiprocess", "in_process", "celery", "k8s")
-DEFAULT_BROKER = "pyamqp://guest@127.0.0.1//"
+from resources.settings import FairnessSettings, load_settings
+from resources.settings.model import DEFAULT_BROKER  # noqa: F401  (re-exported: the documented default)
+
+EXECUTORS = get_args(FairnessSettings.model_fields["executor"].annotation)
 
 
 def celery_config() -> dict:
-    return {
-        "broker": os.environ.get("FAIRNESS_CELERY_BROKER", "").strip() or DEFAULT_BROKER,
-        "backend": os.environ.get("FAIRNESS_CELERY_BACKEND", "").strip() or "rpc://",
-        "include": ["fairness_assets.definitions"],
-    }
+    settings = load_settings()
+    return {"broker": settings.celery_broker, "backend": settings.celery_backend,
+            "include": ["fairness_assets.definitions"]}
 
 
 def executor_from_env() -> dg.ExecutorDefinition | None:
-    name = os.environ.get("FAIRNESS_EXECUTOR", "").strip().lower() or "in_process"
-    if name not in EXECUTORS:
-        raise ValueError(f"FAIRNESS_EXECUTOR={name!r} is not one of {list(EXECUTORS)}")
+    name = load_settings().executor  # an unknown name raises ConfigError naming FAIRNESS_EXECUTOR and the value
     if name == "multiprocess":
         return dg.multiprocess_executor
     if name == "in_process":

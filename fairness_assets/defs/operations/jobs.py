@@ -6,9 +6,9 @@ Every audit job selects the whole lineage and runs one model x template partitio
 
 from __future__ import annotations
 
-import os
-
 import dagster as dg
+
+from resources.settings import load_settings
 
 
 AUDIT_ASSETS = dg.AssetSelection.all()
@@ -19,10 +19,9 @@ JOB_PRESETS = {"study_audit": "study"}
 def grid_config(preset: str) -> dict:
     """Run config of the audit_grid resource for ``preset``. Run config replaces the resource's
     configured values, so every environment-configured field is passed on again."""
-    config: dict = {"preset": preset}
-    if os.environ.get("FAIRNESS_MODEL_REGISTRY"):
-        config["model_registry_path"] = {"env": "FAIRNESS_MODEL_REGISTRY"}
+    config: dict = {**load_settings().run_config("audit_grid"), "preset": preset}
     return {"resources": {"audit_grid": {"config": config}}}
+
 
 demo_audit = dg.define_asset_job(
     name="demo_audit",

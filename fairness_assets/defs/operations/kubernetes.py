@@ -5,10 +5,11 @@ The generation step asks for one NVIDIA GPU and lands on a GPU node. dagster-k8s
 op tag where each step runs in its own pod (``FAIRNESS_EXECUTOR=k8s``, the k8s_job_executor);
 the K8sRunLauncher alone uses run-level settings (docs/operations.md). When the models are
 served by vLLM (``openai`` backend), generation needs no GPU: ``FAIRNESS_GENERATION_GPU=0``
-drops the request (read when the code location loads).
+drops the request (read when the code location loads, through the settings model:
+docs/configuration.md).
 """
 
-import os
+from resources.settings import load_settings
 
 GPU_POOL = "gpu"  # concurrency pool: the instance's limit (deploy/dagster.yaml) keeps one GPU step per device
 
@@ -27,4 +28,4 @@ K8S_GPU_CONFIG = {
     },
 }
 
-GPU_OP_TAGS = {} if os.environ.get("FAIRNESS_GENERATION_GPU", "1").strip() == "0" else K8S_GPU_CONFIG
+GPU_OP_TAGS = K8S_GPU_CONFIG if load_settings().generation_gpu else {}

@@ -6,29 +6,24 @@ partition, all tagged with the same audit round (the tick's time), which makes t
 audit (see partitions.AUDIT_ROUND_TAG) and lets audit_drift compare it with the previous one.
 
 ``FAIRNESS_REAUDIT_CRON`` (default ``0 6 * * 1``: Mondays 06:00) and ``FAIRNESS_REAUDIT_TIMEZONE``
-(default ``UTC``) are read when the code location loads; reload it in the UI after a change.
+(default ``UTC``) are read when the code location loads, through the settings model
+(docs/configuration.md); reload it in the UI after a change.
 """
 
 from __future__ import annotations
 
-import os
-
 import dagster as dg
-from dagster._utils.schedules import is_valid_cron_string  # dagster is pinned (pyproject.toml)
 
-from resources.settings import AuditGridResource
+from resources.settings import AuditGridResource, load_settings
+from resources.settings.model import DEFAULT_CRON  # noqa: F401  (re-exported: the documented default)
 
 from ..partitions import AUDIT_ROUND_TAG, MODEL_PARTITIONS, TEMPLATE_PARTITIONS
 from .jobs import reaudit
 
-DEFAULT_CRON = "0 6 * * 1"
-
 
 def reaudit_cron() -> str:
-    cron = os.environ.get("FAIRNESS_REAUDIT_CRON", "").strip() or DEFAULT_CRON
-    if not is_valid_cron_string(cron):
-        raise ValueError(f"FAIRNESS_REAUDIT_CRON={cron!r} is not a valid cron string (e.g. {DEFAULT_CRON!r}: Mondays 06:00)")
-    return cron
+    """The schedule's cron string; an invalid one raises ConfigError naming FAIRNESS_REAUDIT_CRON."""
+    return load_settings().reaudit_cron
 
 
 def reaudit_requests(models: list[str], templates: list[str], round_id: str) -> list[dg.RunRequest]:
@@ -47,7 +42,7 @@ def reaudit_requests(models: list[str], templates: list[str], round_id: str) -> 
 @dg.schedule(
     job=reaudit,
     cron_schedule=reaudit_cron(),
-    execution_timezone=os.environ.get("FAIRNESS_REAUDIT_TIMEZONE", "").strip() or "UTC",
+    execution_timezone=load_settings().reaudit_timezone,
     default_status=dg.DefaultScheduleStatus.STOPPED,
     description="Re-audit every model registered as a partition, on every template of the configured preset; "
     "each round is compared with the previous one (asset audit_drift).",

@@ -36,7 +36,7 @@ def qs_corpus(
             "set FAIRNESS_QS_CORPUS to your own QS export for a real audit"
         )
     raw, report = corpus_core.read_qs_export(path, reference.rank_column)
-    rep = corpus_core.RepParams(reference.rep_r_min, reference.rep_r_max)
+    rep = reference.rep_params()
     resolver = resolver_for(reference)
     universities, countries = corpus_core.build_corpus(
         raw, report, lambda s: resolver.resolve(s, strict=True, what=f"corpus country (in {path})"), rep

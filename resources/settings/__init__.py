@@ -1,0 +1,48 @@
+"""Typed configuration, one module per concern.
+
+- ``model``       the settings model: every ``FAIRNESS_*`` variable (type, default, meaning,
+                  where used, when read); docs/configuration.md is generated from it
+- ``paths``       where the shipped data lives and where results go
+- ``registry``    the model registry
+- ``grid``        the audit grid (presets)
+- ``reference``   the ranking corpus, reviewed reference files, the reputation scale
+- ``quality``     parse-quality thresholds
+- ``generation``  where generations come from and how they are decoded
+- ``scoring``     the DRS and GRS parameters
+- ``report``      statistics and report settings
+
+``fairness_assets.definitions.build_resources()`` builds the resources from the settings model;
+deployment values that Dagster can read at run time reach them as ``dagster.EnvVar``.
+"""
+
+from .base import ConfigError, stable_hash
+from .paths import (
+    ALIASES_FILE,
+    CAPITALS_FILE,
+    DATA_DIR,
+    DEMO_CORPUS,
+    EXAMPLE_RESPONSES,
+    MODEL_REGISTRY,
+    PRESETS_DIR,
+    PROJECT_ROOT,
+    TEMPLATES_DIR,
+    UNIVERSITY_ALIASES_FILE,
+    default_database_url,
+    results_dir,
+)
+from .model import FairnessSettings, default_of, field_specs, load_settings
+from .registry import BACKENDS, ModelSpec, load_model_registry
+from .grid import AuditConfig, AuditGridResource, load_preset
+from .reference import ReferenceDataResource
+from .quality import ParseQualityResource
+from .generation import GenerationSourceResource
+from .scoring import ScoringResource
+from .report import ReportResource
+
+__all__ = [
+    "ALIASES_FILE", "AuditConfig", "AuditGridResource", "BACKENDS", "CAPITALS_FILE", "ConfigError", "DATA_DIR",
+    "DEMO_CORPUS", "EXAMPLE_RESPONSES", "FairnessSettings", "GenerationSourceResource", "MODEL_REGISTRY",
+    "ModelSpec", "PRESETS_DIR", "PROJECT_ROOT", "ParseQualityResource", "ReferenceDataResource", "ReportResource",
+    "ScoringResource", "TEMPLATES_DIR", "UNIVERSITY_ALIASES_FILE", "default_database_url", "default_of",
+    "field_specs", "load_model_registry", "load_preset", "load_settings", "results_dir", "stable_hash",
+]

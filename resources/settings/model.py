@@ -1,0 +1,322 @@
+"""The one configuration model: every ``FAIRNESS_*`` environment variable, typed, with its
+default, its meaning, where it is used and when it is read.
+
+docs/configuration.md is generated from this class (``python docs/build_configuration.py``);
+a test fails when the committed page differs from what the class says.
+
+When a variable is read (``read`` of each field, shown in the page):
+
+- ``run``: ``build_resources()`` hands the resource a ``dagster.EnvVar`` when the variable is set,
+  so Dagster reads the value when a run starts (and the UI shows the variable's name, never its
+  value). Only strings and integers can be passed that way.
+- ``load``: read when the code location loads (``build_resources()``, the executor, the schedule,
+  the Kubernetes tags are part of the definitions); reload the code location after a change.
+  Floats and booleans are read this way (Dagster has no float or boolean ``EnvVar``).
+- ``use``: read by the module each time it needs the value.
+
+Each method parameter has one definition: the defaults of R_min/R_max and of the lambdas are
+the core's (``RepParams``, ``DEFAULT_LAMBDAS``), every resource field that a variable sets takes
+its default from here, and ``build_resources()`` passes every value from here.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Iterator, Literal
+
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from fairness_assets.core.corpus import RepParams
+from fairness_assets.core.metrics import DEFAULT_LAMBDAS
+
+from .base import ConfigError
+from .paths import MODEL_REGISTRY
+
+ENV_PREFIX = "FAIRNESS_"
+RUN, LOAD, USE = "run", "load", "use"
+READ_MEANING = {
+    RUN: "at run time (an `EnvVar`: Dagster reads it when a run starts)",
+    LOAD: "when the code location loads (reload it after a change)",
+    USE: "each time the module needs it",
+}
+GROUPS = {
+    "storage": "Data and results",
+    "grid": "Audit grid",
+    "generation": "Generation and tagging",
+    "scoring": "Scoring (METHOD.md §5-6)",
+    "alerts": "Alerts",
+    "operations": "Execution and schedule",
+}
+DEFAULT_CRON = "0 6 * * 1"
+DEFAULT_BROKER = "pyamqp://guest@127.0.0.1//"
+
+
+def setting(default: Any, description: str, *, group: str, read: str, used_by: str,
+            targets: tuple[tuple[str, str], ...] = (), secret: bool = False, **constraints):
+    """A field of the settings model with what the documentation needs: its group, when it is
+    read, where it is used and which resource fields (``(resource key, field)``) it sets."""
+    assert group in GROUPS and read in READ_MEANING
+    assert not (secret and read != RUN), "a secret must reach its resource as an EnvVar"
+    return Field(default, description=description, json_schema_extra={
+        "group": group, "read": read, "used_by": used_by, "targets": [list(t) for t in targets], "secret": secret},
+        **constraints)
+
+
+class FairnessSettings(BaseSettings):
+    """Every deployment setting of the audit; each field is read from ``FAIRNESS_<FIELD>``."""
+
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, env_ignore_empty=True, extra="ignore",
+                                      str_strip_whitespace=True, frozen=True)
+
+    # ------------------------------------------------------------------ data and results
+    home: str = setting(
+        "", "Folder of the SQLite results database (`results.db`) and of the reports; empty: `data/results`.",
+        group="storage", read=USE,
+        used_by="`resources.settings.results_dir()`: the default database URL and report folder; the command line")
+    database_url: SecretStr = setting(
+        SecretStr(""), "Results database URL (SQLAlchemy; PostgreSQL in production); empty: SQLite file "
+        "`results.db` in `FAIRNESS_HOME`. May hold a password: never shown in the UI.",
+        group="storage", read=RUN, secret=True, targets=(("database", "url"),),
+        used_by="every asset (results tables, provenance); `resources/migrations`")
+    reports_dir: str = setting(
+        "", "Folder for figures and reports; empty: `$FAIRNESS_HOME/reports`. A shared volume when steps run "
+        "on several machines.", group="storage", read=RUN, targets=(("report_settings", "output_dir"),),
+        used_by="assets `audit_report`, the figures")
+    qs_corpus: str = setting(
+        "", "Path to your QS World University Rankings CSV export; empty: the illustrative demo corpus "
+        "(`data/demo`, not the QS ranking).", group="storage", read=RUN, targets=(("reference", "corpus_path"),),
+        used_by="asset `qs_corpus` (and through it every later table)")
+    responses: str = setting(
+        "", "A bring-your-own responses file (CSV, JSONL or Parquet, docs/responses_format.md) imported instead "
+        "of generating; empty: generate with the models.", group="storage", read=RUN,
+        targets=(("generation_source", "responses_path"),), used_by="asset `generations`")
+
+    # ------------------------------------------------------------------ audit grid
+    preset: str = setting(
+        "demo", "Audit grid preset in `data/presets`: `demo` or `study`.", group="grid", read=RUN,
+        targets=(("audit_grid", "preset"),),
+        used_by="assets `country_geography`, `profiles`, `prompts`, `generations`, the understanding and report "
+        "assets; job `demo_audit`; the `reaudit` schedule (`study_audit` always runs `study`)")
+    model_registry: str = setting(
+        str(MODEL_REGISTRY), "Model registry YAML (docs/generation.md).", group="grid", read=RUN,
+        targets=(("audit_grid", "model_registry_path"), ("llm", "registry_path")),
+        used_by="asset `generations`, the LLM tagger; job `study_audit` passes it on in its run config")
+
+    # ------------------------------------------------------------------ generation and tagging
+    device: str = setting(
+        "auto", "Where transformers models run: `auto` (CUDA when available), `cpu` or `cuda`.",
+        group="generation", read=RUN, targets=(("llm", "device"),), used_by="asset `generations`, the LLM tagger")
+    llm_api_key: SecretStr = setting(
+        SecretStr(""), "API key for OpenAI-compatible endpoints; never shown in the UI or in error messages.",
+        group="generation", read=RUN, secret=True, targets=(("llm", "api_key"),),
+        used_by="asset `generations` (backend `openai`)")
+    llm_max_concurrency: int = setting(
+        256, "Requests in flight to an OpenAI-compatible endpoint (a serving engine needs hundreds; lower it for "
+        "hosted APIs).", group="generation", read=RUN, targets=(("llm", "max_concurrency"),), ge=1,
+        used_by="asset `generations` (backend `openai`)")
+    llm_requests_per_minute: int = setting(
+        0, "Request-rate limit for hosted APIs, per minute; 0: none.", group="generation", read=RUN,
+        targets=(("llm", "requests_per_minute"),), ge=0, used_by="asset `generations` (backend `openai`)")
+    model_cache: str = setting(
+        "", "Cache folder of the built-in CPU model assembled from its PyPI parts; empty: "
+        "`~/.cache/llm-advisor-fairness/models`.", group="generation", read=USE,
+        used_by="`resources/llm/builtin.py`")
+    tagger: str = setting(
+        "rules", "Subject tagger of program names: `rules` (deterministic keywords) or `llm` (few-shot prompt).",
+        group="generation", read=RUN, targets=(("subject_tagger", "method"),), used_by="asset `subject_tags`")
+
+    # ------------------------------------------------------------------ scoring
+    rep_r_min: float = setting(
+        RepParams.r_min, "R_min of the global reputation scale: Rep = (R_max - R) / (R_max - R_min).",
+        group="scoring", read=LOAD, targets=(("reference", "rep_r_min"),),
+        used_by="assets `qs_corpus` (column `rep`) and `drs_scores` (Rep, DRS), hence `grs_by_country`, "
+        "`analysis_tables` and the report")
+    rep_r_max: float = setting(
+        RepParams.r_max, "R_max of the global reputation scale: ranks beyond it get Rep 0.",
+        group="scoring", read=LOAD, targets=(("reference", "rep_r_max"),),
+        used_by="assets `qs_corpus` (column `rep`) and `drs_scores` (Rep, DRS), hence `grs_by_country`, "
+        "`analysis_tables` and the report")
+    lambda_high: float = setting(
+        DEFAULT_LAMBDAS["high"], "Acc decay per km for high-income students: Acc = exp(-lambda d).",
+        group="scoring", read=LOAD, targets=(("scoring", "lambda_high"),), ge=0,
+        used_by="asset `drs_scores` (Acc, DRS) and the tables built on it")
+    lambda_middle: float = setting(
+        DEFAULT_LAMBDAS["middle"], "Acc decay per km for middle-income students.",
+        group="scoring", read=LOAD, targets=(("scoring", "lambda_middle"),), ge=0,
+        used_by="asset `drs_scores` (Acc, DRS) and the tables built on it")
+    lambda_low: float = setting(
+        DEFAULT_LAMBDAS["low"], "Acc decay per km for low-income students.",
+        group="scoring", read=LOAD, targets=(("scoring", "lambda_low"),), ge=0,
+        used_by="asset `drs_scores` (Acc, DRS) and the tables built on it")
+
+    # ------------------------------------------------------------------ alerts
+    alert_channels: str = setting(
+        "log", "Alert channels, comma-separated: `log`, `webhook`, `email`.", group="alerts", read=RUN,
+        targets=(("alerts", "channels"),), used_by="the alert sensors (`resources/alerts.py`)")
+    alert_webhook_url: SecretStr = setting(
+        SecretStr(""), "URL the `webhook` channel POSTs each alert to (often holds a token: never shown).",
+        group="alerts", read=RUN, secret=True, targets=(("alerts", "webhook_url"),), used_by="the alert sensors")
+    smtp_host: str = setting("", "SMTP server of the `email` channel.", group="alerts", read=RUN,
+                             targets=(("alerts", "smtp_host"),), used_by="the alert sensors")
+    smtp_port: int = setting(25, "SMTP port.", group="alerts", read=RUN, targets=(("alerts", "smtp_port"),),
+                             ge=1, used_by="the alert sensors")
+    smtp_user: str = setting("", "SMTP user (optional).", group="alerts", read=RUN,
+                             targets=(("alerts", "smtp_user"),), used_by="the alert sensors")
+    smtp_password: SecretStr = setting(
+        SecretStr(""), "SMTP password (optional; never shown).", group="alerts", read=RUN, secret=True,
+        targets=(("alerts", "smtp_password"),), used_by="the alert sensors")
+    smtp_starttls: bool = setting(
+        False, "Use STARTTLS on the SMTP connection (`1`, `true`, `yes`, `on` / `0`, `false`, `no`, `off`).",
+        group="alerts", read=LOAD, targets=(("alerts", "smtp_starttls"),), used_by="the alert sensors")
+    alert_email_from: str = setting(
+        "llm-advisor-fairness@localhost", "Sender address of alert e-mails.", group="alerts", read=RUN,
+        targets=(("alerts", "email_from"),), used_by="the alert sensors")
+    alert_email_to: str = setting("", "Recipients of alert e-mails, comma-separated.", group="alerts", read=RUN,
+                                  targets=(("alerts", "email_to"),), used_by="the alert sensors")
+    ui_url: str = setting(
+        "http://127.0.0.1:3000", "Base URL of the Dagster UI the alerts link to (`<url>/runs/<run id>`).",
+        group="alerts", read=RUN, targets=(("alerts", "ui_base_url"),), used_by="the alert sensors")
+
+    # ------------------------------------------------------------------ execution and schedule
+    executor: Literal["in_process", "multiprocess", "celery", "k8s"] = setting(
+        "in_process", "How a run executes its steps: `in_process`, `multiprocess`, `celery` (dagster-celery) "
+        "or `k8s` (a Kubernetes Job per step, dagster-k8s).", group="operations", read=LOAD,
+        used_by="`fairness_assets/defs/operations/executors.py` (the definitions' executor)")
+    celery_broker: str = setting(
+        DEFAULT_BROKER, "Celery broker URL (`FAIRNESS_EXECUTOR=celery`); workers read it too.",
+        group="operations", read=LOAD, used_by="`fairness_assets/defs/operations/executors.py`")
+    celery_backend: str = setting(
+        "rpc://", "Celery result backend URL.", group="operations", read=LOAD,
+        used_by="`fairness_assets/defs/operations/executors.py`")
+    generation_gpu: bool = setting(
+        True, "Whether the generation step asks Kubernetes for one NVIDIA GPU; `0` when vLLM serves the models.",
+        group="operations", read=LOAD, used_by="`fairness_assets/defs/operations/kubernetes.py` (op tags of "
+        "`generations`)")
+    reaudit_cron: str = setting(
+        DEFAULT_CRON, "Cron string of the re-audit schedule (default: Mondays 06:00).", group="operations",
+        read=LOAD, used_by="`fairness_assets/defs/operations/schedules.py` (`reaudit_schedule`)")
+    reaudit_timezone: str = setting(
+        "UTC", "Time zone of the re-audit schedule.", group="operations", read=LOAD,
+        used_by="`fairness_assets/defs/operations/schedules.py` (`reaudit_schedule`)")
+    partition_lease_ttl_s: float = setting(
+        600.0, "Seconds after which the lease of a partition held by a run this instance does not know, and "
+        "that was not renewed, is taken over.", group="operations", read=USE, gt=0,
+        used_by="`resources/partition_lease.py`")
+
+    # ------------------------------------------------------------------ validation
+    @field_validator("executor", mode="before")
+    @classmethod
+    def _lower(cls, value):
+        return value.strip().lower() if isinstance(value, str) else value
+
+    @field_validator("reaudit_cron")
+    @classmethod
+    def _cron(cls, value: str) -> str:
+        from dagster._utils.schedules import is_valid_cron_string  # dagster is pinned (pyproject.toml)
+
+        if not is_valid_cron_string(value):
+            raise ValueError(f"not a valid cron string (e.g. {DEFAULT_CRON!r}: Mondays 06:00)")
+        return value
+
+    @model_validator(mode="after")
+    def _rep_scale(self):
+        if not self.rep_r_max > self.rep_r_min:
+            raise ValueError(f"FAIRNESS_REP_R_MAX ({self.rep_r_max}) must be greater than FAIRNESS_REP_R_MIN "
+                             f"({self.rep_r_min})")
+        return self
+
+    # ------------------------------------------------------------------ what the code location needs
+    @classmethod
+    def env_name(cls, field: str) -> str:
+        return ENV_PREFIX + field.upper()
+
+    def is_set(self, field: str) -> bool:
+        """Whether the variable was set (non-empty) in the environment this model was read from."""
+        return field in self.model_fields_set
+
+    def value(self, field: str) -> Any:
+        """The plain value (secrets unwrapped: only for code that must use them, never for display)."""
+        value = getattr(self, field)
+        return value.get_secret_value() if isinstance(value, SecretStr) else value
+
+    def resource_value(self, field: str) -> Any:
+        """What a resource field receives: an ``EnvVar`` for a variable read at run time that is set
+        (Dagster reads it when a run starts), else the value of this model."""
+        info = field_specs()[field]
+        if info.read == RUN and self.is_set(field):
+            import dagster as dg
+
+            return dg.EnvVar.int(self.env_name(field)) if info.type is int else dg.EnvVar(self.env_name(field))
+        return self.value(field)
+
+    def resource_config(self, resource_key: str) -> dict[str, Any]:
+        """Keyword arguments of the resource ``resource_key`` that the variables set."""
+        return {attr: self.resource_value(spec.name)
+                for spec in field_specs().values() for key, attr in spec.targets if key == resource_key}
+
+    def run_config(self, resource_key: str) -> dict[str, Any]:
+        """Run config of the resource ``resource_key`` for the variables that are set (``{"env": name}``
+        for those read at run time): a job whose run config replaces a resource's values passes these on."""
+        return {attr: {"env": spec.env} if spec.read == RUN else self.value(spec.name)
+                for spec in field_specs().values() for key, attr in spec.targets
+                if key == resource_key and self.is_set(spec.name)}
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    """One variable, as the documentation and ``build_resources()`` see it."""
+
+    name: str
+    env: str
+    type: Any
+    default: Any
+    description: str
+    group: str
+    read: str
+    used_by: str
+    targets: tuple[tuple[str, str], ...]
+    secret: bool
+
+
+@lru_cache(maxsize=1)
+def field_specs() -> dict[str, FieldSpec]:
+    out = {}
+    for name, info in FairnessSettings.model_fields.items():
+        extra = info.json_schema_extra or {}
+        default = info.default.get_secret_value() if isinstance(info.default, SecretStr) else info.default
+        out[name] = FieldSpec(
+            name=name, env=FairnessSettings.env_name(name), type=str if info.annotation is SecretStr else info.annotation,
+            default=default, description=info.description or "", group=extra["group"], read=extra["read"],
+            used_by=extra["used_by"], targets=tuple(tuple(t) for t in extra["targets"]), secret=extra["secret"])
+    return out
+
+
+def default_of(field: str) -> Any:
+    """The default of a variable (for the resource fields it sets: one definition)."""
+    return field_specs()[field].default
+
+
+def iter_specs() -> Iterator[FieldSpec]:
+    yield from field_specs().values()
+
+
+def load_settings() -> FairnessSettings:
+    """The settings as the environment says now; a bad value raises :class:`ConfigError` naming
+    the variable and the value."""
+    try:
+        return FairnessSettings()
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            loc = [str(p) for p in err.get("loc", ()) if p != "__root__"]
+            if loc:
+                name = FairnessSettings.env_name(loc[0])
+                raw = os.environ.get(name, err.get("input"))
+                shown = "***" if field_specs().get(loc[0]) and field_specs()[loc[0]].secret else raw
+                problems.append(f"{name}={shown!r}: {err['msg']}")
+            else:
+                problems.append(err["msg"])
+        raise ConfigError("invalid configuration: " + "; ".join(problems)) from None

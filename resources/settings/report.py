@@ -1,0 +1,37 @@
+"""Statistics and report settings (docs/statistics.md)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from dagster import ConfigurableResource
+from pydantic import Field
+
+from .model import default_of
+from .paths import results_dir
+
+
+class ReportResource(ConfigurableResource):
+    """Statistics and report settings (docs/statistics.md); recorded in every report."""
+
+    n_boot: int = Field(default=2000, description="Bootstrap resamples for every interval.")
+    n_perm: int = Field(default=10_000, description="Sign-flip permutations (exact enumeration when fewer suffice).")
+    seed: int = Field(default=0, description="Seed of every resampling (results are reproducible).")
+    level: float = Field(default=0.95, description="Confidence level of the intervals.")
+    correction: str = Field(default="holm", description="Multiple-comparison correction: holm or bh.")
+    alpha: float = Field(default=0.05, description="Significance level after correction.")
+    output_dir: str = Field(default=default_of("reports_dir"), description="Folder for reports and figures "
+                            "(default: <results>/reports; FAIRNESS_REPORTS_DIR).")
+    figure_workers: int = Field(default=0, ge=0, description="Processes drawing the figures of several partitions "
+                                "at once (0: one per CPU core, at most 8; 1: draw in the step's own process).")
+
+    def folder(self) -> Path:
+        return Path(self.output_dir) if self.output_dir else results_dir() / "reports"
+
+    def drawing_processes(self) -> int:
+        return self.figure_workers or max(1, min(8, os.cpu_count() or 1))
+
+    def as_dict(self) -> dict:
+        return {"n_boot": self.n_boot, "n_perm": self.n_perm, "seed": self.seed, "level": self.level,
+                "correction": self.correction, "alpha": self.alpha}
