@@ -6,7 +6,8 @@ a test fails when the committed page differs from what the class says.
 
 When a variable is read (``read`` of each field, shown in the page):
 
-- ``run``: ``build_resources()`` hands the resource a ``dagster.EnvVar`` when the variable is set,
+- ``run``: ``build_resources()`` hands the resource a ``dagster.EnvVar`` when the variable is set
+  where the code location loads,
   so Dagster reads the value when a run starts (and the UI shows the variable's name, never its
   value). Only strings and integers can be passed that way.
 - ``load``: read when the code location loads (``build_resources()``, the executor, the schedule,
@@ -38,7 +39,8 @@ from .paths import MODEL_REGISTRY
 ENV_PREFIX = "FAIRNESS_"
 RUN, LOAD, USE = "run", "load", "use"
 READ_MEANING = {
-    RUN: "at run time (an `EnvVar`: Dagster reads it when a run starts)",
+    RUN: "at run time (an `EnvVar`: Dagster reads its value when a run starts; set it where the code location "
+         "loads too, or the default is used)",
     LOAD: "when the code location loads (reload it after a change)",
     USE: "each time the module needs it",
 }
@@ -132,13 +134,13 @@ class FairnessSettings(BaseSettings):
     rep_r_min: float = setting(
         RepParams.r_min, "R_min of the global reputation scale: Rep = (R_max - R) / (R_max - R_min).",
         group="scoring", read=LOAD, targets=(("reference", "rep_r_min"),),
-        used_by="assets `qs_corpus` (column `rep`) and `drs_scores` (Rep, DRS), hence `grs_by_country`, "
-        "`analysis_tables` and the report")
+        used_by="assets `qs_corpus` (column `rep`) and `drs_scores` (Rep, DRS), hence `analysis_tables` and the "
+        "report; not `grs_by_country` (GRS uses the within-country rank scale)")
     rep_r_max: float = setting(
         RepParams.r_max, "R_max of the global reputation scale: ranks beyond it get Rep 0.",
         group="scoring", read=LOAD, targets=(("reference", "rep_r_max"),),
-        used_by="assets `qs_corpus` (column `rep`) and `drs_scores` (Rep, DRS), hence `grs_by_country`, "
-        "`analysis_tables` and the report")
+        used_by="assets `qs_corpus` (column `rep`) and `drs_scores` (Rep, DRS), hence `analysis_tables` and the "
+        "report; not `grs_by_country` (GRS uses the within-country rank scale)")
     lambda_high: float = setting(
         DEFAULT_LAMBDAS["high"], "Acc decay per km for high-income students: Acc = exp(-lambda d).",
         group="scoring", read=LOAD, targets=(("scoring", "lambda_high"),), ge=0,
