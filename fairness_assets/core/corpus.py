@@ -160,6 +160,19 @@ def _decode(data: bytes, path: str) -> tuple[str, str, list[str]]:
     return text, encoding, []
 
 
+_ESCAPED = re.compile(r"\\(['\"\\])")
+_SPACE_LIKE = re.compile(r"[\u00a0\u2000-\u200a\u202f\u205f\u3000]")
+
+
+def clean_institution_name(name: str) -> str:
+    """An institution name as the export means it: its escaping undone (the 2024 export writes
+    ``Université Côte d\\'Azur`` and ``King Mongkut\\'s …`` with a literal backslash), no-break
+    and other unusual spaces made plain spaces (``Università\\xa0di Padova``) and the ends
+    stripped. Nothing else changes: the name stays the export's spelling (line breaks too)."""
+    t = _ESCAPED.sub(r"\1", str(name))
+    return _SPACE_LIKE.sub(" ", t).strip()
+
+
 class CSVLineError(ValueError):
     """A CSV text that cannot be split into records; ``line`` is where the bad record starts."""
 
@@ -308,6 +321,7 @@ def read_qs_export(
     df["source_line"] = np.asarray(lines, dtype=np.int64)
     for col in required:
         df[col] = df[col].str.strip()
+    df[NAME_COLUMN] = df[NAME_COLUMN].map(clean_institution_name)
     original = [c for c in df.columns if c != "source_line"]
     blank = df[original].apply(lambda c: c.str.strip() == "").all(axis=1) if len(df) else pd.Series(dtype=bool)
     df = df[~blank]

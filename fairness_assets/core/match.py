@@ -2,19 +2,36 @@
 
 Order of evidence, strongest first:
 
-1. ``alias``    the reviewed alias table (``data/aliases/universities.csv``): MIT, UCL, UC Berkeley,
-                Technische Universität München, ...
-2. ``exact``    the normalised name (accents, case, punctuation, "the", "&" folded; a trailing
-                parenthetical such as "(MIT)" ignored) equals a corpus name
-3. ``acronym``  the text is the acronym a corpus name carries in parentheses ("IITB", "UCB"),
-                when only one university carries it
-4. ``prefix``   the text is the start of exactly one corpus name ("Imperial College")
-5. ``fuzzy``    rapidfuzz token-sort similarity; at or above ``fuzzy_accept`` always, between
-                ``fuzzy_min`` and ``fuzzy_accept`` only when the stated country agrees
+1. ``alias``      the reviewed alias table (``data/aliases/universities.csv``): MIT, UCL, UC
+                  Berkeley, Technische Universität München, ...; ``historical`` the reviewed table
+                  of former names (``data/aliases/historical_names.csv``: Université Paris-Sud ->
+                  Université Paris-Saclay)
+2. ``exact``      the normalised name (accents, case, punctuation, "the", "&" folded; a trailing
+                  parenthetical such as "(MIT)" ignored) equals a corpus name; a whole corpus name
+                  wins over one part of a name such as "Universidad de los Andes - Chile"
+3. ``acronym``    the text is the acronym a corpus name carries in parentheses ("IITB", "UCB"),
+                  or starts with the initials of a corpus name's first words ("UNC Chapel Hill",
+                  "PUC-Rio de Janeiro", "LMU Munich")
+4. ``structure``  the same name in another structure or language: "University of Osaka" / "Osaka
+                  University", "University of Hamburg" / "Universität Hamburg", "Universität Köln"
+                  / "University of Cologne" (institution words, connectors and city names folded
+                  through ``data/aliases/name_words.csv``; ``translated`` for the older rules
+                  "Universidad de Stanford" and "TU Darmstadt")
+5. ``prefix``     the text is the start of exactly one corpus name ("Imperial College")
+6. ``partial``    the text's distinctive words are a part of exactly one corpus name's, which adds
+                  only names of persons or regions, never a word that makes another institution
+                  ("University of Freiburg" -> Albert-Ludwigs-Universitaet Freiburg; "Hefei
+                  University" is not Hefei University of Technology)
+7. ``fuzzy``      rapidfuzz token-sort similarity; at or above ``fuzzy_accept`` without a stated
+                  country, from ``fuzzy_min`` within the stated country, and only when the
+                  distinctive words are themselves alike (``Kochi`` is not ``Koç``)
 
-Among equally good candidates the stated country decides; a match in another country than the
-one the model wrote is kept (the model often misplaces universities) and flagged
-``country_conflict``. Every distinct (text, country) pair is matched once.
+The stated country (METHOD.md §9): when the model states a country that resolves, rules 3-7 only
+land in that country; only a reviewed alias or an exact name may place the university in
+another country (the item is then flagged ``country_conflict`` by the caller). Without a stated
+country, candidates in several countries are ``ambiguous``, never a guess. A text that names
+several universities (a whole list on one line, "A - B" naming two different ones) is
+``several``, unmatched. Every distinct (text, country) pair is matched once.
 """
 
 from __future__ import annotations
@@ -23,13 +40,18 @@ import csv
 import re
 import unicodedata
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Mapping, Optional
 
 import numpy as np
 import pandas as pd
 
-MATCHER_VERSION = "match-1"  # bump when matching rules change (recorded in every report's provenance)
+MATCHER_VERSION = "match-2"  # bump when matching rules change (recorded in every report's provenance)
+
+DATA_DIR = Path(__file__).resolve().parents[2] / "data" / "aliases"
+NAME_WORDS_FILE = DATA_DIR / "name_words.csv"
+HISTORICAL_NAMES_FILE = DATA_DIR / "historical_names.csv"
 
 _GENERIC_WORDS = {
     "university", "universidad", "universidade", "universite", "universitat", "universita", "univ",
@@ -37,6 +59,13 @@ _GENERIC_WORDS = {
     "institute", "institut", "instituto", "college", "school", "technology", "technical", "science",
     "sciences", "national", "state", "federal", "polytechnic", "academy", "studies", "research",
 }
+# words that join the parts of a name and carry nothing ("del" = "de el": "Universidad del
+# Salvador" is not "Universidad de El Salvador", so the article "el" itself is kept)
+_CONNECTORS = frozenset({
+    "of", "the", "de", "da", "do", "dos", "das", "di", "del", "della", "delle", "dei", "degli", "dello", "des", "du",
+    "zu", "zum", "zur", "am", "an", "der", "die", "den", "for", "and", "und", "et", "e", "y", "in", "at", "en", "fur",
+})
+_ARTICLES = frozenset({"el", "la", "los", "las", "le", "les", "il", "lo"})
 _INSTITUTION = re.compile(
     r"(?i)\b(univ\w*|institut\w*|college|school|polytechn\w*|politecnico|academy|hochschule|ecole|école|escuela|tecnol\w*)\b"
 )
@@ -54,6 +83,8 @@ _APOS = re.compile(r"[’'`´ʻʼ‘]")
 _NONWORD = re.compile(r"[^\w()]+")
 _LEAD_THE = re.compile(r"^\s*the\s+")
 _WS = re.compile(r"\s+")
+_PARTS = re.compile(r"\s+[-|·–—]\s+")
+_LEAD_ACRONYM = re.compile(r"^([A-Z]{2,6})(?:\s+|-)(?=\S)(.+)$")
 
 
 def normalize_name(text: Optional[str]) -> str:
@@ -82,10 +113,68 @@ def name_forms(text: Optional[str]) -> tuple[str, list[str]]:
 
 
 @dataclass(frozen=True)
+class NameWords:
+    """Multilingual word equivalences (``data/aliases/name_words.csv``).
+
+    ``canonical``: folded word -> canonical word; ``types``: canonical institution words
+    (university, institute, college, school, ...); ``distinct``: canonical words that make another
+    institution when added to a name (technical, technology, medical, catholic, ...)."""
+
+    canonical: Mapping[str, str]
+    types: frozenset
+    distinct: frozenset
+    generic: frozenset = frozenset()  # canonical words of kind distinct or word (not names)
+
+    def proper(self, core, articles: bool = False) -> list[str]:
+        """The words of a name's core that name something (a person, a place), not a kind;
+        ``articles`` keeps "el", "la", ... ("El Salvador" is not "Salvador")."""
+        return [w for w in core if w not in self.generic and (articles or (w not in _ARTICLES and len(w) > 1))]
+
+
+def load_name_words(path: str | Path = NAME_WORDS_FILE) -> NameWords:
+    """Read the word table: CSV ``word,canonical,kind[,note]``, kind one of type, distinct, word, place."""
+    canonical: dict[str, str] = {}
+    types, distinct, generic = set(), set(), set()
+    with open(path, newline="", encoding="utf-8") as fh:
+        for lineno, row in enumerate(csv.DictReader(fh), start=2):
+            word, canon, kind = (normalize_name(row.get(k) or "") for k in ("word", "canonical", "kind"))
+            if not word or not canon or kind not in ("type", "distinct", "word", "place") or " " in word:
+                raise ValueError(f"{path}: line {lineno}: need one word, its canonical form and a kind "
+                                 f"(type, distinct, word or place), got {row!r}")
+            canonical[word] = canon
+            if kind == "type":
+                types.add(canon)
+            elif kind == "distinct":
+                distinct.add(canon)
+            if kind in ("distinct", "word"):
+                generic.add(canon)
+    return NameWords(canonical, frozenset(types), frozenset(distinct), frozenset(generic))
+
+
+@lru_cache(maxsize=4)
+def _default_words(path: str) -> NameWords:
+    return load_name_words(path)
+
+
+def name_key(base: str, words: NameWords) -> tuple[frozenset, tuple]:
+    """(institution words, sorted distinctive words) of a normalised name: the part of a name
+    that stays the same across "University of X" / "X University" / "Universität X"."""
+    types, core = set(), []
+    for tok in base.split():
+        w = words.canonical.get(tok, tok)
+        if w in words.types:
+            types.add(w)
+        elif w not in _CONNECTORS:
+            core.append(w)
+    return frozenset(types), tuple(sorted(core))
+
+
+@dataclass(frozen=True)
 class MatchParams:
-    fuzzy_accept: float = 92.0  # accept regardless of country
-    fuzzy_min: float = 86.0  # accept when the stated country agrees
+    fuzzy_accept: float = 92.0  # accept without a stated country
+    fuzzy_min: float = 86.0  # accept within the stated country
     tie_margin: float = 2.0  # candidates this close to the best count as ties
+    core_min: float = 85.0  # the distinctive words must be at least this alike for a fuzzy match
 
 
 @dataclass
@@ -100,6 +189,15 @@ class UniversityIndex:
     acronym: dict[str, list[int]]
     alias: dict[str, list[tuple[str, Optional[str]]]] = field(default_factory=dict)
     _sorted: list[tuple[str, int]] = field(default_factory=list, repr=False)
+    exact_part: dict[str, list[int]] = field(default_factory=dict)  # one part of "A - B" names
+    historical: dict[str, list[tuple[str, Optional[str]]]] = field(default_factory=dict)
+    words: Optional[NameWords] = None
+    keys: dict[tuple, list[int]] = field(default_factory=dict)  # name_key -> positions
+    forms: list[tuple[int, frozenset, tuple]] = field(default_factory=list)  # (position, types, core)
+    postings: dict[str, list[int]] = field(default_factory=dict)  # core word -> form numbers
+    initials: dict[tuple[str, tuple], list[int]] = field(default_factory=dict)  # (initials, rest core)
+    core_text: list[str] = field(default_factory=list)  # per position: its distinctive words
+    country_words: frozenset = frozenset()
 
     def with_prefix(self, prefix: str) -> list[int]:
         """Positions of the corpus names whose normalised form starts with ``prefix``."""
@@ -116,40 +214,87 @@ class UniversityIndex:
         return out
 
     @classmethod
-    def build(cls, corpus: pd.DataFrame, aliases: Optional[Mapping[str, list[tuple[str, Optional[str]]]]] = None):
+    def build(cls, corpus: pd.DataFrame, aliases: Optional[Mapping[str, list[tuple[str, Optional[str]]]]] = None,
+              words: Optional[NameWords] = None,
+              historical: Optional[Mapping[str, list[tuple[str, Optional[str]]]]] = None):
+        """``words`` and ``historical`` default to the reviewed tables in ``data/aliases``."""
         ids = corpus["university_id"].to_numpy()
         names = corpus["name"].astype(str).to_numpy()
         iso3 = corpus["iso3"].astype(str).to_numpy()
-        base, exact, acr = [], {}, {}
+        if words is None:
+            words = _default_words(str(NAME_WORDS_FILE))
+        if historical is None:
+            historical = load_university_aliases(HISTORICAL_NAMES_FILE) if HISTORICAL_NAMES_FILE.exists() else {}
+        country_words = set()
+        for col in ("country", "country_raw"):
+            if col in corpus:
+                country_words.update(normalize_name(c) for c in corpus[col].dropna().astype(str))
+        country_words.discard("")
+        base, exact, exact_part, acr = [], {}, {}, {}
+        keys: dict[tuple, list[int]] = {}
+        forms: list[tuple[int, frozenset, tuple]] = []
+        initials: dict[tuple[str, tuple], list[int]] = {}
+        core_text = []
+
+        def add_form(i: int, b: str, derived: bool = False) -> None:
+            types, core = name_key(b, words)
+            if not core or (derived and not words.proper(core)):
+                return
+            keys.setdefault((types, core), []).append(i)
+            forms.append((i, types, core))
+
         for i, n in enumerate(names):
             b, acros = name_forms(n)
             base.append(b)
             exact.setdefault(b, []).append(i)
+            add_form(i, b)
+            core_text.append(" ".join(words.proper(name_key(b, words)[1], articles=True)))
             # "KAIST - Korea Advanced Institute ...", "University of Canterbury | Te Whare ...":
             # each part is a name of its own when it is an acronym or names an institution
-            for part in re.split(r"\s+[-|·–—]\s+", n):
+            for part in _PARTS.split(n):
                 if part.strip() == n.strip():
                     continue
                 pb, _ = name_forms(part)
                 if pb and (re.fullmatch(r"[A-Z][A-Z0-9&]{1,9}", part.strip()) or _INSTITUTION.search(part)):
-                    exact.setdefault(pb, []).append(i)
+                    exact_part.setdefault(pb, []).append(i)
+                    add_form(i, pb, derived=True)
             full = normalize_name(n)
             if full != b:
                 exact.setdefault(re.sub(r"[()]", " ", full).replace("  ", " ").strip(), []).append(i)
+            # "The University of Newcastle, Australia": the country is the export's qualifier
+            q = re.match(r"^(.*\S)\s*,\s*([^,]+)$", re.sub(r"\s*\([^()]*\)\s*$", "", n.strip()))
+            if q and normalize_name(q.group(2)) in country_words:
+                add_form(i, name_forms(q.group(1))[0], derived=True)
             for a in acros:
                 if len(a) >= 2:
                     acr.setdefault(a, []).append(i)
-        return cls(ids, names, iso3, base, exact, acr, dict(aliases or {}))
+            # initials of the first words: "UNC" + "Chapel Hill", "PUC" + "Rio de Janeiro"
+            toks = [t for t in b.split() if t not in _CONNECTORS and t not in _ARTICLES]
+            for k in range(2, min(6, len(toks) - 1) + 1):
+                rest = name_key(" ".join(toks[k:]), words)[1]
+                if rest:
+                    initials.setdefault(("".join(t[0] for t in toks[:k]), rest), []).append(i)
+        postings: dict[str, list[int]] = {}
+        for f, (_, _, core) in enumerate(forms):
+            for w in set(core):
+                postings.setdefault(w, []).append(f)
+        return cls(ids, names, iso3, base, exact, acr, dict(aliases or {}), exact_part=exact_part,
+                   historical=dict(historical or {}), words=words, keys=keys, forms=forms, postings=postings,
+                   initials=initials, core_text=core_text, country_words=frozenset(country_words))
 
 
 def load_university_aliases(path: str | Path) -> dict[str, list[tuple[str, Optional[str]]]]:
-    """Reviewed aliases: CSV ``alias,name[,iso3,note]``; ``name`` is the corpus spelling."""
+    """Reviewed aliases: CSV ``alias,name[,iso3,note]``; ``name`` is the corpus spelling.
+
+    The historical-name table (``old_name,name,iso3,...``) has the same shape and is read by the
+    same function."""
     out: dict[str, list[tuple[str, Optional[str]]]] = {}
     with open(path, newline="", encoding="utf-8") as fh:
         for lineno, row in enumerate(csv.DictReader(fh), start=2):
-            alias, name = (row.get("alias") or "").strip(), (row.get("name") or "").strip()
+            alias = (row.get("alias") or row.get("old_name") or "").strip()
+            name = (row.get("name") or "").strip()
             if not alias or not name:
-                raise ValueError(f"{path}: line {lineno}: need alias and name, got {row!r}")
+                raise ValueError(f"{path}: line {lineno}: need alias (or old_name) and name, got {row!r}")
             iso3 = (row.get("iso3") or "").strip().upper() or None
             out.setdefault(name_forms(alias)[0], []).append((name_forms(name)[0], iso3))
     return out
@@ -162,7 +307,12 @@ class Match:
     method: str
 
 
+_AMBIGUOUS = object()
+
+
 def _choose(cands: list[int], idx: UniversityIndex, iso3: Optional[str]) -> Optional[int]:
+    """One candidate, the stated country's only one, else None (exact and alias rules: these may
+    land in another country than the stated one)."""
     cands = list(dict.fromkeys(cands))
     if len(cands) == 1:
         return cands[0]
@@ -173,6 +323,51 @@ def _choose(cands: list[int], idx: UniversityIndex, iso3: Optional[str]) -> Opti
     return None  # ambiguous
 
 
+def _choose_local(cands: list[int], idx: UniversityIndex, iso3: Optional[str]):
+    """Structural and look-alike rules: with a stated country only its universities count.
+    Returns a position, None (no candidate) or ``_AMBIGUOUS`` (several)."""
+    cands = list(dict.fromkeys(cands))
+    if iso3:
+        cands = [c for c in cands if idx.iso3[c] == iso3]
+    if not cands:
+        return None
+    return cands[0] if len(cands) == 1 else _AMBIGUOUS
+
+
+def _choose_exact(full: list[int], part: list[int], idx: UniversityIndex, iso3: Optional[str]):
+    """A whole corpus name before one part of a name ("Universidad de los Andes" is the Colombian
+    university's whole name and a part of "Universidad de los Andes - Chile"); within the stated
+    country both count."""
+    if iso3:
+        same = list(dict.fromkeys(c for c in [*full, *part] if idx.iso3[c] == iso3))
+        if len(same) == 1:
+            return same[0]
+        if len(same) > 1:
+            local_full = [c for c in dict.fromkeys(full) if idx.iso3[c] == iso3]
+            return local_full[0] if len(local_full) == 1 else None
+    for group in (full, part):
+        if group:
+            return _choose(group, idx, None)
+    return None
+
+
+def _names_several(text: str, idx: UniversityIndex) -> bool:
+    """A text holding several university names: "A, B, C, ..." (a whole list on one line) or
+    "A - B" where the parts are the names of different universities."""
+    pieces = [p for p in re.split(r"\s*[,;]\s+|\s+[-–—|]\s+", text) if p.strip()]
+    if len(pieces) < 2:
+        return False
+    found = set()
+    for p in pieces:
+        b, acros = name_forms(p)
+        for k in (b, *acros):
+            hits = idx.exact.get(k) or idx.exact_part.get(k) or [c for n, _ in idx.alias.get(k, []) for c in idx.exact.get(n, [])]
+            if hits:
+                found.add(frozenset(hits))
+                break
+    return len(found) >= 2
+
+
 def match_one(text: Optional[str], iso3: Optional[str], idx: UniversityIndex, params: MatchParams = MatchParams()) -> Match:
     """Match one university text (see the module docstring for the order of evidence)."""
     from rapidfuzz import fuzz, process
@@ -181,7 +376,18 @@ def match_one(text: Optional[str], iso3: Optional[str], idx: UniversityIndex, pa
     if fast is not None:
         return fast
     hits = process.extract(base, idx.base, scorer=fuzz.token_sort_ratio, limit=8, score_cutoff=params.fuzzy_min)
-    return _fuzzy_choice([(h[2], h[1]) for h in hits], iso3, idx, params)
+    return _fuzzy_choice([(h[2], h[1]) for h in hits], iso3, idx, params, base)
+
+
+def _local_short_name(key: str, targets: list[int], idx: UniversityIndex) -> bool:
+    """An alias that is also the start of another university's name ("Queen's University":
+    Kingston, and Belfast) is a short name in its own country, not a name of its own."""
+    return any(i not in targets for i in idx.with_prefix(key + " "))
+
+
+def _lookup_alias(table, k, idx, iso3):
+    targets = table[k]
+    return [i for name, t_iso in targets for i in idx.exact.get(name, []) if not t_iso or idx.iso3[i] == t_iso]
 
 
 def _match_fast(text: Optional[str], iso3: Optional[str], idx: UniversityIndex) -> tuple[Optional[Match], str]:
@@ -189,47 +395,61 @@ def _match_fast(text: Optional[str], iso3: Optional[str], idx: UniversityIndex) 
     base, acros = name_forms(text)
     if not base and not acros:
         return Match(None, 0.0, "none"), base
+    # an acronym in parentheses is evidence only when it closes the text ("Harvard (MIT)'s rival ..." is not)
+    if text is not None and not re.search(r"\)\s*$", str(text)):
+        acros = []
     keys = [k for k in [base, *acros] if k]
     for k in keys:
         # 1. aliases (reviewed); an alias pointing elsewhere than the stated country yields to
         #    a university of that country carrying the same acronym ("NTU" in Taiwan)
-        if k in idx.alias:
-            targets = idx.alias[k]
-            cands = [i for name, t_iso in targets for i in idx.exact.get(name, []) if not t_iso or idx.iso3[i] == t_iso]
-            if iso3 and cands and all(idx.iso3[c] != iso3 for c in cands):
-                local = [c for c in idx.acronym.get(k, []) if idx.iso3[c] == iso3]
-                if len(local) == 1:
-                    return Match(local[0], 99.0, "acronym"), base
-            choice = _choose(cands, idx, iso3)
-            if choice is not None:
-                return Match(choice, 100.0, "alias"), base
-        # 2. exact
-        if k in idx.exact:
-            choice = _choose(idx.exact[k], idx, iso3)
+        for table, method in ((idx.alias, "alias"), (idx.historical, "historical")):
+            if k in table:
+                cands = _lookup_alias(table, k, idx, iso3)
+                if iso3 and cands and all(idx.iso3[c] != iso3 for c in cands) and _local_short_name(k, cands, idx):
+                    continue  # "Queen's University" stated in Jamaica: a Canadian short name, not the Canadian one
+                if iso3 and cands and all(idx.iso3[c] != iso3 for c in cands):
+                    local = [c for c in idx.acronym.get(k, []) if idx.iso3[c] == iso3]
+                    if len(local) == 1:
+                        return Match(local[0], 99.0, "acronym"), base
+                choice = _choose(cands, idx, iso3)
+                if choice is not None:
+                    return Match(choice, 100.0, method), base
+        # 2. exact (a whole name before a part of one)
+        if k in idx.exact or k in idx.exact_part:
+            choice = _choose_exact(idx.exact.get(k, []), idx.exact_part.get(k, []), idx, iso3)
             if choice is not None:
                 return Match(choice, 100.0, "exact"), base
-        # 3. acronym
+    if text is not None and re.search(r",|;|\||\s[-–—]\s", str(text)) and _names_several(str(text), idx):
+        return Match(None, 0.0, "several"), base
+    # "<a university> - <a comment or a place>": the first part, when it is a name on its own
+    head = re.split(r"\s+[-–—]\s+", str(text or ""), maxsplit=1)
+    if len(head) == 2 and _INSTITUTION.search(head[0]):
+        m, _ = _match_fast(head[0], iso3, idx)
+        if m is not None and m.index is not None and m.method in ("alias", "exact", "historical"):
+            return Match(m.index, 98.0, "part"), base
+    for k in keys:
+        # 3. acronym (within the stated country)
         if k in idx.acronym:
-            choice = _choose(idx.acronym[k], idx, iso3)
+            choice = _choose_local(idx.acronym[k], idx, iso3)
+            if choice is _AMBIGUOUS:
+                return Match(None, 0.0, "ambiguous"), base
             if choice is not None:
                 return Match(choice, 99.0, "acronym"), base
         # "TU Darmstadt" -> "Technical University of Darmstadt" / "Technische Universität Darmstadt"
         tu = re.match(r"^tu\s+(.+)$", k)
         if tu:
             for form in (f"technical university of {tu.group(1)}", f"technische universitat {tu.group(1)}"):
-                if form in idx.exact:
-                    choice = _choose(idx.exact[form], idx, iso3)
-                    if choice is not None:
-                        return Match(choice, 96.0, "translated"), base
+                choice = _choose_local(idx.exact.get(form, []), idx, iso3)
+                if choice is not None and choice is not _AMBIGUOUS:
+                    return Match(choice, 96.0, "translated"), base
         # translated generic head: "Universidad de Stanford" -> "Stanford University"
         tm = _TRANSLATED.match(k)
         if tm:
             rest = tm.group(2)
             for form in (f"{rest} university", f"university of {rest}"):
-                if form in idx.exact:
-                    choice = _choose(idx.exact[form], idx, iso3)
-                    if choice is not None:
-                        return Match(choice, 96.0, "translated"), base
+                choice = _choose_local(idx.exact.get(form, []), idx, iso3)
+                if choice is not None and choice is not _AMBIGUOUS:
+                    return Match(choice, 96.0, "translated"), base
     words = base.split()
     distinctive = [w for w in words if w not in _GENERIC_WORDS]
     if not distinctive:
@@ -237,35 +457,145 @@ def _match_fast(text: Optional[str], iso3: Optional[str], idx: UniversityIndex) 
     # a bare place name: "Stanford" -> "stanford university", "university of stanford"
     if not any(w in _GENERIC_WORDS for w in words):
         for form in (f"{base} university", f"university of {base}"):
-            if form in idx.exact:
-                choice = _choose(idx.exact[form], idx, iso3)
-                if choice is not None:
-                    return Match(choice, 97.0, "exact"), base
-    # 4. prefix of exactly one corpus name (word boundary)
+            choice = _choose_local(idx.exact.get(form, []), idx, iso3)
+            if choice is not None and choice is not _AMBIGUOUS:
+                return Match(choice, 97.0, "exact"), base
+    nw = idx.words
+    if nw is not None:
+        m = _match_structure(str(text), base, iso3, idx, nw)
+        if m is not None:
+            return m, base
+    # 5. prefix of exactly one corpus name (word boundary), within the stated country
     if len(words) >= 2:
-        pref = idx.with_prefix(base + " ")
-        choice = _choose(pref, idx, iso3)
+        choice = _choose_local(idx.with_prefix(base + " "), idx, iso3)
+        if choice is _AMBIGUOUS:  # "University of California": the start of several names, not a guess
+            return Match(None, 0.0, "ambiguous"), base
         if choice is not None:
             return Match(choice, 95.0, "prefix"), base
-        if len(pref) > 1:  # "University of California": the start of several names, not a guess
-            return Match(None, 0.0, "ambiguous"), base
+    if nw is not None:
+        m = _match_partial(base, iso3, idx, nw)
+        if m is not None:
+            return m, base
     return None, base
 
 
-def _fuzzy_choice(hits: list[tuple[int, float]], iso3: Optional[str], idx: UniversityIndex, params: MatchParams) -> Match:
-    """Pick among fuzzy hits (position, score), best first; the stated country breaks ties."""
+def _match_structure(text: str, base: str, iso3: Optional[str], idx: UniversityIndex, nw: NameWords) -> Optional[Match]:
+    """Rules 3b-4: initials + the rest of the name, then the same distinctive words and institution words."""
+    # "UNC Chapel Hill", "PUC-Rio de Janeiro", "LMU Munich"
+    lead = _LEAD_ACRONYM.match(text.strip())
+    if lead:
+        rest = name_key(name_forms(lead.group(2))[0], nw)[1]
+        if rest:
+            choice = _choose_local(idx.initials.get((lead.group(1).lower(), rest), []), idx, iso3)
+            if choice is _AMBIGUOUS:
+                return Match(None, 0.0, "ambiguous")
+            if choice is not None:
+                return Match(choice, 95.0, "acronym")
+    types, core = name_key(base, nw)
+    if not core or not nw.proper(core):  # "Universidad Nacional", "Technical University": no name
+        return None
+    cands = idx.keys.get((types, core), [])
+    if not types:  # a bare name ("Waseda", "Duke"): any institution word on the corpus side
+        cands = [i for (t, c), pos in idx.keys.items() if c == core for i in pos] if len(core) <= 3 else []
+    choice = _choose_local(cands, idx, iso3)
+    if choice is _AMBIGUOUS:
+        return Match(None, 0.0, "ambiguous")
+    if choice is not None:
+        return Match(choice, 97.0, "structure")
+    return None
+
+
+def _match_partial(base: str, iso3: Optional[str], idx: UniversityIndex, nw: NameWords) -> Optional[Match]:
+    """Rule 6: the text's distinctive words are a part of one corpus name's, and what the corpus
+    name adds is neither a word that makes another institution (technical, medical, a field) nor
+    institution words of another kind. A text whose distinctive words are only a country
+    ("Universidad de Colombia") or only generic words is never completed."""
+    from collections import Counter
+
+    types, core = name_key(base, nw)
+    if not types or not core or " ".join(core) in idx.country_words:
+        return None
+    if not [w for w in nw.proper(core) if len(w) >= 3]:
+        return None
+    need = Counter(core)
+    lists = [idx.postings.get(w) for w in need]
+    if not all(lists):
+        return None
+    shared = set(min(lists, key=len)).intersection(*map(set, lists))
+    cands, containing = [], set()
+    for f in shared:
+        i, ftypes, fcore = idx.forms[f]
+        if iso3 and idx.iso3[i] != iso3:
+            continue
+        have = Counter(fcore)
+        if any(have[w] < n for w, n in need.items()):
+            continue
+        containing.add(i)
+        extra = have - need
+        if ftypes != types or not extra or any(w in nw.distinct or w in idx.country_words for w in extra):
+            continue
+        cands.append(i)
+    if len(containing) > 1:  # "University of Berlin": Humboldt, Freie, Technische, ... a guess
+        return Match(None, 0.0, "ambiguous") if cands else None
+    choice = _choose_local(cands, idx, iso3)
+    if choice is _AMBIGUOUS:
+        return Match(None, 0.0, "ambiguous")
+    if choice is not None:
+        return Match(choice, 94.0, "partial")
+    return None
+
+
+def _near_type_word(word: str, words: NameWords) -> bool:
+    """A misspelt institution word ("Univeristy", "Insitute") is no distinctive word."""
+    return _near_type_cached(word, words.types, tuple(k for k, v in words.canonical.items() if v in words.types))
+
+
+@lru_cache(maxsize=65536)
+def _near_type_cached(word: str, types: frozenset, forms: tuple) -> bool:
+    from rapidfuzz import fuzz, process
+
+    if len(word) < 6:
+        return False
+    return process.extractOne(word, forms, scorer=fuzz.ratio, score_cutoff=85) is not None
+
+
+def _fuzzy_choice(hits: list[tuple[int, float]], iso3: Optional[str], idx: UniversityIndex, params: MatchParams,
+                  base: str = "") -> Match:
+    """Pick among fuzzy hits (position, score), best first: within the stated country only, and
+    only where the distinctive words are alike too; without a country, ties in several
+    countries are ambiguous."""
+    from rapidfuzz import fuzz
+
     if not hits:
         return Match(None, 0.0, "none")
+    if idx.words is not None and base:
+        words = [w for w in idx.words.proper(name_key(base, idx.words)[1], articles=True)
+                 if not _near_type_word(w, idx.words)]
+        if not words:  # generic words only: nothing to be alike
+            return Match(None, 0.0, "none")
+        core, have = " ".join(words), set(words)
+
+        def alike(pos: int) -> bool:
+            # within the stated country a text may add a campus to the name ("University of the
+            # Philippines Diliman"); otherwise the distinctive words must be alike as a whole
+            if iso3 and idx.iso3[pos] == iso3 and idx.core_text[pos] and set(idx.core_text[pos].split()) <= have:
+                return True
+            return fuzz.ratio(core, idx.core_text[pos]) >= params.core_min
+
+        hits = [h for h in hits if alike(h[0])]
+        if not hits:
+            return Match(None, 0.0, "none")
     hits = sorted(hits, key=lambda h: -h[1])
+    if iso3:
+        same = [h for h in hits if idx.iso3[h[0]] == iso3]
+        if not same:
+            return Match(None, float(hits[0][1]), "none")
+        if len(same) == 1 or same[0][1] - same[1][1] >= 0.5:
+            return Match(same[0][0], float(same[0][1]), "fuzzy")
+        return Match(None, float(same[0][1]), "ambiguous")
     best = hits[0][1]
     top = [h for h in hits if h[1] >= best - params.tie_margin]
-    if iso3:
-        same = [h for h in top if idx.iso3[h[0]] == iso3]
-        if same:
-            if len(same) == 1 or same[0][1] > same[1][1]:
-                return Match(same[0][0], float(same[0][1]), "fuzzy")
-            return Match(None, float(best), "ambiguous")
-    if len(top) > 1 and top[0][1] - top[1][1] < 0.5:
+    if len(top) > 1 and (top[0][1] - top[1][1] < 0.5 or len({idx.iso3[h[0]] for h in top}) > 1):
         return Match(None, float(best), "ambiguous")
     if best >= params.fuzzy_accept:
         return Match(top[0][0], float(best), "fuzzy")
@@ -286,10 +616,10 @@ def _match_many(texts: list, iso3s: list, idx: UniversityIndex, params: MatchPar
     if pending:
         scores = process.cdist([b for _, b in pending], idx.base, scorer=fuzz.token_sort_ratio,
                                score_cutoff=params.fuzzy_min, dtype=np.float32, workers=-1)
-        for row, (i, _) in enumerate(pending):
+        for row, (i, b) in enumerate(pending):
             cols = np.flatnonzero(scores[row])
             hits = [(int(j), float(scores[row, j])) for j in cols[np.argsort(-scores[row, cols], kind="stable")[:8]]]
-            out[i] = _fuzzy_choice(hits, iso3s[i], idx, params)
+            out[i] = _fuzzy_choice(hits, iso3s[i], idx, params, b)
     return out  # type: ignore[return-value]
 
 
