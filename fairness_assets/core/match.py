@@ -359,6 +359,8 @@ def _names_several(text: str, idx: UniversityIndex) -> bool:
         return False
     found = set()
     for p in pieces:
+        if not (_INSTITUTION.search(p) or re.fullmatch(r"\(?[A-Z][A-Za-z&]*[A-Z]\w*\)?", p.strip())):
+            continue  # "Harvard University, Cambridge": a place, not a second name
         b, acros = name_forms(p)
         for k in (b, *acros):
             hits = idx.exact.get(k) or idx.exact_part.get(k) or [c for n, _ in idx.alias.get(k, []) for c in idx.exact.get(n, [])]
@@ -396,10 +398,16 @@ def _match_fast(text: Optional[str], iso3: Optional[str], idx: UniversityIndex) 
     if not base and not acros:
         return Match(None, 0.0, "none"), base
     # an acronym in parentheses is evidence only when it closes the text ("Harvard (MIT)'s rival ..." is not)
-    if text is not None and not re.search(r"\)\s*$", str(text)):
+    if text is not None and (not re.search(r"\)\s*$", str(text)) or str(text).count("(") > 1):
         acros = []
     keys = [k for k in [base, *acros] if k]
+    several = None
     for k in keys:
+        if k != base and several is None:  # "A (X), B (Y), C (UCLA)": a list, not UCLA
+            several = bool(text is not None and re.search(r",|;|\||\s[-–—]\s", str(text))
+                           and _names_several(str(text), idx))
+            if several:
+                return Match(None, 0.0, "several"), base
         # 1. aliases (reviewed); an alias pointing elsewhere than the stated country yields to
         #    a university of that country carrying the same acronym ("NTU" in Taiwan)
         for table, method in ((idx.alias, "alias"), (idx.historical, "historical")):
@@ -419,11 +427,12 @@ def _match_fast(text: Optional[str], iso3: Optional[str], idx: UniversityIndex) 
             choice = _choose_exact(idx.exact.get(k, []), idx.exact_part.get(k, []), idx, iso3)
             if choice is not None:
                 return Match(choice, 100.0, "exact"), base
-    if text is not None and re.search(r",|;|\||\s[-–—]\s", str(text)) and _names_several(str(text), idx):
+    if several is None and text is not None and re.search(r",|;|\||\s[-–—]\s", str(text)) \
+            and _names_several(str(text), idx):
         return Match(None, 0.0, "several"), base
     # "<a university> - <a comment or a place>": the first part, when it is a name on its own
     head = re.split(r"\s+[-–—]\s+", str(text or ""), maxsplit=1)
-    if len(head) == 2 and _INSTITUTION.search(head[0]):
+    if len(head) == 2:
         m, _ = _match_fast(head[0], iso3, idx)
         if m is not None and m.index is not None and m.method in ("alias", "exact", "historical"):
             return Match(m.index, 98.0, "part"), base

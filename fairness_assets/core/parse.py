@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable, Iterable, Optional
 
-PARSER_VERSION = "parse-2"  # bump when parsing rules change (recorded in every report's provenance)
+PARSER_VERSION = "parse-3"  # bump when parsing rules change (recorded in every report's provenance)
 MAX_ITEMS = 3
 MAX_TEXT = 50_000  # longer responses are cut before parsing (a 300-token answer is ~1,500 chars)
 
@@ -441,6 +441,57 @@ def _assign_segments(segs: list[str], is_country: Callable[[str], bool]) -> tupl
 
 
 # ----------------------------------------------------------------------------- strategy 3: lists
+_ACRONYM_LIKE = re.compile(r"^\(?[A-Z][A-Za-z]*[A-Z][A-Za-z]*\)?$")
+_SUB_UNIT = re.compile(r"(?i)^(?:the\s+)?(?:graduate\s+)?(?:school|faculty|department|dept|college|institute|centre|center)"
+                       r"\s+(?:of|for)\b")
+
+
+def _program_like(text: str) -> bool:
+    """A segment that reads as a program: a degree word, a school or faculty of the university
+    ("School of Engineering"), or, without an institution word, a field the rules tagger knows
+    ("Robotics", "Data Science") or a program word."""
+    from .tags import tag_rules
+
+    t = clean(text) or ""
+    if _DEGREE.search(t) or _SUB_UNIT.match(t):
+        return True
+    if _UNI_WORDS.search(t):
+        return False
+    return bool(_PROG_WORDS.search(t) or tag_rules(t))
+
+
+def _continues_name(text: str, is_country: Callable[[str], bool]) -> bool:
+    """A segment after " - " that is part of the university's own name, not a program: it names
+    an institution ("ETH Zurich - Swiss Federal Institute of Technology"), or is an acronym
+    ("Ural Federal University - UrFU") or a short place ("University of Nebraska - Lincoln",
+    "Federico II"). 35 names of the QS export are written so."""
+    t = clean(text) or ""
+    if not t or is_country(t) or _program_like(t):
+        return False
+    if _UNI_WORDS.search(t) or _ACRONYM_LIKE.match(t):
+        return True
+    words = t.split()
+    return len(words) <= 4 and all(w[:1].isupper() or w[:1] in "(" or w.isdigit() or w.lower() in _CONNECTORS
+                                   for w in words)
+
+
+def _join_name_parts(parts: list[str], is_country: Callable[[str], bool]) -> list[str]:
+    """Rejoin "A - B" when B continues A's name rather than giving a program or a country."""
+    out: list[str] = []
+    for p in parts:
+        prev = out[-1] if out else None
+        if prev is None or _program_like(prev) or is_country(clean(prev) or "") or not _continues_name(p, is_country):
+            out.append(p)
+            continue
+        # a part naming an institution continues any name ("Technion - Israel Institute of
+        # Technology"); an acronym or a place only a university's ("Ural Federal University - UrFU")
+        if _UNI_WORDS.search(p) or _UNI_WORDS.search(prev) or _ACRONYM_LIKE.match(prev.strip()):
+            out[-1] = f"{prev.strip()} - {p.strip()}"
+        else:
+            out.append(p)
+    return out
+
+
 def _split_head(head: str, is_country: Callable[[str], bool]) -> tuple:
     """One list-item heading -> (university, program, country, split by "<program> at <university>")."""
     h = clean(head) or ""
@@ -454,7 +505,7 @@ def _split_head(head: str, is_country: Callable[[str], bool]) -> tuple:
         if is_country(inner) or is_country(last):
             country = inner if is_country(inner) else last
             h = h[: m.start()].strip()
-    parts = [p for p in _DASHES.split(h) if p and p.strip()]
+    parts = _join_name_parts([p for p in _DASHES.split(h) if p and p.strip()], is_country)
     if len(parts) == 1 and ":" in h:
         parts = [p for p in h.split(":", 1)]
     if len(parts) == 1 and ", " in h and not _UNI_WORDS.search(h.split(", ", 1)[1]):
@@ -704,11 +755,16 @@ def _is_placeholder(text: Optional[str]) -> bool:
 
 
 def _dedupe(items: Iterable[Item]) -> tuple[list[Item], int]:
+    """Exact repeats only (METHOD.md §9): the same university text with the same program after
+    normalisation; the same university with another program is another recommendation."""
+    from .tags import normalize_program
+
     seen, out, dups = set(), [], 0
     for it in items:
-        key = _norm_key(it.university)
-        if not key:
+        name = _norm_key(it.university)
+        if not name:
             continue
+        key = (name, normalize_program(it.program))
         if key in seen:
             dups += 1
             continue

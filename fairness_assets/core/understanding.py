@@ -85,9 +85,18 @@ def match_items(
 
 
 def _drop_matched_duplicates(items: pd.DataFrame) -> pd.DataFrame:
-    """Two spellings of one university in a response ("MIT", "Massachusetts Institute of
-    Technology") are one item: keep the first, renumber, and update status and counts."""
-    dup = items["university_id"].notna() & items.duplicated(["response_id", "university_id"], keep="first")
+    """An exact repeat within a response (METHOD.md §9) is one item: the same corpus university,
+    also under two spellings ("MIT", "Massachusetts Institute of Technology"), with the same
+    program after normalisation (none twice counts as the same). Keep the first, renumber, and
+    update status and counts. The same university with two different programs is two
+    recommendations."""
+    from .tags import normalize_program
+
+    programs = pd.unique(items["program_text"].dropna())
+    norm = {p: normalize_program(p) for p in programs}
+    program_key = items["program_text"].map(norm).fillna("")
+    keyed = pd.DataFrame({"r": items["response_id"], "u": items["university_id"], "p": program_key})
+    dup = items["university_id"].notna() & keyed.duplicated(["r", "u", "p"], keep="first")
     if not dup.any():
         return items
     extra = dup.groupby(items["response_id"]).sum()
@@ -186,3 +195,27 @@ def recommendations_from_items(
     items = attach_tags(items, tag_fn)
     meta = df[GENERATION_FIELDS].drop_duplicates("response_id")
     return items.merge(meta, on="response_id", how="left", validate="many_to_one")
+
+
+def recommendations_for(
+    generations: pd.DataFrame,
+    resolver: CountryResolver,
+    index: UniversityIndex,
+    tag_fn: Callable[[pd.Series], pd.DataFrame],
+    params: MatchParams = MatchParams(),
+    progress: Optional[Callable[[int, int], None]] = None,
+) -> pd.DataFrame:
+    """Generations of either ``response_format`` -> recommendation rows: answers as written
+    (``text``, the default when the column is absent) are parsed (:func:`build_recommendations`);
+    answers imported already split (``items``) are not (:func:`recommendations_from_items`)."""
+    from .responses import ITEMS_FORMAT, items_from_generations
+
+    fmt = generations["response_format"] if "response_format" in generations else pd.Series("text", generations.index)
+    is_items = (fmt == ITEMS_FORMAT).to_numpy()
+    parts = []
+    if (~is_items).any() or not len(generations):
+        parts.append(build_recommendations(generations[~is_items], resolver, index, tag_fn, params, progress))
+    if is_items.any():
+        parts.append(recommendations_from_items(items_from_generations(generations[is_items]), resolver, index,
+                                                tag_fn, params))
+    return parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
