@@ -474,9 +474,15 @@ def _match_fast(text: Optional[str], iso3: Optional[str], idx: UniversityIndex) 
         m = _match_structure(str(text), base, iso3, idx, nw)
         if m is not None:
             return m, base
-    # 5. prefix of exactly one corpus name (word boundary), within the stated country
-    if len(words) >= 2:
-        choice = _choose_local(idx.with_prefix(base + " "), idx, iso3)
+    # 5. prefix of exactly one corpus name (word boundary), within the stated country; the text
+    #    must name something ("Universidad Nacional" does not), and without a stated country the
+    #    rest of the corpus name must not make it another institution ("Hefei University" + "of
+    #    Technology"; "Khalifa University" stated in the UAE is its university of that name)
+    if len(words) >= 2 and (nw is None or nw.proper(name_key(base, nw)[1])):
+        pref = idx.with_prefix(base + " ")
+        if nw is not None and not iso3:
+            pref = [i for i in pref if not any(w in nw.distinct for w in name_key(idx.base[i][len(base):], nw)[1])]
+        choice = _choose_local(pref, idx, iso3)
         if choice is _AMBIGUOUS:  # "University of California": the start of several names, not a guess
             return Match(None, 0.0, "ambiguous"), base
         if choice is not None:
