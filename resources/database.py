@@ -151,6 +151,9 @@ class Generation(_Row, table=True):
     # what was altered to store the row's text (NUL removed, unencodable characters replaced;
     # core.responses.storable_text), e.g. "response: 1 NUL character removed"; None when nothing
     text_note: Optional[str] = None
+    # "text": the answer as written (parsed); "items": imported already split, stored as a JSON
+    # document of items (core.responses.items_document) and not parsed. Migration 0002.
+    response_format: str = Field(default="text", sa_column_kwargs={"server_default": "text"})
 
 
 class GenerationCost(_Row, table=True):
@@ -481,7 +484,8 @@ class ResultsDatabase(ConfigurableResource):
             frame["partition_key"] = keys[0]
         if "provenance_id" not in frame:
             frame["provenance_id"] = ""
-        missing = [c for c in cols if c not in frame.columns and not table.c[c].nullable]
+        missing = [c for c in cols if c not in frame.columns and not table.c[c].nullable
+                   and table.c[c].server_default is None]
         if missing:
             raise ValueError(f"{table.name}: frame lacks required column(s) {missing}")
         cols = [c for c in cols if c in frame.columns]

@@ -39,6 +39,10 @@ if TYPE_CHECKING:
     from .prompts import PromptTemplate
 
 REQUIRED = ("model", "template", "run")
+# what a generation's ``response`` holds: the answer as written (parsed), or the JSON document of an
+# answer imported already split into items (not parsed; see samples_from_items)
+TEXT_FORMAT, ITEMS_FORMAT = "text", "items"
+SAMPLE_KEY = ["model", "template", "profile_id", "run"]
 PROFILE_COLS = ("gender", "economic_class", "nationality")
 ITEM_COLS = ("university", "program", "country")
 _ALIASES = {
@@ -401,9 +405,113 @@ def to_generations(
     ok["decoding_json"] = "{}"
     if "text_note" not in ok:
         ok["text_note"] = None
+    if "response_format" not in ok:
+        ok["response_format"] = TEXT_FORMAT
     cols = ["partition_key", "audit_id", "response_id", "model", "template", "template_hash", "profile_id", "gender",
             "economic_class", "nationality", "run", "seed", "prompt", "response", "model_source", "model_revision",
-            "backend", "decoding_json", "text_note"]
+            "backend", "decoding_json", "text_note", "response_format"]
     ok["run"] = ok["run"].astype(np.int64)
     rej = pd.DataFrame(rejects, columns=["row", "column", "value", "reason"])
     return ok[cols], rej
+
+
+def samples_from_items(items: pd.DataFrame) -> pd.DataFrame:
+    """Already-split items (:func:`read_responses` of a file with ``university``/``program``/
+    ``country`` columns: one row per item) -> one row per sample, as answers are: ``response`` is
+    the JSON document ``{"items": [{"university": ..., "program": ..., "country": ...}, ...]}`` of
+    the sample's items in ``item_index`` order (every item kept: how many are used is the
+    recommendations' rule, METHOD.md §9) and ``response_format`` is ``items``. The sample's first
+    row gives ``source_row``; the items' text notes are joined."""
+    cols = list(ITEM_COLS)
+    if items.empty:
+        return items.drop(columns=cols + ["item_index"], errors="ignore").assign(response=pd.Series(dtype=object),
+                                                                               response_format=ITEMS_FORMAT)
+    f = items.sort_values(SAMPLE_KEY + ["item_index"], kind="stable").reset_index(drop=True)
+    records = f[cols].astype(object).where(f[cols].notna(), None)
+    snippets = pd.Series([json.dumps(dict(zip(cols, r)), ensure_ascii=False) for r in records.itertuples(index=False)],
+                         index=f.index)
+    groups = f.groupby(SAMPLE_KEY, sort=False, dropna=False)
+    first = groups.head(1).set_index(SAMPLE_KEY)
+    docs = snippets.groupby([f[k] for k in SAMPLE_KEY], sort=False, dropna=False).agg(",".join)
+    notes = f["text_note"].groupby([f[k] for k in SAMPLE_KEY], sort=False, dropna=False).agg(
+        lambda s: "; ".join(dict.fromkeys(v for v in s if v)) or None) if "text_note" in f else None
+    out = first.drop(columns=cols + ["item_index"], errors="ignore")
+    out["response"] = ('{"items": [' + docs + "]}").reindex(out.index).to_numpy()
+    if notes is not None:
+        out["text_note"] = notes.reindex(out.index).to_numpy()
+    out["response_format"] = ITEMS_FORMAT
+    return out.reset_index()
+
+
+def items_from_generations(generations: pd.DataFrame) -> pd.DataFrame:
+    """Generations whose ``response_format`` is ``items`` -> one row per item (``university``,
+    ``program``, ``country``, ``item_index`` 0, 1, ...) with the generation's other columns; a
+    sample without items keeps one row with no university. A document that is not the items
+    document of :func:`samples_from_items` raises ValueError naming the response."""
+    rows, keep = [], []
+    for pos, (rid, text) in enumerate(zip(generations["response_id"], generations["response"])):
+        try:
+            doc = json.loads(text)
+            items = doc["items"]
+            if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+                raise TypeError("'items' is not a list of objects")
+        except (TypeError, ValueError, KeyError) as exc:
+            raise ValueError(f"generation {rid}: response_format is 'items' but the response is not an items "
+                             f"document ({exc}): {_shown(text)}") from None
+        for k, item in enumerate(items or [{}]):
+            rows.append([item.get(c) for c in ITEM_COLS] + [k])
+            keep.append(pos)
+    meta = generations.drop(columns=["response"]).iloc[keep].reset_index(drop=True)
+    return pd.concat([meta, pd.DataFrame(rows, columns=list(ITEM_COLS) + ["item_index"])], axis=1)
+
+
+
+@dataclass
+class ImportedResponses:
+    """A responses file made into generation rows (:func:`import_responses`)."""
+
+    generations: pd.DataFrame
+    rejects: pd.DataFrame      # row, column, value, reason: every row not used, and why
+    notes: pd.DataFrame        # rows whose text was altered to be stored, and how
+    rows_read: int
+    split_items: bool
+    sha256: str
+    models: set = field(default_factory=set)     # every model the file names
+    pairs: set = field(default_factory=set)      # every (model, template) the file names
+
+    @property
+    def rows_rejected(self) -> int:
+        return int(self.rejects["row"].nunique()) if len(self.rejects) else 0
+
+
+def import_responses(
+    path: str | Path,
+    templates: Mapping[str, "PromptTemplate"],
+    resolve_nationality: Optional[Callable[[str], Optional[str]]] = None,
+    pairs: Optional[set] = None,
+) -> ImportedResponses:
+    """Read a responses file (answers as written, or already split into items) and make it
+    generation rows, keeping the (model, template) ``pairs`` when given; what cannot be used is
+    in ``rejects`` with the reason. The one import path of the ``generations`` asset (and so of
+    ``fairness-audit score``)."""
+    from .corpus import file_sha256
+
+    frame, report = read_responses(path, resolve_nationality)
+    piped = frame["model"].astype(str).str.contains("|", regex=False).to_numpy() if len(frame) else np.zeros(0, bool)
+    extra = pd.DataFrame([(r, "model", m, "'|' separates model and template in partition keys: rename the model")
+                          for r, m in zip(frame.loc[piped, "source_row"], frame.loc[piped, "model"])],
+                         columns=["row", "column", "value", "reason"])
+    frame = frame[~piped]
+    if report.split_items:
+        frame = samples_from_items(frame)
+    named = set(zip(frame["model"].astype(str), frame["template"].astype(str))) if len(frame) else set()
+    if pairs is not None:
+        wanted = pd.Series([(m, t) in pairs for m, t in zip(frame["model"], frame["template"])], index=frame.index,
+                           dtype=bool)
+        frame = frame[wanted]
+    sha = file_sha256(path)
+    table, rejects = to_generations(frame, templates, str(path), sha)
+    return ImportedResponses(table, pd.concat([f for f in (report.rejects, extra, rejects) if len(f)] or [rejects],
+                                              ignore_index=True).sort_values(
+        "row", kind="stable").reset_index(drop=True), report.notes, report.rows_read, report.split_items, sha,
+        {m for m, _ in named}, named)

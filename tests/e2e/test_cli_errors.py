@@ -125,16 +125,20 @@ def test_a_failed_run_ends_with_the_failing_steps_error(tmp_path):
 
 
 # ----------------------------------------------------------------------------- '|' in model names
-def test_summary_escapes_pipes_in_model_names():
-    from fairness_assets.cli import _summary
+def test_summary_escapes_pipes_in_template_and_model_names():
+    from fairness_assets.export import summary_markdown
 
-    tables = {
-        "volume_diversity": pd.DataFrame([{"responses": 3, "recommendations": 9, "matched_recommendations": 8}]),
-        "concentration": pd.DataFrame([{"us_uk_share": 0.5, "country_coverage": 0.25}]),
-        "drs_responses": pd.DataFrame({"drs": [0.5, 0.7]}),
-        "grs_by_country": pd.DataFrame({"grs": [0.0, 0.3]}),
-    }
-    text = _summary({}, {("llama|3", "base"): tables, ("plain", "re|gional"): tables}, 0, 6, "c.csv", "r.csv")
+    def tables(model, template):
+        key = {"model": model, "template": template}
+        return {
+            "volume_diversity": pd.DataFrame([{**key, "responses": 3, "recommendations": 9, "matched_recommendations": 8}]),
+            "concentration": pd.DataFrame([{**key, "us_uk_share": 0.5, "country_coverage": 0.25}]),
+            "drs_responses": pd.DataFrame([{**key, "drs": 0.5}, {**key, "drs": 0.7}]),
+            "grs_by_country": pd.DataFrame([{**key, "grs": 0.0}, {**key, "grs": 0.3}]),
+        }
+
+    a, b = tables("llama|3", "base"), tables("plain", "re|gional")
+    text = summary_markdown({k: pd.concat([a[k], b[k]], ignore_index=True) for k in a}, 6, 0, "c.csv", "r.csv")
     rows = [ln for ln in text.splitlines() if ln.startswith("| llama") or ln.startswith("| plain")]
     assert rows[0].startswith(r"| llama\|3 | base | 3 | 9 | 8 | 0.6000 |")
     assert rows[1].startswith(r"| plain | re\|gional | 3 |")
@@ -143,19 +147,16 @@ def test_summary_escapes_pipes_in_model_names():
         assert row.replace("\\|", "").count("|") == header.count("|")
 
 
-def test_score_writes_a_summary_that_escapes_pipes(tmp_path):
-    """`fairness-audit score` end to end: summary.md and report.md keep one cell per model name."""
+def test_score_rejects_model_names_with_a_pipe_naming_the_reason(tmp_path):
+    """'|' separates model and template in partition keys: such rows are rejected with that
+    reason (rejects.csv), and a file with nothing else to score fails naming the file."""
     rows = pd.read_csv(EXAMPLE)
     rows["model"] = rows["model"].str.replace("example-model", "example|model")
     responses = tmp_path / "pipes.csv"
     rows.to_csv(responses, index=False)
     out = _cli("score", "--responses", str(responses), "--corpus", str(DEMO_CORPUS), "--out", str(tmp_path / "o"))
-    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
-    summary = (tmp_path / "o" / "summary.md").read_text()
-    table = [ln for ln in summary.splitlines() if ln.startswith("| ")]
-    if len(table) <= 2:
-        pytest.skip("responses with '|' in the model name are rejected as rows: nothing to escape")
-    assert all(ln.startswith(r"| example\|model |") for ln in table[2:])
-    assert "| example|model |" not in summary
-    report_md = (tmp_path / "o" / "report.md").read_text()
-    assert "example|model" not in report_md.replace("\\|", "")
+    assert out.returncode == 2, out.stdout[-2000:] + out.stderr[-2000:]
+    assert "no usable response to score" in out.stderr and str(responses) in out.stderr
+    rejects = pd.read_csv(tmp_path / "o" / "rejects.csv")
+    assert len(rejects) == len(rows) and set(rejects["column"]) == {"model"}
+    assert rejects["reason"].str.contains("'|' separates model and template").all()

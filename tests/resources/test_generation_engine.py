@@ -228,5 +228,7 @@ def test_a_backend_that_returns_fewer_samples_fails_the_partition_and_keeps_what
                               instance=None)
     with pytest.raises(dg.Failure, match=r"returned 4 of 6 samples \(2 missing\)"):
         _stream_into_database(context, database, [("m", "base")], ShortBackend(), plan, SamplingParams(), "a1", "{}",
-                              0, "m|base")
-    assert sorted(database.read_rows(D.Generation, ["m|base"])["response_id"]) == sorted(plan["response_id"][:4])
+                              0, "m|base", "prov-1")
+    stored = database.read_rows(D.Generation, ["m|base"])
+    assert sorted(stored["response_id"]) == sorted(plan["response_id"][:4])
+    assert set(stored["provenance_id"]) == {"prov-1"}

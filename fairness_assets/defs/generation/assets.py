@@ -15,8 +15,7 @@ import pandas as pd
 from fairness_assets.core import generation as gen_core
 from fairness_assets.core import prompts as prompts_core
 from fairness_assets.core import responses as responses_core
-from fairness_assets.core.corpus import file_sha256
-from resources.database import Generation, GenerationCost, ResultsDatabase
+from resources.database import Generation, GenerationCost, ResultsDatabase, make_provenance
 from resources.llm.base import compute_kind
 from resources.llm.resource import LLMResource
 from resources.partition_lease import claim, run_status_from
@@ -28,29 +27,24 @@ from ..partitions import AUDIT_PARTITIONS, SINGLE_RUN, audit_round, model_templa
 from ..services import resolver_for
 
 
-def _import_file(context, pairs, generation_source, reference) -> pd.DataFrame:
+def _import_file(context, pairs, generation_source, reference, database) -> pd.DataFrame:
     path = generation_source.resolved_path()
-    resolver = resolver_for(reference)
-    frame, report = responses_core.read_responses(path, resolve_nationality=resolver.iso3)
-    problem = unusable_models(pairs, set(frame["model"].astype(str)) if "model" in frame else set(),
-                              f"the responses file {path}")
+    imported = responses_core.import_responses(path, prompts_core.load_templates(reference.templates_dir),
+                                               resolver_for(reference).iso3, pairs=set(pairs))
+    problem = unusable_models(pairs, imported.models, f"the responses file {path}")
     if problem:
         raise dg.Failure(problem)
-    if report.split_items:
-        raise dg.Failure(f"{path}: the generations asset imports full response texts (a 'response' column); "
-                         "score already-split items with the command line `fairness-audit score`")
-    wanted = pd.Series([f"{m}|{t}" for m, t in zip(frame["model"], frame["template"])], index=frame.index)
-    frame = frame[wanted.isin({f"{m}|{t}" for m, t in pairs})]
-    templates = prompts_core.load_templates(reference.templates_dir)
-    table, rejects = responses_core.to_generations(frame, templates, str(path), file_sha256(path))
+    table, rejects, notes = imported.generations, imported.rejects, imported.notes
+    table = database.stamp(table, "generations", template_hashes=dict(zip(table["template"], table["template_hash"])),
+                           config_json={"source": str(path), "sha256": imported.sha256,
+                                        "format": "items" if imported.split_items else "text"})
     if audit_round(context):  # a re-audit round is a new audit even when the file is unchanged
         table["audit_id"] = table["audit_id"] + f"-{audit_round(context)}"
-    rejects = pd.concat([report.rejects, rejects], ignore_index=True)
     if len(rejects):
         context.log.warning(f"{path}: {rejects['row'].nunique()} row(s) not usable, e.g. "
                             + "; ".join(f"row {r.row} {r.column}: {r.reason}" for r in rejects.head(5).itertuples()))
-    notes = report.notes
-    context.add_output_metadata({"source": str(path), "rows_rejected": int(rejects["row"].nunique()) if len(rejects) else 0,
+    context.add_output_metadata({"source": str(path), "format": "items (already split)" if imported.split_items
+                                 else "answers as written", "rows_rejected": imported.rows_rejected,
                                  "rejects": table_md(rejects.head(50)) if len(rejects) else "none",
                                  # text stored altered (NUL removed, unencodable characters replaced): the row's text_note
                                  "rows_text_altered": int(notes["row"].nunique()) if len(notes) else 0,
@@ -64,7 +58,8 @@ def _claim(context, database, pairs) -> None:
           run_status_from(context.instance))
 
 
-def _stream_into_database(context, database, pairs, client, todo, params, audit_id, decoding, commit_every, key):
+def _stream_into_database(context, database, pairs, client, todo, params, audit_id, decoding, commit_every, key,
+                          provenance_id):
     """Generate ``todo`` through the client's stream (many requests in flight for serving engines),
     committing what has finished: an in-process batch as soon as it finishes; answers streamed from an
     endpoint once ``commit_every`` (default 64) are waiting or 2 s have passed since the last commit: a crash loses at most the uncommitted ones and never duplicates a row."""
@@ -82,7 +77,7 @@ def _stream_into_database(context, database, pairs, client, todo, params, audit_
             audit_id=audit_id, response=[s.text for s in samples], prompt_tokens=[s.prompt_tokens for s in samples],
             output_tokens=[s.output_tokens for s in samples], latency_s=[s.latency_s for s in samples],
             model_source=client.model_source, model_revision=client.model_revision, backend=client.backend,
-            decoding_json=decoding, provenance_id="",
+            decoding_json=decoding, provenance_id=provenance_id,
         )
         database.append_rows(Generation, rows)  # committed: a crash loses at most the samples not yet here
         _claim(context, database, pairs)  # renew the lease
@@ -117,7 +112,7 @@ def _stream_into_database(context, database, pairs, client, todo, params, audit_
             "prompt_tokens": prompt_tokens, "output_tokens": tokens, "wall_s": round(wall, 3),
             # GPU-seconds in process; request-seconds (the sum of request latencies) for an endpoint
             "compute_s": round(request_s if kind == "endpoint" else wall * max(devices, 1), 3),
-            "output_tokens_per_s": round(tokens / wall, 2) if wall > 0 else 0.0, "provenance_id": ""}
+            "output_tokens_per_s": round(tokens / wall, 2) if wall > 0 else 0.0, "provenance_id": provenance_id}
     database.append_rows(GenerationCost, pd.DataFrame([cost]))
     return cost
 
@@ -147,8 +142,14 @@ def _generate(context, pairs, prompts, profiles, cfg, generation_source, llm, da
         if todo.empty:
             continue
         client = llm.client(model, log=context.log.info)
+        # what produced these rows: the model as served, the decoding, the template (same inputs, same id)
+        prov = make_provenance("generations", template_hashes={template: str(plan["template_hash"].iloc[0])},
+                               config_json={"audit_id": audit_id, "model": model, "backend": client.backend,
+                                            "source": client.model_source, "revision": client.model_revision,
+                                            "decoding": json.loads(decoding)})
+        database.record_provenance(prov)
         costs.append(_stream_into_database(context, database, pairs, client, todo, params, audit_id, decoding,
-                                           generation_source.commit_every, key))
+                                           generation_source.commit_every, key, prov.provenance_id))
     stored = database.read_rows(Generation, [gen_core.partition_key(m, t) for m, t in pairs])
     stored = stored[stored["audit_id"] == audit_id]
     if costs:  # what this run's generation cost, per partition (also stored: table generation_cost)
@@ -192,7 +193,7 @@ def generations(
             raise dg.Failure(problem)
     _claim(context, database, pairs)  # fails here if another live run writes one of these partitions
     if generation_source.resolved_path() is not None:
-        table = _import_file(context, pairs, generation_source, reference)
+        table = _import_file(context, pairs, generation_source, reference, database)
     else:
         table = _generate(context, pairs, prompts, profiles, audit_grid.resolve(), generation_source, llm, database)
     missing = [f"{m}|{t}" for m, t in pairs if not (table["partition_key"] == f"{m}|{t}").any()]

@@ -42,7 +42,7 @@ SHOWN_IN_UI = ("top_locations", "recommended_locations", "nationality_heatmap")
     "comparisons and marked significant / not significant (docs/statistics.md).",
 )
 def audit_statistics(context: dg.AssetExecutionContext, analysis_tables: pd.DataFrame,
-                     report_settings: ReportResource) -> dg.Output[pd.DataFrame]:
+                     report_settings: ReportResource, database: ResultsDatabase) -> dg.Output[pd.DataFrame]:
     if analysis_tables.empty:
         raise dg.Failure(f"no analysis tables stored for {context.partition_keys}: materialize the scores first")
     frames, shown, significant = [], {}, 0
@@ -55,8 +55,8 @@ def audit_statistics(context: dg.AssetExecutionContext, analysis_tables: pd.Data
         shown[f"disparity {key}"] = table_md(audit_report.stats.disparity_display(dis)) if len(dis) else "no testable pairs"
         context.log.info(f"{key}: {len(t['run_variability'])} variability rows, {len(dis)} disparity tests, "
                          f"{int(dis['significant'].sum()) if len(dis) else 0} significant")
-    table = pd.concat(frames, ignore_index=True).assign(params_hash=stable_hash(report_settings.as_dict()),
-                                                        provenance_id="")
+    table = database.stamp(pd.concat(frames, ignore_index=True).assign(params_hash=stable_hash(report_settings.as_dict())),
+                           "audit_statistics", config_json=report_settings.as_dict())
     return dg.Output(table, metadata={"dagster/row_count": len(table), "significant_findings": significant,
                                       "settings": dg.MetadataValue.json(report_settings.as_dict()), **shown})
 
@@ -72,7 +72,7 @@ def audit_statistics(context: dg.AssetExecutionContext, analysis_tables: pd.Data
     "reports folder; figures with nothing to draw are listed with the reason.",
 )
 def audit_figures(context: dg.AssetExecutionContext, recommendations: pd.DataFrame, grs_by_country: pd.DataFrame,
-                  report_settings: ReportResource) -> dg.Output[pd.DataFrame]:
+                  report_settings: ReportResource, database: ResultsDatabase) -> dg.Output[pd.DataFrame]:
     if recommendations.empty:
         raise dg.Failure(f"no recommendations stored for {context.partition_keys}: materialize them first")
     folder = report_settings.folder() / "figures"
@@ -96,7 +96,7 @@ def audit_figures(context: dg.AssetExecutionContext, recommendations: pd.DataFra
                 shown[f"{key} {f.name}"] = image
         context.log.info(f"{key}: {sum(not f.skipped for f in figures)} figure(s) written to {folder}, "
                          f"{sum(f.skipped for f in figures)} skipped")
-    table = pd.DataFrame(rows).assign(provenance_id="")
+    table = database.stamp(pd.DataFrame(rows), "audit_figures", config_json={"folder": str(folder)})
     return dg.Output(table, metadata={
         "dagster/row_count": len(table), "folder": dg.MetadataValue.path(str(folder)),
         "figures": table_md(table[["partition_key", "name", "path", "skipped_reason"]]), **shown,
@@ -220,11 +220,12 @@ def audit_report_file(
                       for p in parts if len(p.statistics.get("counterfactual_disparity", [])))
     context.log.info(f"report {report_id}: {len(parts)} partition(s), {sum(not f.skipped for f in figures)} figure(s), "
                      f"{significant} significant finding(s) -> {folder / 'report.html'}")
-    row = pd.DataFrame([{"report_id": report_id, "partitions": json.dumps([p.key for p in parts]),
+    row = database.stamp(pd.DataFrame([{"report_id": report_id, "partitions": json.dumps([p.key for p in parts]),
                          "audit_ids": json.dumps(audit_ids), "html_path": str(folder / "report.html"),
                          "markdown_path": str(folder / "report.md"), "figures": sum(not f.skipped for f in figures),
-                         "significant_findings": significant, "provenance_id": "", "partition_key": "",
-                         "created_at": pd.Timestamp.now(tz="UTC").to_pydatetime()}])
+                         "significant_findings": significant, "partition_key": "",
+                         "created_at": pd.Timestamp.now(tz="UTC").to_pydatetime()}]), "audit_report",
+                         config_json=json.loads(json.dumps(provenance, default=str)))
     # every report is kept (the table is the history of reports), once: the same audits and code give the
     # same report id, whose files were just rewritten in place
     if report_id in database.existing_values(D.ReportFile, "report_id", [""]):

@@ -61,7 +61,8 @@ def audit_drift(
             shown[key] += "\n\n" + image.value
     table = (pd.concat(frames, ignore_index=True) if frames else
              pd.DataFrame(columns=drift_core.DRIFT_COLUMNS + ["partition_key", "audit_id", "previous_audit_id"]))
-    table = table.assign(provenance_id="")
+    table = database.stamp(table, "audit_drift", config_json={"compared": "the previous audit with the same base "
+                                                                         "(grid, decoding, source)"})
     return dg.Output(table, metadata={
         "dagster/row_count": len(table),
         "partitions_compared": len(frames),

@@ -17,7 +17,7 @@ from resources.tagger import SubjectTaggerResource
 
 from ..metadata import preview, table_md
 from ..partitions import AUDIT_PARTITIONS, SINGLE_RUN, model_template_pairs
-from ..services import quality_outcomes, resolver_for, university_index
+from ..services import quality_outcomes, resolver_for, understanding_config, university_index
 
 SUITE = load_suite("recommendations_quality")
 CHECK_SPECS = [
@@ -27,7 +27,11 @@ CHECK_SPECS = [
 ]
 
 
-def _check_results(suite, per_partition) -> list[dg.AssetCheckResult]:
+# run tag: "warn" makes every failed parse-quality check a warning (no check blocks the run)
+QUALITY_CHECKS_TAG = "fairness/quality_checks"
+
+
+def _check_results(suite, per_partition, warn_only: bool = False) -> list[dg.AssetCheckResult]:
     results = []
     for check in suite["checks"]:
         name = check["name"]
@@ -43,7 +47,7 @@ def _check_results(suite, per_partition) -> list[dg.AssetCheckResult]:
         results.append(dg.AssetCheckResult(
             check_name=name,
             passed=passed,
-            severity=dg.AssetCheckSeverity.ERROR if check.get("blocking") else dg.AssetCheckSeverity.WARN,
+            severity=dg.AssetCheckSeverity.ERROR if check.get("blocking") and not warn_only else dg.AssetCheckSeverity.WARN,
             description=check.get("description"),
             metadata={
                 "observed": dg.MetadataValue.float(float(worst)) if worst is not None else "n/a",
@@ -95,10 +99,12 @@ def recommendations(
             tagged.append(tag_fn(programs))
             return tagged[-1]
 
-        recs = understanding.build_recommendations(
+        recs = understanding.recommendations_for(
             generations, resolver, index, tag_fn=tag_and_keep,
             progress=lambda done, n: context.log.info(f"parsed {done}/{n} distinct responses"),
         )
+    recs = database.stamp(recs, "recommendations", corpus_sha256=str(qs_corpus["corpus_sha256"].iloc[0]),
+                          config_json=understanding_config(reference, subject_tagger))
     suite, per_partition = quality_outcomes(recs, parse_quality, dict(audit_grid.resolve().quality))
     items = recs[recs["university_text"].notna()]
     rates = quality.group_rates(quality.response_frame(recs), quality.item_frame(recs))
@@ -122,7 +128,9 @@ def recommendations(
                                      "matched_name", "country", "program_text", "tags"]]),
         },
     )
-    yield from _check_results(suite, per_partition)
+    # `fairness-audit score` scores whatever it is given: its runs report failed checks as warnings
+    # (shown in the report's parse-quality table) instead of stopping the scores
+    yield from _check_results(suite, per_partition, warn_only=context.run.tags.get(QUALITY_CHECKS_TAG) == "warn")
     for key, outcomes in per_partition.items():
         failed = [o.name for o in outcomes if not o.success]
         if failed:
@@ -156,6 +164,7 @@ def subject_tags(
             frames.append(tagged)
     table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
         columns=["program_norm", "tags", "source", "n_items", "partition_key"])
+    table = database.stamp(table, "subject_tags", config_json={"tagger": subject_tagger.tagger_name()})
     untagged = table[table["tags"].map(len) == 0]
     table["tags"] = table["tags"].map(lambda t: __import__("json").dumps(list(t)))
     return dg.Output(

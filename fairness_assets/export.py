@@ -1,0 +1,147 @@
+"""The results of an audit as files: what ``fairness-audit score`` writes to ``--out``.
+
+Everything is read back from the results database the assets wrote (one row source for the UI,
+the report and the files): the recommendations, the DRS items with their components, GRS per
+country, the analysis tables, base vs regional, the statistics, the scoring parameters, and the
+latest report (HTML, Markdown and its figures). Tables stored one partition per key get the
+``model`` and ``template`` columns in front.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from pathlib import Path
+from typing import Callable
+
+import pandas as pd
+
+from fairness_assets.core import tables as tables_core
+from resources import database as D
+
+ANALYSIS = ["drs_responses", "drs_summary", "academic_alignment", "volume_diversity", "concentration",
+            "reduced_context_top"]
+STATISTICS = ["run_variability", "counterfactual_disparity"]
+TABLES = ["recommendations", "drs_items", "grs_by_country", *ANALYSIS]
+_INTERNAL = ["id", "partition_key", "provenance_id", "params_hash"]
+
+
+def _front(df: pd.DataFrame) -> pd.DataFrame:
+    front = [c for c in ("model", "template") if c in df.columns]
+    return df[front + [c for c in df.columns if c not in front]]
+
+
+def _split_key(df: pd.DataFrame) -> pd.DataFrame:
+    """``model`` and ``template`` from ``partition_key`` where the table does not carry them."""
+    keys = df["partition_key"].astype(str).str.split("|", n=1, expand=True) if len(df) else None
+    out = df.copy()
+    for i, col in enumerate(("model", "template")):
+        if col not in out.columns:
+            out[col] = keys[i] if keys is not None else pd.Series(dtype=object)
+    return out
+
+
+def _wide(long: pd.DataFrame, names: list[str]) -> dict[str, pd.DataFrame]:
+    """Long stored tables (MetricRow/StatisticRow) of every partition -> one wide table per name."""
+    frames: dict[str, list[pd.DataFrame]] = {n: [] for n in names}
+    for key, part in long[long["partition_key"] != ""].groupby("partition_key", sort=True):
+        model, template = str(key).split("|", 1)
+        wide = tables_core.from_long(part)
+        for n in names:
+            if n in wide:
+                frames[n].append(wide[n].assign(model=model, template=template))
+    out = {}
+    for n, fs in frames.items():
+        kept = [f for f in fs if not f.empty] or fs[:1]
+        out[n] = _front(pd.concat(kept, ignore_index=True)) if kept else pd.DataFrame(columns=["model", "template"])
+    return out
+
+
+def read_results(database: D.ResultsDatabase) -> dict[str, pd.DataFrame]:
+    """Every exported table, by name, from the results database."""
+    recs = _front(database.read_rows(D.Recommendation))
+    items = database.read_rows(D.DRSItem)
+    score_cols = [c for c in items.columns if c not in recs.columns or c in ("partition_key", "response_id", "item_index")]
+    drs_items = recs.merge(items[[c for c in score_cols if c not in ("id", "provenance_id")]],
+                           on=["partition_key", "response_id", "item_index"], how="inner", validate="one_to_one")
+    out = {"recommendations": recs, "drs_items": _front(drs_items),
+           "grs_by_country": _front(_split_key(database.read_rows(D.GRSCountry)))}
+    metric_rows = database.read_rows(D.MetricRow)
+    out.update(_wide(metric_rows, ANALYSIS))
+    comparison = tables_core.from_long(metric_rows[metric_rows["partition_key"] == ""])
+    for key in ("drs_change", "grs_change"):
+        out[f"base_vs_regional_{key}"] = comparison.get(key, pd.DataFrame(columns=["model"]))
+    stats = _wide(database.read_rows(D.StatisticRow), STATISTICS)
+    dis = stats["counterfactual_disparity"]
+    if "significant" in dis.columns:
+        dis["significant"] = dis["significant"].astype(str) == "True"
+    out.update(stats)
+    return {k: v.drop(columns=[c for c in _INTERNAL if c in v.columns]) if k != "recommendations" else
+            v.drop(columns=[c for c in ("id",) if c in v.columns]) for k, v in out.items()}
+
+
+def scoring_parameters(database: D.ResultsDatabase) -> dict:
+    """The parameters the scores were computed with (their provenance record)."""
+    prov = database.read_rows(D.Provenance) if hasattr(database, "read_rows") else pd.DataFrame()
+    prov = prov[prov["asset"] == "scores"].sort_values("created_at") if len(prov) else prov
+    return json.loads(prov["config_json"].iloc[-1]) if len(prov) else {}
+
+
+def export_results(database_url: str, outdir: Path, log: Callable[[str], None] = print) -> dict[str, pd.DataFrame]:
+    """Write every table (CSV), ``params.json`` and the latest report (report.html, report.md,
+    figures/) of the results database at ``database_url`` to ``outdir``; returns the tables."""
+    database = D.ResultsDatabase(url=database_url)
+    try:
+        written = read_results(database)
+        for name, df in written.items():
+            df.to_csv(outdir / f"{name}.csv", index=False)
+        (outdir / "params.json").write_text(json.dumps(scoring_parameters(database), indent=2, sort_keys=True))
+        reports = database.read_rows(D.ReportFile)
+    finally:
+        database.dispose()
+    if len(reports):
+        folder = Path(reports.sort_values("created_at")["html_path"].iloc[-1]).parent
+        for path in folder.rglob("*"):
+            if path.is_file():
+                target = outdir / path.relative_to(folder)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(path, target)
+        log(f"report written to {outdir / 'report.html'} ({int(reports['figures'].iloc[-1])} figures)")
+    else:
+        log("no scored partition: no report written")
+    return written
+
+
+def _num(value, spec: str) -> str:
+    """A number for the summary; 'n/a' where it is undefined (e.g. no recommendation at all)."""
+    return "n/a" if value is None or (isinstance(value, float) and math.isnan(value)) else format(value, spec)
+
+
+def _count(value) -> str:
+    return "n/a" if value is None or (isinstance(value, float) and math.isnan(value)) else str(int(value))
+
+
+def _escape_pipes(text: str) -> str:
+    return str(text).replace("|", "\\|")
+
+
+def summary_markdown(written: dict[str, pd.DataFrame], rows_read: int, n_rejected: int, corpus_path: str,
+                     responses: str) -> str:
+    """summary.md: one line per partition (responses, recommendations, matched, mean DRS, US+UK
+    share, country coverage, countries with GRS > 0)."""
+    lines = ["# Audit summary", "", f"- responses file: `{responses}` ({rows_read} rows, {n_rejected} not usable)",
+             f"- corpus: `{corpus_path}`", "",
+             "| model | template | responses | recommendations | matched | mean DRS | US+UK share | country coverage | countries with GRS > 0 |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    vol, conc = written["volume_diversity"], written["concentration"]
+    drs, grs = written["drs_responses"], written["grs_by_country"]
+    for (model, template), v in vol.groupby(["model", "template"], sort=True):
+        v = v.iloc[0]
+        c = conc[(conc["model"] == model) & (conc["template"] == template)].iloc[0]
+        d = drs[(drs["model"] == model) & (drs["template"] == template)]["drs"]
+        g = grs[(grs["model"] == model) & (grs["template"] == template)]["grs"]
+        lines.append(f"| {_escape_pipes(model)} | {_escape_pipes(template)} | {_count(v['responses'])} | {_count(v['recommendations'])} | "
+                     f"{_count(v['matched_recommendations'])} | {_num(float(d.mean()) if len(d) else None, '.4f')} | "
+                     f"{_num(c['us_uk_share'], '.1%')} | {_num(c['country_coverage'], '.1%')} | {int((g > 0).sum())} |")
+    return "\n".join(lines) + "\n"

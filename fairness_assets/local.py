@@ -1,0 +1,318 @@
+"""Running the code location in this process, for the command line.
+
+- :func:`run_job` runs a job of the code location by name (``fairness-audit demo`` / ``run``);
+- :func:`score_responses` is ``fairness-audit score``: it materializes the same assets the UI does
+  (reference data, generations imported from the responses file, recommendations, subject tags,
+  scores, statistics, figures, drift, base vs regional, the report) on an ephemeral Dagster
+  instance and a throw-away SQLite results database (or the one named), then exports the stored
+  tables, the statistics and the report to the output folder (:mod:`fairness_assets.export`).
+
+No lineage is written here: only which assets run, for which partitions, with which settings.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Callable, Iterator, Optional
+
+import pandas as pd
+
+from resources.settings import PROJECT_ROOT
+
+
+class UsageError(ValueError):
+    """A command line the CLI cannot run (unknown job, unusable --out); printed as one line."""
+
+
+class RunFailed(RuntimeError):
+    """A run of the asset graph failed; the message names the failing steps and their causes."""
+
+
+def dagster_home() -> Path:
+    """The persistent instance of ``fairness-audit demo``/``run``/``ui`` (DAGSTER_HOME, else data/dagster_home)."""
+    home = Path(os.environ.get("DAGSTER_HOME") or (PROJECT_ROOT / "data" / "dagster_home"))
+    home.mkdir(parents=True, exist_ok=True)
+    os.environ["DAGSTER_HOME"] = str(home)
+    config = home / "dagster.yaml"
+    if not config.exists():  # a fresh instance: no telemetry on offline machines
+        config.write_text("telemetry:\n  enabled: false\n")
+    return home
+
+
+def _trim(text: str, limit: int = 600) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else text[:limit].rstrip() + " …"
+
+
+def _error_text(error) -> str:
+    """The message of a step's error: the first cause below Dagster's own wrappers (the user
+    code's exception), without the module path of its class, passwords masked."""
+    import re
+
+    from resources.secrets import redact
+
+    chosen, err = error, error
+    while err is not None:
+        if not (err.cls_name or "").startswith("Dagster"):
+            chosen = err
+            break
+        chosen, err = err, err.cause
+    message = re.sub(r"^(?:[A-Za-z_][\w]*\.)+(?=[A-Za-z_]\w*: )", "", chosen.message.strip())
+    return redact(_trim(message))
+
+
+def failure_causes(instance, run_id: str) -> list[str]:
+    """One line per distinct failure of a run, read from its STEP_FAILURE events (the run's
+    failure message when no step failed)."""
+    from dagster import DagsterEventType
+
+    by_message: dict[str, list[str]] = {}
+    for record in instance.all_logs(run_id, of_type=DagsterEventType.STEP_FAILURE):
+        event = record.dagster_event
+        data = event.step_failure_data if event else None
+        text = _error_text(data.error) if data is not None and data.error is not None else "(no error recorded)"
+        by_message.setdefault(text, []).append(event.step_key or "?")
+    lines = []
+    for text, steps in by_message.items():
+        names = ", ".join(repr(s) for s in dict.fromkeys(steps))
+        lines.append(f"cause: step{'s' if len(steps) > 1 else ''} {names} failed: {text}")
+    if not lines:
+        for record in instance.all_logs(run_id, of_type=DagsterEventType.RUN_FAILURE):
+            event = record.dagster_event
+            error = getattr(event.event_specific_data, "error", None) if event else None
+            lines.append("cause: " + (_error_text(error) if error is not None else _trim(event.message or "run failed")))
+    return lines
+
+
+def run_job(job_name: str) -> int:
+    """Run a job of the code location on the persistent instance, one run per partition of the
+    configured grid; prints each asset's row count, each check and where the results are."""
+    home = dagster_home()
+    from dagster import DagsterInstance
+
+    from .defs.operations.jobs import JOB_PRESETS
+    from .core.generation import partition_key
+    from .defs.partitions import MODEL_PARTITIONS
+    from .definitions import defs
+
+    instance = DagsterInstance.get()
+    known = sorted(j.name for j in defs.resolve_all_job_defs() if not j.name.startswith("__"))
+    if job_name not in known:
+        raise UsageError(f"unknown job {job_name!r}; jobs of the code location: {', '.join(known)}")
+    job = defs.resolve_job_def(job_name)
+    partition_keys: list = [None]
+    if job.partitions_def is not None:
+        from resources.settings import MODEL_REGISTRY, AuditGridResource
+
+        # the grid the job runs, from the same environment the definitions read (their EnvVars
+        # cannot be read outside a run)
+        cfg = AuditGridResource(
+            preset=JOB_PRESETS.get(job_name) or os.environ.get("FAIRNESS_PRESET") or "demo",
+            model_registry_path=os.environ.get("FAIRNESS_MODEL_REGISTRY") or str(MODEL_REGISTRY)).resolve()
+        instance.add_dynamic_partitions(MODEL_PARTITIONS.name, list(cfg.models))
+        partition_keys = [partition_key(m, t) for m in cfg.models for t in cfg.templates]
+    failed = 0
+    for key in partition_keys:
+        where = f" for partition {key}" if key else ""
+        print(f"[fairness-audit] running job {job_name!r}{where} (Dagster instance: {home})", flush=True)
+        result = job.execute_in_process(instance=instance, raise_on_error=False, partition_key=key)
+        print("", flush=True)
+        if not result.success:
+            print(f"[fairness-audit] job {job_name!r}{where} failed (run id {result.run_id})", file=sys.stderr)
+            for line in failure_causes(instance, result.run_id):  # last: the cause, not only "step X failed"
+                print(f"[fairness-audit] {line}", file=sys.stderr)
+            failed += 1
+            continue
+        print(f"[fairness-audit] job {job_name!r}{where} succeeded (run id {result.run_id})")
+        for event in result.get_asset_materialization_events():
+            rows = event.materialization.metadata.get("dagster/row_count")
+            print(f"  {event.asset_key.to_user_string():<24} {getattr(rows, 'value', rows)} row(s)")
+        for check in result.get_asset_check_evaluations():
+            status = "pass" if check.passed else f"FAIL ({check.severity.value})"
+            observed = check.metadata.get("observed")
+            print(f"  check {check.check_name:<22} {status:<14} observed {getattr(observed, 'value', observed)}")
+        for event in result.get_asset_materialization_events():
+            if event.asset_key.to_user_string() == "audit_report":
+                meta = event.materialization.metadata
+                report = getattr(meta.get("report"), "value", None)
+                print(f"[fairness-audit] audit report: {report} (and report.md beside it); "
+                      f"{getattr(meta.get('significant_findings'), 'value', 0)} significant finding(s)")
+    if failed:
+        return 1
+    from resources.database import redact
+    from resources.settings import default_database_url, results_dir
+
+    # database.url is an EnvVar (not readable outside a run) when FAIRNESS_DATABASE_URL is set
+    print(f"[fairness-audit] results database: {redact(os.environ.get('FAIRNESS_DATABASE_URL') or default_database_url())}")
+    print(f"[fairness-audit] results folder:   {results_dir()}")
+    print("[fairness-audit] browse the run and the assets with: .venv/bin/fairness-audit ui  (then http://127.0.0.1:3000)")
+    return 0
+
+
+# ------------------------------------------------------------------------------------ score
+def output_folder(out: str) -> Path:
+    """``--out`` as a folder that can be written, made if missing; UsageError naming the path otherwise."""
+    path = Path(out).expanduser()
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"--out {path} is an existing file, not a folder; give a folder (it is created if missing)")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path, prefix=".write-test-"):
+            pass
+    except OSError as exc:
+        raise UsageError(f"--out {path} cannot be written: {exc.strerror or exc}") from None
+    return path
+
+
+@contextlib.contextmanager
+def _environment(values: dict[str, Optional[str]]) -> Iterator[None]:
+    """``os.environ`` with ``values`` set (None: removed) for the block, restored after."""
+    saved = {k: os.environ.get(k) for k in values}
+    try:
+        for k, v in values.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def partition_boxes(pairs: set[tuple[str, str]], models: list[str], templates: list[str]) -> list[tuple]:
+    """The (model, template) ``pairs`` as few rectangles of the partition grid as a simple rule
+    gives: a run over a range of this two-dimensional partition set covers the box model range x
+    template range, so a box must hold only pairs that exist. Each box is
+    ``(first model, last model, first template, last template)`` in the grid's order."""
+    runs_by_model: dict[str, list[tuple[str, str]]] = {}
+    for m in models:
+        mine = [t for t in templates if (m, t) in pairs]
+        spans, start, prev = [], None, None
+        for t in mine:
+            i = templates.index(t)
+            if start is None:
+                start = prev = i
+            elif i == prev + 1:
+                prev = i
+            else:
+                spans.append((templates[start], templates[prev]))
+                start = prev = i
+        if start is not None:
+            spans.append((templates[start], templates[prev]))
+        runs_by_model[m] = spans
+    boxes: list[tuple] = []
+    open_boxes: dict[tuple[str, str], int] = {}  # template span -> index of the box the previous model extends
+    for m in models:
+        spans = runs_by_model[m]
+        extended = {}
+        for span in spans:
+            i = open_boxes.get(span)
+            if i is not None and boxes[i][1] == models[models.index(m) - 1]:
+                boxes[i] = (boxes[i][0], m, *span)
+                extended[span] = i
+            else:
+                boxes.append((m, m, *span))
+                extended[span] = len(boxes) - 1
+        open_boxes = extended
+    return boxes
+
+
+def score_responses(responses: str, corpus_path: str, out: str, tagger: str = "rules",
+                    rank_column: str = "2024 RANK", database_url: str = "",
+                    log: Callable[[str], None] = print) -> dict[str, pd.DataFrame]:
+    """``fairness-audit score``: materialize the audit's assets for a responses file (answers as
+    written, or already split into items) in process and export the tables, the statistics and
+    the report to ``out``. Returns the exported tables by name."""
+    import dagster as dg
+
+    from . import export
+    from .core import corpus as corpus_core
+    from .core import geo, prompts as prompts_core
+    from .core import responses as responses_core
+    from resources.settings import ReferenceDataResource
+
+    outdir = output_folder(out)  # before any work
+    responses, corpus_path = str(Path(responses).expanduser()), str(Path(corpus_path).expanduser())
+    reference = ReferenceDataResource(corpus_path=corpus_path, rank_column=rank_column)
+    # the inputs are read once here so that a bad file is named in one line before any run starts
+    corpus_core.read_qs_export(corpus_path, rank_column)
+    resolver = geo.CountryResolver(geo.load_aliases(reference.country_aliases_path))
+    templates = prompts_core.load_templates(reference.templates_dir)
+    imported = responses_core.import_responses(responses, templates, resolver.iso3)
+    imported.rejects.to_csv(outdir / "rejects.csv", index=False)
+    log(f"responses: {imported.rows_read} row(s) read, {imported.rows_rejected} not usable (see rejects.csv), "
+        f"{len(imported.generations)} response(s) to score"
+        + (" (already split into items)" if imported.split_items else ""))
+    pairs = set(zip(imported.generations["model"], imported.generations["template"]))
+    if not pairs:
+        raise UsageError(f"{responses}: no usable response to score ({imported.rows_rejected} row(s) not usable: "
+                         f"see {outdir / 'rejects.csv'})")
+    models, template_order = sorted({m for m, _ in pairs}), sorted(templates)
+    with tempfile.TemporaryDirectory(prefix="fairness-score-") as tmp:
+        database_url = database_url or f"sqlite:///{Path(tmp) / 'results.db'}"
+        env = {"FAIRNESS_RESPONSES": responses, "FAIRNESS_QS_CORPUS": corpus_path, "FAIRNESS_TAGGER": tagger,
+               "FAIRNESS_DATABASE_URL": database_url, "FAIRNESS_REPORTS_DIR": str(Path(tmp) / "reports"),
+               "FAIRNESS_HOME": str(Path(tmp) / "home")}
+        with _environment(env):
+            from .definitions import build_resources, defs
+            from .defs.operations.jobs import CROSS_PARTITION
+            from .defs.partitions import MODEL_PARTITIONS
+            from .defs.understanding.assets import QUALITY_CHECKS_TAG
+
+            resources = build_resources()
+            if rank_column != resources["reference"].rank_column:
+                resources["reference"] = resources["reference"].model_copy(update={"rank_column": rank_column})
+            instance = dg.DagsterInstance.ephemeral()
+            instance.add_dynamic_partitions(MODEL_PARTITIONS.name, models)
+            reference_group = dg.AssetSelection.groups("reference")
+            per_partition = dg.AssetSelection.all() - reference_group - CROSS_PARTITION
+            boxes = partition_boxes(pairs, models, template_order)
+            for i, (m0, m1, t0, t1) in enumerate(boxes):
+                log(f"scoring partitions {m0}..{m1} x {t0}..{t1} ({i + 1}/{len(boxes)})")
+                selection = (reference_group | per_partition) if i == 0 else per_partition
+                _materialize(dg, list(defs.assets), instance, resources, selection, {
+                    QUALITY_CHECKS_TAG: "warn", "dagster/asset_partition_range_start": f"{m0}|{t0}",
+                    "dagster/asset_partition_range_end": f"{m1}|{t1}"})
+            _materialize(dg, list(defs.assets), instance, resources, CROSS_PARTITION, {})
+        written = export.export_results(database_url, outdir, log=log)
+    summary = export.summary_markdown(written, imported.rows_read, imported.rows_rejected, corpus_path, responses)
+    (outdir / "summary.md").write_text(summary, encoding="utf-8")
+    log(summary)
+    log(f"tables written to {outdir}")
+    return written
+
+
+def _materialize(dg, assets, instance, resources, selection, tags: dict) -> None:
+    result = dg.materialize(assets, instance=instance, resources=resources, selection=selection, tags=tags,
+                            raise_on_error=False,  # progress at INFO: each step's own lines, not Dagster's debug events
+                            run_config={"loggers": {"console": {"config": {"log_level": "INFO"}}}})
+    if not result.success:
+        raise RunFailed("; ".join(failure_causes(instance, result.run_id)) or f"run {result.run_id} failed")
+
+
+def start_ui(extra: list[str]) -> int:
+    """Replace this process with ``dagster dev -w workspace.yaml``, its signals reset first.
+
+    A process started in the background by a script inherits SIGINT as ignored, and Dagster maps
+    SIGTERM to the SIGINT handler, so a plain ``dagster dev &`` ignores both SIGTERM and Ctrl-C (its
+    code server and daemon too). Ignored signals survive ``exec`` and are inherited by children;
+    restored defaults are what Dagster's own handlers then build on.
+    """
+    from ._signals import restore_inherited_signals
+
+    restore_inherited_signals()
+    home = dagster_home()  # the instance `fairness-audit demo` and `run` use: their runs show in the UI
+    print(f"[fairness-audit] Dagster UI on the instance {home}", flush=True)
+    dagster = Path(sys.executable).parent / "dagster"
+    command = [str(dagster) if dagster.exists() else "dagster", "dev", "-w", str(PROJECT_ROOT / "workspace.yaml"), *extra]
+    os.chdir(PROJECT_ROOT)
+    os.execv(command[0], command) if os.path.isabs(command[0]) else os.execvp(command[0], command)
+    return 0  # not reached
