@@ -132,15 +132,16 @@ class NameWords:
 
 
 def load_name_words(path: str | Path = NAME_WORDS_FILE) -> NameWords:
-    """Read the word table: CSV ``word,canonical,kind[,note]``, kind one of type, distinct, word, place."""
+    """Read the word table: CSV ``word,canonical,kind[,note]``, kind one of type, distinct, word,
+    place (another spelling of a place) or number (a Roman numeral: "Toulouse III" = "Toulouse 3")."""
     canonical: dict[str, str] = {}
     types, distinct, generic = set(), set(), set()
     with open(path, newline="", encoding="utf-8") as fh:
         for lineno, row in enumerate(csv.DictReader(fh), start=2):
             word, canon, kind = (normalize_name(row.get(k) or "") for k in ("word", "canonical", "kind"))
-            if not word or not canon or kind not in ("type", "distinct", "word", "place") or " " in word:
+            if not word or not canon or kind not in ("type", "distinct", "word", "place", "number") or " " in word:
                 raise ValueError(f"{path}: line {lineno}: need one word, its canonical form and a kind "
-                                 f"(type, distinct, word or place), got {row!r}")
+                                 f"(type, distinct, word, place or number), got {row!r}")
             canonical[word] = canon
             if kind == "type":
                 types.add(canon)
@@ -560,18 +561,44 @@ def _match_partial(base: str, iso3: Optional[str], idx: UniversityIndex, nw: Nam
     return None
 
 
-def _near_type_word(word: str, words: NameWords) -> bool:
-    """A misspelt institution word ("Univeristy", "Insitute") is no distinctive word."""
-    return _near_type_cached(word, words.types, tuple(k for k, v in words.canonical.items() if v in words.types))
+def _words_alike(a: str, b: str, cutoff: float) -> bool:
+    """One word and its misspelling: equal, the same letters (a swapped pair) when short, else
+    rapidfuzz ratio at least ``cutoff``."""
+    from rapidfuzz import fuzz
 
-
-@lru_cache(maxsize=65536)
-def _near_type_cached(word: str, types: frozenset, forms: tuple) -> bool:
-    from rapidfuzz import fuzz, process
-
-    if len(word) < 6:
+    if a == b or (len(a) == len(b) and sorted(a) == sorted(b)):
+        return True
+    if len(a) <= 4 or len(b) <= 4:
         return False
-    return process.extractOne(word, forms, scorer=fuzz.ratio, score_cutoff=85) is not None
+    return fuzz.ratio(a, b) >= cutoff
+
+
+_VOCABULARY: dict[int, tuple] = {}
+_NEAR_GENERIC: dict[tuple[int, str], bool] = {}
+
+
+def _near_generic(word: str, words: NameWords) -> bool:
+    """A word of the table, a connector or its misspelling ("Univeristy", "Tehcnology", "fo")."""
+    key = (id(words), word)
+    hit = _NEAR_GENERIC.get(key)
+    if hit is None:
+        from rapidfuzz import fuzz, process
+
+        vocab = _VOCABULARY.get(id(words))
+        if vocab is None:
+            generic = set(words.types) | set(words.generic) | _CONNECTORS | _GENERIC_WORDS
+            generic |= {k for k, v in words.canonical.items() if v in words.types or v in words.generic}
+            vocab = _VOCABULARY[id(words)] = tuple(sorted(generic))
+        if word in vocab:
+            hit = True
+        elif len(word) <= 4:
+            hit = any(len(g) == len(word) and sorted(g) == sorted(word) for g in vocab)
+        else:
+            hit = process.extractOne(word, vocab, scorer=fuzz.ratio, score_cutoff=80) is not None
+        if len(_NEAR_GENERIC) > 200_000:
+            _NEAR_GENERIC.clear()
+        _NEAR_GENERIC[key] = hit
+    return hit
 
 
 def _fuzzy_choice(hits: list[tuple[int, float]], iso3: Optional[str], idx: UniversityIndex, params: MatchParams,
@@ -584,18 +611,28 @@ def _fuzzy_choice(hits: list[tuple[int, float]], iso3: Optional[str], idx: Unive
     if not hits:
         return Match(None, 0.0, "none")
     if idx.words is not None and base:
-        words = [w for w in idx.words.proper(name_key(base, idx.words)[1], articles=True)
-                 if not _near_type_word(w, idx.words)]
-        if not words:  # generic words only: nothing to be alike
+        nw = idx.words
+        text_words = [w for w in nw.proper(name_key(base, nw)[1], articles=True)
+                      if w in _ARTICLES or not _near_generic(w, nw)]
+        if not [w for w in text_words if w not in _ARTICLES]:  # generic words only: nothing to be alike
             return Match(None, 0.0, "none")
-        core, have = " ".join(words), set(words)
+        squeezed = base.replace(" ", "")
 
         def alike(pos: int) -> bool:
-            # within the stated country a text may add a campus to the name ("University of the
-            # Philippines Diliman"); otherwise the distinctive words must be alike as a whole
-            if iso3 and idx.iso3[pos] == iso3 and idx.core_text[pos] and set(idx.core_text[pos].split()) <= have:
+            # each distinctive word of the corpus name has its like in the text, and each of the
+            # text's in the corpus name ("Kochi" is not "Koç", "El Salvador" not "Salvador");
+            # within the stated country the text may add a campus ("University of the
+            # Philippines Diliman")
+            corpus_words = idx.core_text[pos].split()
+            other = idx.base[pos].replace(" ", "")
+            if len(other) == len(squeezed) and sorted(other) == sorted(squeezed) and fuzz.ratio(other, squeezed) >= 90:
+                return True  # letters swapped across a space: "University ofS eoul"
+            covered = all(any(_words_alike(c, t, params.core_min) for t in text_words) for c in corpus_words)
+            if not covered or not corpus_words:
+                return False
+            if iso3 and idx.iso3[pos] == iso3:
                 return True
-            return fuzz.ratio(core, idx.core_text[pos]) >= params.core_min
+            return all(any(_words_alike(t, c, params.core_min) for c in corpus_words) for t in text_words)
 
         hits = [h for h in hits if alike(h[0])]
         if not hits:
