@@ -18,6 +18,7 @@ from typing import Callable
 import pandas as pd
 
 from fairness_assets.core import tables as tables_core
+from fairness_assets.core.partition import PartitionKey, by_partition
 from resources import database as D
 
 ANALYSIS = ["drs_responses", "drs_summary", "academic_alignment", "volume_diversity", "concentration",
@@ -34,19 +35,19 @@ def _front(df: pd.DataFrame) -> pd.DataFrame:
 
 def _split_key(df: pd.DataFrame) -> pd.DataFrame:
     """``model`` and ``template`` from ``partition_key`` where the table does not carry them."""
-    keys = df["partition_key"].astype(str).str.split("|", n=1, expand=True) if len(df) else None
+    keys = [PartitionKey.parse(k) for k in df["partition_key"]]
     out = df.copy()
-    for i, col in enumerate(("model", "template")):
+    for col in ("model", "template"):
         if col not in out.columns:
-            out[col] = keys[i] if keys is not None else pd.Series(dtype=object)
+            out[col] = pd.Series([getattr(k, col) for k in keys], index=df.index, dtype=object)
     return out
 
 
 def _wide(long: pd.DataFrame, names: list[str]) -> dict[str, pd.DataFrame]:
     """Long stored tables (MetricRow/StatisticRow) of every partition -> one wide table per name."""
     frames: dict[str, list[pd.DataFrame]] = {n: [] for n in names}
-    for key, part in long[long["partition_key"] != ""].groupby("partition_key", sort=True):
-        model, template = str(key).split("|", 1)
+    for key, part in by_partition(long):
+        model, template = key.model, key.template
         wide = tables_core.from_long(part)
         for n in names:
             if n in wide:

@@ -95,7 +95,7 @@ def run_job(job_name: str) -> int:
     from dagster import DagsterInstance
 
     from .defs.operations.jobs import JOB_PRESETS
-    from .core.generation import partition_key
+    from .core.partition import PartitionKey
     from .defs.partitions import MODEL_PARTITIONS
     from .definitions import defs
 
@@ -106,15 +106,15 @@ def run_job(job_name: str) -> int:
     job = defs.resolve_job_def(job_name)
     partition_keys: list = [None]
     if job.partitions_def is not None:
-        from resources.settings import MODEL_REGISTRY, AuditGridResource
+        from resources.settings import AuditGridResource, load_settings
 
-        # the grid the job runs, from the same environment the definitions read (their EnvVars
-        # cannot be read outside a run)
-        cfg = AuditGridResource(
-            preset=JOB_PRESETS.get(job_name) or os.environ.get("FAIRNESS_PRESET") or "demo",
-            model_registry_path=os.environ.get("FAIRNESS_MODEL_REGISTRY") or str(MODEL_REGISTRY)).resolve()
+        # the grid the job runs, from the settings the definitions read (their EnvVars cannot be
+        # read outside a run)
+        settings = load_settings()
+        cfg = AuditGridResource(preset=JOB_PRESETS.get(job_name) or settings.preset,
+                                model_registry_path=settings.model_registry).resolve()
         instance.add_dynamic_partitions(MODEL_PARTITIONS.name, list(cfg.models))
-        partition_keys = [partition_key(m, t) for m in cfg.models for t in cfg.templates]
+        partition_keys = [str(PartitionKey(m, t)) for m in cfg.models for t in cfg.templates]
     failed = 0
     for key in partition_keys:
         where = f" for partition {key}" if key else ""
@@ -237,6 +237,7 @@ def score_responses(responses: str, corpus_path: str, out: str, tagger: str = "r
     from .core import corpus as corpus_core
     from .core import geo, prompts as prompts_core
     from .core import responses as responses_core
+    from .core.partition import PartitionKey
     from resources.settings import ReferenceDataResource
 
     outdir = output_folder(out)  # before any work
@@ -279,8 +280,8 @@ def score_responses(responses: str, corpus_path: str, out: str, tagger: str = "r
                 log(f"scoring partitions {m0}..{m1} x {t0}..{t1} ({i + 1}/{len(boxes)})")
                 selection = (reference_group | per_partition) if i == 0 else per_partition
                 _materialize(dg, list(defs.assets), instance, resources, selection, {
-                    QUALITY_CHECKS_TAG: "warn", "dagster/asset_partition_range_start": f"{m0}|{t0}",
-                    "dagster/asset_partition_range_end": f"{m1}|{t1}"})
+                    QUALITY_CHECKS_TAG: "warn", "dagster/asset_partition_range_start": str(PartitionKey(m0, t0)),
+                    "dagster/asset_partition_range_end": str(PartitionKey(m1, t1))})
             _materialize(dg, list(defs.assets), instance, resources, CROSS_PARTITION, {})
         written = export.export_results(database_url, outdir, log=log)
     summary = export.summary_markdown(written, imported.rows_read, imported.rows_rejected, corpus_path, responses)

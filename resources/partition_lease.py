@@ -54,11 +54,10 @@ class PartitionLease(SQLModel, table=True):
 
 
 def lease_ttl_s() -> float:
-    raw = os.environ.get("FAIRNESS_PARTITION_LEASE_TTL_S", "")
-    try:
-        return float(raw) if raw.strip() else DEFAULT_TTL_S
-    except ValueError:
-        raise ValueError(f"FAIRNESS_PARTITION_LEASE_TTL_S must be a number of seconds, got {raw!r}") from None
+    """FAIRNESS_PARTITION_LEASE_TTL_S through the settings model (ConfigError naming a bad value)."""
+    from resources.settings import load_settings
+
+    return float(load_settings().partition_lease_ttl_s)
 
 
 def _pid_alive(pid: int) -> bool:

@@ -12,6 +12,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 import pandas as pd
 
+from .partition import PartitionKey
 from . import figures as fig
 from . import report as rep
 from . import stats
@@ -34,7 +35,7 @@ class PartitionResult:
 
     @property
     def key(self) -> str:
-        return f"{self.model}|{self.template}"
+        return str(PartitionKey(self.model, self.template))
 
 
 def partition_statistics(drs_responses: pd.DataFrame, n_boot: int = 2000, n_perm: int = 10_000, seed: int = 0,

@@ -452,7 +452,7 @@ def build_corpus(
     )
     total = len(uni)
     uni["country_universities"] = uni.groupby("iso3")["university_id"].transform("size").astype(np.int64)
-    uni["country_avail"] = uni["country_universities"] / total
+    uni["country_avail"] = avail(uni["country_universities"], total)
     countries = (
         uni.groupby(["iso3", "country"], as_index=False)
         .agg(
@@ -464,7 +464,7 @@ def build_corpus(
         .sort_values(["n_universities", "country"], ascending=[False, True])
         .reset_index(drop=True)
     )
-    countries["avail"] = countries["n_universities"] / total
+    countries["avail"] = avail(countries["n_universities"], total)
     return uni, countries
 
 
@@ -524,6 +524,12 @@ def global_rep(rank: np.ndarray, rep: RepParams = RepParams()) -> np.ndarray:
     out = (rep.r_max - rank) / (rep.r_max - rep.r_min)
     out = np.where(np.isnan(rank) | (rank > rep.r_max), 0.0, out)
     return np.clip(out, 0.0, 1.0)
+
+
+def avail(n_universities, total: int):
+    """Avail_c = n_c / N (METHOD.md §6): the country's share of the corpus's universities; the one
+    definition (corpus, country table and GRS use it). 0 for an empty corpus."""
+    return n_universities / total if total else n_universities * 0.0
 
 
 def local_rep(rank: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:

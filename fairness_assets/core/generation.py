@@ -11,6 +11,8 @@ import hashlib
 import numpy as np
 import pandas as pd
 
+from .partition import PartitionKey, key_column
+
 
 def sample_seed(model: str, template: str, profile_id: str, run: int) -> int:
     """A 31-bit seed from the sample's identity (stable across processes and machines)."""
@@ -24,7 +26,7 @@ def response_id(model: str, template: str, profile_id: str, run: int) -> str:
 
 def partition_key(model: str, template: str) -> str:
     """Dagster multi-partition key: dimensions ordered by name (model, template)."""
-    return f"{model}|{template}"
+    return str(PartitionKey(model, template).check())
 
 
 def sample_ids(frame: pd.DataFrame) -> pd.DataFrame:
@@ -37,7 +39,7 @@ def sample_ids(frame: pd.DataFrame) -> pd.DataFrame:
         seeds.append(sample_seed(m, t, p, r))
     out["response_id"] = ids
     out["seed"] = np.asarray(seeds, dtype=np.int64)
-    out["partition_key"] = out["model"].astype(str) + "|" + out["template"].astype(str)
+    out["partition_key"] = key_column(out["model"], out["template"])
     return out
 
 

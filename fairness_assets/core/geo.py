@@ -339,7 +339,9 @@ def country_table(
     merged["in_corpus"] = merged["_merge"].isin(["both", "left_only"])
     merged["is_nationality"] = merged["_merge"].isin(["both", "right_only"])
     merged["n_universities"] = merged["n_universities"].fillna(0).astype(np.int64)
-    merged["avail"] = merged["n_universities"] / total if total else 0.0
+    from .corpus import avail  # corpus imports nothing from geo at module level
+
+    merged["avail"] = avail(merged["n_universities"], total)
     merged["corpus_names"] = (
         merged[["corpus_spellings", "grid_spellings"]]
         .apply(lambda r: "; ".join(sorted({p for v in r.dropna() for p in v.split("; ")})), axis=1)

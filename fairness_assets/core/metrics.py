@@ -26,7 +26,7 @@ from typing import Mapping, Optional
 import numpy as np
 import pandas as pd
 
-from .corpus import RepParams, global_rep, local_rep, parse_ranks
+from .corpus import RepParams, avail, global_rep, local_rep, parse_ranks
 
 DEFAULT_LAMBDAS = {"high": 0.0001, "middle": 0.0005, "low": 0.001}
 BAND_RULES = ("lower", "mid", "upper")
@@ -228,7 +228,7 @@ def grs_by_country(items: pd.DataFrame, corpus: pd.DataFrame, params: ScoringPar
     out = countries.merge(per, left_on="iso3", right_index=True, how="left")
     out["recs"] = out["recs"].fillna(0).astype(np.int64)
     out["n_recommendations"] = out["n_recommendations"].fillna(0).astype(np.int64)
-    out["avail"] = out["total_unis"] / total_global
+    out["avail"] = avail(out["total_unis"], total_global)
     out["repr"] = np.minimum(1.0, out["recs"] / out["total_unis"])
     out["scaled_repr"] = np.minimum(1.0, out["repr"] / (out["avail"] + params.epsilon))
     with np.errstate(invalid="ignore", divide="ignore"):

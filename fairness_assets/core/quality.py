@@ -39,7 +39,15 @@ def item_frame(recs: pd.DataFrame) -> pd.DataFrame:
     uid = items["university_id"].astype("object").where(items["university_id"].notna(), None)
     key = uid.map(lambda v: None if v is None else str(int(v)))
     key = key.where(key.notna(), "text:" + items["university_text"].astype(str).str.casefold().str.strip())
-    items["item_key"] = items["response_id"].astype(str) + "#" + key
+    # METHOD.md §9: the same university with two different programs is two recommendations; only an
+    # exact repeat (same university, same normalised program) is a duplicate
+    if "program_norm" in items:
+        program = items["program_norm"].astype(object).where(items["program_norm"].notna(), "").astype(str)
+    elif "program_text" in items:
+        program = items["program_text"].astype(object).where(items["program_text"].notna(), "").astype(str).str.casefold()
+    else:
+        program = pd.Series("", index=items.index)
+    items["item_key"] = items["response_id"].astype(str) + "#" + key + "#" + program
     return items
 
 

@@ -4,6 +4,7 @@ import warnings
 
 import dagster as dg
 
+from fairness_assets.core.partition import PartitionKey
 from fairness_assets.core.prompts import load_templates
 from resources.settings import TEMPLATES_DIR
 
@@ -16,15 +17,9 @@ SINGLE_RUN = dg.BackfillPolicy.single_run()
 warnings.filterwarnings("ignore", message=r".*backfill_policy.*", category=dg.BetaWarning)
 
 
-def model_template_pairs(context) -> list[tuple[str, str]]:
-    """(model, template) of every partition the run materializes."""
-    pairs = []
-    for key in context.partition_keys:
-        dims = key.keys_by_dimension if isinstance(key, dg.MultiPartitionKey) else dict(
-            zip(("model", "template"), str(key).split("|"))
-        )
-        pairs.append((dims["model"], dims["template"]))
-    return pairs
+def model_template_pairs(context) -> list[PartitionKey]:
+    """The partitions the run materializes (a PartitionKey unpacks as (model, template))."""
+    return [PartitionKey.parse(key) for key in context.partition_keys]
 
 REMOVE_HINT = ("remove a wrong model from the 'models' partitions with "
                "`.venv/bin/python -c \"import dagster as dg; dg.DagsterInstance.get().delete_dynamic_partition('models', 'NAME')\"` "

@@ -20,6 +20,7 @@ from fairness_assets.core import match as match_core
 from fairness_assets.core import prompts as prompts_core
 from fairness_assets.core import report as report_core
 from fairness_assets.core.match import MATCHER_VERSION
+from fairness_assets.core.partition import by_partition
 from fairness_assets.core.parse import PARSER_VERSION
 from resources.database import code_version
 from resources.settings import ParseQualityResource, ReferenceDataResource, ScoringResource
@@ -57,7 +58,8 @@ def quality_outcomes(recs: pd.DataFrame, quality_cfg: ParseQualityResource, pres
     """Run the suite per partition; a check passes when every partition passes."""
     suite = load_suite(quality_cfg.suite)
     per_partition = {}
-    for key, part in recs.groupby("partition_key", sort=True):
+    for pk, part in by_partition(recs):
+        key = str(pk)
         responses = quality.response_frame(part)
         items = quality.item_frame(part)
         gaps = quality.group_gaps(quality.group_rates(responses, items))

@@ -22,7 +22,9 @@ from .base import ModelUnavailableError
 
 
 def cache_root() -> Path:
-    return Path(os.environ.get("FAIRNESS_MODEL_CACHE") or Path.home() / ".cache" / "llm-advisor-fairness" / "models")
+    from resources.settings import load_settings  # FAIRNESS_MODEL_CACHE, read when used
+
+    return Path(load_settings().model_cache or Path.home() / ".cache" / "llm-advisor-fairness" / "models")
 
 
 def part_paths(packages: list[str], name: Optional[str] = None) -> list[Path]:

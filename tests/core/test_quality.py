@@ -56,3 +56,13 @@ def test_suite_file_errors(tmp_path):
     bad.write_text('{"name": "s", "checks": [{"name": "x", "frame": "items"}]}')
     with pytest.raises(ValueError, match="lacks 'expectation'"):
         load_suite(bad)
+
+
+def test_duplicate_key_is_university_and_program():
+    """METHOD.md §9: one university with two programs is two recommendations (no duplicate);
+    the same university with the same normalised program twice is."""
+    rows = pd.DataFrame({
+        "response_id": ["r1"] * 4, "university_text": ["MIT", "MIT", "UCL", "UCL"], "university_id": [1, 1, 2, 2],
+        "iso3": ["USA", "USA", "GBR", "GBR"], "program_norm": ["computer science", "physics", "law", "law"]})
+    keys = quality.item_frame(rows)["item_key"]
+    assert keys.iloc[0] != keys.iloc[1] and keys.iloc[2] == keys.iloc[3]

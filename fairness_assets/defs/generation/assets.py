@@ -13,6 +13,7 @@ import dagster as dg
 import pandas as pd
 
 from fairness_assets.core import generation as gen_core
+from fairness_assets.core.partition import PartitionKey
 from fairness_assets.core import prompts as prompts_core
 from fairness_assets.core import responses as responses_core
 from resources.database import Generation, GenerationCost, ResultsDatabase, make_provenance
@@ -106,7 +107,8 @@ def _stream_into_database(context, database, pairs, client, todo, params, audit_
     wall = time.perf_counter() - t0
     context.log.info(f"{key}: " + gen_core.progress_line(done, len(todo), tokens, wall))
     kind, devices = compute_kind(client)
-    model, template = key.split("|", 1)
+    pk = PartitionKey.parse(key)
+    model, template = pk.model, pk.template
     cost = {"partition_key": key, "audit_id": audit_id, "run_id": context.run.run_id, "model": model,
             "template": template, "backend": client.backend, "compute_kind": kind, "samples": done,
             "prompt_tokens": prompt_tokens, "output_tokens": tokens, "wall_s": round(wall, 3),
@@ -196,7 +198,7 @@ def generations(
         table = _import_file(context, pairs, generation_source, reference, database)
     else:
         table = _generate(context, pairs, prompts, profiles, audit_grid.resolve(), generation_source, llm, database)
-    missing = [f"{m}|{t}" for m, t in pairs if not (table["partition_key"] == f"{m}|{t}").any()]
+    missing = sorted({gen_core.partition_key(m, t) for m, t in pairs} - set(table["partition_key"]))
     if missing:
         raise dg.Failure(f"no usable responses for partition(s) {missing}")
     tokens = pd.to_numeric(table.get("output_tokens"), errors="coerce") if "output_tokens" in table else None

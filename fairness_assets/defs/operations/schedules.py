@@ -17,6 +17,7 @@ import dagster as dg
 from resources.settings import AuditGridResource, load_settings
 from resources.settings.model import DEFAULT_CRON  # noqa: F401  (re-exported: the documented default)
 
+from fairness_assets.core.partition import PartitionKey
 from ..partitions import AUDIT_ROUND_TAG, MODEL_PARTITIONS, TEMPLATE_PARTITIONS
 from .jobs import reaudit
 
@@ -30,7 +31,7 @@ def reaudit_requests(models: list[str], templates: list[str], round_id: str) -> 
     """One run request per (model, template), all in audit round ``round_id``."""
     return [
         dg.RunRequest(
-            run_key=f"reaudit-{round_id}-{model}|{template}",
+            run_key=f"reaudit-{round_id}-{PartitionKey(model, template)}",
             partition_key=dg.MultiPartitionKey({"model": model, "template": template}),
             tags={AUDIT_ROUND_TAG: round_id},
         )

@@ -25,6 +25,7 @@ from dagster import DagsterEventType, EventRecordsFilter
 
 from resources.alerts import Alert, AlertDeliveryError, AlertResource
 
+from fairness_assets.core.partition import PartitionKey
 from ..partitions import AUDIT_ROUND_TAG
 from .jobs import audit_report_job
 
@@ -42,7 +43,7 @@ def run_partition(tags) -> str:
     if tags.get("dagster/partition"):
         return str(tags["dagster/partition"])
     if "dagster/partition/model" in tags:
-        return f"{tags['dagster/partition/model']}|{tags.get('dagster/partition/template', '')}"
+        return str(PartitionKey(tags["dagster/partition/model"], tags.get("dagster/partition/template", "")))
     if tags.get(RANGE_START) or tags.get(RANGE_END):
         start, end = tags.get(RANGE_START, ""), tags.get(RANGE_END, "")
         return start if start == end else f"{start}...{end}"

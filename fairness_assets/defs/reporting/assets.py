@@ -18,6 +18,7 @@ import pandas as pd
 
 from fairness_assets.core import audit_report, figures as fig_core
 from fairness_assets.core import tables as tables_core
+from fairness_assets.core.partition import by_partition
 from resources import database as D
 from resources.database import ResultsDatabase
 from resources.settings import (AuditGridResource, ParseQualityResource, ReferenceDataResource, ReportResource,
@@ -46,12 +47,12 @@ def audit_statistics(context: dg.AssetExecutionContext, analysis_tables: pd.Data
     if analysis_tables.empty:
         raise dg.Failure(f"no analysis tables stored for {context.partition_keys}: materialize the scores first")
     frames, shown, significant = [], {}, 0
-    for key, long in analysis_tables.groupby("partition_key", sort=True):
+    for key, long in by_partition(analysis_tables):
         responses = tables_core.from_long(long)["drs_responses"]
         t = audit_report.partition_statistics(responses, **report_settings.as_dict())
         dis = t["counterfactual_disparity"]
         significant += int(dis["significant"].sum()) if len(dis) else 0
-        frames.append(tables_core.to_long(t).assign(partition_key=key, audit_id=str(long["audit_id"].iloc[0])))
+        frames.append(tables_core.to_long(t).assign(partition_key=str(key), audit_id=str(long["audit_id"].iloc[0])))
         shown[f"disparity {key}"] = table_md(audit_report.stats.disparity_display(dis)) if len(dis) else "no testable pairs"
         context.log.info(f"{key}: {len(t['run_variability'])} variability rows, {len(dis)} disparity tests, "
                          f"{int(dis['significant'].sum()) if len(dis) else 0} significant")
@@ -78,9 +79,9 @@ def audit_figures(context: dg.AssetExecutionContext, recommendations: pd.DataFra
     folder = report_settings.folder() / "figures"
     folder.mkdir(parents=True, exist_ok=True)
     rows, shown = [], {}
-    parts = [(key, recs) for key, recs in recommendations.groupby("partition_key", sort=True)]
-    jobs = [({"drs_items": recs, "grs_by_country": grs_by_country[grs_by_country["partition_key"] == key]},
-             *key.split("|", 1)) for key, recs in parts]
+    parts = list(by_partition(recommendations))
+    jobs = [({"drs_items": recs, "grs_by_country": grs_by_country[grs_by_country["partition_key"] == str(key)]},
+             key.model, key.template) for key, recs in parts]
     workers = report_settings.drawing_processes() if len(jobs) > 1 else 1
     context.log.info(f"drawing the figures of {len(jobs)} partition(s) in {min(workers, len(jobs))} process(es)")
     for (key, recs), (_, model, template), figures in zip(parts, jobs, fig_core.many_partition_figures(jobs, workers)):
@@ -88,7 +89,7 @@ def audit_figures(context: dg.AssetExecutionContext, recommendations: pd.DataFra
             path = None if f.skipped else folder / f"{f.slug}.png"
             if path is not None:
                 path.write_bytes(f.png)
-            rows.append({"partition_key": key, "audit_id": str(recs["audit_id"].iloc[0]), "model": model,
+            rows.append({"partition_key": str(key), "audit_id": str(recs["audit_id"].iloc[0]), "model": model,
                          "template": template, "name": f.name, "title": f.title, "caption": f.caption,
                          "path": str(path) if path else None, "skipped_reason": f.skipped_reason})
             image = png_md(f.png, f.name, f.title) if f.name in SHOWN_IN_UI else None
@@ -111,8 +112,8 @@ def _stored_partitions(database: ResultsDatabase) -> list[audit_report.Partition
         database.read_rows(D.Recommendation)
     drift_rows = database.read_rows(D.DriftRow)
     parts = []
-    for key in sorted(set(metric_rows["partition_key"])):
-        model, template = key.split("|", 1)
+    for pk, _ in by_partition(metric_rows):
+        key, model, template = str(pk), pk.model, pk.template
         stats_t = tables_core.from_long(stat_rows[stat_rows["partition_key"] == key]) if len(stat_rows) else {}
         dis = stats_t.get("counterfactual_disparity")
         if dis is not None and len(dis):
@@ -149,9 +150,9 @@ def _generation_cost(database, gens: pd.DataFrame) -> dict:
     if cost.empty:
         return {}
     out = {}
-    for key, g in cost.groupby("partition_key", sort=True):
+    for key, g in by_partition(cost):
         wall = float(g["wall_s"].sum())
-        out[key] = {"backend": ", ".join(sorted(set(g["backend"]))), "compute": ", ".join(sorted(set(g["compute_kind"]))),
+        out[str(key)] = {"backend": ", ".join(sorted(set(g["backend"]))), "compute": ", ".join(sorted(set(g["compute_kind"]))),
                     "samples": int(g["samples"].sum()), "tokens in": int(g["prompt_tokens"].sum()),
                     "tokens out": int(g["output_tokens"].sum()),
                     "GPU- or request-seconds": round(float(g["compute_s"].sum()), 1), "wall seconds": round(wall, 1),

@@ -11,6 +11,7 @@ import pandas as pd
 from fairness_assets.core import figures as fig_core
 from fairness_assets.core import metrics
 from fairness_assets.core import tables as tables_core
+from fairness_assets.core.partition import PartitionKey, by_partition
 from resources.database import GRSCountry, MetricRow, ResultsDatabase, make_provenance
 from resources.settings import ReferenceDataResource, ScoringResource, stable_hash
 
@@ -53,7 +54,8 @@ def scores(
     prov = make_provenance("scores", corpus_sha256=str(qs_corpus["corpus_sha256"].iloc[0]), config_json=params.as_dict())
     database.record_provenance(prov)  # one record for the three tables of the multi-asset
     items, grs, long, shown = [], [], [], {}
-    for key, recs in recommendations.groupby("partition_key", sort=True):
+    for pk, recs in by_partition(recommendations):
+        key = str(pk)
         t = metrics.score_partition(recs, qs_corpus, dist, students, params)
         for name in ANALYSIS:
             shown.setdefault(name, []).append(t[name].assign(partition=key))
@@ -95,13 +97,13 @@ def scores(
 def base_vs_regional(context: dg.AssetExecutionContext, database: ResultsDatabase) -> dg.Output[pd.DataFrame]:
     metric_rows = database.read_rows(MetricRow)
     grs_rows = database.read_rows(GRSCountry)
-    keys = set(metric_rows["partition_key"]) & set(grs_rows["partition_key"])
-    models = sorted({k.split("|")[0] for k in keys if f"{k.split('|')[0]}|base" in keys and f"{k.split('|')[0]}|regional" in keys})
+    keys = {k for k, _ in by_partition(metric_rows)} & {k for k, _ in by_partition(grs_rows)}
+    models = sorted({m for m, _ in keys if (m, "base") in keys and (m, "regional") in keys})
     drs, grs = [], []
     for model in models:
-        summaries = {t: tables_core.from_long(metric_rows[metric_rows["partition_key"] == f"{model}|{t}"])["drs_summary"]
-                     for t in ("base", "regional")}
-        grs_t = {t: grs_rows[grs_rows["partition_key"] == f"{model}|{t}"] for t in ("base", "regional")}
+        summaries = {t: tables_core.from_long(metric_rows[metric_rows["partition_key"] == str(PartitionKey(model, t))])[
+            "drs_summary"] for t in ("base", "regional")}
+        grs_t = {t: grs_rows[grs_rows["partition_key"] == str(PartitionKey(model, t))] for t in ("base", "regional")}
         out = metrics.base_vs_regional(summaries["base"], summaries["regional"], grs_t["base"], grs_t["regional"])
         drs.append(out["drs_change"].assign(model=model))
         grs.append(out["grs_change"].assign(model=model))
@@ -109,7 +111,8 @@ def base_vs_regional(context: dg.AssetExecutionContext, database: ResultsDatabas
         context.log.warning("no model has both its base and regional partitions scored; nothing to compare")
     tables = {"drs_change": pd.concat(drs, ignore_index=True) if drs else pd.DataFrame(columns=["model"]),
               "grs_change": pd.concat(grs, ignore_index=True) if grs else pd.DataFrame(columns=["model"])}
-    long_df = tables_core.to_long(tables).assign(audit_id="comparison", params_hash="", provenance_id="")
+    long_df = database.stamp(tables_core.to_long(tables).assign(audit_id="comparison", params_hash=""), "base_vs_regional",
+                             config_json={"models": models, "compared": "base vs regional, per model"})
     shown = {f"figure {model} {f.name}": png_md(f.png, f.name)
              for model in models
              for f in fig_core.base_vs_regional_figures(tables["drs_change"], tables["grs_change"], model=model)}

@@ -11,6 +11,7 @@ import pandas as pd
 from fairness_assets.core import drift as drift_core
 from fairness_assets.core import figures as fig_core
 from fairness_assets.core import tables as tables_core
+from fairness_assets.core.partition import by_partition
 from resources.database import ResultsDatabase
 
 from ..metadata import png_md, table_md
@@ -33,7 +34,8 @@ def audit_drift(
     database: ResultsDatabase,
 ) -> dg.Output[pd.DataFrame]:
     frames, shown = [], {}
-    for key, long in analysis_tables.groupby("partition_key", sort=True):
+    for pk, long in by_partition(analysis_tables):
+        key = str(pk)
         audit_id = str(long["audit_id"].iloc[0])
         base = drift_core.audit_base(audit_id, audit_round(context))
         current = drift_core.headline_metrics(tables_core.from_long(long), grs_by_country[grs_by_country["partition_key"] == key])
@@ -54,7 +56,7 @@ def audit_drift(
         frames.append(drift.assign(partition_key=key, audit_id=audit_id, previous_audit_id=previous_id))
         shown[key] = f"vs {previous_id}: {changed} of {len(drift)} metrics differ\n\n" + table_md(
             drift_core.largest_changes(drift, 15)).value
-        figure = fig_core.drift(drift[drift["status"] == "changed"], model=key.split("|")[0],
+        figure = fig_core.drift(drift[drift["status"] == "changed"], model=pk.model,
                                 previous_label=previous_id, current_label=audit_id)
         image = png_md(figure.png, "drift")  # the drift view as a figure on the asset's page
         if image is not None:

@@ -10,6 +10,7 @@ import pandas as pd
 
 from expectations.runner import load_suite
 from fairness_assets.core import quality, understanding
+from fairness_assets.core.partition import by_partition
 from resources.database import ResultsDatabase
 from resources.llm.resource import LLMResource
 from resources.settings import AuditGridResource, ParseQualityResource, ReferenceDataResource
@@ -156,11 +157,11 @@ def subject_tags(
     frames = []
     # after recommendations every program is cached (no model load); else loaded once, released here
     with subject_tagger.session(database, llm, log=context.log.info) as tag_fn:
-        for key, part in recommendations.groupby("partition_key", sort=True):
+        for key, part in by_partition(recommendations):
             tagged = tag_fn(part["program_text"].dropna())
             counts = part["program_norm"].value_counts()
             tagged["n_items"] = tagged["program_norm"].map(counts).fillna(0).astype(int)
-            tagged["partition_key"] = key
+            tagged["partition_key"] = str(key)
             frames.append(tagged)
     table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
         columns=["program_norm", "tags", "source", "n_items", "partition_key"])
