@@ -194,11 +194,22 @@ class UniversityIndex:
     historical: dict[str, list[tuple[str, Optional[str]]]] = field(default_factory=dict)
     words: Optional[NameWords] = None
     keys: dict[tuple, list[int]] = field(default_factory=dict)  # name_key -> positions
+    by_core: dict[tuple, list[int]] = field(default_factory=dict)  # distinctive words -> positions
     forms: list[tuple[int, frozenset, tuple]] = field(default_factory=list)  # (position, types, core)
     postings: dict[str, list[int]] = field(default_factory=dict)  # core word -> form numbers
     initials: dict[tuple[str, tuple], list[int]] = field(default_factory=dict)  # (initials, rest core)
     core_text: list[str] = field(default_factory=list)  # per position: its distinctive words
     country_words: frozenset = frozenset()
+    _key_cache: dict = field(default_factory=dict, repr=False)
+
+    def text_key(self, base: str) -> tuple[frozenset, tuple]:
+        """:func:`name_key` of a text's normalised name, computed once per name."""
+        k = self._key_cache.get(base)
+        if k is None:
+            if len(self._key_cache) > 500_000:
+                self._key_cache.clear()
+            k = self._key_cache[base] = name_key(base, self.words)
+        return k
 
     def with_prefix(self, prefix: str) -> list[int]:
         """Positions of the corpus names whose normalised form starts with ``prefix``."""
@@ -233,6 +244,7 @@ class UniversityIndex:
         country_words.discard("")
         base, exact, exact_part, acr = [], {}, {}, {}
         keys: dict[tuple, list[int]] = {}
+        by_core: dict[tuple, list[int]] = {}
         forms: list[tuple[int, frozenset, tuple]] = []
         initials: dict[tuple[str, tuple], list[int]] = {}
         core_text = []
@@ -242,6 +254,7 @@ class UniversityIndex:
             if not core or (derived and not words.proper(core)):
                 return
             keys.setdefault((types, core), []).append(i)
+            by_core.setdefault(core, []).append(i)
             forms.append((i, types, core))
 
         for i, n in enumerate(names):
@@ -280,7 +293,7 @@ class UniversityIndex:
             for w in set(core):
                 postings.setdefault(w, []).append(f)
         return cls(ids, names, iso3, base, exact, acr, dict(aliases or {}), exact_part=exact_part,
-                   historical=dict(historical or {}), words=words, keys=keys, forms=forms, postings=postings,
+                   historical=dict(historical or {}), words=words, keys=keys, by_core=by_core, forms=forms, postings=postings,
                    initials=initials, core_text=core_text, country_words=frozenset(country_words))
 
 
@@ -479,7 +492,7 @@ def _match_fast(text: Optional[str], iso3: Optional[str], idx: UniversityIndex) 
     #    must name something ("Universidad Nacional" does not), and without a stated country the
     #    rest of the corpus name must not make it another institution ("Hefei University" + "of
     #    Technology"; "Khalifa University" stated in the UAE is its university of that name)
-    if len(words) >= 2 and (nw is None or nw.proper(name_key(base, nw)[1])):
+    if len(words) >= 2 and (nw is None or nw.proper(idx.text_key(base)[1])):
         pref = idx.with_prefix(base + " ")
         if nw is not None and not iso3:
             pref = [i for i in pref if not any(w in nw.distinct for w in name_key(idx.base[i][len(base):], nw)[1])]
@@ -507,12 +520,12 @@ def _match_structure(text: str, base: str, iso3: Optional[str], idx: UniversityI
                 return Match(None, 0.0, "ambiguous")
             if choice is not None:
                 return Match(choice, 95.0, "acronym")
-    types, core = name_key(base, nw)
+    types, core = idx.text_key(base)
     if not core or not nw.proper(core):  # "Universidad Nacional", "Technical University": no name
         return None
     cands = idx.keys.get((types, core), [])
     if not types:  # a bare name ("Waseda", "Duke"): any institution word on the corpus side
-        cands = [i for (t, c), pos in idx.keys.items() if c == core for i in pos] if len(core) <= 3 else []
+        cands = idx.by_core.get(core, []) if len(core) <= 3 else []
     choice = _choose_local(cands, idx, iso3)
     if choice is _AMBIGUOUS:
         return Match(None, 0.0, "ambiguous")
@@ -528,7 +541,7 @@ def _match_partial(base: str, iso3: Optional[str], idx: UniversityIndex, nw: Nam
     ("Universidad de Colombia") or only generic words is never completed."""
     from collections import Counter
 
-    types, core = name_key(base, nw)
+    types, core = idx.text_key(base)
     if not types or not core or " ".join(core) in idx.country_words:
         return None
     if not [w for w in nw.proper(core) if len(w) >= 3]:
@@ -612,7 +625,7 @@ def _fuzzy_choice(hits: list[tuple[int, float]], iso3: Optional[str], idx: Unive
         return Match(None, 0.0, "none")
     if idx.words is not None and base:
         nw = idx.words
-        text_words = [w for w in nw.proper(name_key(base, nw)[1], articles=True)
+        text_words = [w for w in nw.proper(idx.text_key(base)[1], articles=True)
                       if w in _ARTICLES or not _near_generic(w, nw)]
         if not [w for w in text_words if w not in _ARTICLES]:  # generic words only: nothing to be alike
             return Match(None, 0.0, "none")

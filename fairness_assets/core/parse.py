@@ -446,6 +446,7 @@ _SUB_UNIT = re.compile(r"(?i)^(?:the\s+)?(?:graduate\s+)?(?:school|faculty|depar
                        r"\s+(?:of|for)\b")
 
 
+@lru_cache(maxsize=65536)
 def _program_like(text: str) -> bool:
     """A segment that reads as a program: a degree word, a school or faculty of the university
     ("School of Engineering"), or, without an institution word, a field the rules tagger knows
@@ -754,17 +755,22 @@ def _is_placeholder(text: Optional[str]) -> bool:
     return not t or bool(_PLACEHOLDER.match(t))
 
 
+@lru_cache(maxsize=65536)
+def _program_key(program: Optional[str]) -> str:
+    from .tags import normalize_program
+
+    return normalize_program(program)
+
+
 def _dedupe(items: Iterable[Item]) -> tuple[list[Item], int]:
     """Exact repeats only (METHOD.md §9): the same university text with the same program after
     normalisation; the same university with another program is another recommendation."""
-    from .tags import normalize_program
-
     seen, out, dups = set(), [], 0
     for it in items:
         name = _norm_key(it.university)
         if not name:
             continue
-        key = (name, normalize_program(it.program))
+        key = (name, _program_key(it.program))
         if key in seen:
             dups += 1
             continue
