@@ -21,10 +21,10 @@ from .local import RunFailed, UsageError, run_job, score_responses, start_ui
 
 
 def score_file(responses: str, corpus_path: str, out: str, tagger: str = "rules", rank_column: str = "2024 RANK",
-               log=print, database_url: str = "") -> dict:
+               log=print, database_url: str = "", max_items=None) -> dict:
     """The `score` command (kept under its old name for scripts): see :func:`fairness_assets.local.score_responses`."""
     return score_responses(responses, corpus_path, out, tagger=tagger, rank_column=rank_column,
-                           database_url=database_url, log=log)
+                           database_url=database_url, max_items=max_items, log=log)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -37,6 +37,8 @@ def main(argv: list[str] | None = None) -> int:
     score.add_argument("--tagger", default="rules", choices=["rules", "llm"],
                        help="subject tagger: rules (default) or llm (the registry's tagger model; docs/parse_match.md)")
     score.add_argument("--rank-column", default="2024 RANK", help="rank column of the export")
+    score.add_argument("--max-items", type=int, default=None, help="k: the first k distinct items of an answer are "
+                       "scored, the rest counted in notes.csv (default FAIRNESS_MAX_ITEMS, else 3; METHOD.md §9)")
     score.add_argument("--database", default="", help="results database URL to keep the stored rows in "
                        "(default: a throw-away SQLite file)")
     sub.add_parser("demo", help="run the demo audit (job demo_audit) on the configured preset")
@@ -62,8 +64,10 @@ def main(argv: list[str] | None = None) -> int:
         expected += (CorpusError, ResponsesFileError, CountryResolutionError)
     try:
         if args.command == "score":
+            if args.max_items is not None and args.max_items < 1:
+                raise UsageError(f"--max-items must be at least 1, got {args.max_items}")
             score_file(args.responses, args.corpus, args.out, args.tagger, args.rank_column,
-                       database_url=args.database)
+                       database_url=args.database, max_items=args.max_items)
             return 0
         if args.command == "demo":
             return run_job("demo_audit")

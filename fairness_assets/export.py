@@ -114,6 +114,22 @@ def export_results(database_url: str, outdir: Path, log: Callable[[str], None] =
     return written
 
 
+def notes_table(text_notes: pd.DataFrame, recommendations: pd.DataFrame) -> pd.DataFrame:
+    """notes.csv: what was used but altered or cut. Rows of the responses file whose text was
+    altered to be stored (``text``), and answers with more items than are scored (``items left
+    out``: the first k scored, the rest counted; METHOD.md §9)."""
+    rows = [{"kind": "text", "row": r.row, "response_id": None, "model": None, "template": None,
+             "detail": f"{r.column}: {r.note}"} for r in text_notes.itertuples(index=False)] if len(text_notes) else []
+    if len(recommendations) and "n_items_left_out" in recommendations:
+        answers = recommendations.drop_duplicates("response_id")
+        for a in answers[answers["n_items_left_out"] > 0].itertuples(index=False):
+            kept = int(a.n_items_found) - int(a.n_items_left_out)
+            rows.append({"kind": "items left out", "row": None, "response_id": a.response_id, "model": a.model,
+                         "template": a.template, "detail": f"{int(a.n_items_found)} items found, the first {kept} "
+                         f"distinct items scored, {int(a.n_items_left_out)} left out"})
+    return pd.DataFrame(rows, columns=["kind", "row", "response_id", "model", "template", "detail"])
+
+
 def _num(value, spec: str) -> str:
     """A number for the summary; 'n/a' where it is undefined (e.g. no recommendation at all)."""
     return "n/a" if value is None or (isinstance(value, float) and math.isnan(value)) else format(value, spec)
@@ -135,6 +151,15 @@ def summary_markdown(written: dict[str, pd.DataFrame], rows_read: int, n_rejecte
              f"- corpus: `{corpus_path}`", "",
              "| model | template | responses | recommendations | matched | mean DRS | US+UK share | country coverage | countries with GRS > 0 |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    recs = written.get("recommendations", pd.DataFrame())
+    if len(recs) and "n_items_left_out" in recs:
+        answers = recs.drop_duplicates("response_id")
+        cut = answers[answers["n_items_left_out"] > 0]
+        if len(cut):
+            lines.insert(4, f"- {len(cut)} answer(s) name more items than are scored: the first "
+                            f"{int((cut['n_items_found'] - cut['n_items_left_out']).max())} distinct items of each are "
+                            f"scored, {int(cut['n_items_left_out'].sum())} item(s) left out and counted "
+                            "(`n_items_left_out`, notes.csv; METHOD.md §9)")
     vol, conc = written["volume_diversity"], written["concentration"]
     drs, grs = written["drs_responses"], written["grs_by_country"]
     for (model, template), v in vol.groupby(["model", "template"], sort=True):

@@ -226,7 +226,7 @@ def partition_boxes(pairs: set[tuple[str, str]], models: list[str], templates: l
 
 
 def score_responses(responses: str, corpus_path: str, out: str, tagger: str = "rules",
-                    rank_column: str = "2024 RANK", database_url: str = "",
+                    rank_column: str = "2024 RANK", database_url: str = "", max_items: Optional[int] = None,
                     log: Callable[[str], None] = print) -> dict[str, pd.DataFrame]:
     """``fairness-audit score``: materialize the audit's assets for a responses file (answers as
     written, or already split into items) in process and export the tables, the statistics and
@@ -262,6 +262,8 @@ def score_responses(responses: str, corpus_path: str, out: str, tagger: str = "r
         env = {"FAIRNESS_RESPONSES": responses, "FAIRNESS_QS_CORPUS": corpus_path, "FAIRNESS_TAGGER": tagger,
                "FAIRNESS_DATABASE_URL": database_url, "FAIRNESS_REPORTS_DIR": str(Path(tmp) / "reports"),
                "FAIRNESS_HOME": str(Path(tmp) / "home")}
+        if max_items is not None:
+            env["FAIRNESS_MAX_ITEMS"] = str(int(max_items))
         with _environment(env):
             from .definitions import build_resources, defs
             from .defs.operations.jobs import CROSS_PARTITION
@@ -284,6 +286,8 @@ def score_responses(responses: str, corpus_path: str, out: str, tagger: str = "r
                     "dagster/asset_partition_range_end": str(PartitionKey(m1, t1))})
             _materialize(dg, list(defs.assets), instance, resources, CROSS_PARTITION, {})
         written = export.export_results(database_url, outdir, log=log)
+    notes = export.notes_table(imported.notes, written["recommendations"])
+    notes.to_csv(outdir / "notes.csv", index=False)
     summary = export.summary_markdown(written, imported.rows_read, imported.rows_rejected, corpus_path, responses)
     (outdir / "summary.md").write_text(summary, encoding="utf-8")
     log(summary)

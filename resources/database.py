@@ -197,6 +197,8 @@ class Recommendation(_Row, table=True):
     parse_method: str
     n_items_found: int = 0
     n_duplicates: int = 0
+    # distinct items after the first k of the answer (METHOD.md §9): counted, not scored. Migration 0003.
+    n_items_left_out: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
     university_text: Optional[str] = None
     program_text: Optional[str] = None
     country_text: Optional[str] = None

@@ -54,8 +54,9 @@ class ParseResult:
     status: str
     method: str
     items: list[Item] = field(default_factory=list)
-    n_found: int = 0  # items found before de-duplication and truncation to three
+    n_found: int = 0  # items found before de-duplication and truncation to the first k
     n_duplicates: int = 0
+    n_left_out: int = 0  # distinct items after the first k (METHOD.md §9): counted, not scored
 
 
 # ----------------------------------------------------------------------------- vocabulary
@@ -783,15 +784,18 @@ def _never_country(_: str) -> bool:
     return False
 
 
-def parse_response(text, is_country: Optional[Callable[[str], bool]] = None) -> ParseResult:
-    """Parse one response. ``is_country`` tells a country text from a name (optional)."""
+def parse_response(text, is_country: Optional[Callable[[str], bool]] = None, max_items: int = MAX_ITEMS) -> ParseResult:
+    """Parse one response. ``is_country`` tells a country text from a name (optional); the first
+    ``max_items`` distinct items are kept (k of METHOD.md §9, 3 by default), the rest counted."""
+    if int(max_items) < 1:
+        raise ValueError(f"max_items must be at least 1, got {max_items!r}")
     try:
-        return _parse(text, is_country or _never_country)
+        return _parse(text, is_country or _never_country, int(max_items))
     except Exception as exc:  # noqa: BLE001 - the parser must never raise
         return ParseResult(STATUS_UNPARSEABLE, f"error:{type(exc).__name__}")
 
 
-def _parse(text, is_country: Callable[[str], bool]) -> ParseResult:
+def _parse(text, is_country: Callable[[str], bool], max_items: int = MAX_ITEMS) -> ParseResult:
     if text is None or not isinstance(text, str):
         return ParseResult(STATUS_UNPARSEABLE, "empty")
     text = text[:MAX_TEXT].replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "")
@@ -812,16 +816,17 @@ def _parse(text, is_country: Callable[[str], bool]) -> ParseResult:
         found = [_split_item(it, safe, program_from_split=method == "prose") for it in fn(text)]
         found = [it for it in found if it.university and len(it.university) <= 200
                  and not _is_placeholder(it.university) and "?" not in it.university]
-        if method == "prose" and len(found) < MAX_ITEMS and _REFUSAL.search(text):
+        if method == "prose" and len(found) < max_items and _REFUSAL.search(text):
             break  # a refusal that mentions universities in passing
         if found:
             items, dups = _dedupe(found)
-            kept = items[:MAX_ITEMS]
+            kept = items[:max_items]
             # a university text that still holds a program ("MSc X at <lower-case text>") is no item
             # the matcher can read: such a response is never ok
-            whole = len(kept) == MAX_ITEMS and not any(holds_program(it.university) for it in kept)
+            whole = len(kept) == max_items and not any(holds_program(it.university) for it in kept)
             status = STATUS_OK if whole else STATUS_PARTIAL
-            return ParseResult(status, method, kept, n_found=len(found), n_duplicates=dups)
+            return ParseResult(status, method, kept, n_found=len(found), n_duplicates=dups,
+                               n_left_out=len(items) - len(kept))
     if _REFUSAL.search(text):
         return ParseResult(STATUS_REFUSED, "refusal")
     if _QUESTION_BACK.search(text) or text.strip().endswith("?"):

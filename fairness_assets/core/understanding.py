@@ -15,11 +15,11 @@ import pandas as pd
 
 from .geo import CountryResolver, canonical_name
 from .match import MatchParams, UniversityIndex, match_universities
-from .parse import STATUS_OK, parse_response
+from .parse import MAX_ITEMS, STATUS_OK, parse_response
 
 ITEM_COLUMNS = [
     "response_id", "item_index", "parse_status", "parse_method", "n_items_found", "n_duplicates",
-    "university_text", "program_text", "country_text",
+    "n_items_left_out", "university_text", "program_text", "country_text",
 ]
 
 
@@ -27,6 +27,7 @@ def parse_responses(
     responses: pd.Series,
     is_country: Optional[Callable[[str], bool]] = None,
     progress: Optional[Callable[[int, int], None]] = None,
+    max_items: int = MAX_ITEMS,
 ) -> pd.DataFrame:
     """One row per item (or one empty row per response without items).
 
@@ -36,18 +37,18 @@ def parse_responses(
     codes, uniques = pd.factorize(texts.fillna(_MISSING), sort=False)
     per_text: list[list[tuple]] = []
     for k, text in enumerate(uniques):
-        p = parse_response(None if text == _MISSING else text, is_country)
+        p = parse_response(None if text == _MISSING else text, is_country, max_items)
         if p.items:
-            per_text.append([(i, p.status, p.method, p.n_found, p.n_duplicates, it.university, it.program, it.country)
-                             for i, it in enumerate(p.items)])
+            per_text.append([(i, p.status, p.method, p.n_found, p.n_duplicates, p.n_left_out, it.university,
+                              it.program, it.country) for i, it in enumerate(p.items)])
         else:
-            per_text.append([(0, p.status, p.method, 0, 0, None, None, None)])
+            per_text.append([(0, p.status, p.method, 0, 0, 0, None, None, None)])
         if progress and ((k + 1) % 5000 == 0 or k + 1 == len(uniques)):
             progress(k + 1, len(uniques))
     ids = texts.index.to_numpy()
     rows = [(ids[r], *row) for r, code in enumerate(codes) for row in per_text[code]]
     out = pd.DataFrame(rows, columns=ITEM_COLUMNS)
-    for col in ("item_index", "n_items_found", "n_duplicates"):
+    for col in ("item_index", "n_items_found", "n_duplicates", "n_items_left_out"):
         out[col] = out[col].astype(np.int64)
     return out
 
@@ -60,6 +61,7 @@ def match_items(
     resolver: CountryResolver,
     index: UniversityIndex,
     params: MatchParams = MatchParams(),
+    max_items: int = MAX_ITEMS,
 ) -> pd.DataFrame:
     """Add stated country, corpus match and the item's canonical country (METHOD.md §5–6).
 
@@ -81,10 +83,10 @@ def match_items(
     out["country"] = out["iso3"].map(names)
     out["country_conflict"] = (matched & out["stated_iso3"].notna() & (out["stated_iso3"] != out["university_iso3"]))
     out.loc[~matched | out["stated_iso3"].isna(), "country_conflict"] = False
-    return _drop_matched_duplicates(out.drop(columns=["university_iso3"]))
+    return _drop_matched_duplicates(out.drop(columns=["university_iso3"]), max_items)
 
 
-def _drop_matched_duplicates(items: pd.DataFrame) -> pd.DataFrame:
+def _drop_matched_duplicates(items: pd.DataFrame, max_items: int = MAX_ITEMS) -> pd.DataFrame:
     """An exact repeat within a response (METHOD.md §9) is one item: the same corpus university,
     also under two spellings ("MIT", "Massachusetts Institute of Technology"), with the same
     program after normalisation (none twice counts as the same). Keep the first, renumber, and
@@ -105,7 +107,7 @@ def _drop_matched_duplicates(items: pd.DataFrame) -> pd.DataFrame:
     out["n_duplicates"] = out["n_duplicates"] + out["response_id"].map(extra).fillna(0).astype(np.int64)
     n_items = out.groupby("response_id")["item_index"].transform("size")
     has_items = out["university_text"].notna()
-    out.loc[has_items & (n_items < 3), "parse_status"] = "partial"
+    out.loc[has_items & (n_items < max_items), "parse_status"] = "partial"
     return out.reset_index(drop=True)
 
 
@@ -143,14 +145,16 @@ def build_recommendations(
     tag_fn: Callable[[pd.Series], pd.DataFrame],
     params: MatchParams = MatchParams(),
     progress: Optional[Callable[[int, int], None]] = None,
+    max_items: int = MAX_ITEMS,
 ) -> pd.DataFrame:
-    """Generations -> one row per recommended item (parse, match, tag).
+    """Generations -> one row per recommended item (parse, match, tag); the first ``max_items``
+    distinct items of an answer are kept, the others counted in ``n_items_left_out``.
 
     ``tag_fn`` maps program texts to a frame ``program_norm, tags`` (the tagger resource).
     """
     texts = pd.Series(generations["response"].to_numpy(), index=generations["response_id"].to_numpy())
-    items = parse_responses(texts, is_country_fn(resolver), progress)
-    items = match_items(items, resolver, index, params)
+    items = parse_responses(texts, is_country_fn(resolver), progress, max_items)
+    items = match_items(items, resolver, index, params, max_items)
     items = attach_tags(items, tag_fn)
     meta = generations[GENERATION_FIELDS].drop_duplicates("response_id")
     out = items.merge(meta, on="response_id", how="left", validate="many_to_one")
@@ -165,14 +169,16 @@ def recommendations_from_items(
     index: UniversityIndex,
     tag_fn: Callable[[pd.Series], pd.DataFrame],
     params: MatchParams = MatchParams(),
+    max_items: int = MAX_ITEMS,
 ) -> pd.DataFrame:
     """Answers already split into items (one row per item with ``university``, ``program``,
     ``country``, ``item_index`` and the sample columns) -> recommendation rows, without parsing.
 
-    A response's status is ``ok`` with three or more items, ``partial`` with fewer; items
-    beyond the third are dropped and counted in ``n_items_found``, as the parser does.
+    As for answers as written (METHOD.md §9): the first ``max_items`` items with a university
+    are scored, the rest counted in ``n_items_left_out`` (and ``n_items_found`` holds them all);
+    a response is ``ok`` with ``max_items`` items, ``partial`` with fewer.
     """
-    from .parse import MAX_ITEMS, clean
+    from .parse import clean
 
     df = items_in.sort_values(["response_id", "item_index"], kind="stable").copy()
     for src, dst in (("university", "university_text"), ("program", "program_text"), ("country", "country_text")):
@@ -185,13 +191,13 @@ def recommendations_from_items(
     df = df[has | (found == 0)]
     df = df[has | ~df["response_id"].duplicated()].copy()
     df["item_index"] = df.groupby("response_id").cumcount().astype(np.int64)
-    df = df[df["item_index"] < MAX_ITEMS].copy()
+    df = df[df["item_index"] < max_items].copy()
     n = df["n_items_found"]
-    df["parse_status"] = np.where(n >= MAX_ITEMS, "ok", np.where(n > 0, "partial", "unparseable"))
+    df["n_items_left_out"] = np.maximum(n - max_items, 0).astype(np.int64)
+    df["parse_status"] = np.where(n >= max_items, "ok", np.where(n > 0, "partial", "unparseable"))
     df["parse_method"] = "pre-split"
-    items = df[["response_id", "item_index", "parse_status", "parse_method", "n_items_found", "n_duplicates",
-                "university_text", "program_text", "country_text"]]
-    items = match_items(items, resolver, index, params)
+    items = df[ITEM_COLUMNS]
+    items = match_items(items, resolver, index, params, max_items)
     items = attach_tags(items, tag_fn)
     meta = df[GENERATION_FIELDS].drop_duplicates("response_id")
     return items.merge(meta, on="response_id", how="left", validate="many_to_one")
@@ -204,6 +210,7 @@ def recommendations_for(
     tag_fn: Callable[[pd.Series], pd.DataFrame],
     params: MatchParams = MatchParams(),
     progress: Optional[Callable[[int, int], None]] = None,
+    max_items: int = MAX_ITEMS,
 ) -> pd.DataFrame:
     """Generations of either ``response_format`` -> recommendation rows: answers as written
     (``text``, the default when the column is absent) are parsed (:func:`build_recommendations`);
@@ -214,8 +221,9 @@ def recommendations_for(
     is_items = (fmt == ITEMS_FORMAT).to_numpy()
     parts = []
     if (~is_items).any() or not len(generations):
-        parts.append(build_recommendations(generations[~is_items], resolver, index, tag_fn, params, progress))
+        parts.append(build_recommendations(generations[~is_items], resolver, index, tag_fn, params, progress,
+                                           max_items))
     if is_items.any():
         parts.append(recommendations_from_items(items_from_generations(generations[is_items]), resolver, index,
-                                                tag_fn, params))
+                                                tag_fn, params, max_items))
     return parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)

@@ -61,6 +61,8 @@ class AuditGridResource(ConfigurableResource):
     models: Optional[list[str]] = Field(default=None, description="Override the audited models.")
     model_registry_path: str = Field(default=default_of("model_registry"),
                                      description="Model registry YAML (FAIRNESS_MODEL_REGISTRY).")
+    max_items: int = Field(default=default_of("max_items"), description="k: the first k distinct items of "
+                           "an answer are scored, the rest counted (FAIRNESS_MAX_ITEMS; METHOD.md §9).")
 
     def resolve(self) -> AuditConfig:
         base = load_preset(self.preset)

@@ -102,6 +102,11 @@ class FairnessSettings(BaseSettings):
         targets=(("audit_grid", "preset"),),
         used_by="assets `country_geography`, `profiles`, `prompts`, `generations`, the understanding and report "
         "assets; job `demo_audit`; the `reaudit` schedule (`study_audit` always runs `study`)")
+    max_items: int = setting(
+        3, "k of METHOD.md §9: the first k distinct items of an answer are scored (the study asks for three); the "
+        "rest are counted per answer (`n_items_left_out`) and reported, never dropped silently.", group="grid",
+        read=RUN, targets=(("audit_grid", "max_items"),), ge=1,
+        used_by="asset `recommendations` (and so `fairness-audit score`); the report's provenance")
     model_registry: str = setting(
         str(MODEL_REGISTRY), "Model registry YAML (docs/generation.md).", group="grid", read=RUN,
         targets=(("audit_grid", "model_registry_path"), ("llm", "registry_path")),

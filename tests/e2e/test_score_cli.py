@@ -130,6 +130,33 @@ def test_cli_scores_already_split_items(tmp_path):
     assert len(recs) == 3 and set(recs["parse_status"]) == {"ok"} and set(recs["n_items_found"]) == {4}
     assert recs["university_id"].notna().all()
     assert np.isfinite(out["drs_responses"]["drs"]).all()
+    assert set(recs["n_items_left_out"]) == {1}  # counted, never dropped silently (METHOD.md §9)
+
+
+def test_twenty_items_per_answer_keep_the_first_k_and_say_how_many_were_left_out(tmp_path):
+    """METHOD.md §9: the first k items of an answer are scored (k = 3 by default, --max-items),
+    the rest counted per answer and reported in the summary and notes.csv."""
+    corpus = pd.read_csv(DEMO_CORPUS, encoding="utf-8-sig")
+    names = list(dict.fromkeys(corpus["Institution Name"].iloc[1:].astype(str)))[:20]  # row 0: the export's 2nd header
+    assert len(names) == 20
+    rows = [{"model": "m", "template": "base", "gender": g, "economic_class": "low", "nationality": "Kenya", "run": 0,
+             "university": n, "program": "MSc Computer Science", "country": None, "item_index": k}
+            for g in ("female", "male") for k, n in enumerate(names)]
+    p = tmp_path / "twenty.jsonl"
+    p.write_text("\n".join(json.dumps(r) for r in rows))
+    for k in (3, 5):
+        out_dir = tmp_path / f"o{k}"
+        out = score_file(str(p), str(DEMO_CORPUS), str(out_dir), log=lambda *_: None, max_items=k)
+        recs = out["recommendations"]
+        assert len(recs) == 2 * k and set(recs["item_index"]) == set(range(k))
+        assert set(recs["n_items_found"]) == {20} and set(recs["n_items_left_out"]) == {20 - k}
+        assert list(recs.sort_values(["response_id", "item_index"])["university_text"][:k]) == names[:k]
+        summary = (out_dir / "summary.md").read_text()
+        assert f"2 answer(s) name more items than are scored: the first {k} distinct items of each are scored, " \
+               f"{2 * (20 - k)} item(s) left out" in summary
+        notes = pd.read_csv(out_dir / "notes.csv")
+        left = notes[notes["kind"] == "items left out"]
+        assert len(left) == 2 and left["detail"].str.contains(f"{20 - k} left out").all()
 
 
 def test_all_refusals_still_give_a_report_that_says_why_nothing_is_drawn(tmp_path):

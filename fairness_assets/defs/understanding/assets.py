@@ -101,13 +101,20 @@ def recommendations(
             return tagged[-1]
 
         recs = understanding.recommendations_for(
-            generations, resolver, index, tag_fn=tag_and_keep,
+            generations, resolver, index, tag_fn=tag_and_keep, max_items=audit_grid.max_items,
             progress=lambda done, n: context.log.info(f"parsed {done}/{n} distinct responses"),
         )
     recs = database.stamp(recs, "recommendations", corpus_sha256=str(qs_corpus["corpus_sha256"].iloc[0]),
-                          config_json=understanding_config(reference, subject_tagger))
+                          config_json={**understanding_config(reference, subject_tagger),
+                                       "max_items": audit_grid.max_items})
     suite, per_partition = quality_outcomes(recs, parse_quality, dict(audit_grid.resolve().quality))
     items = recs[recs["university_text"].notna()]
+    answers = recs.drop_duplicates("response_id")
+    long_answers = answers[answers["n_items_left_out"] > 0]
+    if len(long_answers):
+        context.log.warning(f"{len(long_answers)} answer(s) name more than {audit_grid.max_items} items: the first "
+                            f"{audit_grid.max_items} are scored, {int(long_answers['n_items_left_out'].sum())} item(s) "
+                            "left out and counted (n_items_left_out; METHOD.md §9)")
     rates = quality.group_rates(quality.response_frame(recs), quality.item_frame(recs))
     unmatched = items[items["university_id"].isna()]["university_text"].value_counts().head(25)
     yield dg.Output(
@@ -121,6 +128,9 @@ def recommendations(
             "parse_status": table_md(recs.drop_duplicates("response_id")["parse_status"].value_counts().to_frame()),
             "parse_method": table_md(recs.drop_duplicates("response_id")["parse_method"].value_counts().to_frame()),
             "match_rate": float(items["university_id"].notna().mean()) if len(items) else 0.0,
+            "items_scored_per_answer": audit_grid.max_items,
+            "answers_with_items_left_out": len(long_answers),
+            "items_left_out": int(long_answers["n_items_left_out"].sum()),
             "match_method": table_md(items["match_method"].value_counts().to_frame()),
             "country_conflicts": int(items["country_conflict"].sum()),
             "parse_and_match_by_group": table_md(rates),
