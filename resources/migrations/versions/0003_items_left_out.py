@@ -4,7 +4,7 @@ The first k items of an answer are scored (k = 3 by default, ``FAIRNESS_MAX_ITEM
 are counted on every row of the answer, never dropped silently. Rows stored before this revision
 were read with k = 3 and did not count them: they get 0.
 
-Revision ID: 0003_recommendation_items_left_out
+Revision ID: 0003_items_left_out
 Revises: 0002_generation_response_format
 Create Date: 2026-11-30
 """
@@ -14,7 +14,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0003_recommendation_items_left_out"
+revision = "0003_items_left_out"
 down_revision = "0002_generation_response_format"
 branch_labels = None
 depends_on = None
