@@ -75,3 +75,13 @@ def postgres_databases():
 def postgres_url(postgres_databases):
     """A fresh database on the real PostgreSQL server, dropped afterwards."""
     return postgres_databases()
+
+
+def pytest_collection_modifyitems(config, items):
+    """`slow` (deselect with `-m "not slow"` for the inner loop, README): every end-to-end test
+    (subprocesses, servers, browsers, whole audits) and the tests marked one by one (several
+    seconds each: a model, a server, a materialized audit)."""
+    e2e = Path(__file__).resolve().parent / "e2e"
+    for item in items:
+        if e2e in Path(str(item.fspath)).resolve().parents:
+            item.add_marker(pytest.mark.slow)

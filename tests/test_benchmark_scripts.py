@@ -11,6 +11,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow
 def test_gpu_throughput_script_cpu_variant(tmp_path):
     pytest.importorskip("torch", reason="the llm extra (torch, transformers) is not installed")
     out = tmp_path / "r.json"
@@ -37,6 +38,7 @@ def test_statistics_benchmark_small_variant():
     assert "study grid: 360 profiles x 3 runs" in proc.stdout
 
 
+@pytest.mark.slow
 def test_pipeline_study_benchmark_small_variant(qs_export):
     proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "pipeline_study.py"), "--small", "--no-write",
                            "--corpus", str(qs_export)], capture_output=True, text=True, timeout=900, cwd=ROOT)
@@ -46,6 +48,7 @@ def test_pipeline_study_benchmark_small_variant(qs_export):
     assert '"recommendations":' in proc.stdout and '"audit_report":' in proc.stdout  # per-asset wall times
 
 
+@pytest.mark.slow
 def test_cpu_generation_benchmark_small_variant():
     pytest.importorskip("torch", reason="the llm extra (torch, transformers) is not installed")
     proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "cpu_generation.py"), "--prompts", "2",

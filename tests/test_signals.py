@@ -2,6 +2,7 @@
 SIGTERM working once the code location is imported, so `dagster dev`, its code server and pool
 workers stop when asked (issue 11 items 8 and 12)."""
 
+import pytest
 import signal
 import subprocess
 import sys
@@ -35,6 +36,7 @@ def _ignore_sigint():
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # what `cmd &` in a script does
 
 
+@pytest.mark.slow
 def test_sigterm_still_works_when_started_with_sigint_ignored():
     proc = subprocess.run([sys.executable, "-c", CHILD], cwd=ROOT, preexec_fn=_ignore_sigint,
                           capture_output=True, text=True, timeout=240)

@@ -17,7 +17,7 @@ import io
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -26,7 +26,6 @@ RANK_COLUMN = "2024 RANK"
 NAME_COLUMN = "Institution Name"
 COUNTRY_COLUMN = "Country"
 CODE_COLUMN = "Country Code"
-REQUIRED_COLUMNS = (RANK_COLUMN, NAME_COLUMN, COUNTRY_COLUMN)
 # A numeric rank must lie in 1..MAX_RANK: no ranking lists more universities, so a larger number
 # (or 0) is a typo, and it must fit the results database's integer column.
 MAX_RANK = 100_000
@@ -541,5 +540,3 @@ def local_rep(rank: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return out
 
 
-def per_country_counts(universities: pd.DataFrame) -> Mapping[str, int]:
-    return universities.groupby("country")["university_id"].size().sort_values(ascending=False).to_dict()

@@ -21,8 +21,6 @@ from typing import Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-NOT_FOUND = "__not_found__"
-
 
 class CountryResolutionError(ValueError):
     """A country text that no source could resolve; names the text and where it came from."""

@@ -34,7 +34,6 @@ MAX_ROWS = 200
 P_COLUMNS = {"p", "p_value", "p_adjusted", "pvalue", "p_adj", "p_holm"}
 METRIC_NAMES = {"drs": "DRS", "acc": "accessibility (Acc)", "rep": "reputation (Rep)",
                 "acad": "academic alignment (Acad)", "grs": "GRS"}
-ATTRIBUTE_NAMES = {"gender": "gender", "economic_class": "economic class", "nationality": "nationality"}
 _ATTR_ALIASES = {"gender": "gender", "economic_class": "economic_class", "economic class": "economic_class",
                  "class": "economic_class", "income": "economic_class", "nationality": "nationality"}
 _CLASS_WORDS = {"high": "high-income", "middle": "middle-income", "low": "low-income"}

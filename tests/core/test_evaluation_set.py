@@ -2,6 +2,8 @@
 
 `eval_responses.jsonl` was written first and the parser tuned on it; `eval_holdout.jsonl` was
 written independently afterwards and measured before any tuning on it (docs/parse_match.md).
+`eval_builtin.jsonl` holds real answers of the built-in CPU model (qwen2.5-0.5b-demo) under the
+`regional` and `academic` templates, collected by docs/build_builtin_eval.py and labelled by hand.
 """
 
 import json
@@ -31,13 +33,17 @@ def pipeline(qs_export):
     return run
 
 
-@pytest.mark.parametrize("fixture", ["eval_responses.jsonl", "eval_holdout.jsonl"])
-def test_accuracy_at_least_95_percent(pipeline, fixture):
+@pytest.mark.parametrize(("fixture", "min_responses", "min_items"), [
+    ("eval_responses.jsonl", 60, 150),
+    ("eval_holdout.jsonl", 60, 150),
+    ("eval_builtin.jsonl", 30, 60),  # the built-in model's own answers: 30 prompts, fewer items each
+])
+def test_accuracy_at_least_95_percent(pipeline, fixture, min_responses, min_items):
     records = [json.loads(line) for line in (FIXTURES / fixture).read_text(encoding="utf-8").splitlines() if line.strip()]
-    assert len(records) >= 60
+    assert len(records) >= min_responses
     items = pipeline(records)
     scored = evaluation.score_items(records, items)
     statuses = evaluation.score_statuses(records, items)
-    assert len(scored) >= 150
+    assert len(scored) >= min_items
     assert scored["correct"].mean() >= 0.95, scored[~scored["correct"]].to_string()
     assert statuses["correct"].mean() >= 0.9, statuses[~statuses["correct"]].to_string()

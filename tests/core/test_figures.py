@@ -15,6 +15,8 @@ import pytest
 
 from fairness_assets.core import figures as F
 
+pytestmark = pytest.mark.slow  # the module fixture scores a file through the asset graph (about 30 s)
+
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "eval_responses.jsonl"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 GENDERS = ["male", "female", "transgender"]
@@ -235,6 +237,7 @@ def test_file_names_are_unique_per_exact_model_and_template():
     assert F.Figure("top_locations", "t", "c", b"x", model="llama 3", template="regional").slug != one.slug
 
 
+@pytest.mark.slow
 def test_partitions_drawn_in_worker_processes_give_the_same_bytes(tables):
     """The asset draws several partitions in spawned worker processes: same figures, same order,
     byte for byte, as drawn in the calling process."""

@@ -113,6 +113,7 @@ def failed_checks(run) -> list[str]:
     return sorted(c.check_name for c in run.get_asset_check_evaluations() if not c.passed)
 
 
+@pytest.mark.slow
 def test_parse_quality_alert_fires_on_every_tick_in_the_daemon(tmp_path, instance, daemon, webhook):
     db = D.ResultsDatabase(url=f"sqlite:///{tmp_path / 'results.db'}")
     first = audit(instance, db, DEMO_RESPONSES, tags={"fairness/audit_round": "r1"})
@@ -203,6 +204,7 @@ def run_failure_posts(webhook):
 
 
 @pytest.mark.parametrize("instance", ["sqlite"], indirect=True)
+@pytest.mark.slow
 def test_run_failure_alert_carries_the_error_the_link_and_the_partition(monkeypatch, instance, daemon, webhook):
     monkeypatch.setenv("FAIRNESS_RESPONSES", str(DEMO_RESPONSES))  # the run worker reads it at run time
     monkeypatch.setenv("FAIRNESS_EXECUTOR", "in_process")

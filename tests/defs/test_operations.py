@@ -80,6 +80,7 @@ def test_reaudit_cron_is_configurable_and_validated(monkeypatch):
         schedules.reaudit_cron()
 
 
+@pytest.mark.slow
 def test_reaudit_rounds_store_a_drift_table(tmp_path, db):
     instance = dg.DagsterInstance.ephemeral()
     first = audit(instance, db, DEMO_RESPONSES, tags={AUDIT_ROUND_TAG: "r1"})
@@ -297,6 +298,7 @@ def test_backfill_over_two_models_holds_one_model_at_a_time(tmp_path):
     assert events == ["loading model tiny", "released model tiny", "loading model tiny2"]
 
 
+@pytest.mark.slow
 def test_drift_skips_audits_that_are_not_comparable(tmp_path, db):
     """An earlier audit of another grid or decoding (another audit base) is not compared."""
     from fairness_assets.core import drift as drift_core
@@ -315,6 +317,7 @@ def test_drift_skips_audits_that_are_not_comparable(tmp_path, db):
     assert again.success
 
 
+@pytest.mark.slow
 def test_alert_delivered_on_one_channel_is_not_sent_again(tmp_path, db):
     instance = dg.DagsterInstance.ephemeral()
     run = audit(instance, db, DEMO_RESPONSES)
@@ -337,6 +340,7 @@ def test_alert_delivered_on_one_channel_is_not_sent_again(tmp_path, db):
             parse_quality_alert(ctx3)
 
 
+@pytest.mark.slow
 def test_check_alert_cursor_of_the_earlier_version_is_carried_over(tmp_path, db):
     """The earlier sensor stored the storage id of the last check evaluation it read. Where that id
     is global (PostgreSQL, this in-memory storage), evaluations up to it are not alerted again."""
@@ -358,6 +362,7 @@ def test_check_alert_cursor_of_the_earlier_version_is_carried_over(tmp_path, db)
         assert len(hook.posts) == len(failed)
 
 
+@pytest.mark.slow
 def test_report_of_a_reaudit_round_follows_its_runs(tmp_path, db):
     from fairness_assets.defs.operations.sensors import reaudit_report
 
@@ -379,6 +384,7 @@ def test_study_audit_keeps_the_configured_model_registry(monkeypatch):
     assert config == {"preset": "study", "model_registry_path": {"env": "FAIRNESS_MODEL_REGISTRY"}}
 
 
+@pytest.mark.slow
 def test_half_finished_generation_round_is_not_scored_as_one_audit(tmp_path, db):
     from fairness_assets.defs.understanding import assets as und
     from tests.helpers.pipeline import ASSETS, resources

@@ -15,6 +15,7 @@ from resources.settings import AuditGridResource, ReferenceDataResource
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow
 def test_definitions_validate_cli(results_home):
     out = subprocess.run(
         [sys.executable, "-m", "dagster", "definitions", "validate", "-w", str(ROOT / "workspace.yaml")],

@@ -16,6 +16,8 @@ from fairness_assets.defs.partitions import AUDIT_ROUND_TAG
 from resources import database as D
 from tests.helpers.pipeline import DEMO_KEY, DEMO_RESPONSES, altered_responses, audit
 
+pytestmark = pytest.mark.slow  # module fixtures materialize the audit (about 35 s)
+
 PER_PARTITION = [n for n in FIGURE_NAMES if n not in ("base_vs_regional_drs", "base_vs_regional_grs",
                                                       "model_comparison", "drift")]
 

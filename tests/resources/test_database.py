@@ -79,6 +79,7 @@ def test_presets_and_registry():
         AuditGridResource(preset="demo", runs=0).resolve()
 
 
+@pytest.mark.slow
 def test_parallel_first_use_creates_tables_once(tmp_path, postgres_url):
     """Parallel steps (multiprocess executor) open a fresh results database at the same time."""
     import multiprocessing as mp

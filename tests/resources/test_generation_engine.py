@@ -40,6 +40,7 @@ def test_same_seed_same_text(tiny):
     assert all(s.output_tokens is not None and s.prompt_tokens > 0 for s in a)
 
 
+@pytest.mark.slow
 def test_engine_generates_the_grid_with_seeds(tmp_path, tiny):
     registry = write_registry(tmp_path, tiny)
     url = f"sqlite:///{tmp_path / 'r.db'}"
@@ -64,6 +65,7 @@ def test_engine_generates_the_grid_with_seeds(tmp_path, tiny):
     assert len(D.ResultsDatabase(url=url).read_rows(D.Generation, ["tiny|base"])) == 24
 
 
+@pytest.mark.slow
 def test_crash_midway_then_resume_without_duplicates(tmp_path, tiny):
     registry = write_registry(tmp_path, tiny)
     db = tmp_path / "r.db"
@@ -123,6 +125,7 @@ def _free_port():
         return s.getsockname()[1]
 
 
+@pytest.mark.slow
 def test_openai_backend_against_a_real_local_server(tmp_path, tiny):
     pytest.importorskip("fastapi", reason="`transformers serve` needs transformers[serving] (dev extra)")
     port = _free_port()
@@ -155,6 +158,7 @@ def test_openai_backend_against_a_real_local_server(tmp_path, tiny):
         server.wait(timeout=30)
 
 
+@pytest.mark.slow
 def test_continuous_batching_falls_back_to_static_where_unsupported(tiny):
     logs = []
     client = TransformersClient.load(tiny, device="cpu", batch_size=2, continuous_batching=True, log=logs.append)
@@ -164,6 +168,7 @@ def test_continuous_batching_falls_back_to_static_where_unsupported(tiny):
         assert any("static batches" in m for m in logs)
 
 
+@pytest.mark.slow
 def test_openai_backend_against_transformers_serve_with_the_built_in_model(tmp_path):
     """The streaming OpenAI-compatible engine against a real server on loopback serving the
     built-in model (`transformers serve`): the generations asset stores real answers."""

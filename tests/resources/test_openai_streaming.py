@@ -27,6 +27,7 @@ def _client(sim, **kw) -> OpenAIClient:
     return OpenAIClient(sim.url, "sim-model", name="sim", **kw)
 
 
+@pytest.mark.slow
 def test_hundreds_in_flight_and_every_answer_in_its_place():
     # each request lives 1.2-3 s, longer than the client takes to start 256 of them on a loaded machine
     with ServingSimulator(capacity_tps=400_000, per_request_tps=100, prefill_s=0.01) as sim:
@@ -69,6 +70,7 @@ def test_a_failed_request_stops_the_stream_after_handing_back_what_finished():
     assert 20 <= len(got) < 200  # what finished before the failure was handed back
 
 
+@pytest.mark.slow
 def test_serving_benchmark_small_variant():
     proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "serving_throughput.py"), "--small", "--no-write"],
                           capture_output=True, text=True, timeout=600, cwd=ROOT)

@@ -99,6 +99,7 @@ def _start(url, responses, env):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+@pytest.mark.slow
 def test_two_runs_of_one_partition_at_once_each_score_their_own_file(tmp_path, results_home):
     from tests.helpers.pipeline import DEMO_RESPONSES, altered_responses
 

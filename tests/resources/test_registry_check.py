@@ -150,6 +150,7 @@ def test_an_endpoint_without_a_models_listing_fails_naming_the_model(tmp_path):
             llm.check("m")
 
 
+@pytest.mark.slow
 def test_check_against_a_real_transformers_serve_endpoint(tmp_path):
     """`transformers serve` lists the model it was started with; a registry entry naming another
     model fails the check before any generation."""
