@@ -25,7 +25,8 @@ sys.path.insert(0, str(ROOT))
 from fairness_assets.core import corpus, evaluation, geo, match, understanding  # noqa: E402
 from resources.settings import ALIASES_FILE, UNIVERSITY_ALIASES_FILE  # noqa: E402
 
-SETS = {"eval_responses.jsonl": "tuning set", "eval_holdout.jsonl": "held-out set"}
+SETS = {"eval_responses.jsonl": "tuning set", "eval_holdout.jsonl": "held-out set",
+        "eval_builtin.jsonl": "built-in model set"}
 MARK = "<!-- accuracy table: benchmarks/eval_parse_match.py -->"
 EXT_MARK = "<!-- external table: benchmarks/eval_parse_match.py -->"
 SHARED = ROOT.parent / "shared" / "data"
