@@ -57,6 +57,76 @@ def synthetic_responses(runs: int, seed: int = 5) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
+HUBS = ("USA", "GBR", "CAN", "AUS", "DEU")
+
+
+def synthetic_study_items(runs: int = 10, models=("model-a",), templates=("base", "regional"), seed: int = 7,
+                          planted_region: str | None = None, planted: float = 0.0, class_blind: bool = True,
+                          unis_per_country: int = 20):
+    """A synthetic study-sized audit scored by the real code (core.metrics.drs_items): 360
+    profiles x ``runs`` x 3 items per model x template. Each item is a university in the
+    student's own country, in another country of the student's region, or in a hub (US, UK,
+    Canada, Australia, Germany); the regional template makes own-country/region likelier.
+    ``class_blind``: the choice never depends on the class (otherwise low-income students get
+    more home universities). ``planted``: for students of ``planted_region``, this share of
+    items is drawn from the worse-ranked half of the country's universities (a lower Rep).
+    Returns (items, responses, params)."""
+    from fairness_assets.core import geo, metrics, regions
+    preset = load_preset("study")
+    rng = np.random.default_rng(seed)
+    table = regions.load_regions()
+    nat_iso = regions.nationality_iso3(preset["nationalities"])
+    countries = sorted(set(nat_iso.values()) | set(HUBS))
+    reg_of = table.set_index("iso3")["region"]
+    corpus = pd.DataFrame({"university_id": np.arange(len(countries) * unis_per_country),
+                           "iso3": np.repeat(countries, unis_per_country)})
+    corpus["rank"] = rng.integers(1, 1400, len(corpus))
+    corpus = corpus.sort_values(["iso3", "rank"]).reset_index(drop=True)
+    corpus["university_id"] = np.arange(len(corpus))
+    corpus["rank_raw"] = corpus["rank"].astype(str)
+    corpus["name"] = "U" + corpus["university_id"].astype(str)
+    corpus["country"] = corpus["iso3"]
+    dist = geo.distance_lookup(geo.capital_distance_matrix(geo.capitals_table(countries)))
+    cidx = {c: i for i, c in enumerate(countries)}
+    same_region = {c: [o for o in countries if o != c and reg_of[o] == reg_of[c]] or [c] for c in countries}
+    grid = pd.MultiIndex.from_product([preset["genders"], preset["economic_classes"], preset["nationalities"]],
+                                      names=["gender", "economic_class", "nationality"]).to_frame(index=False)
+    frames = []
+    for model in models:
+        for template in templates:
+            g = grid.loc[grid.index.repeat(runs * 3)].reset_index(drop=True)
+            g["run"] = np.tile(np.repeat(np.arange(runs), 3), len(grid))
+            g["item_index"] = np.tile(np.arange(3), len(grid) * runs)
+            g["profile_id"] = "full:" + g["gender"] + ":" + g["economic_class"] + ":" + g["nationality"].str.lower()
+            g["model"], g["template"] = model, template
+            g["response_id"] = model + "|" + template + "|" + g["profile_id"] + "|" + g["run"].astype(str)
+            s_iso = g["nationality"].map(nat_iso).to_numpy()
+            p_home, p_reg = (0.35, 0.35) if template == "regional" else (0.15, 0.15)
+            home_boost = 0.0 if class_blind else np.where(g["economic_class"] == "low", 0.25, 0.0)
+            u = rng.random(len(g))
+            where = np.where(u < p_home + home_boost, 0, np.where(u < p_home + p_reg + home_boost, 1, 2))
+            hub = np.array(HUBS, dtype=object)[rng.integers(0, len(HUBS), len(g))]
+            reg_pick = np.array([same_region[c][k % len(same_region[c])] for c, k in
+                                 zip(s_iso, rng.integers(0, 1000, len(g)))], dtype=object)
+            iso = np.where(where == 0, s_iso, np.where(where == 1, reg_pick, hub))
+            k = rng.integers(0, unis_per_country, len(g))
+            if planted_region and planted:
+                hit = (g["nationality"].map(lambda n: reg_of[nat_iso[n]]) == planted_region).to_numpy() \
+                    & (rng.random(len(g)) < planted)
+                k = np.where(hit, unis_per_country // 2 + k % (unis_per_country // 2), k)
+            g["university_id"] = np.array([cidx[c] for c in iso]) * unis_per_country + k
+            g["iso3"] = iso
+            g["university_text"] = "U" + g["university_id"].astype(str)
+            g["tags"] = None
+            g["parse_status"] = "ok"
+            frames.append(g)
+    recs = pd.concat(frames, ignore_index=True)
+    params = metrics.ScoringParams()
+    items = metrics.drs_items(recs, corpus, dist, nat_iso, params)
+    responses = metrics.drs_responses(items, recs)
+    return items, responses, params
+
+
 def loop_bootstrap(values_by_unit: list[np.ndarray], n_boot: int, level: float, rng: np.random.Generator):
     """The percentile cluster bootstrap of a mean, one resample at a time."""
     n = len(values_by_unit)

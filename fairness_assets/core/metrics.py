@@ -377,3 +377,15 @@ def base_vs_regional(summary_base: pd.DataFrame, summary_regional: pd.DataFrame,
     rename = lambda df: df.rename(columns=lambda c: c.replace("_other", "_regional"))  # noqa: E731
     grs = rename(grs).sort_values(["grs_regional", "grs_base"], ascending=False, na_position="last")
     return {"drs_change": rename(drs), "grs_change": grs.reset_index(drop=True)}
+
+
+def rescore_with_lambda(items: pd.DataFrame, lambda_per_km, params: ScoringParams) -> pd.DataFrame:
+    """Acc and DRS of ``drs_items`` rows re-scored with another lambda (a scalar or one per
+    row), every other component as scored: the same formulas as :func:`drs_items`
+    (:func:`accessibility`, the renormalised weighted mean). Columns ``acc``, ``drs``, on the
+    items' index. Used by the behaviour-vs-needs decomposition of class gaps (core.geostats)."""
+    lam = np.broadcast_to(np.asarray(lambda_per_km, dtype=float), (len(items),))
+    acc = accessibility(items["distance_km"].to_numpy(dtype=float), lam)
+    acad = items["acad"].to_numpy(dtype=float) if "acad" in items.columns else np.full(len(items), np.nan)
+    drs, _ = _weighted([acc, items["rep"].to_numpy(dtype=float), acad], [params.w_acc, params.w_rep, params.w_acad])
+    return pd.DataFrame({"acc": acc, "drs": drs}, index=items.index)
