@@ -14,6 +14,7 @@ import pandas as pd
 
 from .partition import PartitionKey
 from . import figures as fig
+from . import geostats
 from . import report as rep
 from . import stats
 
@@ -159,19 +160,243 @@ def report_tables(parts: Sequence[PartitionResult], base_vs_regional: Optional[M
     return tables
 
 
+# ----------------------------------------------------------------------------- geography (issue 15)
+GEOGRAPHY_TITLE = "Geography: regions, home bias, behaviour vs needs"
+GEO_TABLE_KEYS = ("region_metrics", "geo_contrasts", "families", "class_gap_interactions", "class_gap_decomposition",
+                  "home_bias", "home_bias_change")
+NON_SIGNIFICANT_SHOWN = 5  # per model x template x analysis, the closest to significance
+_ANALYSIS_ORDER = {"south_vs_north": 0, "region_vs_rest": 1, "nationality_vs_rest": 2}
+_WHY_EMPTY = ("no profile states a nationality in the region table, or no recommendation is located in a country "
+              "(e.g. a gender_only or class_only template only)")
+
+
+def _geo_table(geography: Optional[Mapping[str, pd.DataFrame]], key: str) -> Optional[pd.DataFrame]:
+    t = (geography or {}).get(key)
+    return t if isinstance(t, pd.DataFrame) and len(t) else None
+
+
+def has_geography(geography: Optional[Mapping[str, pd.DataFrame]]) -> bool:
+    """Whether a geography mapping was given at all (even with empty tables: the report then
+    says why nothing is shown)."""
+    return bool(geography)
+
+
+def _cols(df: pd.DataFrame, cols: Sequence[str]) -> pd.DataFrame:
+    return df[[c for c in cols if c in df.columns]]
+
+
+def _keys(df: pd.DataFrame) -> list[str]:
+    return [k for k in ("model", "template") if k in df.columns]
+
+
+def _round_km(df: pd.DataFrame) -> pd.DataFrame:
+    """Distances shown in whole kilometres."""
+    out = df.copy()
+    for c in out.columns:
+        if "distance_km" in str(c):
+            out[c] = pd.to_numeric(out[c], errors="coerce").round(0)
+    return out
+
+
+def _mean_ci(mean, lo, hi, km: bool) -> str:
+    if pd.isna(mean):
+        return "\u2014"
+    f = (lambda v: f"{v:,.0f}") if km else (lambda v: f"{v:.3f}")
+    return f(mean) + (f" [{f(lo)}, {f(hi)}]" if pd.notna(lo) and pd.notna(hi) else "")
+
+
+def region_metrics_wide(region_metrics: pd.DataFrame) -> pd.DataFrame:
+    """One row per model x template x region (and North/South), one column per metric reading
+    ``mean [ci_low, ci_high]`` (distance in km): the tidy ``geostats.region_metrics`` table
+    made short enough to read."""
+    rm = region_metrics
+    keys = _keys(rm) + [k for k in ("group_by", "group") if k in rm.columns]
+    metrics = [m for m in (*geostats.GEO_METRICS, "distance_km") if m in set(rm["metric"])]
+    metrics += sorted(set(rm["metric"]) - set(metrics))
+    rows = []
+    for key, g in rm.groupby(keys, sort=False):
+        key = key if isinstance(key, tuple) else (key,)
+        row = dict(zip(keys, key))
+        if "n_responses" in g:
+            row["n_responses"] = int(pd.to_numeric(g["n_responses"], errors="coerce").max())
+        by = g.drop_duplicates("metric").set_index("metric")
+        for m in metrics:
+            row[geostats.METRIC_LABELS.get(m, m)] = (
+                _mean_ci(by.at[m, "mean"], by.at[m, "ci_low"], by.at[m, "ci_high"], m == "distance_km")
+                if m in by.index else "\u2014")
+        rows.append(row)
+    out = pd.DataFrame(rows)
+    order = {"north_south": 1, "region": 0}
+    if "group_by" in out:
+        out = out.assign(_o=out["group_by"].map(order).fillna(2)).sort_values(
+            [k for k in ("model", "template") if k in out] + ["_o"], kind="stable").drop(columns="_o")
+    return out.reset_index(drop=True)
+
+
+def geography_contrasts_shown(contrasts: pd.DataFrame, non_significant: int = NON_SIGNIFICANT_SHOWN
+                              ) -> tuple[pd.DataFrame, int]:
+    """The geographic contrasts the report shows: every significant one (South vs North, then
+    regions, then nationalities; largest |difference| first), then per model x template x
+    analysis the ``non_significant`` with the smallest adjusted p. Returns (rows, number of
+    tested contrasts left out)."""
+    c = contrasts.assign(_sig=~contrasts["significant"].astype(bool),
+                         _an=contrasts["analysis"].map(_ANALYSIS_ORDER).fillna(9),
+                         _abs=-pd.to_numeric(contrasts["mean_diff"], errors="coerce").abs().fillna(-1),
+                         _p=pd.to_numeric(contrasts["p_adjusted"], errors="coerce").fillna(2.0))
+    sig = c[~c["_sig"]].sort_values(_keys(c) + ["_an", "_abs"], kind="stable")
+    ns = c[c["_sig"] & pd.to_numeric(c["p_value"], errors="coerce").notna()]
+    ns = ns.sort_values(_keys(c) + ["_an", "_p", "_abs"], kind="stable")
+    ns = ns.groupby(_keys(c) + ["analysis"], sort=False).head(non_significant) if len(ns) else ns
+    shown = pd.concat([sig, ns])
+    shown = shown.sort_values(["_sig"] + _keys(c) + ["_an"], kind="stable")
+    tested = int(pd.to_numeric(c["p_value"], errors="coerce").notna().sum())
+    left = tested - int(pd.to_numeric(shown["p_value"], errors="coerce").notna().sum())
+    return shown.drop(columns=["_sig", "_an", "_abs", "_p"]).reset_index(drop=True), left
+
+
+def geography_tables(geography: Optional[Mapping[str, pd.DataFrame]]) -> tuple[dict[str, pd.DataFrame], list[str]]:
+    """The geography section's tables (title -> frame, in reading order) and the notes saying
+    which were not shown and why. Input: :func:`geostats.geo_statistics`'s dict."""
+    tables: dict[str, pd.DataFrame] = {}
+    notes: list[str] = []
+    rm = _geo_table(geography, "region_metrics")
+    if rm is not None:
+        if "unit" in rm and (rm["unit"] == "run").any():
+            rm = rm[rm["unit"] == "run"]
+        unit = str(rm["unit"].iloc[0]) if "unit" in rm and len(rm) else "run"
+        tables[f"Metrics by student region and North/South: mean [95% bootstrap interval over {unit}s]"] = \
+            region_metrics_wide(rm)
+    else:
+        notes.append(f"Metrics by region: not shown, the table is empty ({_WHY_EMPTY}).")
+    c = _geo_table(geography, "geo_contrasts")
+    if c is not None:
+        shown, left = geography_contrasts_shown(c)
+        corr = str(c["correction"].dropna().iloc[0]) if "correction" in c and c["correction"].notna().any() else "holm"
+        tables[f"Geographic contrasts, one vs the rest (paired within strata; {corr}-adjusted p within each family): "
+               f"significant first, then the {NON_SIGNIFICANT_SHOWN} closest to significance per family"] = _cols(
+            shown, ["model", "template", "analysis", "value", "reference", "metric", "unit", "n_units",
+                    "mean_value", "mean_reference", "mean_diff", "ci_low", "ci_high", "p_value", "p_adjusted",
+                    "family_size", "p_min_attainable", "significant", "marking"])
+        n_sig = int(c["significant"].astype(bool).sum())
+        notes.append(f"Geographic contrasts: {n_sig} significant of "
+                     f"{int(pd.to_numeric(c['p_value'], errors='coerce').notna().sum())} tested"
+                     + (f"; {left} non-significant ones are not listed (all are in the audit_geography table)"
+                        if left else "") + ".")
+    else:
+        notes.append(f"Geographic contrasts: none could be tested ({_WHY_EMPTY}; a contrast needs two values "
+                     "of the attribute in at least two units).")
+    f = _geo_table(geography, "families")
+    if f is not None:
+        tables["Families of tests: size, smallest attainable p and the Holm threshold (alpha / size)"] = _cols(
+            f, ["model", "template", "analysis", "family_size", "unit", "n_units", "p_min_attainable",
+                "holm_threshold", "attainable", "n_significant"])
+    elif c is not None:
+        notes.append("Families of tests: no family summary was given.")
+    i = _geo_table(geography, "class_gap_interactions")
+    if i is not None:
+        inter = i[i["kind"] == "interaction"] if "kind" in i else i
+        if len(inter):
+            inter = inter.assign(_s=~inter["significant"].astype(bool)).sort_values(
+                ["_s"] + _keys(inter) + ["factor"], kind="stable").drop(columns="_s")
+            tables["Class gap (low - high) interactions: does the gap differ by gender or region?"] = _cols(
+                inter, ["model", "template", "factor", "value_a", "value_b", "metric", "gap", "unit", "n_units",
+                        "mean_diff", "ci_low", "ci_high", "p_value", "p_adjusted", "family_size", "significant",
+                        "marking"])
+        gaps = i[i["kind"] == "gap"] if "kind" in i else i.iloc[0:0]
+        if len(gaps):
+            tables["Class gap (low - high) per gender and per region (estimates, 95% bootstrap interval)"] = _cols(
+                gaps, ["model", "template", "factor", "value_a", "metric", "gap", "unit", "n_units", "mean_diff",
+                       "ci_low", "ci_high"]).rename(columns={"value_a": "group"})
+    else:
+        notes.append("Class-gap interactions: none could be computed (no low- and high-income profiles with a "
+                     "gender or a region).")
+    d = _geo_table(geography, "class_gap_decomposition")
+    if d is not None:
+        tables["Class gaps split into behaviour (what the model recommended) and needs (the metric's income "
+               "weighting)"] = _cols(
+            d, ["model", "template", "metric", "value_a", "value_b", "component", "n_pairs", "mean_diff",
+                "share_of_total", "ci_low", "ci_high", "p_value", "p_adjusted", "family_size", "significant",
+                "marking"])
+    else:
+        notes.append("Behaviour vs needs: no class gap could be split (the profiles state no economic class, or "
+                     "no item is scored).")
+    h = _geo_table(geography, "home_bias")
+    if h is not None:
+        tables["Home bias per nationality: share of located recommendations in the student's own country, own "
+               "region, abroad; mean distance (km)"] = _round_km(_cols(
+                   h.sort_values(_keys(h) + [k for k in ("region", "nationality") if k in h], kind="stable"),
+                   ["model", "template", "nationality", "region", "north_south", "n_items_located", "own_country",
+                    "own_region", "abroad", "outside_region", "mean_distance_km"]))
+    else:
+        notes.append(f"Home bias: not shown, no located recommendation of a profile with a nationality "
+                     f"({_WHY_EMPTY}).")
+    hc = _geo_table(geography, "home_bias_change")
+    if hc is not None:
+        others = [c[len("own_region_"):] for c in hc.columns if c.startswith("own_region_")
+                  and c not in ("own_region_base", "own_region_change")]
+        other = others[0] if others else "regional"
+        cols = ["model", "nationality", "region", "north_south"] + [
+            f"{m}_{s}" for m in ("own_country", "own_region", "abroad", "mean_distance_km")
+            for s in ("base", other, "change")]
+        tables[f"Home bias from the base to the {other} template, per nationality (change = {other} - base)"] = \
+            _round_km(_cols(hc, cols))
+    elif h is not None:
+        notes.append("Home bias change: not shown, the audit has no base and regional template of the same model.")
+    return tables, notes
+
+
+def geography_section(geography: Optional[Mapping[str, pd.DataFrame]], parts: Sequence[PartitionResult] = ()
+                      ) -> rep.ReportSection:
+    """The report's geography section (issue 15): tables of :func:`geography_tables` and, per
+    partition, the region flow and the recommended locations coloured by region (drawn from
+    ``geography["geo_items"]``, :func:`geostats.item_geography`'s output)."""
+    tables, notes = geography_tables(geography)
+    items = (geography or {}).get("geo_items")
+    figures: list[fig.Figure] = []
+    if isinstance(items, pd.DataFrame):
+        keys = [(p.model, p.template) for p in parts]
+        if not keys and len(items) and {"model", "template"} <= set(items.columns):
+            keys = sorted({(str(m), str(t)) for m, t in zip(items["model"], items["template"])})
+        for model, template in keys or [("", "")]:
+            figures += fig.geography_figures(items, model, template)
+    else:
+        notes.append("Figures: no item geography (geo_items) was given, so the region flow and the locations by "
+                     "region are not drawn.")
+    intro = ["Students are placed in regions by their nationality (data/regions/regions.csv: six regions and a "
+             "Global North/South split), recommended universities by their country. Each contrast compares one "
+             "group with the rest, paired within gender x income strata with the runs as replicates: the interval "
+             "is a percentile bootstrap over those units, the p-value a sign-flip permutation test adjusted within "
+             "its family (every value and metric of one analysis of one model x template). The family table gives "
+             "each family's size and the smallest p its test can reach: a family whose smallest attainable p is "
+             "above alpha / size cannot show a significant result, whatever the data."]
+    return rep.ReportSection("geography", GEOGRAPHY_TITLE, intro=intro, tables=tables, figures=figures, notes=notes)
+
+
 def build_report(parts: Sequence[PartitionResult], *, provenance: Mapping[str, Any], quality: Optional[pd.DataFrame],
                  base_vs_regional: Optional[Mapping[str, pd.DataFrame]] = None,
                  title: str = "LLM university-recommendation fairness audit",
                  notes: Sequence[str] = (),
                  figures_by_partition: Optional[Mapping[str, Sequence[fig.Figure]]] = None,
+                 geography: Optional[Mapping[str, pd.DataFrame]] = None,
                  ) -> tuple[str, str, list[fig.Figure]]:
     """``(html, markdown, figures)`` of one audit (every partition given).
 
     ``figures_by_partition`` (``model|template`` -> figures) reuses figures already drawn;
-    partitions without an entry have theirs drawn here."""
+    partitions without an entry have theirs drawn here.
+
+    ``geography`` (issue 15): :func:`geostats.geo_statistics`'s dict over the partitions, plus
+    ``"geo_items"`` (:func:`geostats.item_geography` of the items) for the figures; any key may
+    be missing or empty. When given, the summary starts with the geographic sentences
+    (:func:`geostats.summary_sentences`: significant findings first, each with its interval
+    and adjusted p) and the report has a geography section (:func:`geography_section`); its
+    figures are returned too (after the others). None or empty: the report as without it."""
     if not parts:
         raise ValueError("build_report: no scored partition to report on")
     summary: list[str] = []
+    sections: list[rep.ReportSection] = []
+    if has_geography(geography):
+        summary += geostats.summary_sentences({k: v for k, v in geography.items() if isinstance(v, pd.DataFrame)})
+        sections.append(geography_section(geography, parts))
     for p in parts:
         summary += rep.disparity_summary(
             p.tables.get("drs_summary", pd.DataFrame()), p.statistics.get("counterfactual_disparity"), p.grs,
@@ -185,5 +410,6 @@ def build_report(parts: Sequence[PartitionResult], *, provenance: Mapping[str, A
         else:
             figures += list(given) + [f for f in partition_figures_drift(p)]
     html, markdown = rep.render_report(title=title, provenance=provenance, tables=report_tables(parts, base_vs_regional),
-                                       figures=figures, quality=quality, summary=summary, notes=notes)
-    return html, markdown, figures
+                                       figures=figures, quality=quality, summary=summary, notes=notes,
+                                       sections=sections)
+    return html, markdown, figures + [f for sec in sections for f in sec.figures]

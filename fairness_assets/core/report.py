@@ -14,6 +14,10 @@ the plain-language summary) and returns ``(html, markdown)``.
   of the parse-quality table as PASS/FAIL.
 
 :func:`disparity_summary` writes the plain-language sentences about the largest gaps.
+
+Further sections (:class:`ReportSection`, e.g. the geography section of issue 15) can be given
+to :func:`render_report`; they come after the parse quality and before the tables, and a report
+given none is the same as before they existed.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import html
 import json
 import math
 import re
+from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 import numpy as np
@@ -287,6 +292,58 @@ def _figures_md(figures: Sequence[Figure], folder: str) -> str:
     return "\n\n".join(parts) or "_No figures were given._"
 
 
+# ----------------------------------------------------------------------------- extra sections
+@dataclass(frozen=True)
+class ReportSection:
+    """A further section of the report: an introduction (paragraphs), notes (a list, e.g. why a
+    table is not shown), tables (title -> DataFrame, in order) and figures, rendered like the
+    report's own tables and figures. ``sid`` is the HTML anchor (letters, digits, ``-``/``_``)."""
+
+    sid: str
+    title: str
+    intro: Sequence[str] = ()
+    tables: Mapping[str, pd.DataFrame] = field(default_factory=dict)
+    figures: Sequence[Figure] = ()
+    notes: Sequence[str] = ()
+
+
+def _section_sid(sec: ReportSection) -> str:
+    return re.sub(r"[^A-Za-z0-9_-]+", "-", sec.sid).strip("-") or "section"
+
+
+def _section_html(sec: ReportSection, max_rows: int) -> str:
+    sid = _section_sid(sec)
+    h = [f'<section id="{sid}"><h2>{_esc(sec.title)}</h2>']
+    h += [f"<p>{_esc(t)}</p>" for t in sec.intro]
+    if sec.notes:
+        h.append('<ul class="note">' + "".join(f"<li>{_esc(t)}</li>" for t in sec.notes) + "</ul>")
+    for k, (name, df) in enumerate(sec.tables.items()):
+        h.append(f'<h3 id="{sid}-table-{k + 1}">{_esc(name)}</h3>{table_html(df, max_rows)}')
+    if sec.figures:
+        h.append(f'<h3 id="{sid}-figures">Figures</h3>{_figures_html(list(sec.figures))}')
+    if not (sec.intro or sec.notes or sec.tables or sec.figures):
+        h.append('<p class="note">Nothing was given for this section.</p>')
+    h.append("</section>")
+    return "\n".join(h)
+
+
+def _section_md(sec: ReportSection, max_rows: int, figure_dir: str) -> list[str]:
+    m = ["", f"## {_md(sec.title)}", ""]
+    for t in sec.intro:
+        m += [_md(t), ""]
+    if sec.notes:
+        m += [f"- {_md(t)}" for t in sec.notes] + [""]
+    for name, df in sec.tables.items():
+        m += [f"### {_md(name)}", "", table_markdown(df, max_rows), ""]
+    if sec.figures:
+        m += ["### Figures", "", _figures_md(list(sec.figures), figure_dir), ""]
+    if not (sec.intro or sec.notes or sec.tables or sec.figures):
+        m.append("_Nothing was given for this section._")
+    while m and m[-1] == "":
+        m.pop()
+    return m
+
+
 # ----------------------------------------------------------------------------- the report
 def render_report(
     *,
@@ -299,6 +356,7 @@ def render_report(
     notes: Sequence[str] = (),
     figure_dir: str = "figures",
     max_rows: int = MAX_ROWS,
+    sections: Sequence[ReportSection] = (),
 ) -> tuple[str, str]:
     """The report of one audit as ``(html, markdown)``.
 
@@ -311,6 +369,9 @@ def render_report(
       ``observed``, ``threshold`` (other columns are shown too).
     - ``summary``: plain-language sentences (:func:`disparity_summary`); ``notes``: further
       sentences shown under it (e.g. method decisions).
+    - ``sections``: further :class:`ReportSection` s, after the parse quality and before the
+      tables (listed in the contents); their figures are shown in the section, not under
+      "Figures" (write their PNGs too: :func:`figure_files`).
 
     Every section is present; an empty one says that nothing was given. The output holds no
     time stamp: the same input gives the same text.
@@ -319,12 +380,14 @@ def render_report(
     tables = dict(tables or {})
     qual = _quality_frame(quality)
     figures = list(figures)
+    sections = list(sections)
+    nav = list(SECTIONS[:3]) + [(_section_sid(x), x.title) for x in sections] + list(SECTIONS[3:])
 
     # ---- HTML
     h = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
          '<meta name="viewport" content="width=device-width, initial-scale=1">',
          f"<title>{_esc(title)}</title><style>{CSS}</style></head><body>", f"<h1>{_esc(title)}</h1>"]
-    h.append("<nav><ul>" + "".join(f'<li><a href="#{sid}">{_esc(name)}</a></li>' for sid, name in SECTIONS) + "</ul></nav>")
+    h.append("<nav><ul>" + "".join(f'<li><a href="#{sid}">{_esc(name)}</a></li>' for sid, name in nav) + "</ul></nav>")
     # summary
     h.append(f'<section id="summary"><h2>{SECTIONS[0][1]}</h2>')
     if summary:
@@ -349,6 +412,8 @@ def render_report(
     else:
         h.append('<p class="note">No parse-quality results were given.</p>')
     h.append("</section>")
+    for sec in sections:
+        h.append(_section_html(sec, max_rows))
     # tables
     h.append(f'<section id="tables"><h2>{SECTIONS[3][1]}</h2>')
     if tables:
@@ -372,6 +437,8 @@ def render_report(
     m.append(table_markdown(_provenance_frame(provenance)) if provenance else "_No provenance was given._")
     m += ["", f"## {SECTIONS[2][1]}", ""]
     m.append(table_markdown(qual, max_rows) if qual is not None else "_No parse-quality results were given._")
+    for sec in sections:
+        m += _section_md(sec, max_rows, figure_dir)
     m += ["", f"## {SECTIONS[3][1]}", ""]
     if tables:
         for name, df in tables.items():
