@@ -24,6 +24,8 @@ from resources import database as D
 ANALYSIS = ["drs_responses", "drs_summary", "academic_alignment", "volume_diversity", "concentration",
             "reduced_context_top"]
 STATISTICS = ["run_variability", "counterfactual_disparity"]
+GEOGRAPHY = ["region_metrics", "geo_contrasts", "class_gap_interactions", "home_bias", "home_bias_change",
+             "class_gap_decomposition", "families"]
 TABLES = ["recommendations", "drs_items", "grs_by_country", *ANALYSIS]
 _INTERNAL = ["id", "partition_key", "provenance_id", "params_hash"]
 
@@ -78,6 +80,11 @@ def read_results(database: D.ResultsDatabase) -> dict[str, pd.DataFrame]:
     if "significant" in dis.columns:
         dis["significant"] = dis["significant"].astype(str) == "True"
     out.update(stats)
+    geography = _wide(database.read_rows(D.GeographyRow), GEOGRAPHY)
+    for name, df in geography.items():
+        if "significant" in df.columns:
+            df["significant"] = df["significant"].astype(str) == "True"
+        out[f"geography_{name}"] = df
     return {k: v.drop(columns=[c for c in _INTERNAL if c in v.columns]) if k != "recommendations" else
             v.drop(columns=[c for c in ("id",) if c in v.columns]) for k, v in out.items()}
 

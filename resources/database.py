@@ -111,6 +111,9 @@ class Profile(_Row, table=True):
     economic_class: Optional[str] = None
     nationality: Optional[str] = None
     nationality_iso3: Optional[str] = Field(default=None, max_length=3)
+    # the student's region (data/regions/regions.csv, versioned; migration 0004)
+    region: Optional[str] = None
+    north_south: Optional[str] = None
 
 
 class PromptRow(_Row, table=True):
@@ -299,6 +302,13 @@ class MetricRow(_LongRow, table=True):
     __tablename__ = "metric_row"
 
 
+class GeographyRow(_LongRow, table=True):
+    """Cells of the geographic statistics (regions, one-vs-rest tests, intersections, home bias,
+    behaviour vs needs; docs/statistics.md), one row per cell (core.tables long format). Migration 0004."""
+
+    __tablename__ = "geography_row"
+
+
 class StatisticRow(_LongRow, table=True):
     """Cells of the statistics tables (run variability, counterfactual disparity; docs/statistics.md)."""
 
@@ -380,6 +390,7 @@ TABLES: dict[str, Type[SQLModel]] = {
     "base_vs_regional": MetricRow,
     "audit_drift": DriftRow,
     "audit_statistics": StatisticRow,
+    "audit_geography": GeographyRow,
     "audit_figures": FigureFile,
     "audit_report": ReportFile,
 }

@@ -587,7 +587,12 @@ def summary_sentences(tables: Mapping[str, pd.DataFrame], max_findings: int = 10
             label = METRIC_LABELS.get(key[-1], key[-1])
             head = (f"{where}: the {label} gap, low minus high income, is {t.mean_diff:+.3f} "
                     f"[{t.ci_low:+.3f}, {t.ci_high:+.3f}]; ")
-            if not b.significant:
+            if not b.significant and not (b.ci_low <= 0 <= b.ci_high):
+                out.append(head + f"the part due to what the model recommended is not significant after correction "
+                           f"but its interval excludes 0 (behaviour part {b.mean_diff:+.3f} [{b.ci_low:+.3f}, "
+                           f"{b.ci_high:+.3f}], adjusted p = {_fmt_p(b.p_adjusted)}; too few units to conclude); the "
+                           f"needs weighting accounts for {n.mean_diff:+.3f} [{n.ci_low:+.3f}, {n.ci_high:+.3f}].")
+            elif not b.significant:
                 out.append(head + f"the model did not adapt its recommendations to the student's income (behaviour "
                            f"part {b.mean_diff:+.3f} [{b.ci_low:+.3f}, {b.ci_high:+.3f}], adjusted p = "
                            f"{_fmt_p(b.p_adjusted)}); the {label} gap comes from the same distant universities being "

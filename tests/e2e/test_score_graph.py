@@ -85,3 +85,23 @@ def test_a_response_marked_items_that_is_not_an_items_document_is_named():
     gens = pd.DataFrame([{"response_id": "r9", "response": "1. MIT", "response_format": "items"}])
     with pytest.raises(ValueError, match="generation r9: response_format is 'items'"):
         R.items_from_generations(gens)
+
+
+def test_geography_tables_are_assets_exported_with_the_rest(tmp_path):
+    """issue 15: audit_geography runs in the graph; its tables (per partition, model and template
+    columns) come out of `score` beside the others, with real family sizes and tests."""
+    from fairness_assets.cli import score_file
+    from resources.settings import DATA_DIR, DEMO_CORPUS
+
+    written = score_file(str(DATA_DIR / "examples" / "worked_example_responses.csv"), str(DEMO_CORPUS),
+                         str(tmp_path / "o"), log=lambda *_: None)
+    contrasts = written["geography_geo_contrasts"]
+    assert len(contrasts) and {"region_vs_rest", "nationality_vs_rest"} <= set(contrasts["analysis"])
+    tested = contrasts[contrasts["p_adjusted"].notna()]  # a contrast without enough paired units has no test
+    assert len(tested) and tested["p_adjusted"].between(0, 1).all() and (tested["family_size"] >= 1).all()
+    assert (contrasts.loc[contrasts["p_adjusted"].isna(), "marking"] != "significant").all()
+    assert set(contrasts["template"]) <= {"base", "regional", "academic", "nationality_only"}  # a nationality stated
+    dec = written["geography_class_gap_decomposition"]
+    assert {"total", "behaviour", "needs"} <= set(dec["component"])
+    home = written["geography_home_bias"]
+    assert home["own_country"].between(0, 1).all() and (tmp_path / "o" / "geography_families.csv").exists()

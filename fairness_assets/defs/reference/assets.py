@@ -5,11 +5,14 @@ through the ``results_io`` IO manager, summaries to the UI as metadata.
 """
 
 
+import json
+
 import dagster as dg
 import pandas as pd
 
 from fairness_assets.core import corpus as corpus_core
 from fairness_assets.core import geo, profiles as profiles_core, prompts as prompts_core
+from fairness_assets.core import regions as regions_core
 from resources.database import ResultsDatabase
 from resources.settings import AuditGridResource, ReferenceDataResource
 
@@ -155,7 +158,11 @@ def profiles(
     unresolved = table.loc[table["nationality"].notna() & table["nationality_iso3"].isna(), "nationality"]
     if len(unresolved):
         raise geo.CountryResolutionError(f"grid nationality name(s) {sorted(set(unresolved))!r} cannot be resolved")
-    table = database.stamp(table, "profiles", config_hash=cfg.config_hash, config_json=cfg.as_json())
+    # the student's region (versioned region table, docs/statistics.md): a profile attribute
+    table = regions_core.attach_regions(table, "nationality_iso3", "", ("region", "north_south"),
+                                        regions_core.load_regions())
+    table = database.stamp(table, "profiles", config_hash=cfg.config_hash,
+                           config_json={"grid": json.loads(cfg.as_json()), "regions": regions_core.source_line()})
     counts = table["profile_set"].value_counts()
     return dg.Output(
         table,
@@ -165,6 +172,9 @@ def profiles(
             "full_profiles": int(counts.get("full", 0)),
             "reduced_context_profiles": int(len(table) - counts.get("full", 0)),
             "by_set": table_md(counts.rename("profiles").to_frame()),
+            "by_region": table_md(table[table["profile_set"] == "full"].groupby(["north_south", "region"]).size()
+                                  .rename("full profiles").to_frame()) if table["region"].notna().any() else "none",
+            "regions": regions_core.source_line(),
             "preview": preview(table),
         },
     )

@@ -1,0 +1,115 @@
+"""Geographic statistics (issue 15; docs/statistics.md): regions, one-vs-rest contrasts,
+intersections, home bias and the behaviour-vs-needs decomposition of class gaps, per partition.
+
+A short recipe over ``core.geostats``: the run's scored items and per-response scores in, one
+long table out (``geography_row``), its headline findings on the asset's page.
+"""
+
+import dagster as dg
+import pandas as pd
+
+from fairness_assets.core import geostats
+from fairness_assets.core import regions as regions_core
+from fairness_assets.core import tables as tables_core
+from fairness_assets.core.partition import PartitionKey, by_partition
+from resources.database import ResultsDatabase
+from resources.settings import ReferenceDataResource, ReportResource, ScoringResource, stable_hash
+
+from ..metadata import table_md
+from ..partitions import AUDIT_PARTITIONS, SINGLE_RUN
+from ..services import resolver_for, scoring_params
+
+# what is stored per partition (geo_responses, one row per response, is derived again when needed)
+STORED = ("region_metrics", "geo_contrasts", "class_gap_interactions", "home_bias", "home_bias_change",
+          "class_gap_decomposition", "families")
+
+
+def responses_with_partitions(analysis_tables: pd.DataFrame) -> pd.DataFrame:
+    """The ``drs_responses`` table of every partition in ``analysis_tables``, with model and template."""
+    frames = [tables_core.from_long(long)["drs_responses"].assign(model=key.model, template=key.template,
+                                                                  partition_key=str(key))
+              for key, long in by_partition(analysis_tables)]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def _rows_of(table: pd.DataFrame, key: PartitionKey, name: str) -> pd.DataFrame:
+    """The rows of ``table`` that belong to partition ``key``: its model and template, or, for
+    the base -> regional change (one model, two templates), the partition of the other template."""
+    if table is None or table.empty:
+        return pd.DataFrame(columns=list(table.columns) if table is not None else [])
+    mask = pd.Series(True, index=table.index)
+    if "model" in table:
+        mask &= table["model"].astype(str) == key.model
+    if "template" in table and name != "home_bias_change":
+        mask &= table["template"].astype(str) == key.template
+    elif name == "home_bias_change":
+        mask &= key.template == "regional"
+    return table[mask]
+
+
+@dg.asset(
+    group_name="reporting",
+    io_manager_key="results_io",
+    partitions_def=AUDIT_PARTITIONS,
+    backfill_policy=SINGLE_RUN,
+    kinds={"pandas", "sql"},
+    description="Geographic statistics (docs/statistics.md): DRS/Acc/Rep/Acad and own-country / own-region shares by "
+    "region and North/South; one-vs-rest contrasts (each region, Global South vs North, each nationality) paired "
+    "within gender x class with the runs as replicates, corrected within each family; class-gap interactions by "
+    "gender and region; home bias per nationality and its base -> regional change; every class gap split into "
+    "behaviour (what the model recommended) and needs (the metric's lambda).",
+)
+def audit_geography(context: dg.AssetExecutionContext, drs_scores: pd.DataFrame, analysis_tables: pd.DataFrame,
+                    reference: ReferenceDataResource, scoring: ScoringResource, report_settings: ReportResource,
+                    database: ResultsDatabase) -> dg.Output[pd.DataFrame]:
+    if drs_scores.empty or analysis_tables.empty:
+        raise dg.Failure(f"no scores stored for {context.partition_keys}: materialize the scores first")
+    responses = responses_with_partitions(analysis_tables)
+    resolver = resolver_for(reference)
+    students = {n: resolver.iso3(n) for n in pd.unique(responses["nationality"].dropna())} \
+        if "nationality" in responses else {}
+    settings = report_settings.as_dict()
+    tables = geostats.geo_statistics(drs_scores, responses, scoring_params(reference, scoring),
+                                     student_iso3={k: v for k, v in students.items() if v}, **settings)
+    frames = []
+    for key, part in by_partition(drs_scores):
+        audit = str(part["audit_id"].iloc[0])
+        mine = {name: _rows_of(tables.get(name), key, name) for name in STORED}
+        frames.append(tables_core.to_long(mine).assign(partition_key=str(key), audit_id=audit))
+    table = database.stamp(pd.concat(frames, ignore_index=True).assign(params_hash=stable_hash(settings)),
+                           "audit_geography", config_json={**settings, "regions": regions_core.source_line()})
+    contrasts = tables["geo_contrasts"]
+    significant = contrasts[contrasts["significant"]] if len(contrasts) else contrasts
+    sentences = geostats.summary_sentences(tables)
+    for line in sentences[:5]:
+        context.log.info(line)
+    return dg.Output(table, metadata={
+        "dagster/row_count": len(table),
+        "significant_geographic_findings": len(significant),
+        "summary": dg.MetadataValue.md("\n".join(f"- {s}" for s in sentences) or "nothing to report"),
+        "families": table_md(tables["families"]) if len(tables["families"]) else "none",
+        "region_metrics": table_md(tables["region_metrics"].head(40)) if len(tables["region_metrics"]) else "none",
+        "significant_contrasts": table_md(significant[[c for c in (
+            "model", "template", "analysis", "value", "metric", "mean_diff", "ci_low", "ci_high", "p_adjusted",
+            "family_size") if c in significant.columns]].head(40)) if len(significant) else "none",
+        "class_gap_decomposition": table_md(tables["class_gap_decomposition"].head(40))
+        if len(tables["class_gap_decomposition"]) else "none",
+        "regions": regions_core.source_line(),
+    })
+
+
+def stored_geography(database: ResultsDatabase) -> dict[str, pd.DataFrame]:
+    """The geography tables of every stored partition, concatenated (for the report)."""
+    from resources import database as D
+
+    rows = database.read_rows(D.GeographyRow)
+    out: dict[str, list[pd.DataFrame]] = {}
+    for key, long in by_partition(rows):
+        for name, df in tables_core.from_long(long).items():
+            if len(df):
+                out.setdefault(name, []).append(df)
+    tables = {name: pd.concat(frames, ignore_index=True) for name, frames in out.items()}
+    for df in tables.values():
+        if "significant" in df:
+            df["significant"] = df["significant"].astype(str) == "True"
+    return tables
