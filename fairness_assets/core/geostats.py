@@ -574,7 +574,7 @@ def summary_sentences(tables: Mapping[str, pd.DataFrame], max_findings: int = 10
         if sig.empty:
             fams = c.groupby("analysis")["family_size"].max()
             out.append("No geographic contrast is significant after correction ("
-                       + ", ".join(f"{k}: {v} tests" for k, v in fams.items()) + ").")
+                       + ", ".join(f"{k}: {int(v)} tests" for k, v in fams.dropna().items()) + ").")
     d = tables.get("class_gap_decomposition")
     if d is not None and len(d):
         d = d[(d["value_a"] == "high") & (d["value_b"] == "low")]
@@ -583,6 +583,8 @@ def summary_sentences(tables: Mapping[str, pd.DataFrame], max_findings: int = 10
             if not {"total", "behaviour", "needs"} <= set(g.index):
                 continue
             t, b, n = g.loc["total"], g.loc["behaviour"], g.loc["needs"]
+            if not all(np.isfinite([t.mean_diff, t.ci_low, t.ci_high, b.mean_diff, b.ci_low, b.ci_high])):
+                continue  # not estimable (too few paired strata): the decomposition table says so
             where = " / ".join(str(k) for k in key[:-1])
             label = METRIC_LABELS.get(key[-1], key[-1])
             head = (f"{where}: the {label} gap, low minus high income, is {t.mean_diff:+.3f} "

@@ -105,3 +105,8 @@ def test_geography_tables_are_assets_exported_with_the_rest(tmp_path):
     assert {"total", "behaviour", "needs"} <= set(dec["component"])
     home = written["geography_home_bias"]
     assert home["own_country"].between(0, 1).all() and (tmp_path / "o" / "geography_families.csv").exists()
+    report = (tmp_path / "o" / "report.md").read_text(encoding="utf-8")
+    assert "## Geography: regions, home bias, behaviour vs needs" in report
+    import re
+
+    assert not re.search(r"\bnan\b", report, flags=re.IGNORECASE)  # nothing undefined printed as a number

@@ -26,6 +26,7 @@ from resources.settings import (AuditGridResource, ParseQualityResource, Referen
 from resources.tagger import SubjectTaggerResource
 
 from ..metadata import png_md, table_md
+from .geography import stored_geography
 from ..partitions import AUDIT_PARTITIONS, SINGLE_RUN
 from ..services import quality_frame, quality_outcomes, scoring_params, software_provenance, write_report
 
@@ -129,6 +130,21 @@ def _stored_partitions(database: ResultsDatabase) -> list[audit_report.Partition
     return parts
 
 
+def _geography(database: ResultsDatabase, parts) -> dict[str, pd.DataFrame]:
+    """The stored geographic tables of the report's partitions and their located items (for the
+    region figures); empty when audit_geography has not run."""
+    from fairness_assets.core import geostats
+
+    tables = stored_geography(database)
+    if not tables:
+        return {}
+    keys = [p.key for p in parts]
+    items = database.read_rows(D.DRSItem, keys)
+    if len(items):
+        tables["geo_items"] = geostats.item_geography(items)
+    return tables
+
+
 def _stored_figures(database: ResultsDatabase) -> dict[str, list[fig_core.Figure]]:
     rows = database.read_rows(D.FigureFile)
     out: dict[str, list[fig_core.Figure]] = {}
@@ -187,7 +203,7 @@ def _provenance(database, parts, report_settings, reference, scoring, subject_ta
 @dg.asset(
     name="audit_report",
     group_name="reporting",
-    deps=["audit_statistics", "audit_figures", "base_vs_regional", "audit_drift"],
+    deps=["audit_statistics", "audit_figures", "base_vs_regional", "audit_drift", "audit_geography"],
     kinds={"html", "sql"},
     description="The audit report: one self-contained HTML file and a Markdown twin over every scored partition "
     "(provenance, tables with significance marks, figures, parse quality, models side by side, base vs regional, "
@@ -213,7 +229,7 @@ def audit_report_file(
     provenance = _provenance(database, parts, report_settings, reference, scoring, subject_tagger, audit_grid)
     html, markdown, figures = audit_report.build_report(
         parts, provenance=provenance, quality=quality, base_vs_regional=bvr,
-        figures_by_partition=_stored_figures(database))
+        figures_by_partition=_stored_figures(database), geography=_geography(database, parts))
     audit_ids = sorted({str(a) for p in parts for a in p.items["audit_id"].unique()})
     report_id = f"report-{stable_hash([audit_ids, provenance['code version']])[:12]}"
     folder = write_report(report_settings.folder() / report_id, html, markdown, figures)
