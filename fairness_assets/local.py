@@ -168,23 +168,23 @@ def output_folder(out: str) -> Path:
     return path
 
 
+def _set_environment(values: dict[str, Optional[str]]) -> None:
+    for k, v in values.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+
+
 @contextlib.contextmanager
 def _environment(values: dict[str, Optional[str]]) -> Iterator[None]:
     """``os.environ`` with ``values`` set (None: removed) for the block, restored after."""
     saved = {k: os.environ.get(k) for k in values}
     try:
-        for k, v in values.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+        _set_environment(values)
         yield
     finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+        _set_environment(saved)
 
 
 def partition_boxes(pairs: set[tuple[str, str]], models: list[str], templates: list[str]) -> list[tuple]:

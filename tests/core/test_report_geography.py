@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import base64
 import html as htmllib
-import importlib.util
 import re
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from tests.helpers.scripts import load_script
 from fairness_assets.core import audit_report as AR
 from fairness_assets.core import figures as F
 from fairness_assets.core import geostats as gs
@@ -27,10 +27,7 @@ NAN = re.compile(r"\bnan\b", re.IGNORECASE)
 
 
 def _bench():
-    spec = importlib.util.spec_from_file_location("bench_statistics", ROOT / "benchmarks" / "statistics.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("benchmarks/statistics.py", "bench_statistics")
 
 
 @pytest.fixture(scope="module")

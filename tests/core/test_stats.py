@@ -3,13 +3,13 @@ disparity is found, a null case is not, p-values and corrections match hand calc
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from tests.helpers.scripts import load_script
 import pytest
 
 from fairness_assets.core import stats as S
@@ -413,9 +413,7 @@ def test_study_sized_partition_is_fast():
 
 # ----------------------------------------------------------------------------- the documentation
 def _example_builder():
-    spec = importlib.util.spec_from_file_location("build_statistics_example", ROOT / "docs" / "build_statistics_example.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = load_script("docs/build_statistics_example.py", "build_statistics_example")
     return mod
 
 

@@ -3,11 +3,11 @@ and R_max reaching every table that uses it."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from pathlib import Path
 
 import dagster as dg
+from tests.helpers.scripts import load_script
 import pytest
 
 from resources import database as D
@@ -26,9 +26,7 @@ def clean_env(monkeypatch):
 
 
 def _generator():
-    spec = importlib.util.spec_from_file_location("build_configuration", ROOT / "docs" / "build_configuration.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_script("docs/build_configuration.py", "build_configuration")
     return module
 
 
