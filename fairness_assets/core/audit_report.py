@@ -189,6 +189,11 @@ def _keys(df: pd.DataFrame) -> list[str]:
     return [k for k in ("model", "template") if k in df.columns]
 
 
+def _significant(values: pd.Series) -> pd.Series:
+    """A ``significant`` column as booleans, whatever it was stored as (bool, 1.0/0.0, "True")."""
+    return values.map(rep._truthy).eq(True)
+
+
 def _round_km(df: pd.DataFrame) -> pd.DataFrame:
     """Distances shown in whole kilometres."""
     out = df.copy()
@@ -239,7 +244,8 @@ def geography_contrasts_shown(contrasts: pd.DataFrame, non_significant: int = NO
     regions, then nationalities; largest |difference| first), then per model x template x
     analysis the ``non_significant`` with the smallest adjusted p. Returns (rows, number of
     tested contrasts left out)."""
-    c = contrasts.assign(_sig=~contrasts["significant"].astype(bool),
+    c = contrasts.assign(significant=_significant(contrasts["significant"]),
+                         _sig=~_significant(contrasts["significant"]),
                          _an=contrasts["analysis"].map(_ANALYSIS_ORDER).fillna(9),
                          _abs=-pd.to_numeric(contrasts["mean_diff"], errors="coerce").abs().fillna(-1),
                          _p=pd.to_numeric(contrasts["p_adjusted"], errors="coerce").fillna(2.0))
@@ -277,7 +283,7 @@ def geography_tables(geography: Optional[Mapping[str, pd.DataFrame]]) -> tuple[d
             shown, ["model", "template", "analysis", "value", "reference", "metric", "unit", "n_units",
                     "mean_value", "mean_reference", "mean_diff", "ci_low", "ci_high", "p_value", "p_adjusted",
                     "family_size", "p_min_attainable", "significant", "marking"])
-        n_sig = int(c["significant"].astype(bool).sum())
+        n_sig = int(_significant(c["significant"]).sum())
         notes.append(f"Geographic contrasts: {n_sig} significant of "
                      f"{int(pd.to_numeric(c['p_value'], errors='coerce').notna().sum())} tested"
                      + (f"; {left} non-significant ones are not listed (all are in the audit_geography table)"
@@ -296,7 +302,7 @@ def geography_tables(geography: Optional[Mapping[str, pd.DataFrame]]) -> tuple[d
     if i is not None:
         inter = i[i["kind"] == "interaction"] if "kind" in i else i
         if len(inter):
-            inter = inter.assign(_s=~inter["significant"].astype(bool)).sort_values(
+            inter = inter.assign(_s=~_significant(inter["significant"])).sort_values(
                 ["_s"] + _keys(inter) + ["factor"], kind="stable").drop(columns="_s")
             tables["Class gap (low - high) interactions: does the gap differ by gender or region?"] = _cols(
                 inter, ["model", "template", "factor", "value_a", "value_b", "metric", "gap", "unit", "n_units",
