@@ -103,9 +103,13 @@ def region_metrics(geo_responses: pd.DataFrame, metrics: Sequence[str] = (*GEO_M
 
 # ----------------------------------------------------------------------------- paired engine
 def _paired(d: np.ndarray, n_perm: int, n_boot: int, level: float, rng_key: tuple, seed: int,
-            min_units: int = 2) -> dict[str, np.ndarray]:
+            min_units: int = 2, test: bool = True) -> dict[str, np.ndarray]:
     """Mean, SD, bootstrap interval and sign-flip p of each column of d (U, C), NaN = no unit.
-    The kernels are those of core.stats (same seeding scheme, same tests)."""
+    The kernels are those of core.stats (same seeding scheme, same tests). Columns with the
+    same missing units share one set of draws (the bootstrap counts first, then the sign
+    vectors), so a column's result does not depend on which other columns are computed with
+    it. ``test=False``: interval only (p stays missing; the sign vectors, drawn after the
+    bootstrap counts, are not drawn, which leaves the interval unchanged)."""
     c = d.shape[1]
     valid = ~np.isnan(d)
     n = valid.sum(axis=0)
@@ -121,7 +125,9 @@ def _paired(d: np.ndarray, n_perm: int, n_boot: int, level: float, rng_key: tupl
         res["sd"][cols] = np.std(block, axis=0, ddof=1)
         rng = st._rng(seed, *rng_key, r.tolist())
         w = st._boot_weights(rng, r.size, n_boot)
-        res["lo"][cols], res["hi"][cols] = st._percentile_ci(block, np.ones_like(block), w, level)
+        res["lo"][cols], res["hi"][cols] = st._percentile_ci_mean(block, w, level)
+        if not test:
+            continue
         p, how, used = st._sign_flip_p(block, n_perm, rng)
         res["p"][cols], res["method"][cols], res["used"][cols] = p, how, used
         res["p_min"][cols] = 2.0 / used if how == "exact" else 1.0 / (n_perm + 1.0)
@@ -227,18 +233,24 @@ def group_contrasts(responses: pd.DataFrame, attribute: str, metrics: Sequence[s
         ucols, unit_name = _unit_cols(part, [s for s in strata if s != attribute], replicates)
         num, den, groups = _cells(part, ucols, attribute, mets)
         tot_n, tot_d = num.sum(axis=1, keepdims=True), den.sum(axis=1, keepdims=True)
+        ref = "rest" if len(groups) > 2 else None
+        refs = groups[::-1]
+        if values is not None:  # only the rows reported (a column's draws do not depend on the others)
+            keep = np.isin(groups, np.array(list(values), dtype=object))
+            num, den, groups, refs = num[:, keep], den[:, keep], groups[keep], refs[keep]
         mv = _ratio(num, den)
         mr = _ratio(tot_n - num, tot_d - den)
         d = mv - mr  # (U, G, M)
         n_u, n_g, n_m = d.shape
+        if n_g == 0:
+            continue
         flat = d.reshape(n_u, n_g * n_m)
         res = _paired(flat, n_perm, n_boot, level, ("geo_contrast", *pvals.values(), attribute, unit_name), seed)
         valid = ~np.isnan(flat)
-        ref = "rest" if n_g > 2 else None
         rows = pd.DataFrame({
             **pvals, "analysis": analysis or f"{attribute}_vs_rest", "attribute": attribute,
             "value": np.repeat(groups, n_m),
-            "reference": ref if ref else np.repeat(groups[::-1], n_m),
+            "reference": ref if ref else np.repeat(refs, n_m),
             "metric": np.tile(np.array(mets, dtype=object), n_g), "unit": unit_name,
             "n_units": res["n"], "n_units_excluded": n_u - res["n"],
             "mean_value": np.nanmean(np.where(valid, mv.reshape(n_u, -1), np.nan), axis=0) if n_u else np.nan,
@@ -247,8 +259,6 @@ def group_contrasts(responses: pd.DataFrame, attribute: str, metrics: Sequence[s
             "level": level, "n_boot": n_boot, "p_value": res["p"], "p_method": res["method"], "n_perm": res["used"],
             "p_min_attainable": res["p_min"],
         })
-        if values is not None:
-            rows = rows[rows["value"].isin(list(values))]
         frames.append(rows)
     cols = [c for c in CONTRAST_COLUMNS if c in keys or c not in st.PARTITION_KEYS]
     if not frames:
@@ -329,7 +339,7 @@ def class_gap_interactions(responses: pd.DataFrame, factor: str, metrics: Sequen
         key = ("interaction", *pvals.values(), factor, unit_name)
         for kind, arr, labs in (("gap", gaps, [(f, "") for f in fvals]), ("interaction", inter, labels)):
             flat = arr.reshape(n_u, -1)
-            res = _paired(flat, n_perm, n_boot, level, key + (kind,), seed)
+            res = _paired(flat, n_perm, n_boot, level, key + (kind,), seed, test=kind == "interaction")
             frames.append(pd.DataFrame({
                 **pvals, "analysis": analysis, "factor": factor, "kind": kind,
                 "value_a": np.repeat(np.array([a for a, _ in labs], dtype=object), n_m),
