@@ -1,5 +1,7 @@
-"""Builds data/regions/regions.csv: one row per country of the study grid, the demo grid and the
-QS 2024 corpus, with its continent, UN geoscheme region and a Global North / Global South split.
+"""Builds data/regions/regions.csv: one row per country that country_converter classifies (every
+country a student or a recommended university can be in: a model names countries outside the
+grid and the corpus), checked to cover the study grid, the demo grid and the QS 2024 corpus, with
+its continent, UN geoscheme region and a Global North / Global South split.
 
     .venv/bin/python data/regions/build_regions.py [--qs ../shared/data/qs_world_university_rankings_2024.csv]
 
@@ -36,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 OUT = ROOT / "data" / "regions" / "regions.csv"
-VERSION = "1"
+VERSION = "2"  # 2: every country coco classifies (1: the grids and the corpus only)
 NORTH_UNREGIONS = {"Northern Europe", "Western Europe", "Southern Europe", "Eastern Europe", "Northern America",
                    "Australia and New Zealand"}
 NORTH_EXTRA = {"JPN"}
@@ -66,9 +68,13 @@ def build(qs: Path | None) -> pd.DataFrame:
     if qs is not None and qs.exists():
         corpus_countries = pd.read_csv(qs, skiprows=[1], usecols=["Country"], encoding="utf-8-sig")["Country"]
         iso3s |= set(_iso3_of(sorted(set(corpus_countries.dropna().astype(str)))).values())
-    data = coco.CountryConverter().data.set_index("ISO3")
+    data = coco.CountryConverter().data.drop_duplicates("ISO3").set_index("ISO3")
+    missing = sorted(iso3s - set(data.index))
+    if missing:
+        raise SystemExit(f"country_converter does not classify {missing}")
+    classified = data[data["UNregion"].notna() & data["Continent_7"].notna()].index
     rows = []
-    for iso in sorted(iso3s):
+    for iso in sorted(set(classified) | iso3s):
         r = data.loc[iso]
         rows.append({"iso3": iso, "country": r["name_short"], "un_region": r["UNregion"], "continent": r["continent"],
                      "region": r["Continent_7"], "north_south": north_south(iso, r["UNregion"]),
