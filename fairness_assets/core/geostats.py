@@ -75,7 +75,7 @@ def response_geography(items: pd.DataFrame, responses: pd.DataFrame, table: Opti
     table = rg.load_regions() if table is None else table
     out = rg.attach_student_regions(responses, table=table, iso3_of=student_iso3)
     it = items[items["iso3"].notna()][["response_id", "iso3"] + (["distance_km"] if "distance_km" in items else [])]
-    it = rg.attach_regions(it, "iso3", "item_", ("region",), table)
+    it = rg.attach_regions(it, "iso3", "item_", ("region",), table, strict=False)
     s = out.set_index("response_id")
     it["_s_iso3"] = it["response_id"].map(s["student_iso3"])
     it["_s_region"] = it["response_id"].map(s["region"])
@@ -387,7 +387,7 @@ def item_geography(items: pd.DataFrame, table: Optional[pd.DataFrame] = None,
         out = rg.attach_student_regions(out, table=table, iso3_of=student_iso3)
     else:
         out = rg.attach_regions(out, "student_iso3", "", ("region", "north_south"), table)
-    out = rg.attach_regions(out, "iso3", "item_", ("region",), table)
+    out = rg.attach_regions(out, "iso3", "item_", ("region",), table, strict=False)
     located = out["iso3"].notna() & out["student_iso3"].notna()
     out["own_country"] = (out["iso3"] == out["student_iso3"]).astype(float).where(located)
     out["own_region"] = (out["item_region"] == out["region"]).astype(float).where(located)
