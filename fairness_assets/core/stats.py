@@ -159,8 +159,8 @@ def _boot_weights(rng: np.random.Generator, n: int, n_boot: int) -> np.ndarray:
     """(n_boot, n) matrix of how often each unit is drawn in each bootstrap resample: the
     index matrix ``rng.integers(0, n, (n_boot, n))`` counted per row."""
     idx = rng.integers(0, n, size=(n_boot, n))
-    flat = (idx + (np.arange(n_boot) * n)[:, None]).ravel()
-    return np.bincount(flat, minlength=n_boot * n).reshape(n_boot, n).astype(float)
+    idx += (np.arange(n_boot) * n)[:, None]
+    return np.bincount(idx.ravel(), minlength=n_boot * n).reshape(n_boot, n).astype(float)
 
 
 def _chunks(n_rows: int, n_cols: int) -> Iterator[slice]:
@@ -208,7 +208,8 @@ def _sign_flip_p(d: np.ndarray, n_perm: int, rng: np.random.Generator) -> tuple[
     if exact:
         signs = ((np.arange(2 ** n)[:, None] >> np.arange(n)[None, :]) & 1) * 2.0 - 1.0
     else:
-        signs = rng.integers(0, 2, size=(n_perm, n)).astype(float) * 2.0 - 1.0
+        signs = np.multiply(rng.integers(0, 2, size=(n_perm, n)), 2.0)  # one pass to float, same draws
+        signs -= 1.0
     t_obs = np.abs(d.sum(axis=0))
     tol = 1e-9 * np.abs(d).sum(axis=0)  # float summation order must not break ties
     count = np.empty(d.shape[1])
@@ -513,7 +514,7 @@ def _disparity_one(sub: pd.DataFrame, pvals: dict, attr: str, others: list[str],
         sd[cols] = np.std(block, axis=0, ddof=1)
         rng = _rng(seed, "disparity", *pvals.values(), attr, r.tolist())
         w = _boot_weights(rng, n, n_boot)
-        lo[cols], hi[cols] = _percentile_ci(block, np.ones_like(block), w, level)
+        lo[cols], hi[cols] = _percentile_ci_mean(block, w, level)  # = _percentile_ci(block, ones, w, level)
         p[cols], how, n_used = _sign_flip_p(block, n_perm, rng)
         method[cols] = how
         used[cols] = n_used
