@@ -16,19 +16,25 @@ Order of evidence, strongest first:
                   University", "University of Hamburg" / "Universität Hamburg", "Universität Köln"
                   / "University of Cologne" (institution words, connectors and city names folded
                   through ``data/aliases/name_words.csv``; ``translated`` for the older rules
-                  "Universidad de Stanford" and "TU Darmstadt")
+                  "Universidad de Stanford" and "TU Darmstadt"); also the same structure as a
+                  reviewed alias ("Munich University" = the alias "University of Munich")
 5. ``prefix``     the text is the start of exactly one corpus name ("Imperial College")
 6. ``partial``    the text's distinctive words are a part of exactly one corpus name's, which adds
-                  only names of persons or regions, never a word that makes another institution
-                  ("University of Freiburg" -> Albert-Ludwigs-Universitaet Freiburg; "Hefei
-                  University" is not Hefei University of Technology)
+                  only names of persons or regions before them (an epithet), never a word that
+                  makes another institution nor a name after them ("University of Freiburg" ->
+                  Albert-Ludwigs-Universitaet Freiburg; "Hefei University" is not Hefei University
+                  of Technology; "University of Bogotá" not Universidad de Bogotá-Jorge Tadeo Lozano)
 7. ``fuzzy``      rapidfuzz token-sort similarity; at or above ``fuzzy_accept`` without a stated
                   country, from ``fuzzy_min`` within the stated country, and only when the
-                  distinctive words are themselves alike (``Kochi`` is not ``Koç``)
+                  distinctive words are themselves alike (``Kochi`` is not ``Koç``; a name of one
+                  word needs ``single_min``: ``Tonghua`` is not ``Donghua``) and the qualifiers
+                  that make another institution (federal, state, national, autonomous, technical,
+                  ...) are the same, misspelt at most
 
 The stated country (METHOD.md §9): when the model states a country that resolves, rules 3-7 only
-land in that country; only a reviewed alias or an exact name may place the university in
-another country (the item is then flagged ``country_conflict`` by the caller). Without a stated
+land in that country, and so does an acronym wherever it is found (in parentheses after the
+text's name, or the "- UIS" part of a corpus name): it is not a full name. Only a reviewed alias
+or an exact name may place the university in another country (the item is then flagged ``country_conflict`` by the caller). Without a stated
 country, candidates in several countries are ``ambiguous``, never a guess. A text that names
 several universities (a whole list on one line, "A - B" naming two different ones) is
 ``several``, unmatched. Every distinct (text, country) pair is matched once.
@@ -47,7 +53,7 @@ from typing import Mapping, Optional
 import numpy as np
 import pandas as pd
 
-MATCHER_VERSION = "match-2"  # bump when matching rules change (recorded in every report's provenance)
+MATCHER_VERSION = "match-3"  # bump when matching rules change (recorded in every report's provenance)
 
 DATA_DIR = Path(__file__).resolve().parents[2] / "data" / "aliases"
 NAME_WORDS_FILE = DATA_DIR / "name_words.csv"
@@ -79,11 +85,22 @@ _ABBREV = [
         (r"\binst\b", "institute"), (r"\btech\b", "technology"), (r"\bnatl\b", "national"),
     )
 ]
+# the same abbreviations in one pass (none of the replacements holds another abbreviation)
+_ABBREV_MAP = {"univ": "university", "u of": "university of", "st": "saint", "inst": "institute",
+               "tech": "technology", "natl": "national"}
+_ABBREV_ANY = re.compile(r"\b(univ|u of|st|inst|tech|natl)\b")
 _APOS = re.compile(r"[’'`´ʻʼ‘]")
 _NONWORD = re.compile(r"[^\w()]+")
 _LEAD_THE = re.compile(r"^\s*the\s+")
 _WS = re.compile(r"\s+")
 _PARTS = re.compile(r"\s+[-|·–—]\s+")
+_PAREN_CONTENT = re.compile(r"\(([^()]*)\)")
+_PAREN = re.compile(r"\s*\([^()]*\)\s*")
+_PAREN_CHARS = re.compile(r"[()]")
+_CLOSING_PAREN = re.compile(r"\)\s*$")
+_LIST_MARK = re.compile(r",|;|\||\s[-–—]\s")
+_DASH_PARTS = re.compile(r"\s+[-–—]\s+")
+_TU = re.compile(r"^tu\s+(.+)$")
 _LEAD_ACRONYM = re.compile(r"^([A-Z]{2,6})(?:\s+|-)(?=\S)(.+)$")
 
 
@@ -91,13 +108,17 @@ def normalize_name(text: Optional[str]) -> str:
     """Fold a university name for comparison (keeps a parenthetical; see :func:`name_forms`)."""
     if text is None:
         return ""
-    t = unicodedata.normalize("NFKD", str(text))
-    t = "".join(ch for ch in t if not unicodedata.combining(ch)).casefold()
-    t = t.replace("&", " and ").replace("ß", "ss")
+    t = str(text)
+    if t.isascii():  # most names: nothing to decompose
+        t = t.lower()
+    else:
+        t = unicodedata.normalize("NFKD", t)
+        t = "".join(ch for ch in t if not unicodedata.combining(ch)).casefold()
+        t = t.replace("ß", "ss")
+    t = t.replace("&", " and ")
     t = _APOS.sub("", t)
     t = _NONWORD.sub(" ", t)
-    for pat, rep in _ABBREV:
-        t = pat.sub(rep, t)
+    t = _ABBREV_ANY.sub(lambda m: _ABBREV_MAP[m.group(1)], t)
     t = _LEAD_THE.sub("", t)
     return _WS.sub(" ", t).strip()
 
@@ -105,11 +126,13 @@ def normalize_name(text: Optional[str]) -> str:
 def name_forms(text: Optional[str]) -> tuple[str, list[str]]:
     """(name without parentheticals, acronyms found in parentheses)."""
     n = normalize_name(text)
-    acronyms = [re.sub(r"^the\s+", "", a.strip()) for a in re.findall(r"\(([^()]*)\)", n) if a.strip()]
-    base = re.sub(r"\s*\([^()]*\)\s*", " ", n)
-    base = re.sub(r"[()]", " ", base)
-    base = re.sub(r"^\s*the\s+", "", base)
-    return re.sub(r"\s+", " ", base).strip(), acronyms
+    if "(" not in n and ")" not in n:  # no parenthetical: most names
+        return _LEAD_THE.sub("", n), []
+    acronyms = [_LEAD_THE.sub("", a.strip()) for a in _PAREN_CONTENT.findall(n) if a.strip()]
+    base = _PAREN.sub(" ", n)
+    base = _PAREN_CHARS.sub(" ", base)
+    base = _LEAD_THE.sub("", base)
+    return _WS.sub(" ", base).strip(), acronyms
 
 
 @dataclass(frozen=True)
@@ -170,12 +193,24 @@ def name_key(base: str, words: NameWords) -> tuple[frozenset, tuple]:
     return frozenset(types), tuple(sorted(core))
 
 
+def _last_proper(base: str, words: NameWords) -> str:
+    """The last word of a normalised name that names something (not a connector, an article, an
+    institution word or a generic word), folded through the word table; "" when none."""
+    for tok in reversed(base.split()):
+        w = words.canonical.get(tok, tok)
+        if w in words.types or w in _CONNECTORS or w in _ARTICLES or w in words.generic or len(w) < 2:
+            continue
+        return w
+    return ""
+
+
 @dataclass(frozen=True)
 class MatchParams:
     fuzzy_accept: float = 92.0  # accept without a stated country
     fuzzy_min: float = 86.0  # accept within the stated country
     tie_margin: float = 2.0  # candidates this close to the best count as ties
     core_min: float = 85.0  # the distinctive words must be at least this alike for a fuzzy match
+    single_min: float = 90.0  # ... and a name of one distinctive word (a place) at least this alike
 
 
 @dataclass
@@ -200,6 +235,10 @@ class UniversityIndex:
     initials: dict[tuple[str, tuple], list[int]] = field(default_factory=dict)  # (initials, rest core)
     core_text: list[str] = field(default_factory=list)  # per position: its distinctive words
     country_words: frozenset = frozenset()
+    part_acronyms: frozenset = frozenset()  # keys of exact_part that are acronyms ("UIS", "KAIST")
+    qualifiers: list[frozenset] = field(default_factory=list)  # per position: its distinct words
+    form_last: list[str] = field(default_factory=list)  # per form: its last proper word, in name order
+    alias_keys: dict[tuple, list[int]] = field(default_factory=dict)  # name_key of an alias -> positions
     _key_cache: dict = field(default_factory=dict, repr=False)
 
     def text_key(self, base: str) -> tuple[frozenset, tuple]:
@@ -248,6 +287,7 @@ class UniversityIndex:
         forms: list[tuple[int, frozenset, tuple]] = []
         initials: dict[tuple[str, tuple], list[int]] = {}
         core_text = []
+        part_acronyms, qualifiers, form_last = set(), [], []
 
         def add_form(i: int, b: str, derived: bool = False) -> None:
             types, core = name_key(b, words)
@@ -256,12 +296,14 @@ class UniversityIndex:
             keys.setdefault((types, core), []).append(i)
             by_core.setdefault(core, []).append(i)
             forms.append((i, types, core))
+            form_last.append(_last_proper(b, words))
 
         for i, n in enumerate(names):
             b, acros = name_forms(n)
             base.append(b)
             exact.setdefault(b, []).append(i)
             add_form(i, b)
+            qualifiers.append(frozenset(w for w in name_key(b, words)[1] if w in words.distinct))
             core_text.append(" ".join(words.proper(name_key(b, words)[1], articles=True)))
             # "KAIST - Korea Advanced Institute ...", "University of Canterbury | Te Whare ...":
             # each part is a name of its own when it is an acronym or names an institution
@@ -269,8 +311,11 @@ class UniversityIndex:
                 if part.strip() == n.strip():
                     continue
                 pb, _ = name_forms(part)
-                if pb and (re.fullmatch(r"[A-Z][A-Z0-9&]{1,9}", part.strip()) or _INSTITUTION.search(part)):
+                is_acronym = re.fullmatch(r"[A-Z][A-Z0-9&]{1,9}", part.strip())
+                if pb and (is_acronym or _INSTITUTION.search(part)):
                     exact_part.setdefault(pb, []).append(i)
+                    if is_acronym:
+                        part_acronyms.add(pb)
                     add_form(i, pb, derived=True)
             full = normalize_name(n)
             if full != b:
@@ -292,9 +337,20 @@ class UniversityIndex:
         for f, (_, _, core) in enumerate(forms):
             for w in set(core):
                 postings.setdefault(w, []).append(f)
+        # the name structure of each alias ("University of Munich" -> LMU): "Munich University" and
+        # "Universität München" are the same name, so they reach the alias's university too
+        alias_keys: dict[tuple, list[int]] = {}
+        for a, targets in (aliases or {}).items():
+            types, core = name_key(a, words)
+            if not types or not words.proper(core):
+                continue  # an acronym or a bare nickname has no structure to vary
+            pos = [i for n, t_iso in targets for i in exact.get(n, []) if not t_iso or iso3[i] == t_iso]
+            alias_keys.setdefault((types, core), []).extend(pos)
         return cls(ids, names, iso3, base, exact, acr, dict(aliases or {}), exact_part=exact_part,
                    historical=dict(historical or {}), words=words, keys=keys, by_core=by_core, forms=forms, postings=postings,
-                   initials=initials, core_text=core_text, country_words=frozenset(country_words))
+                   initials=initials, core_text=core_text, country_words=frozenset(country_words),
+                   part_acronyms=frozenset(part_acronyms - set(exact)), qualifiers=qualifiers, form_last=form_last,
+                   alias_keys=alias_keys)
 
 
 def load_university_aliases(path: str | Path) -> dict[str, list[tuple[str, Optional[str]]]]:
@@ -412,13 +468,13 @@ def _match_fast(text: Optional[str], iso3: Optional[str], idx: UniversityIndex) 
     if not base and not acros:
         return Match(None, 0.0, "none"), base
     # an acronym in parentheses is evidence only when it closes the text ("Harvard (MIT)'s rival ..." is not)
-    if text is not None and (not re.search(r"\)\s*$", str(text)) or str(text).count("(") > 1):
+    if text is not None and (not _CLOSING_PAREN.search(str(text)) or str(text).count("(") > 1):
         acros = []
     keys = [k for k in [base, *acros] if k]
     several = None
     for k in keys:
         if k != base and several is None:  # "A (X), B (Y), C (UCLA)": a list, not UCLA
-            several = bool(text is not None and re.search(r",|;|\||\s[-–—]\s", str(text))
+            several = bool(text is not None and _LIST_MARK.search(str(text))
                            and _names_several(str(text), idx))
             if several:
                 return Match(None, 0.0, "several"), base
@@ -436,19 +492,25 @@ def _match_fast(text: Optional[str], iso3: Optional[str], idx: UniversityIndex) 
                 choice = _choose(cands, idx, iso3)
                 if choice is not None:
                     return Match(choice, 100.0, method), base
-        # 2. exact (a whole name before a part of one)
-        if k in idx.exact or k in idx.exact_part:
+        # 2. exact (a whole name before a part of one); an acronym -- in parentheses, or the "- UIS"
+        #    part of a corpus name -- is not a full name: it obeys the stated country (METHOD.md §9)
+        if k in idx.part_acronyms or (k != base and " " not in k):
+            if k in idx.exact or k in idx.exact_part:
+                choice = _choose_local([*idx.exact.get(k, []), *idx.exact_part.get(k, [])], idx, iso3)
+                if choice is not None and choice is not _AMBIGUOUS:
+                    return Match(choice, 99.0, "acronym"), base
+        elif k in idx.exact or k in idx.exact_part:
             choice = _choose_exact(idx.exact.get(k, []), idx.exact_part.get(k, []), idx, iso3)
             if choice is not None:
                 return Match(choice, 100.0, "exact"), base
-    if several is None and text is not None and re.search(r",|;|\||\s[-–—]\s", str(text)) \
+    if several is None and text is not None and _LIST_MARK.search(str(text)) \
             and _names_several(str(text), idx):
         return Match(None, 0.0, "several"), base
     # "<a university> - <a comment or a place>": the first part, when it is a name on its own
-    head = re.split(r"\s+[-–—]\s+", str(text or ""), maxsplit=1)
+    head = _DASH_PARTS.split(str(text or ""), maxsplit=1)
     if len(head) == 2:
         m, _ = _match_fast(head[0], iso3, idx)
-        if m is not None and m.index is not None and m.method in ("alias", "exact", "historical"):
+        if m is not None and m.index is not None and m.method in ("alias", "exact", "historical", "acronym"):
             return Match(m.index, 98.0, "part"), base
     for k in keys:
         # 3. acronym (within the stated country)
@@ -459,7 +521,7 @@ def _match_fast(text: Optional[str], iso3: Optional[str], idx: UniversityIndex) 
             if choice is not None:
                 return Match(choice, 99.0, "acronym"), base
         # "TU Darmstadt" -> "Technical University of Darmstadt" / "Technische Universität Darmstadt"
-        tu = re.match(r"^tu\s+(.+)$", k)
+        tu = _TU.match(k)
         if tu:
             for form in (f"technical university of {tu.group(1)}", f"technische universitat {tu.group(1)}"):
                 choice = _choose_local(idx.exact.get(form, []), idx, iso3)
@@ -531,6 +593,12 @@ def _match_structure(text: str, base: str, iso3: Optional[str], idx: UniversityI
         return Match(None, 0.0, "ambiguous")
     if choice is not None:
         return Match(choice, 97.0, "structure")
+    # the same structure as a reviewed alias ("Munich University", "Universität München" =
+    # "University of Munich"); not the alias itself, so within the stated country
+    if types and (types, core) in idx.alias_keys:
+        choice = _choose_local(idx.alias_keys[(types, core)], idx, iso3)
+        if choice is not None and choice is not _AMBIGUOUS:
+            return Match(choice, 97.0, "structure")
     return None
 
 
@@ -551,6 +619,7 @@ def _match_partial(base: str, iso3: Optional[str], idx: UniversityIndex, nw: Nam
     if not all(lists):
         return None
     shared = set(min(lists, key=len)).intersection(*map(set, lists))
+    last = _last_proper(base, nw)
     cands, containing = [], set()
     for f in shared:
         i, ftypes, fcore = idx.forms[f]
@@ -562,6 +631,11 @@ def _match_partial(base: str, iso3: Optional[str], idx: UniversityIndex, nw: Nam
         containing.add(i)
         extra = have - need
         if ftypes != types or not extra or any(w in nw.distinct or w in idx.country_words for w in extra):
+            continue
+        # the long name may add an epithet before the text's name ("Albert-Ludwigs-Universität
+        # Freiburg", "Johannes Gutenberg Universität Mainz"), never a proper name after it: that is
+        # the institution's own name ("Universidad de Bogotá - Jorge Tadeo Lozano")
+        if idx.form_last[f] != last:
             continue
         cands.append(i)
     if len(containing) > 1:  # "University of Berlin": Humboldt, Freie, Technische, ... a guess
@@ -587,6 +661,7 @@ def _words_alike(a: str, b: str, cutoff: float) -> bool:
 
 
 _VOCABULARY: dict[int, tuple] = {}
+_KNOWN: dict[int, frozenset] = {}  # the canonical words of a word table
 _NEAR_GENERIC: dict[tuple[int, str], bool] = {}
 
 
@@ -630,6 +705,15 @@ def _fuzzy_choice(hits: list[tuple[int, float]], iso3: Optional[str], idx: Unive
         if not [w for w in text_words if w not in _ARTICLES]:  # generic words only: nothing to be alike
             return Match(None, 0.0, "none")
         squeezed = base.replace(" ", "")
+        # the qualifiers that make another institution (federal, state, national, autonomous,
+        # technical, catholic, ...): a look-alike may misspell them, never add, drop or change one
+        text_core = idx.text_key(base)[1]
+        text_qual = {w for w in text_core if w in nw.distinct}
+        known = _KNOWN.get(id(nw))
+        if known is None:
+            known = _KNOWN[id(nw)] = frozenset(nw.canonical.values())
+        unknown = [w for w in text_core if len(w) > 4 and w not in known]
+        single = len([w for w in text_words if w not in _ARTICLES]) == 1
 
         def alike(pos: int) -> bool:
             # each distinctive word of the corpus name has its like in the text, and each of the
@@ -640,7 +724,15 @@ def _fuzzy_choice(hits: list[tuple[int, float]], iso3: Optional[str], idx: Unive
             other = idx.base[pos].replace(" ", "")
             if len(other) == len(squeezed) and sorted(other) == sorted(squeezed) and fuzz.ratio(other, squeezed) >= 90:
                 return True  # letters swapped across a space: "University ofS eoul"
-            covered = all(any(_words_alike(c, t, params.core_min) for t in text_words) for c in corpus_words)
+            qual = idx.qualifiers[pos]
+            if qual != text_qual and (
+                    any(not any(_words_alike(t, q, params.core_min) for q in qual) for t in text_qual)
+                    or any(not any(_words_alike(q, u, params.core_min) for u in (*text_qual, *unknown)) for q in qual)):
+                return False  # ("Technology" / "Technological" are alike; a misspelt "Fedreal" is "Federal")
+            # a name of one distinctive word (a place) is short: one changed letter makes another
+            # place ("Tonghua" is not "Donghua", "Brasil" not "Brasília")
+            cut = params.single_min if single and len(corpus_words) == 1 else params.core_min
+            covered = all(any(_words_alike(c, t, cut) for t in text_words) for c in corpus_words)
             if not covered or not corpus_words:
                 return False
             if iso3 and idx.iso3[pos] == iso3:
