@@ -154,3 +154,14 @@ def test_interaction_recovers_a_planted_gender_by_class_effect():
     assert not mt["significant"]
     reg = gs.class_gap_interactions(r, "region", metrics=("drs",))
     assert (reg[reg["kind"] == "interaction"]["value_b"] == "rest").all() and not reg["significant"].any()
+
+
+def test_docs_geo_worked_example_matches_the_code():
+    """docs/statistics.md's geographic worked example is what docs/build_geostats_example.py
+    computes now (the builder is only read here: it returns the Markdown, nothing is written)."""
+    spec = importlib.util.spec_from_file_location("build_geostats_example", ROOT / "docs" / "build_geostats_example.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert mod.render_example() == mod.section_in_doc(), (
+        "docs/statistics.md's geographic worked example is out of date: run "
+        ".venv/bin/python docs/build_geostats_example.py")
