@@ -165,7 +165,8 @@ def write_doc(r: dict) -> None:
         f"({r['answers']:,} answers, {r['runs']} runs; five answer formats) imported and materialized downstream "
         "in one run of `study_audit` (every model x template partition, in-process executor). Peak resident memory "
         f"of the process: **{r['peak_rss_gb']:.2f} GB** (target <= 4 GB), of the largest figure-drawing worker "
-        f"process {r.get('peak_child_rss_gb', 0):.2f} GB; target <= 3 minutes end to end.\n\n"
+        f"process at most {r.get('peak_child_rss_gb', 0):.2f} GB (getrusage's figure, an upper bound: Linux "
+        "carries the parent's high-water mark into a forked child); target <= 3 minutes end to end.\n\n"
         + "\n".join(lines)
         + "\n**Targets:** " + "; ".join(
             f"{name} {w:.0f} s end to end ({'met' if w <= 180 else f'missed by {w - 180:.0f} s'})" for name, w in walls.items())

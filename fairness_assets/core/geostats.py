@@ -284,7 +284,7 @@ def geo_contrasts(geo_responses: pd.DataFrame, metrics: Sequence[str] = GEO_METR
                             analysis="nationality_vs_rest", **kw),
         ]
     parts = [p for p in parts if len(p)]
-    return pd.concat(parts, ignore_index=True) if parts else parts and parts[0]
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=CONTRAST_COLUMNS)
 
 
 # ----------------------------------------------------------------------------- interactions

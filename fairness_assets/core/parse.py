@@ -213,6 +213,7 @@ def _split_item(item: Item, is_country: Callable[[str], bool], program_from_spli
     return Item(uni, program, item.country or country)
 
 
+@lru_cache(maxsize=1 << 17)
 def _fold(text: str) -> str:
     t = unicodedata.normalize("NFKD", text)
     return "".join(ch for ch in t if not unicodedata.combining(ch)).casefold().strip()
@@ -234,6 +235,11 @@ def clean(text: Optional[str]) -> Optional[str]:
     if text is None:
         return None
     t = str(text)
+    return _clean(t) if len(t) <= 200 else _clean.__wrapped__(t)  # short texts recur: cleaned once
+
+
+@lru_cache(maxsize=1 << 17)
+def _clean(t: str) -> Optional[str]:
     if "](" in t:
         t = _MD_LINK.sub(r"\1", t)  # markdown links
     t = t.replace("**", "").replace("__", "").replace("`", "")

@@ -8,6 +8,8 @@ parse rate can be read off the table.
 
 from __future__ import annotations
 
+import functools
+
 from typing import Callable, Optional
 
 import numpy as np
@@ -34,6 +36,8 @@ def parse_responses(
     ``responses``: response texts indexed by response id. Identical texts are parsed once.
     """
     texts = responses.astype("object")
+    if is_country is not None:  # the same short texts are asked about again and again: ask once each
+        is_country = functools.lru_cache(maxsize=1 << 16)(is_country)
     codes, uniques = pd.factorize(texts.fillna(_MISSING), sort=False)
     per_text: list[list[tuple]] = []
     for k, text in enumerate(uniques):
