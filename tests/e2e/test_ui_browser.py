@@ -48,7 +48,7 @@ def test_ui_renders_graph_partitions_checks_and_the_documented_controls(audited_
         # generations → "Materialize…": the dialog's model dimension has "Add a partition" (opened, then cancelled)
         ui.materialize_dialog(driver, audited_webserver, shots / "ui_materialize_dialog.png",
                               shots / "ui_add_partition.png")
-        # Lineage tab → Downstream → All: "Materialize all…" opens the dialog for generations and its 10 downstream assets
+        # Lineage tab → Downstream → All: "Materialize all…" opens the dialog for generations and its 11 downstream assets
         ui.lineage_materialize_all(driver, audited_webserver, shots / "ui_lineage_materialize_all.png",
                                    shots / "ui_materialize_all_dialog.png")
     made = sorted(p.name for p in shots.glob("*.png"))

@@ -34,7 +34,7 @@ ADD_PARTITION = "Add a partition"     # in the launch dialog, under the dynamic 
 # generations and everything downstream of it: what "Materialize all…" launches from the Lineage tab
 GENERATIONS_AND_DOWNSTREAM = ("generations", "recommendations", "subject_tags", "drs_scores", "grs_by_country",
                               "analysis_tables", "base_vs_regional", "audit_drift", "audit_statistics",
-                              "audit_figures", "audit_report")
+                              "audit_figures", "audit_geography", "audit_report")
 PNG = b"\x89PNG\r\n\x1a\n"
 
 

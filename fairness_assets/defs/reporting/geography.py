@@ -62,8 +62,15 @@ def _rows_of(table: pd.DataFrame, key: PartitionKey, name: str) -> pd.DataFrame:
 def audit_geography(context: dg.AssetExecutionContext, drs_scores: pd.DataFrame, analysis_tables: pd.DataFrame,
                     reference: ReferenceDataResource, scoring: ScoringResource, report_settings: ReportResource,
                     database: ResultsDatabase) -> dg.Output[pd.DataFrame]:
-    if drs_scores.empty or analysis_tables.empty:
+    if analysis_tables.empty:
         raise dg.Failure(f"no scores stored for {context.partition_keys}: materialize the scores first")
+    if drs_scores.empty:  # e.g. every answer a refusal: nothing recommended, nothing located
+        context.log.warning(f"{context.partition_keys}: no recommended item was scored: no geographic statistics")
+        empty = database.stamp(pd.DataFrame(columns=["partition_key", "audit_id", "table_name", "row_index",
+                                                     "column_index", "column", "value", "value_text", "params_hash"]),
+                               "audit_geography", config_json={"regions": regions_core.source_line()})
+        return dg.Output(empty, metadata={"dagster/row_count": 0, "significant_geographic_findings": 0,
+                                          "summary": "no recommended item was scored: nothing to analyse"})
     responses = responses_with_partitions(analysis_tables)
     resolver = resolver_for(reference)
     students = {n: resolver.iso3(n) for n in pd.unique(responses["nationality"].dropna())} \
