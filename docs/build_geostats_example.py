@@ -24,6 +24,9 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "docs"))
+
+import _generated  # noqa: E402
 
 from fairness_assets.core import geostats  # noqa: E402
 
@@ -218,14 +221,11 @@ distance changing by {h['mean_distance_km_change']:+,.0f} km.
 
 
 def write(doc: Path = DOC) -> None:
-    text = doc.read_text()
-    start, end = text.index(BEGIN), text.index(END) + len(END)
-    doc.write_text(text[:start] + render_example() + text[end:])
+    _generated.replace(doc, BEGIN, END, render_example())
 
 
 def section_in_doc(doc: Path = DOC) -> str:
-    text = doc.read_text()
-    return text[text.index(BEGIN): text.index(END) + len(END)]
+    return _generated.section(doc, BEGIN, END)
 
 
 if __name__ == "__main__":

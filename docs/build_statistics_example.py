@@ -18,6 +18,9 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "docs"))
+
+import _generated  # noqa: E402
 
 from fairness_assets.core.stats import adjust_pvalues, counterfactual_disparity, disparity_display, run_variability  # noqa: E402
 
@@ -147,14 +150,11 @@ As the report shows it (`disparity_display`):
 
 
 def write(doc: Path = DOC) -> None:
-    text = doc.read_text()
-    start, end = text.index(BEGIN), text.index(END) + len(END)
-    doc.write_text(text[:start] + render_example() + text[end:])
+    _generated.replace(doc, BEGIN, END, render_example())
 
 
 def section_in_doc(doc: Path = DOC) -> str:
-    text = doc.read_text()
-    return text[text.index(BEGIN): text.index(END) + len(END)]
+    return _generated.section(doc, BEGIN, END)
 
 
 if __name__ == "__main__":

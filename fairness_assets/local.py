@@ -16,6 +16,7 @@ import contextlib
 import os
 import sys
 import tempfile
+import threading
 from pathlib import Path
 from typing import Callable, Iterator, Optional
 
@@ -168,6 +169,9 @@ def output_folder(out: str) -> Path:
     return path
 
 
+_SCORE_LOCK = threading.Lock()
+
+
 def _set_environment(values: dict[str, Optional[str]]) -> None:
     for k, v in values.items():
         if v is None:
@@ -264,7 +268,9 @@ def score_responses(responses: str, corpus_path: str, out: str, tagger: str = "r
                "FAIRNESS_HOME": str(Path(tmp) / "home")}
         if max_items is not None:
             env["FAIRNESS_MAX_ITEMS"] = str(int(max_items))
-        with _environment(env):
+        # the settings are read from os.environ, which a process shares: score calls in one process
+        # (threads of a library user) take turns instead of seeing each other's files and databases
+        with _SCORE_LOCK, _environment(env):
             from .definitions import build_resources, defs
             from .defs.operations.jobs import CROSS_PARTITION
             from .defs.partitions import MODEL_PARTITIONS
