@@ -80,7 +80,7 @@ def response_geography(items: pd.DataFrame, responses: pd.DataFrame, table: Opti
     it["_s_iso3"] = it["response_id"].map(s["student_iso3"])
     it["_s_region"] = it["response_id"].map(s["region"])
     it["own_country"] = (it["iso3"] == it["_s_iso3"]).astype(float).where(it["_s_iso3"].notna())
-    it["own_region"] = (it["item_region"] == it["_s_region"]).astype(float).where(it["_s_region"].notna())
+    it["own_region"] = (it["item_region"] == it["_s_region"]).astype(float).where(it["_s_region"].notna() & it["item_region"].notna())
     agg = {"own_country": ("own_country", "mean"), "own_region": ("own_region", "mean"),
            "n_located": ("iso3", "size")}
     if "distance_km" in it:
@@ -390,7 +390,7 @@ def item_geography(items: pd.DataFrame, table: Optional[pd.DataFrame] = None,
     out = rg.attach_regions(out, "iso3", "item_", ("region",), table, strict=False)
     located = out["iso3"].notna() & out["student_iso3"].notna()
     out["own_country"] = (out["iso3"] == out["student_iso3"]).astype(float).where(located)
-    out["own_region"] = (out["item_region"] == out["region"]).astype(float).where(located)
+    out["own_region"] = (out["item_region"] == out["region"]).astype(float).where(located & out["item_region"].notna() & out["region"].notna())
     return out
 
 

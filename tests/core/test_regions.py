@@ -75,3 +75,16 @@ def test_validation_rejects_bad_tables():
         regions.validate_regions(bad)
     with pytest.raises(regions.RegionError):
         regions.validate_regions(t.drop(columns="region"))
+
+
+def test_an_item_in_a_country_without_a_region_is_not_counted_outside_the_students_region():
+    """No silent zero: an unknown item region leaves own_region missing for that item."""
+    from fairness_assets.core import geostats
+
+    items = pd.DataFrame({"response_id": ["r1", "r1"], "iso3": ["KEN", "ZZZ"], "nationality": ["Kenya", "Kenya"],
+                          "distance_km": [0.0, 100.0]})
+    geo = geostats.item_geography(items, student_iso3={"Kenya": "KEN"})
+    assert geo["own_region"].iloc[0] == 1.0 and pd.isna(geo["own_region"].iloc[1])
+    resp = geostats.response_geography(items, pd.DataFrame({"response_id": ["r1"], "nationality": ["Kenya"]}),
+                                       student_iso3={"Kenya": "KEN"})
+    assert resp["own_region"].iloc[0] == 1.0  # the share over the items whose region is known
