@@ -9,6 +9,7 @@ assets, so the database is the one place where results live.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 from datetime import datetime, timezone
@@ -55,8 +56,16 @@ class _Row(SQLModel):
     provenance_id: str = Field(index=True, max_length=64)
 
 
+# The reference tables are shared by every run and replaced whole: each has a natural key, unique
+# per partition_key (migration 0005, which also removed duplicates that concurrent writers without
+# a lock had left).
+def _natural_key(table: str, *columns: str) -> tuple:
+    return (sa.Index(f"uq_{table}_natural_key", "partition_key", *columns, unique=True),)
+
+
 class CorpusUniversity(_Row, table=True):
     __tablename__ = "corpus_university"
+    __table_args__ = _natural_key("corpus_university", "university_id")
     corpus_sha256: str = Field(index=True, max_length=64)
     university_id: int = Field(index=True)
     name: str
@@ -79,6 +88,7 @@ class Country(_Row, table=True):
     """Every country of the corpus or the grid: name, ISO code, capital, corpus counts."""
 
     __tablename__ = "country"
+    __table_args__ = _natural_key("country", "iso3")
     corpus_sha256: str = Field(index=True, max_length=64)
     iso3: str = Field(index=True, max_length=3)
     country: str
@@ -96,6 +106,7 @@ class Country(_Row, table=True):
 
 class CapitalDistance(_Row, table=True):
     __tablename__ = "capital_distance"
+    __table_args__ = _natural_key("capital_distance", "from_iso3", "to_iso3")
     corpus_sha256: str = Field(index=True, max_length=64)
     from_iso3: str = Field(index=True, max_length=3)
     to_iso3: str = Field(max_length=3)
@@ -104,6 +115,7 @@ class CapitalDistance(_Row, table=True):
 
 class Profile(_Row, table=True):
     __tablename__ = "profile"
+    __table_args__ = _natural_key("profile", "profile_id")
     config_hash: str = Field(index=True, max_length=64)
     profile_id: str = Field(index=True)
     profile_set: str
@@ -118,6 +130,7 @@ class Profile(_Row, table=True):
 
 class PromptRow(_Row, table=True):
     __tablename__ = "prompt"
+    __table_args__ = _natural_key("prompt", "prompt_id")
     config_hash: str = Field(index=True, max_length=64)
     prompt_id: str = Field(index=True)
     template: str = Field(index=True)
@@ -375,6 +388,18 @@ class DriftRow(_Row, table=True):
     status: str
 
 
+class TableContent(SQLModel, table=True):
+    """What a shared (unpartitioned) table holds now: the hash of the rows last written, so that a
+    run finding the same content does not rewrite it (migration 0005)."""
+
+    __tablename__ = "table_content"
+    table_name: str = Field(primary_key=True)
+    partition_key: str = Field(primary_key=True, default="")
+    content_sha256: str = Field(max_length=64)
+    rows: int
+    written_at: datetime = Field(default_factory=_now)
+
+
 TABLES: dict[str, Type[SQLModel]] = {
     "qs_corpus": CorpusUniversity,
     "country_geography": Country,
@@ -428,6 +453,68 @@ def _keys(values: Iterable[Any]) -> list[Any]:
     return [storable_text(v)[0] if isinstance(v, str) else v for v in values]
 
 
+def _lock_id(*parts: str) -> int:
+    """A signed 64-bit PostgreSQL advisory-lock key for ``parts`` (stable across processes)."""
+    import hashlib
+
+    digest = hashlib.sha256("\x00".join(parts).encode("utf-8", "surrogatepass")).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
+@contextlib.contextmanager
+def write_transaction(engine: sa.Engine, table: str, partition_keys: Iterable[str] = ("",)):
+    """A transaction that writes ``table``'s rows of ``partition_keys`` alone: on PostgreSQL it
+    first takes a transaction-scoped advisory lock per (table, partition) (in key order, so two
+    writers never deadlock), on SQLite the database's write lock (``BEGIN IMMEDIATE``). A second
+    writer of the same rows waits for the first to commit, then sees its rows: a delete followed by
+    an insert can never leave two copies. Commits on success, rolls back on any error."""
+    with engine.connect() as conn:
+        if conn.dialect.name == "sqlite":
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+        elif conn.dialect.name == "postgresql":
+            for key in sorted(set(partition_keys)):
+                conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _lock_id(table, key)})
+        try:
+            yield conn
+        except BaseException:
+            conn.rollback()
+            raise
+        conn.commit()
+
+
+def content_hash(frame: pd.DataFrame, columns: Sequence[str]) -> str:
+    """sha256 of the rows of ``frame`` over ``columns`` (order of rows and columns included)."""
+    import hashlib
+
+    h = hashlib.sha256("\x1f".join(columns).encode())
+    if len(frame):
+        sub = frame[list(columns)]
+        h.update(pd.util.hash_pandas_object(sub.astype(object).where(sub.notna(), None), index=False)
+                 .to_numpy().tobytes())
+    h.update(str(len(frame)).encode())
+    return h.hexdigest()
+
+
+def _insert_ignoring_duplicates(conn: sa.Connection, table: sa.Table, rows: list[dict]) -> None:
+    """Insert ``rows``, leaving out any whose primary key is already there (another run stored the
+    same record meanwhile): ``ON CONFLICT DO NOTHING`` on PostgreSQL and SQLite."""
+    if not rows:
+        return
+    if conn.dialect.name == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert
+    elif conn.dialect.name == "sqlite":
+        from sqlalchemy.dialects.sqlite import insert
+    else:  # pragma: no cover - other databases: one row at a time, a duplicate skipped
+        for row in rows:
+            try:
+                with conn.begin_nested():
+                    conn.execute(table.insert(), [row])
+            except sa.exc.IntegrityError:
+                pass
+        return
+    conn.execute(insert(table).on_conflict_do_nothing(), rows)
+
+
 class ResultsDatabase(ConfigurableResource):
     """SQL database for results (sqlmodel). Empty ``url`` means the default SQLite file."""
 
@@ -460,13 +547,11 @@ class ResultsDatabase(ConfigurableResource):
 
     # -- writing and reading frames ------------------------------------------------------
     def record_provenance(self, prov: Provenance) -> None:
+        """Store ``prov`` once: its id is the hash of its content, so a record that another run
+        stored meanwhile is the same record and is left as it is (never a duplicate-key error)."""
         with self.engine().begin() as conn:
-            table = Provenance.__table__
-            exists = conn.execute(
-                sa.select(table.c.provenance_id).where(table.c.provenance_id == prov.provenance_id)
-            ).first()
-            if not exists:
-                conn.execute(table.insert(), [dict(zip(prov.model_dump(), _keys(prov.model_dump().values())))])
+            _insert_ignoring_duplicates(conn, Provenance.__table__,
+                                        [dict(zip(prov.model_dump(), _keys(prov.model_dump().values())))])
 
     def stamp(self, frame: pd.DataFrame, asset: str, **fields: Any) -> pd.DataFrame:
         """Record the provenance of ``asset`` (see :func:`make_provenance`) and add its id, and
@@ -485,9 +570,19 @@ class ResultsDatabase(ConfigurableResource):
         model: Type[SQLModel],
         df: pd.DataFrame,
         partition_keys: Iterable[str] = ("",),
+        run_id: Optional[str] = None,
+        log_fn=None,
     ) -> int:
-        """Replace the rows of ``partition_keys`` in ``model``'s table with ``df`` (atomic)."""
+        """Replace the rows of ``partition_keys`` in ``model``'s table with ``df``, in one transaction
+        that holds the write lock of those rows (:func:`write_transaction`): concurrent writers of the
+        same rows take turns, each replacing the other's rows, never adding a second copy.
+
+        ``run_id``: the run writing partitioned rows; the write commits only if that run still
+        holds the partitions' leases (resources/partition_lease.verify). The shared tables
+        (partition ``""``) are not rewritten when they already hold exactly these rows (same content
+        hash, ``table_content``)."""
         table = model.__table__
+        partition_keys = list(partition_keys)
         cols = [c.name for c in table.columns if c.name not in ("id",)]
         frame = df.copy()
         if "partition_key" not in frame:
@@ -502,11 +597,33 @@ class ResultsDatabase(ConfigurableResource):
         if missing:
             raise ValueError(f"{table.name}: frame lacks required column(s) {missing}")
         cols = [c for c in cols if c in frame.columns]
+        shared = partition_keys == [""]
+        digest = content_hash(frame, cols) if shared else None
         records = _records(frame, cols, table.name)
-        with self.engine().begin() as conn:
+        contents = TableContent.__table__
+        with write_transaction(self.engine(), table.name, _keys(partition_keys)) as conn:
+            if run_id is not None and not shared:
+                from .partition_lease import verify
+
+                verify(conn, partition_keys, run_id)
+            if shared:
+                stored = conn.execute(sa.select(contents.c.content_sha256, contents.c.rows).where(
+                    contents.c.table_name == table.name, contents.c.partition_key == "")).first()
+                if stored is not None and stored[0] == digest and stored[1] == len(records):
+                    present = conn.execute(sa.select(sa.func.count()).select_from(table).where(
+                        table.c.partition_key == "")).scalar_one()
+                    if present == len(records):
+                        (log_fn or log.info)(f"{table.name}: already holds these {len(records)} row(s) "
+                                             f"(content {digest[:12]}): not rewritten")
+                        return len(records)
             conn.execute(table.delete().where(table.c.partition_key.in_(_keys(partition_keys))))
             for start in range(0, len(records), 20_000):
                 conn.execute(table.insert(), records[start : start + 20_000])
+            if shared:
+                conn.execute(contents.delete().where(contents.c.table_name == table.name,
+                                                     contents.c.partition_key == ""))
+                conn.execute(contents.insert().values(table_name=table.name, partition_key="", content_sha256=digest,
+                                                      rows=len(records), written_at=_now()))
         return len(records)
 
     def read_rows(self, model: Type[SQLModel], partition_keys: Optional[Iterable[str]] = None) -> pd.DataFrame:
@@ -525,13 +642,19 @@ class ResultsDatabase(ConfigurableResource):
         with self.engine().connect() as conn:
             return pd.read_sql(q, conn)
 
-    def append_rows(self, model: Type[SQLModel], df: pd.DataFrame) -> int:
-        """Insert rows (no replacement) in one transaction: a crash loses at most this call."""
+    def append_rows(self, model: Type[SQLModel], df: pd.DataFrame, run_id: Optional[str] = None) -> int:
+        """Insert rows (no replacement) in one transaction: a crash loses at most this call.
+        ``run_id``: commit only if that run still holds the leases of the rows' partitions
+        (resources/partition_lease.verify)."""
         table = model.__table__
         cols = [c.name for c in table.columns if c.name != "id" and c.name in df.columns]
         records = _records(df, cols, table.name)
         if records:
             with self.engine().begin() as conn:
+                if run_id is not None and "partition_key" in df:
+                    from .partition_lease import verify
+
+                    verify(conn, [str(k) for k in df["partition_key"].unique()], run_id)
                 conn.execute(table.insert(), records)
         return len(records)
 
@@ -592,8 +715,9 @@ class ResultsDatabase(ConfigurableResource):
         new = [{"program_norm": p, "tagger": tagger, "tags": json.dumps(list(t)), "created_at": _now()}
                for p, t in stored.items() if p not in existing]
         if new:
-            with self.engine().begin() as conn:
-                conn.execute(table.insert(), new)
+            with self.engine().begin() as conn:  # another run may cache the same program meanwhile: kept once
+                for start in range(0, len(new), 5000):
+                    _insert_ignoring_duplicates(conn, table, new[start : start + 5000])
         return len(new)
 
     def count(self, model: Type[SQLModel]) -> int:
@@ -660,15 +784,17 @@ class SQLResultsIOManager(ConfigurableIOManager):
         from .partition_lease import claim, run_status_from
 
         step = context.step_context
-        claim(self.database.engine(), keys, step.run_id, run_status_from(step.instance))
+        claim(self.database.engine(), keys, step.run_id, run_status_from(step.instance), warn=context.log.warning)
 
     def handle_output(self, context: OutputContext, obj: pd.DataFrame) -> None:
         if obj is None:
             return
-        self._claim(context, self._partitions(context))
+        keys = self._partitions(context)
+        self._claim(context, keys)
         name = context.asset_key.path[-1]
         model = self._model(name)
-        n = self.database.replace_rows(model, obj, self._partitions(context))
+        run_id = context.step_context.run_id if keys != [""] else None
+        n = self.database.replace_rows(model, obj, keys, run_id=run_id, log_fn=context.log.info)
         context.log.info(f"stored {n} row(s) of {name} in table {model.__tablename__} at {self.database.describe()}")
 
     def load_input(self, context: InputContext) -> pd.DataFrame:

@@ -22,24 +22,43 @@ A lease is stale, and is taken over, when any of these holds:
 Every claim renews the lease, so the steps of one run (one process each with the multiprocess
 executor) share it. Claims are compare-and-swap updates in one transaction, on SQLite and
 PostgreSQL alike.
+
+Every lease carries a token, given to the run that claimed the partition and kept with the run
+(``partition_lease_grant``). A run that held a partition and finds it held by another run has lost
+it (it was paused or stopped past the TTL and another run took the partition over): it fails at
+once with :class:`LeaseLostError`, naming the run that took it, and never claims it back, even when
+that run has finished since. Writes are fenced: :func:`verify` runs inside the transaction that
+stores a partition's rows (the results IO manager, the generation engine's commits) and refuses the
+commit unless the run still holds the token it was given. A run whose own lease expired while no
+other run took it renews it with a warning: nothing was written by anyone else meanwhile.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import threading
-from datetime import datetime, timezone
+import uuid
+import weakref
+from datetime import datetime, timedelta, timezone
 from typing import Callable, Iterable, Optional
 
 import sqlalchemy as sa
 from sqlmodel import Field, SQLModel
 
 DEFAULT_TTL_S = 600.0
+GRANT_KEEP = timedelta(days=30)  # a grant older than this (and older than 100 TTLs) is pruned on takeover
+
+log = logging.getLogger(__name__)
 
 
 class PartitionBusyError(RuntimeError):
     """Another live run holds the partition."""
+
+
+class LeaseLostError(PartitionBusyError):
+    """This run held the partition, and another run has taken it over since."""
 
 
 class PartitionLease(SQLModel, table=True):
@@ -51,6 +70,20 @@ class PartitionLease(SQLModel, table=True):
     pid: int = 0
     thread_id: int = Field(default=0, sa_type=sa.BigInteger)  # threading.get_ident() exceeds INTEGER
     renewed_at: datetime
+    # the holder's token (migration 0005); '' for a lease written before tokens
+    token: str = Field(default="", sa_column_kwargs={"server_default": ""})
+
+
+class PartitionLeaseGrant(SQLModel, table=True):
+    """Which run was given which partition with which token: kept after a takeover, so that the
+    run that lost the partition knows it lost it (migration 0005)."""
+
+    __tablename__ = "partition_lease_grant"
+
+    partition_key: str = Field(primary_key=True)
+    run_id: str = Field(primary_key=True)
+    token: str
+    granted_at: datetime
 
 
 def lease_ttl_s() -> float:
@@ -91,28 +124,90 @@ def run_status_from(instance) -> Callable[[str], Optional[bool]]:
     return status
 
 
+_READY: "weakref.WeakSet[sa.Engine]" = weakref.WeakSet()
+
+
+def _ensure_tables(engine: sa.Engine) -> None:
+    """The lease tables on an engine that was not opened through ResultsDatabase (whose migrations
+    make them): created if missing, once per engine."""
+    if engine not in _READY:
+        PartitionLease.__table__.create(engine, checkfirst=True)
+        PartitionLeaseGrant.__table__.create(engine, checkfirst=True)
+        _READY.add(engine)
+
+
+def _lost(key: str, run_id: str, row) -> LeaseLostError:
+    when = _aware(row["renewed_at"]).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return LeaseLostError(
+        f"partition {key}: run {run_id} lost its lease: run {row['run_id']} took the partition over "
+        f"(its lease last renewed {when}) while this run was paused or stopped for longer than the lease TTL "
+        "(FAIRNESS_PARTITION_LEASE_TTL_S). This run stops here so that it never stores or reports that run's "
+        "rows as its own; launch it again to audit the partition anew.")
+
+
+def _lock_lease(conn, table, key: str):
+    """The lease row of ``key``, locked for this transaction on PostgreSQL (SQLite's writer lock is
+    taken by the first write)."""
+    q = sa.select(table).where(table.c.partition_key == key)
+    if conn.dialect.name == "postgresql":
+        q = q.with_for_update()
+    return conn.execute(q).mappings().first()
+
+
 def claim(engine: sa.Engine, keys: Iterable[str], run_id: str,
-          run_is_active: Callable[[str], Optional[bool]] = lambda _: None, ttl_s: Optional[float] = None) -> None:
-    """Claim (or renew) every partition in ``keys`` for ``run_id``; raises PartitionBusyError."""
-    table = PartitionLease.__table__
-    table.create(engine, checkfirst=True)
+          run_is_active: Callable[[str], Optional[bool]] = lambda _: None, ttl_s: Optional[float] = None,
+          warn: Optional[Callable[[str], None]] = None) -> None:
+    """Claim (or renew) every partition in ``keys`` for ``run_id``.
+
+    Raises :class:`PartitionBusyError` when a live run holds one, :class:`LeaseLostError` when this
+    run held one and another run has taken it over since.
+    """
+    table, grants = PartitionLease.__table__, PartitionLeaseGrant.__table__
+    _ensure_tables(engine)
     ttl = lease_ttl_s() if ttl_s is None else ttl_s
+    warn = warn or log.warning
     me = {"run_id": run_id, "host": socket.gethostname(), "pid": os.getpid(), "thread_id": threading.get_ident()}
     for key in sorted({k for k in keys if k}):
         for _ in range(20):
             now = datetime.now(timezone.utc)
             try:
                 with engine.begin() as conn:
-                    row = conn.execute(sa.select(table).where(table.c.partition_key == key)).mappings().first()
+                    row = _lock_lease(conn, table, key)
+                    grant = conn.execute(sa.select(grants.c.token).where(
+                        grants.c.partition_key == key, grants.c.run_id == run_id)).first()
                     if row is None:
-                        conn.execute(table.insert().values(partition_key=key, renewed_at=now, **me))
+                        token = grant[0] if grant else uuid.uuid4().hex
+                        conn.execute(table.insert().values(partition_key=key, renewed_at=now, token=token, **me))
+                        if not grant:
+                            conn.execute(grants.insert().values(partition_key=key, run_id=run_id, token=token,
+                                                                granted_at=now))
                         break
-                    if row["run_id"] != run_id:
-                        _refuse_if_live(key, row, run_is_active, ttl, now)
+                    if row["run_id"] == run_id:
+                        token = row["token"] or (grant[0] if grant else uuid.uuid4().hex)
+                        if grant is None:  # a lease of the release before tokens: give it one
+                            conn.execute(grants.insert().values(partition_key=key, run_id=run_id, token=token,
+                                                                granted_at=now))
+                        age = (now - _aware(row["renewed_at"])).total_seconds()
+                        conn.execute(table.update().where(table.c.partition_key == key, table.c.run_id == run_id)
+                                     .values(renewed_at=now, token=token, **me))
+                        if age > ttl:
+                            warn(f"partition {key}: the lease of run {run_id} was not renewed for {age:.0f} s (more "
+                                 f"than the {ttl:.0f} s TTL); no other run took the partition over, so nothing was "
+                                 "written by another run meanwhile: lease renewed")
+                        break
+                    if grant is not None:  # this run held it, another run holds it now
+                        raise _lost(key, run_id, row)
+                    _refuse_if_live(key, row, run_is_active, ttl, now)
+                    token = uuid.uuid4().hex
                     done = conn.execute(
                         table.update().where(table.c.partition_key == key, table.c.run_id == row["run_id"])
-                        .values(renewed_at=now, **me)).rowcount
+                        .values(renewed_at=now, token=token, **me)).rowcount
                     if done == 1:
+                        conn.execute(grants.insert().values(partition_key=key, run_id=run_id, token=token,
+                                                            granted_at=now))
+                        keep = max(GRANT_KEEP, timedelta(seconds=100 * ttl))
+                        conn.execute(grants.delete().where(grants.c.partition_key == key,
+                                                           grants.c.granted_at < now - keep))
                         break
             except sa.exc.IntegrityError:
                 continue  # another run inserted the lease first: look again
@@ -122,6 +217,23 @@ def claim(engine: sa.Engine, keys: Iterable[str], run_id: str,
                 continue
         else:
             raise PartitionBusyError(f"partition {key}: could not claim it for run {run_id} (other runs kept taking it)")
+
+
+def verify(conn: sa.Connection, keys: Iterable[str], run_id: str) -> None:
+    """Inside a write transaction: refuse the write unless ``run_id`` still holds every partition
+    of ``keys`` with the token it was given (LeaseLostError naming the run that holds it now).
+    On PostgreSQL the lease rows stay locked until the transaction ends, so no takeover can slip
+    in between this check and the commit."""
+    table, grants = PartitionLease.__table__, PartitionLeaseGrant.__table__
+    for key in sorted({k for k in keys if k}):
+        row = _lock_lease(conn, table, key)
+        grant = conn.execute(sa.select(grants.c.token).where(
+            grants.c.partition_key == key, grants.c.run_id == run_id)).first()
+        if row is None or grant is None:
+            raise PartitionBusyError(f"partition {key}: run {run_id} writes it without holding its lease "
+                                     "(claim it first: resources/partition_lease.claim)")
+        if row["run_id"] != run_id or (row["token"] and row["token"] != grant[0]):
+            raise _lost(key, run_id, row)
 
 
 def _refuse_if_live(key: str, row, run_is_active, ttl: float, now: datetime) -> None:

@@ -56,7 +56,7 @@ def _import_file(context, pairs, generation_source, reference, database) -> pd.D
 def _claim(context, database, pairs) -> None:
     """Hold the partitions for this run (renewed as batches are committed): resources/partition_lease.py."""
     claim(database.engine(), [gen_core.partition_key(m, t) for m, t in pairs], context.run.run_id,
-          run_status_from(context.instance))
+          run_status_from(context.instance), warn=context.log.warning)
 
 
 def _stream_into_database(context, database, pairs, client, todo, params, audit_id, decoding, commit_every, key,
@@ -80,7 +80,9 @@ def _stream_into_database(context, database, pairs, client, todo, params, audit_
             model_source=client.model_source, model_revision=client.model_revision, backend=client.backend,
             decoding_json=decoding, provenance_id=provenance_id,
         )
-        database.append_rows(Generation, rows)  # committed: a crash loses at most the samples not yet here
+        # committed only while this run holds the partition (a run that lost its lease stops here):
+        # a crash loses at most the samples not yet here
+        database.append_rows(Generation, rows, run_id=context.run.run_id)
         _claim(context, database, pairs)  # renew the lease
         done += len(pending)
         tokens += sum(s.output_tokens or 0 for s in samples)
