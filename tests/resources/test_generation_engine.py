@@ -229,8 +229,11 @@ def test_a_backend_that_returns_fewer_samples_fails_the_partition_and_keeps_what
                          "partition_key": "m|base", "model": "m", "template": "base", "template_hash": "h",
                          "profile_id": [f"p{i}" for i in range(6)], "run": 0})
     database = D.ResultsDatabase(url=f"sqlite:///{tmp_path / 'r.db'}")
-    context = SimpleNamespace(log=SimpleNamespace(info=lambda m: None), run=SimpleNamespace(run_id="run-1"),
-                              instance=None)
+    context = SimpleNamespace(log=SimpleNamespace(info=lambda m: None, warning=lambda m: None),
+                              run=SimpleNamespace(run_id="run-1"), instance=None)
+    from resources.partition_lease import claim
+
+    claim(database.engine(), ["m|base"], "run-1")  # as the asset does before it generates: commits are fenced
     with pytest.raises(dg.Failure, match=r"returned 4 of 6 samples \(2 missing\)"):
         _stream_into_database(context, database, [("m", "base")], ShortBackend(), plan, SamplingParams(), "a1", "{}",
                               0, "m|base", "prov-1")
