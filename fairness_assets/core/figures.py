@@ -32,7 +32,6 @@ Across models or runs: ``model_comparison`` and ``drift``.
 from __future__ import annotations
 
 import io
-import hashlib
 import re
 import warnings
 from dataclasses import dataclass
@@ -43,10 +42,13 @@ import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure as MplFigure
 
+from .naming import file_stem
+
 DPI = 100
 TOP_N = 20
 LABEL_CHARS = 42
 FONT = 9
+_UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]|^[.-]")  # a figure name that is not a file name as it is
 SAVE_METADATA = {"Software": None}  # PNG: no "Software" chunk; matplotlib writes no time for PNG
 
 ATTRIBUTE_LABELS = {"gender": "gender", "economic_class": "economic class", "nationality": "nationality"}
@@ -79,18 +81,17 @@ class Figure:
 
     @property
     def slug(self) -> str:
-        """A file-name-safe unique name: ``<model>__<template>__<name>-<hash>`` (empty parts left out).
+        """A file-name-safe unique name: ``<model>__<template>__<name>-<hash>`` (empty parts left out),
+        at most 80 characters (:func:`fairness_assets.core.naming.file_stem`).
 
         Making a name file-safe drops characters (``llama 3`` and ``llama-3`` would both become
-        ``llama-3``) and some file systems ignore case, so the name ends with a short hash of the
-        exact model and template: one file per (model, template, figure).
+        ``llama-3``), some file systems ignore case and a model name may be longer than a file name
+        can be, so the readable part is cut to fit and the name ends with a short hash of the exact
+        model, template and figure name: one file per (model, template, figure).
         """
-        parts = [p for p in (self.model, self.template, self.name) if p]
-        readable = "__".join(re.sub(r"[^A-Za-z0-9._-]+", "-", p).strip("-") or "x" for p in parts)
         if not (self.model or self.template):
-            return readable
-        digest = hashlib.sha256(f"{self.model}\x1f{self.template}".encode("utf-8")).hexdigest()[:10]
-        return f"{readable}-{digest}"
+            return file_stem(self.name) if _UNSAFE_NAME.search(self.name) or len(self.name) > 80 else self.name
+        return file_stem(self.model, self.template, self.name)
 
 
 # ----------------------------------------------------------------------------- helpers
