@@ -13,7 +13,7 @@ OpenAI-compatible HTTP endpoint), ``vllm`` (offline batches, when installed).
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Iterator, Optional, Protocol, runtime_checkable
+from typing import Iterator, Optional, Protocol, Sequence, runtime_checkable
 
 
 @dataclass(frozen=True)
@@ -59,11 +59,13 @@ class LLMClient(Protocol):
 class TextsFromSamples:
     """Mixin: ``generate_texts`` and ``stream_samples`` on top of ``generate_samples``."""
 
-    def stream_samples(self, prompts: list, seeds: list[int],
-                       params: SamplingParams) -> Iterator[list[tuple[int, Sample]]]:
+    def stream_samples(self, prompts: list, seeds: list[int], params: SamplingParams,
+                       labels: Optional[Sequence[str]] = None) -> Iterator[list[tuple[int, Sample]]]:
         """Lists of ``(index, sample)`` as they are ready, for committing as they come. This default
         hands the backend ``stream_chunk`` (else ``batch_size``, else 16) prompts at a time and yields
-        each chunk; backends that keep many requests in flight (``openai``) override it."""
+        each chunk; backends that keep many requests in flight (``openai``) override it. ``labels``
+        (optional, one per prompt, e.g. the response ids) name a sample in a backend's error about that
+        one sample (``openai``: an answer that stays broken); in-process batches fail as a whole."""
         size = max(1, int(getattr(self, "stream_chunk", 0) or getattr(self, "batch_size", 0) or 16))
         for start in range(0, len(prompts), size):
             out = self.generate_samples(prompts[start:start + size], seeds[start:start + size], params)  # type: ignore[attr-defined]

@@ -10,20 +10,78 @@ per-request timeout are the SDK's (``max_retries``, ``timeout_s``); ``requests_p
 the request rate for hosted APIs. Each sample sends its own seed. The API key never appears in
 an error or a log line (``_scrub``). Listing the served models (``GET /models``, the registry
 check) is one plain request.
+
+Broken answers: a ``200`` whose body is not JSON (truncated, an HTML page from a proxy), has no
+``choices``, or whose choice has no message content that its ``finish_reason`` explains
+(``broken_answer``) is handed to the SDK as a ``502`` with ``x-should-retry: true``, so it is
+retried exactly like a 5xx (same ``max_retries`` budget, same backoff, ``Retry-After`` honoured).
+If every attempt is broken, the stream fails with :class:`BrokenAnswerError` naming the model, the
+endpoint (password masked) and the sample (its label, e.g. the response id
+``model|template|profile|run``, and seed); nothing is stored for that sample, so a rerun
+generates it again.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import time
 import urllib.error
 import urllib.request
-from typing import Iterator, Optional
+from typing import Iterator, Optional, Sequence
 
 from ..secrets import scrub
 from .base import ModelUnavailableError, Sample, SamplingParams, TextsFromSamples
 
 RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
+# finish reasons that explain a choice without content: the token budget ran out, the provider's filter
+# withheld the text; "stop" also explains an empty string (the model ended at once), not a missing content
+EMPTY_EXPLAINED_BY = {"length", "content_filter"}
+BROKEN = "fairness_broken_answer"  # response extension: why a 200 was turned into a retryable 502
+
+
+class BrokenAnswerError(RuntimeError):
+    """An endpoint kept answering 200 with a body that holds no usable answer; the message names the
+    model, the endpoint (password masked), the sample and what was wrong."""
+
+
+def _snippet(body: bytes, limit: int = 120) -> str:
+    text = re.sub(r"\s+", " ", body[:limit * 4].decode("utf-8", errors="replace")).strip()
+    return repr(text[:limit]) + (" ..." if len(text) > limit else "")
+
+
+def broken_answer(body: bytes, content_type: str = "") -> Optional[str]:
+    """Why a 200 answer of ``/chat/completions`` holds no usable answer, in words; ``None`` when it does.
+
+    Broken: a body that is not JSON (truncated, an HTML page), no ``choices`` list, an empty one, a
+    first choice without a message, or without content where its ``finish_reason`` does not explain
+    it (``length``, ``content_filter``; ``stop`` explains an empty string, not a missing content; a
+    ``refusal`` text explains it too)."""
+    where = f"content-type {content_type or 'not given'}, {len(body)} bytes"
+    try:
+        doc = json.loads(body)
+    except ValueError as exc:  # JSONDecodeError, or bytes that are not UTF-8
+        what = f"{exc.msg} (character {exc.pos})" if isinstance(exc, json.JSONDecodeError) else str(exc)
+        looks = "truncated or malformed JSON" if body.lstrip()[:1] in (b"{", b"[") else "not JSON"
+        return f"the body is {looks}: {what}; {where}; it begins {_snippet(body)}"
+    if not isinstance(doc, dict) or not isinstance(doc.get("choices"), list):
+        return f"no 'choices' list in the answer ({where}): {_snippet(body)}"
+    if not doc["choices"]:
+        return f"no choices (an empty 'choices' list; {where}): {_snippet(body)}"
+    choice = doc["choices"][0]
+    shown = _snippet(json.dumps(choice, ensure_ascii=False).encode(), 200)
+    message = choice.get("message") if isinstance(choice, dict) else None
+    if not isinstance(message, dict):
+        return f"the first choice has no message: {shown}"
+    content, finish = message.get("content"), choice.get("finish_reason")
+    if isinstance(content, str) and (content or finish in EMPTY_EXPLAINED_BY | {"stop"}):
+        return None
+    if content is None and (finish in EMPTY_EXPLAINED_BY or (isinstance(message.get("refusal"), str)
+                                                             and message["refusal"])):
+        return None
+    kind = "an empty message content" if content == "" else (
+        "no message content" if content is None else f"a message content that is not text ({type(content).__name__})")
+    return f"{kind} and finish_reason {finish!r} does not explain it; the first choice: {shown}"
 
 
 class OpenAIClient(TextsFromSamples):
@@ -119,9 +177,20 @@ class OpenAIClient(TextsFromSamples):
                 "temperature": params.temperature if params.do_sample else 0.0,
                 "top_p": params.top_p if params.do_sample else 1.0, "n": 1, "seed": int(seed)}
 
-    def stream_samples(self, prompts: list, seeds: list[int],
-                       params: SamplingParams) -> Iterator[list[tuple[int, Sample]]]:
-        """Lists of ``(index, sample)`` as requests finish, ``max_concurrency`` in flight."""
+    def _sample_name(self, index: int, total: int, seed: int, labels: Optional[Sequence[str]]) -> str:
+        if labels is not None:
+            return f"sample {labels[index]} (seed {seed})"
+        return f"sample {index + 1} of {total} (seed {seed})"
+
+    def stream_samples(self, prompts: list, seeds: list[int], params: SamplingParams,
+                       labels: Optional[Sequence[str]] = None) -> Iterator[list[tuple[int, Sample]]]:
+        """Lists of ``(index, sample)`` as requests finish, ``max_concurrency`` in flight.
+
+        ``labels`` (optional, one per prompt: the generation engine's response id
+        ``model|template|profile|run``) name a sample in an error; without them a sample is named by
+        its position and seed."""
+        if labels is not None and len(labels) != len(prompts):
+            raise ValueError(f"{self.name}: {len(labels)} labels for {len(prompts)} prompts")
         import openai
         import openai.resources.chat.completions  # noqa: F401 - the SDK loads these lazily: import them here,
         import openai.types.chat  # noqa: F401 - not in the request thread (CPython 3.11 can fail compiling in two threads)
@@ -138,6 +207,19 @@ class OpenAIClient(TextsFromSamples):
             limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
 
             async def on_response(response) -> None:  # the SDK retries quietly: say so in the run's log
+                if response.status_code == 200 and response.request.method == "POST" \
+                        and response.request.url.path.endswith("/chat/completions"):
+                    await response.aread()  # read here rather than by the SDK a moment later
+                    reason = broken_answer(response.content, response.headers.get("content-type", ""))
+                    if reason is not None:
+                        # the SDK's own path for a 5xx: its retries, backoff and Retry-After, its budget
+                        response.status_code = 502
+                        response.headers["x-should-retry"] = "true"
+                        response.extensions[BROKEN] = reason
+                        self.log(self._scrub(f"{self.name}: broken answer (HTTP 200) from {response.request.url}: "
+                                             f"{reason}; the client retries it like a 5xx (at most {self.max_retries} "
+                                             "times, honouring Retry-After)"))
+                        return
                 if response.status_code >= 400:
                     self.log(self._scrub(f"{self.name}: HTTP {response.status_code} from {response.request.url}; "
                                          f"the client retries retryable statuses (at most {self.max_retries} times, "
@@ -152,30 +234,43 @@ class OpenAIClient(TextsFromSamples):
             if client is not None:
                 await client.close()
 
+        total = len(prompts)
+
         async def call(item, client) -> Sample:
-            prompt, seed = item
+            index, prompt, seed = item
             t0 = time.perf_counter()
             try:
                 out = await client.chat.completions.create(**self._body(prompt, seed, params))
             except openai.APIStatusError as exc:
+                sample = self._sample_name(index, total, seed, labels)
+                reason = exc.response.extensions.get(BROKEN)
+                if reason is not None:
+                    raise BrokenAnswerError(self._scrub(
+                        f"model {self.name!r}: endpoint {self.base_url} gave a broken answer for {sample} on all "
+                        f"{self.max_retries + 1} attempts (HTTP 200, retried like a 5xx): {reason}. Nothing is stored "
+                        "for this sample (what finished before is); fix the endpoint or the proxy in front of it and "
+                        "launch the run again: it generates only the missing samples")) from None
                 detail = self._scrub(getattr(exc, "body", None) or exc.message)[:300]
                 raise RuntimeError(self._scrub(f"{self.name}: {self.base_url}/chat/completions: HTTP "
-                                               f"{exc.status_code} after {self.max_retries} retries: {detail}")) from None
+                                               f"{exc.status_code} for {sample} after {self.max_retries} retries: "
+                                               f"{detail}")) from None
             except openai.APIConnectionError as exc:  # includes timeouts
+                sample = self._sample_name(index, total, seed, labels)
                 raise ModelUnavailableError(self._scrub(f"{self.name}: endpoint {self.base_url} unreachable after "
-                                                        f"{self.max_retries} retries: {exc}")) from None
+                                                        f"{self.max_retries} retries ({sample}): {exc}")) from None
             latency = time.perf_counter() - t0
-            choice = out.choices[0] if out.choices else None
-            text = (choice.message.content if choice is not None and choice.message is not None else None) or ""
+            message = out.choices[0].message  # broken_answer checked that there is one
+            text = message.content if isinstance(message.content, str) else (getattr(message, "refusal", None) or "")
             usage = out.usage
             return Sample(text, getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None), latency)
 
-        yield from stream_async(call, list(zip(prompts, seeds)), concurrency=concurrency,
+        yield from stream_async(call, list(zip(range(total), prompts, seeds)), concurrency=concurrency,
                                 requests_per_s=self.requests_per_s or None, setup=setup, teardown=teardown)
 
-    def generate_samples(self, prompts: list[str], seeds: list[int], params: SamplingParams) -> list[Sample]:
+    def generate_samples(self, prompts: list[str], seeds: list[int], params: SamplingParams,
+                         labels: Optional[Sequence[str]] = None) -> list[Sample]:
         out: list[Optional[Sample]] = [None] * len(prompts)
-        for finished in self.stream_samples(prompts, seeds, params):
+        for finished in self.stream_samples(prompts, seeds, params, labels=labels):
             for i, sample in finished:
                 out[i] = sample
         return out  # type: ignore[return-value]

@@ -9,7 +9,8 @@ being generated. Results come in lists: everything that finished since the calle
 sequences in flight; a step-by-step "send a batch, wait for its slowest answer" loop does not.
 
 If a call fails (after the HTTP client's own retries), no new call starts, the calls in flight
-are cancelled, everything that finished before is still yielded, and then the error is raised:
+are cancelled and awaited (no task or future is left with an exception nobody retrieves),
+everything that finished before is still yielded, and then the error is raised:
 what was committed stays committed and a rerun resumes from there. Closing the iterator early
 (the caller failed) cancels the calls in flight as well.
 """
@@ -84,13 +85,14 @@ def stream_async(call: Callable[[Any], Awaitable[Any]], items: Iterable[Any], *,
             next_index = iter(range(len(items)))
             tasks = [asyncio.ensure_future(worker(next_index, state)) for _ in range(max(1, min(concurrency, len(items))))]
             watcher = asyncio.ensure_future(_watch(stop))
-            done, _ = await asyncio.wait([asyncio.gather(*tasks), watcher], return_when=asyncio.FIRST_COMPLETED)
-            if not watcher.done():
-                watcher.cancel()
-            for t in tasks:
+            # return_exceptions: a worker cancelled below is a result of this gather, not an exception nobody
+            # retrieves ("_GatheringFuture exception was never retrieved")
+            workers = asyncio.gather(*tasks, return_exceptions=True)
+            await asyncio.wait([workers, watcher], return_when=asyncio.FIRST_COMPLETED)
+            for t in (*tasks, watcher):
                 if not t.done():
                     t.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+            await asyncio.gather(workers, watcher, return_exceptions=True)  # every task awaited before teardown
         finally:
             if teardown is not None:
                 await teardown(state)
