@@ -400,6 +400,21 @@ class TableContent(SQLModel, table=True):
     written_at: datetime = Field(default_factory=_now)
 
 
+class PartitionOutcome(SQLModel, table=True):
+    """A partition of a run that an asset could not produce (``failed``), or left out because an
+    upstream asset of the same run could not (``skipped``), or because a blocking parse-quality check
+    failed for it (``blocked``); with the reason. The other partitions of the run go on
+    (fairness_assets/defs/isolation.py; migration 0005)."""
+
+    __tablename__ = "partition_outcome"
+    run_id: str = Field(primary_key=True)
+    partition_key: str = Field(primary_key=True)
+    asset: str = Field(primary_key=True)
+    status: str
+    reason: str
+    recorded_at: datetime = Field(default_factory=_now)
+
+
 TABLES: dict[str, Type[SQLModel]] = {
     "qs_corpus": CorpusUniversity,
     "country_geography": Country,
@@ -720,6 +735,22 @@ class ResultsDatabase(ConfigurableResource):
                     _insert_ignoring_duplicates(conn, table, new[start : start + 5000])
         return len(new)
 
+    def record_outcomes(self, run_id: str, asset: str, outcomes: dict[str, tuple[str, str]]) -> None:
+        """Record ``{partition key: (status, reason)}`` of ``asset`` in run ``run_id`` (PartitionOutcome)."""
+        rows = [{"run_id": run_id, "partition_key": k, "asset": asset, "status": status, "reason": reason[:4000],
+                 "recorded_at": _now()} for k, (status, reason) in outcomes.items()]
+        rows = [dict(zip(r, _keys(r.values()))) for r in rows]
+        if rows:
+            with self.engine().begin() as conn:
+                _insert_ignoring_duplicates(conn, PartitionOutcome.__table__, rows)
+
+    def run_outcomes(self, run_id: str) -> pd.DataFrame:
+        """The partitions of run ``run_id`` that an asset failed, skipped or blocked, in order."""
+        table = PartitionOutcome.__table__
+        q = sa.select(table).where(table.c.run_id == run_id).order_by(table.c.recorded_at, table.c.partition_key)
+        with self.engine().connect() as conn:
+            return pd.read_sql(q, conn)
+
     def count(self, model: Type[SQLModel]) -> int:
         table = model.__table__
         with self.engine().connect() as conn:
@@ -791,6 +822,16 @@ class SQLResultsIOManager(ConfigurableIOManager):
             return
         keys = self._partitions(context)
         self._claim(context, keys)
+        if keys != [""]:  # a partition the run could not produce keeps its earlier rows (defs/isolation.py)
+            lost = set(self.database.run_outcomes(context.step_context.run_id)["partition_key"])
+            if lost & set(keys):
+                keys = [k for k in keys if k not in lost]
+                if "partition_key" in obj:
+                    obj = obj[obj["partition_key"].isin(keys)]
+                context.log.warning(f"not stored for partition(s) {sorted(lost)} (failed, skipped or blocked in this "
+                                    "run; their earlier rows, if any, are kept)")
+                if not keys:
+                    return
         name = context.asset_key.path[-1]
         model = self._model(name)
         run_id = context.step_context.run_id if keys != [""] else None

@@ -173,7 +173,7 @@ class LLMResource(ConfigurableResource):
             if spec.backend == "vllm":
                 from .vllm_backend import VLLMClient
 
-                return VLLMClient(spec.source, name=name, revision=spec.revision)
+                return VLLMClient(spec.source, name=name, revision=spec.revision, system_role=spec.system_role)
             from .transformers_backend import TransformersClient
 
             batch = self.batch_size or (64 if self._cuda() else 16)

@@ -100,4 +100,7 @@ def test_partition_without_responses_fails_with_a_clear_message(tmp_path):
     result, checks, mats, _ = run(tmp_path, responses_file(tmp_path, [GOOD] * 3), key="m1|regional")
     assert not result.success
     failure = [e for e in result.all_events if e.is_step_failure][0]
-    assert "no usable responses for partition(s) ['m1|regional']" in str(failure.event_specific_data.error.message)
+    message = str(failure.event_specific_data.error.message)
+    assert "no partition of the run could be produced: m1|regional failed" in message
+    assert "has no usable row for model 'm1' with template 'regional' (for this model it has template(s) ['base'])" \
+        in message

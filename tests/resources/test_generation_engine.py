@@ -222,7 +222,7 @@ def test_a_backend_that_returns_fewer_samples_fails_the_partition_and_keeps_what
     class ShortBackend:
         backend, model_source, model_revision = "openai", "http://x/v1 (m)", None
 
-        def stream_samples(self, prompts, seeds, params):
+        def stream_samples(self, prompts, seeds, params, labels=None):
             yield [(i, Sample(f"answer {i}", 3, 5, 0.1)) for i in range(len(prompts) - 2)]  # two never come back
 
     plan = pd.DataFrame({"response_id": [f"m|base|p{i}|0" for i in range(6)], "prompt": ["q"] * 6, "seed": range(6),

@@ -128,3 +128,17 @@ def test_without_vllm_the_error_names_the_model(monkeypatch):
     monkeypatch.setitem(sys.modules, "vllm", None)  # import vllm raises ImportError
     with pytest.raises(ModelUnavailableError, match="my-model: backend vllm requested but vllm is not installed"):
         VLLMClient("org/model", name="my-model")
+
+
+def test_the_llm_resource_passes_the_registrys_system_role_to_the_vllm_client(fake_vllm, tmp_path):
+    """The registry's ``system_role`` reaches the client that LLMResource builds (an explicit
+    ``false``, as for mistral, folds; ``true`` keeps the system role)."""
+    from resources.llm.resource import LLMResource
+
+    registry = tmp_path / "models.yaml"
+    registry.write_text("models:\n"
+                        "  keeps:\n    source: org/keeps\n    backend: vllm\n    system_role: true\n"
+                        "  folds:\n    source: org/folds\n    backend: vllm\n    system_role: false\n")
+    llm = LLMResource(registry_path=str(registry))
+    assert llm.client("keeps").system_role is True
+    assert llm.client("folds").system_role is False

@@ -24,18 +24,31 @@ from resources.settings import AuditGridResource, GenerationSourceResource, Refe
 
 from ..metadata import preview, table_md
 from ..operations.kubernetes import GPU_OP_TAGS, GPU_POOL
-from ..partitions import AUDIT_PARTITIONS, SINGLE_RUN, audit_round, model_template_pairs, unusable_models
+from ..isolation import PartitionGuard
+from ..partitions import AUDIT_PARTITIONS, SINGLE_RUN, audit_round, unusable_models
 from ..services import resolver_for
 
 
-def _import_file(context, pairs, generation_source, reference, database) -> pd.DataFrame:
+def _import_file(context, guard, generation_source, reference, database) -> pd.DataFrame:
     path = generation_source.resolved_path()
+    pairs = guard.pairs
     imported = responses_core.import_responses(path, prompts_core.load_templates(reference.templates_dir),
                                                resolver_for(reference).iso3, pairs=set(pairs))
-    problem = unusable_models(pairs, imported.models, f"the responses file {path}")
-    if problem:
-        raise dg.Failure(problem)
+    for pk in pairs:  # a partition the file cannot give fails alone, naming what the file has
+        problem = unusable_models([pk], imported.models, f"the responses file {path}")
+        if problem:
+            guard.fail(pk, problem)
     table, rejects, notes = imported.generations, imported.rejects, imported.notes
+    have = set(table["partition_key"]) if len(table) else set()
+    for pk in pairs:
+        if guard.usable(pk) and str(pk) not in have:
+            templates = sorted(t for m, t in imported.pairs if m == pk.model)
+            guard.fail(pk, f"the responses file {path} has no usable row for model {pk.model!r} with template "
+                       f"{pk.template!r} (for this model it has template(s) {templates or 'none'}"
+                       + (f"; {imported.rows_rejected} row(s) of the file were not usable, see the rejects" if
+                          imported.rows_rejected else "") + ")")
+    if not len(table):
+        return table
     table = database.stamp(table, "generations", template_hashes=dict(zip(table["template"], table["template_hash"])),
                            config_json={"source": str(path), "sha256": imported.sha256,
                                         "format": "items" if imported.split_items else "text"})
@@ -91,18 +104,21 @@ def _stream_into_database(context, database, pairs, client, todo, params, audit_
         pending.clear()
         last_commit = time.perf_counter()
 
-    for finished in client.stream_samples(list(todo["prompt"]), [int(s) for s in todo["seed"]], params):
-        pending.extend(finished)
-        now = time.perf_counter()
-        # a client that hands back whole batches (in process) is committed batch by batch; one that streams
-        # many requests (an endpoint) every ``every`` answers or every 2 s
-        if len(pending) >= every or now - last_commit > 2.0 or not getattr(client, "streams_requests", False):
+    try:
+        for finished in client.stream_samples(list(todo["prompt"]), [int(s) for s in todo["seed"]], params,
+                                              labels=list(todo["response_id"])):  # errors name the sample
+            pending.extend(finished)
+            now = time.perf_counter()
+            # a client that hands back whole batches (in process) is committed batch by batch; one that streams
+            # many requests (an endpoint) every ``every`` answers or every 2 s
+            if len(pending) >= every or now - last_commit > 2.0 or not getattr(client, "streams_requests", False):
+                commit()
+                if now - last_log > 5.0 or done == len(todo):
+                    context.log.info(f"{key}: " + gen_core.progress_line(done, len(todo), tokens, now - t0))
+                    last_log = now
+    finally:  # answers that finished before a failure are kept: a rerun generates only the rest
+        if pending:
             commit()
-            if now - last_log > 5.0 or done == len(todo):
-                context.log.info(f"{key}: " + gen_core.progress_line(done, len(todo), tokens, now - t0))
-                last_log = now
-    if pending:
-        commit()
     if done != len(todo):  # never a silently short partition: what was committed stays, a rerun fills in
         raise dg.Failure(f"partition {key}: the {client.backend} backend returned {done} of {len(todo)} samples "
                          f"({len(todo) - done} missing); the {done} are stored, launch the run again for the rest")
@@ -121,7 +137,8 @@ def _stream_into_database(context, database, pairs, client, todo, params, audit_
     return cost
 
 
-def _generate(context, pairs, prompts, profiles, cfg, generation_source, llm, database) -> pd.DataFrame:
+def _generate(context, guard, prompts, profiles, cfg, generation_source, llm, database) -> pd.DataFrame:
+    pairs = guard.pairs
     params = generation_source.sampling()
     decoding = json.dumps(params.as_dict(), sort_keys=True)
     audit_id = f"{cfg.preset}-{stable_hash([cfg.as_json(), decoding])}"
@@ -129,31 +146,41 @@ def _generate(context, pairs, prompts, profiles, cfg, generation_source, llm, da
         audit_id += f"-{audit_round(context)}"
     # every model must be usable before anything is generated
     for model in sorted({m for m, _ in pairs}):
-        where = llm.check(model)
-        context.log.info(f"model {model}: {where}")
+        with guard.attempt(PartitionKey(model, "*")):
+            context.log.info(f"model {model}: {llm.check(model)}")
+        unusable = guard.outcomes.pop(str(PartitionKey(model, "*")), None)
+        if unusable:  # every partition of this model fails, with the model's own reason
+            for pk in pairs:
+                if pk.model == model:
+                    guard.fail(pk, unusable[1])
     costs: list[dict] = []
-    for i, (model, template) in enumerate(pairs):
-        if i and pairs[i - 1][0] != model:
-            llm.release(pairs[i - 1][0], log=context.log.info)  # keys are model-major: one model in memory
+    previous = None
+    for model, template in pairs:
         key = gen_core.partition_key(model, template)
-        plan = gen_core.plan_samples(prompts, profiles, model, template, cfg.runs)
-        if plan.empty:
-            raise dg.Failure(f"partition {key}: the audit grid ({cfg.preset}) has no profiles for template {template!r}")
-        done_ids = database.existing_values(Generation, "response_id", [key], audit_id=audit_id)
-        todo = plan[~plan["response_id"].isin(done_ids)]
-        context.log.info(f"partition {key}: {len(plan)} samples in the grid, {len(plan) - len(todo)} already stored, "
-                         f"{len(todo)} to generate (audit {audit_id})")
-        if todo.empty:
+        if not guard.usable(key):
             continue
-        client = llm.client(model, log=context.log.info)
-        # what produced these rows: the model as served, the decoding, the template (same inputs, same id)
-        prov = make_provenance("generations", template_hashes={template: str(plan["template_hash"].iloc[0])},
-                               config_json={"audit_id": audit_id, "model": model, "backend": client.backend,
-                                            "source": client.model_source, "revision": client.model_revision,
-                                            "decoding": json.loads(decoding)})
-        database.record_provenance(prov)
-        costs.append(_stream_into_database(context, database, pairs, client, todo, params, audit_id, decoding,
-                                           generation_source.commit_every, key, prov.provenance_id))
+        if previous is not None and previous != model:
+            llm.release(previous, log=context.log.info)  # keys are model-major: one model in memory
+        previous = model
+        with guard.attempt(key):  # a partition that cannot be generated fails alone
+            plan = gen_core.plan_samples(prompts, profiles, model, template, cfg.runs)
+            if plan.empty:
+                raise dg.Failure(f"the audit grid ({cfg.preset}) has no profiles for template {template!r}")
+            done_ids = database.existing_values(Generation, "response_id", [key], audit_id=audit_id)
+            todo = plan[~plan["response_id"].isin(done_ids)]
+            context.log.info(f"partition {key}: {len(plan)} samples in the grid, {len(plan) - len(todo)} already "
+                             f"stored, {len(todo)} to generate (audit {audit_id})")
+            if todo.empty:
+                continue
+            client = llm.client(model, log=context.log.info)
+            # what produced these rows: the model as served, the decoding, the template (same inputs, same id)
+            prov = make_provenance("generations", template_hashes={template: str(plan["template_hash"].iloc[0])},
+                                   config_json={"audit_id": audit_id, "model": model, "backend": client.backend,
+                                                "source": client.model_source, "revision": client.model_revision,
+                                                "decoding": json.loads(decoding)})
+            database.record_provenance(prov)
+            costs.append(_stream_into_database(context, database, pairs, client, todo, params, audit_id, decoding,
+                                               generation_source.commit_every, key, prov.provenance_id))
     stored = database.read_rows(Generation, [gen_core.partition_key(m, t) for m, t in pairs])
     stored = stored[stored["audit_id"] == audit_id]
     if costs:  # what this run's generation cost, per partition (also stored: table generation_cost)
@@ -187,27 +214,36 @@ def generations(
     llm: LLMResource,
     database: ResultsDatabase,
 ) -> dg.Output[pd.DataFrame]:
-    pairs = model_template_pairs(context)
-    if not pairs:
+    guard = PartitionGuard(context, database, "generations")
+    if not context.partition_keys:
         raise dg.Failure(f"the run selects no model x template partition (partition keys {context.partition_keys}; "
                          "a range of this two-dimensional partition set is a box: model range x template range)")
     if generation_source.resolved_path() is None:  # generating: every model must be registered
-        problem = unusable_models(pairs, set(llm.registry()), f"the model registry {llm.registry_path}")
-        if problem:
-            raise dg.Failure(problem)
-    _claim(context, database, pairs)  # fails here if another live run writes one of these partitions
-    if generation_source.resolved_path() is not None:
-        table = _import_file(context, pairs, generation_source, reference, database)
+        for pk in guard.pairs:
+            problem = unusable_models([pk], set(llm.registry()), f"the model registry {llm.registry_path}")
+            if problem:
+                guard.fail(pk, problem)
+    pairs = [pk for pk in guard.pairs if guard.usable(pk)]
+    guard.pairs = pairs
+    if pairs:
+        _claim(context, database, pairs)  # fails here if another live run writes one of these partitions
+        if generation_source.resolved_path() is not None:
+            table = _import_file(context, guard, generation_source, reference, database)
+        else:
+            table = _generate(context, guard, prompts, profiles, audit_grid.resolve(), generation_source, llm, database)
     else:
-        table = _generate(context, pairs, prompts, profiles, audit_grid.resolve(), generation_source, llm, database)
-    missing = sorted({gen_core.partition_key(m, t) for m, t in pairs} - set(table["partition_key"]))
-    if missing:
-        raise dg.Failure(f"no usable responses for partition(s) {missing}")
+        table = pd.DataFrame(columns=["partition_key", "response_id", "prompt", "response"])
+    for pk in pairs:
+        if guard.usable(pk) and (table.empty or str(pk) not in set(table["partition_key"])):
+            guard.fail(pk, "no usable responses")
+    table = guard.usable_rows(table)
+    left_out = guard.finish()  # fails the step only when no partition of the run could be produced
     tokens = pd.to_numeric(table.get("output_tokens"), errors="coerce") if "output_tokens" in table else None
     return dg.Output(
         table,
         metadata={
             "dagster/row_count": len(table),
+            **left_out,
             "responses_per_partition": table_md(table.groupby("partition_key").size().rename("responses").to_frame()),
             "output_tokens": int(tokens.sum()) if tokens is not None and tokens.notna().any() else "n/a",
             "preview": preview(table[["response_id", "prompt", "response"]]),

@@ -25,6 +25,7 @@ from resources.settings import (AuditGridResource, ParseQualityResource, Referen
                                 ScoringResource, stable_hash)
 from resources.tagger import SubjectTaggerResource
 
+from ..isolation import PartitionGuard
 from ..metadata import png_md, table_md
 from .geography import stored_geography
 from ..partitions import AUDIT_PARTITIONS, SINGLE_RUN
@@ -48,18 +49,21 @@ def audit_statistics(context: dg.AssetExecutionContext, analysis_tables: pd.Data
     if analysis_tables.empty:
         raise dg.Failure(f"no analysis tables stored for {context.partition_keys}: materialize the scores first")
     frames, shown, significant = [], {}, 0
-    for key, long in by_partition(analysis_tables):
-        responses = tables_core.from_long(long)["drs_responses"]
-        t = audit_report.partition_statistics(responses, **report_settings.as_dict())
-        dis = t["counterfactual_disparity"]
-        significant += int(dis["significant"].sum()) if len(dis) else 0
-        frames.append(tables_core.to_long(t).assign(partition_key=str(key), audit_id=str(long["audit_id"].iloc[0])))
-        shown[f"disparity {key}"] = table_md(audit_report.stats.disparity_display(dis)) if len(dis) else "no testable pairs"
-        context.log.info(f"{key}: {len(t['run_variability'])} variability rows, {len(dis)} disparity tests, "
-                         f"{int(dis['significant'].sum()) if len(dis) else 0} significant")
+    guard = PartitionGuard(context, database, "audit_statistics")
+    for key, long in guard.partitions(analysis_tables):
+        with guard.attempt(key):  # a partition whose statistics fail fails alone
+            responses = tables_core.from_long(long)["drs_responses"]
+            t = audit_report.partition_statistics(responses, **report_settings.as_dict())
+            dis = t["counterfactual_disparity"]
+            frames.append(tables_core.to_long(t).assign(partition_key=str(key), audit_id=str(long["audit_id"].iloc[0])))
+            significant += int(dis["significant"].sum()) if len(dis) else 0
+            shown[f"disparity {key}"] = table_md(audit_report.stats.disparity_display(dis)) if len(dis) else "no testable pairs"
+            context.log.info(f"{key}: {len(t['run_variability'])} variability rows, {len(dis)} disparity tests, "
+                             f"{int(dis['significant'].sum()) if len(dis) else 0} significant")
+    left_out = guard.finish()
     table = database.stamp(pd.concat(frames, ignore_index=True).assign(params_hash=stable_hash(report_settings.as_dict())),
                            "audit_statistics", config_json=report_settings.as_dict())
-    return dg.Output(table, metadata={"dagster/row_count": len(table), "significant_findings": significant,
+    return dg.Output(table, metadata={"dagster/row_count": len(table), **left_out, "significant_findings": significant,
                                       "settings": dg.MetadataValue.json(report_settings.as_dict()), **shown})
 
 
@@ -80,12 +84,25 @@ def audit_figures(context: dg.AssetExecutionContext, recommendations: pd.DataFra
     folder = report_settings.folder() / "figures"
     folder.mkdir(parents=True, exist_ok=True)
     rows, shown = [], {}
-    parts = list(by_partition(recommendations))
+    guard = PartitionGuard(context, database, "audit_figures")
+    parts = list(guard.partitions(recommendations))
     jobs = [({"drs_items": recs, "grs_by_country": grs_by_country[grs_by_country["partition_key"] == str(key)]},
              key.model, key.template) for key, recs in parts]
     workers = report_settings.drawing_processes() if len(jobs) > 1 else 1
     context.log.info(f"drawing the figures of {len(jobs)} partition(s) in {min(workers, len(jobs))} process(es)")
-    for (key, recs), (_, model, template), figures in zip(parts, jobs, fig_core.many_partition_figures(jobs, workers)):
+    try:
+        drawn = list(fig_core.many_partition_figures(jobs, workers))
+    except Exception as exc:  # noqa: BLE001 - find the partition(s) that fail, draw the others
+        context.log.warning(f"drawing the figures of {len(jobs)} partition(s) failed ({type(exc).__name__}: {exc}); "
+                            "drawing them one partition at a time")
+        drawn = []
+        for (key, _), job in zip(parts, jobs):
+            drawn.append(None)
+            with guard.attempt(key):
+                drawn[-1] = list(fig_core.many_partition_figures([job], 1))[0]
+    for (key, recs), (_, model, template), figures in zip(parts, jobs, drawn):
+        if figures is None:
+            continue
         for f in figures:
             path = None if f.skipped else folder / f"{f.slug}.png"
             if path is not None:
@@ -98,9 +115,10 @@ def audit_figures(context: dg.AssetExecutionContext, recommendations: pd.DataFra
                 shown[f"{key} {f.name}"] = image
         context.log.info(f"{key}: {sum(not f.skipped for f in figures)} figure(s) written to {folder}, "
                          f"{sum(f.skipped for f in figures)} skipped")
+    left_out = guard.finish()
     table = database.stamp(pd.DataFrame(rows), "audit_figures", config_json={"folder": str(folder)})
     return dg.Output(table, metadata={
-        "dagster/row_count": len(table), "folder": dg.MetadataValue.path(str(folder)),
+        "dagster/row_count": len(table), **left_out, "folder": dg.MetadataValue.path(str(folder)),
         "figures": table_md(table[["partition_key", "name", "path", "skipped_reason"]]), **shown,
     })
 

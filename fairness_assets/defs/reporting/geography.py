@@ -15,6 +15,7 @@ from fairness_assets.core.partition import PartitionKey, by_partition
 from resources.database import ResultsDatabase
 from resources.settings import ReferenceDataResource, ReportResource, ScoringResource, stable_hash
 
+from ..isolation import PartitionGuard
 from ..metadata import table_md
 from ..partitions import AUDIT_PARTITIONS, SINGLE_RUN
 from ..services import resolver_for, scoring_params
@@ -71,13 +72,33 @@ def audit_geography(context: dg.AssetExecutionContext, drs_scores: pd.DataFrame,
                                "audit_geography", config_json={"regions": regions_core.source_line()})
         return dg.Output(empty, metadata={"dagster/row_count": 0, "significant_geographic_findings": 0,
                                           "summary": "no recommended item was scored: nothing to analyse"})
+    guard = PartitionGuard(context, database, "audit_geography")
+    drs_scores, analysis_tables = guard.usable_rows(drs_scores), guard.usable_rows(analysis_tables)
     responses = responses_with_partitions(analysis_tables)
     resolver = resolver_for(reference)
     students = {n: resolver.iso3(n) for n in pd.unique(responses["nationality"].dropna())} \
         if "nationality" in responses else {}
     settings = report_settings.as_dict()
-    tables = geostats.geo_statistics(drs_scores, responses, scoring_params(reference, scoring),
-                                     student_iso3={k: v for k, v in students.items() if v}, **settings)
+
+    def statistics(scores: pd.DataFrame, answers: pd.DataFrame) -> dict:
+        return geostats.geo_statistics(scores, answers, scoring_params(reference, scoring),
+                                       student_iso3={k: v for k, v in students.items() if v}, **settings)
+
+    try:
+        tables = statistics(drs_scores, responses)
+    except Exception as exc:  # noqa: BLE001 - find the partition(s) that fail; the others are computed
+        context.log.warning(f"geographic statistics failed ({type(exc).__name__}: {exc}); computing them one "
+                            "partition at a time to find the partition that fails")
+        for key, _ in guard.partitions(drs_scores):
+            with guard.attempt(key):
+                statistics(drs_scores[drs_scores["partition_key"] == str(key)],
+                           responses[responses["partition_key"] == str(key)])
+        if not guard.outcomes:
+            raise
+        drs_scores, responses = guard.usable_rows(drs_scores), guard.usable_rows(responses)
+        guard.finish()  # fails the step when no partition is left
+        tables = statistics(drs_scores, responses)
+    left_out = guard.finish()
     frames = []
     for key, part in by_partition(drs_scores):
         audit = str(part["audit_id"].iloc[0])
@@ -92,6 +113,7 @@ def audit_geography(context: dg.AssetExecutionContext, drs_scores: pd.DataFrame,
         context.log.info(line)
     return dg.Output(table, metadata={
         "dagster/row_count": len(table),
+        **left_out,
         "significant_geographic_findings": len(significant),
         "summary": dg.MetadataValue.md("\n".join(f"- {s}" for s in sentences) or "nothing to report"),
         "families": table_md(tables["families"]) if len(tables["families"]) else "none",

@@ -15,6 +15,7 @@ from fairness_assets.core.partition import PartitionKey, by_partition
 from resources.database import GRSCountry, MetricRow, ResultsDatabase, make_provenance
 from resources.settings import ReferenceDataResource, ScoringResource, stable_hash
 
+from ..isolation import PartitionGuard
 from ..metadata import png_md, table_md
 from ..partitions import AUDIT_PARTITIONS, SINGLE_RUN
 from ..services import distance_matrix, resolver_for, scoring_params
@@ -54,23 +55,27 @@ def scores(
     prov = make_provenance("scores", corpus_sha256=str(qs_corpus["corpus_sha256"].iloc[0]), config_json=params.as_dict())
     database.record_provenance(prov)  # one record for the three tables of the multi-asset
     items, grs, long, shown = [], [], [], {}
-    for pk, recs in by_partition(recommendations):
+    guard = PartitionGuard(context, database, "scores")
+    for pk, recs in guard.partitions(recommendations):
         key = str(pk)
-        t = metrics.score_partition(recs, qs_corpus, dist, students, params)
-        for name in ANALYSIS:
-            shown.setdefault(name, []).append(t[name].assign(partition=key))
-        audit = str(recs["audit_id"].iloc[0])
-        items.append(t["drs_items"].assign(partition_key=key))
-        grs.append(t["grs_by_country"].assign(partition_key=key, audit_id=audit))
-        long.append(tables_core.to_long({n: t[n] for n in ANALYSIS}).assign(partition_key=key, audit_id=audit))
-        context.log.info(f"{key}: {len(t['drs_items'])} items scored; mean DRS "
-                         f"{t['drs_responses']['drs'].mean():.4f}; countries with GRS > 0: {(t['grs_by_country']['grs'] > 0).sum()}")
+        with guard.attempt(key):  # a partition that cannot be scored fails alone
+            t = metrics.score_partition(recs, qs_corpus, dist, students, params)
+            audit = str(recs["audit_id"].iloc[0])
+            parts = (t["drs_items"].assign(partition_key=key), t["grs_by_country"].assign(partition_key=key, audit_id=audit),
+                     tables_core.to_long({n: t[n] for n in ANALYSIS}).assign(partition_key=key, audit_id=audit))
+            for name in ANALYSIS:
+                shown.setdefault(name, []).append(t[name].assign(partition=key))
+            for frames, part in zip((items, grs, long), parts):
+                frames.append(part)
+            context.log.info(f"{key}: {len(t['drs_items'])} items scored; mean DRS "
+                             f"{t['drs_responses']['drs'].mean():.4f}; countries with GRS > 0: {(t['grs_by_country']['grs'] > 0).sum()}")
+    left_out = guard.finish()
     items_df = pd.concat(items, ignore_index=True).assign(params_hash=params_hash, provenance_id=prov.provenance_id)
     grs_df = pd.concat(grs, ignore_index=True).assign(params_hash=params_hash, provenance_id=prov.provenance_id)
     long_df = pd.concat(long, ignore_index=True).assign(params_hash=params_hash, provenance_id=prov.provenance_id)
     tables = {name: pd.concat(frames, ignore_index=True) for name, frames in shown.items()}
     yield dg.Output(items_df, output_name="drs_scores", metadata={
-        "dagster/row_count": len(items_df), "params": dg.MetadataValue.json(params.as_dict()),
+        "dagster/row_count": len(items_df), **left_out, "params": dg.MetadataValue.json(params.as_dict()),
         "mean_drs": float(items_df["drs"].mean()) if len(items_df) else 0.0,
         "components_used": table_md(items_df["drs_components"].value_counts().to_frame()),
     })

@@ -5,39 +5,58 @@ as asset checks of ``recommendations`` in the same step; the checks marked block
 downstream metric assets of a partition that fails them.
 """
 
+import warnings
+
 import dagster as dg
 import pandas as pd
 
 from expectations.runner import load_suite
 from fairness_assets.core import quality, understanding
-from fairness_assets.core.partition import by_partition
 from resources.database import ResultsDatabase
 from resources.llm.resource import LLMResource
 from resources.settings import AuditGridResource, ParseQualityResource, ReferenceDataResource
 from resources.tagger import SubjectTaggerResource
 
 from ..metadata import preview, table_md
-from ..partitions import AUDIT_PARTITIONS, SINGLE_RUN, model_template_pairs
+from ..isolation import PartitionGuard
+from ..partitions import AUDIT_PARTITIONS, SINGLE_RUN
 from ..services import quality_outcomes, resolver_for, understanding_config, university_index
 
 SUITE = load_suite("recommendations_quality")
-CHECK_SPECS = [
-    dg.AssetCheckSpec(name=c["name"], asset="recommendations", blocking=bool(c.get("blocking")),
-                      description=c.get("description"))
-    for c in SUITE["checks"]
-]
+# partitioned checks: a run of one partition records each check's result for that partition
+# (Dagster 1.13 evaluates a partitioned check per partition only in a run of one partition; a
+# single-run backfill of many gets one result per check, and the per-partition outcome is applied
+# by the run itself: see _check_results)
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", category=dg.PreviewWarning)
+    CHECK_SPECS = [
+        dg.AssetCheckSpec(name=c["name"], asset="recommendations", blocking=bool(c.get("blocking")),
+                          description=c.get("description"), partitions_def=AUDIT_PARTITIONS)
+        for c in SUITE["checks"]
+    ]
 
 
 # run tag: "warn" makes every failed parse-quality check a warning (no check blocks the run)
 QUALITY_CHECKS_TAG = "fairness/quality_checks"
 
 
-def _check_results(suite, per_partition, warn_only: bool = False) -> list[dg.AssetCheckResult]:
+def _check_results(suite, per_partition, warn_only: bool = False, guard=None) -> list[dg.AssetCheckResult]:
+    """One result per check. In a run of one partition, a failed blocking check has severity ERROR
+    and Dagster skips that partition's downstream assets. In a run of many (a single-run backfill),
+    a failed blocking check blocks only the partitions that failed it (``guard.block``: downstream
+    assets of the run skip them, the others go on) and its result is a WARN that lists them;
+    ``warn_only`` (the command line's runs) blocks nothing."""
     results = []
+    single = guard is None or len(guard.keys) == 1
     for check in suite["checks"]:
         name = check["name"]
         outcomes = {k: next(o for o in v if o.name == name) for k, v in per_partition.items()}
         passed = all(o.success for o in outcomes.values())
+        if check.get("blocking") and not warn_only and not single:
+            for key, o in outcomes.items():
+                if not o.success:
+                    guard.block(key, f"blocking parse-quality check {name} failed (observed {o.observed}, "
+                                f"threshold {o.threshold})")
         observed = [o.observed for o in outcomes.values() if o.observed is not None]
         threshold = next((o.threshold for o in outcomes.values()), None)
         table = pd.DataFrame(
@@ -48,12 +67,15 @@ def _check_results(suite, per_partition, warn_only: bool = False) -> list[dg.Ass
         results.append(dg.AssetCheckResult(
             check_name=name,
             passed=passed,
-            severity=dg.AssetCheckSeverity.ERROR if check.get("blocking") and not warn_only else dg.AssetCheckSeverity.WARN,
+            severity=dg.AssetCheckSeverity.ERROR if check.get("blocking") and not warn_only and single
+            else dg.AssetCheckSeverity.WARN,
             description=check.get("description"),
             metadata={
                 "observed": dg.MetadataValue.float(float(worst)) if worst is not None else "n/a",
                 "threshold": dg.MetadataValue.float(float(threshold)) if threshold is not None else "n/a",
                 "by_partition": table_md(table),
+                **({"blocked_partitions": ", ".join(k for k, o in outcomes.items() if not o.success) or "none"}
+                   if check.get("blocking") and not warn_only and not single else {}),
             },
         ))
     return results
@@ -81,29 +103,35 @@ def recommendations(
     database: ResultsDatabase,
     llm: LLMResource,
 ):
+    guard = PartitionGuard(context, database, "recommendations")
     mixed = generations.groupby("partition_key")["audit_id"].nunique()
-    if (mixed > 1).any():
-        raise dg.Failure(
-            "the generations of partition(s) " + ", ".join(
-                f"{k} hold rows of {n} audits ({sorted(generations.loc[generations['partition_key'] == k, 'audit_id'].unique())})"
-                for k, n in mixed[mixed > 1].items())
-            + ": a generation run did not finish; rematerialize generations for these partitions to complete it")
+    for key, n in mixed[mixed > 1].items():
+        audits = sorted(generations.loc[generations["partition_key"] == key, "audit_id"].unique())
+        guard.fail(key, f"its generations hold rows of {n} audits ({audits}): a generation run did not finish; "
+                   "rematerialize generations for this partition to complete it")
     resolver = resolver_for(reference)
     index = university_index(qs_corpus, reference)
-    total = len(generations)
-    context.log.info(f"parsing {total} response(s) of {model_template_pairs(context)}")
+    context.log.info(f"parsing {len(generations)} response(s) of {len(guard.pairs)} partition(s)")
     # method=llm: the tagger's model is loaded once (only for programs not yet cached) and released here
     tagged = []  # the tagger's answers, for the tag sources shown on the asset
+    frames = []
     with subject_tagger.session(database, llm, log=context.log.info) as tag_fn:
 
         def tag_and_keep(programs):
             tagged.append(tag_fn(programs))
             return tagged[-1]
 
-        recs = understanding.recommendations_for(
-            generations, resolver, index, tag_fn=tag_and_keep, max_items=audit_grid.max_items,
-            progress=lambda done, n: context.log.info(f"parsed {done}/{n} distinct responses"),
-        )
+        for pk, part in guard.partitions(generations):
+            with guard.attempt(pk):  # one partition's failure leaves the others
+                frames.append(understanding.recommendations_for(
+                    part, resolver, index, tag_fn=tag_and_keep, max_items=audit_grid.max_items,
+                    progress=lambda done, n, pk=pk: context.log.info(f"{pk}: parsed {done}/{n} distinct responses"),
+                ))
+    for key in guard.keys:
+        if guard.usable(key) and not any(len(f) and f["partition_key"].iloc[0] == key for f in frames):
+            guard.fail(key, "no generations stored for it")
+    left_out = guard.finish()
+    recs = pd.concat(frames, ignore_index=True)
     recs = database.stamp(recs, "recommendations", corpus_sha256=str(qs_corpus["corpus_sha256"].iloc[0]),
                           config_json={**understanding_config(reference, subject_tagger),
                                        "max_items": audit_grid.max_items})
@@ -121,6 +149,7 @@ def recommendations(
         recs,
         metadata={
             "dagster/row_count": len(recs),
+            **left_out,
             "tagger": subject_tagger.tagger_name(),
             "tag_sources": table_md(pd.concat(tagged)["source"].value_counts().to_frame()) if tagged else "none",
             "responses": int(recs["response_id"].nunique()),
@@ -141,7 +170,9 @@ def recommendations(
     )
     # `fairness-audit score` scores whatever it is given: its runs report failed checks as warnings
     # (shown in the report's parse-quality table) instead of stopping the scores
-    yield from _check_results(suite, per_partition, warn_only=context.run.tags.get(QUALITY_CHECKS_TAG) == "warn")
+    yield from _check_results(suite, per_partition, warn_only=context.run.tags.get(QUALITY_CHECKS_TAG) == "warn",
+                              guard=guard)
+    guard.record()  # partitions blocked by a check: the run's downstream assets skip them
     for key, outcomes in per_partition.items():
         failed = [o.name for o in outcomes if not o.success]
         if failed:
@@ -165,14 +196,17 @@ def subject_tags(
     llm: LLMResource,
 ) -> dg.Output[pd.DataFrame]:
     frames = []
+    guard = PartitionGuard(context, database, "subject_tags")
     # after recommendations every program is cached (no model load); else loaded once, released here
     with subject_tagger.session(database, llm, log=context.log.info) as tag_fn:
-        for key, part in by_partition(recommendations):
-            tagged = tag_fn(part["program_text"].dropna())
-            counts = part["program_norm"].value_counts()
-            tagged["n_items"] = tagged["program_norm"].map(counts).fillna(0).astype(int)
-            tagged["partition_key"] = str(key)
-            frames.append(tagged)
+        for key, part in guard.partitions(recommendations):
+            with guard.attempt(key):
+                tagged = tag_fn(part["program_text"].dropna())
+                counts = part["program_norm"].value_counts()
+                tagged["n_items"] = tagged["program_norm"].map(counts).fillna(0).astype(int)
+                tagged["partition_key"] = str(key)
+                frames.append(tagged)
+    left_out = guard.finish()
     table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
         columns=["program_norm", "tags", "source", "n_items", "partition_key"])
     table = database.stamp(table, "subject_tags", config_json={"tagger": subject_tagger.tagger_name()})
@@ -182,6 +216,7 @@ def subject_tags(
         table,
         metadata={
             "dagster/row_count": len(table),
+            **left_out,
             "tagger": subject_tagger.tagger_name(),
             "untagged_programs": len(untagged),
             "untagged": table_md(untagged[["program_norm", "n_items"]].head(50)) if len(untagged) else "none",

@@ -9,6 +9,8 @@ hash, and lease tokens.
   next run that materializes the reference assets rewrites them whole.
 - ``table_content``: the hash of what each shared table holds, so that a run finding the same
   content does not rewrite it.
+- ``partition_outcome``: the partitions of a run that an asset could not produce, with the reason
+  (the run's other partitions go on: fairness_assets/defs/isolation.py).
 - ``partition_lease.token`` and ``partition_lease_grant``: the token a run was given with a
   partition, so that a run that lost its lease knows it (resources/partition_lease.py).
 
@@ -76,6 +78,16 @@ def upgrade() -> None:
             sa.Column("rows", sa.Integer(), nullable=False),
             sa.Column("written_at", sa.DateTime(timezone=True), nullable=False),
         )
+    if not inspector.has_table("partition_outcome"):
+        op.create_table(
+            "partition_outcome",
+            sa.Column("run_id", sa.String(), primary_key=True),
+            sa.Column("partition_key", sa.String(), primary_key=True),
+            sa.Column("asset", sa.String(), primary_key=True),
+            sa.Column("status", sa.String(), nullable=False),
+            sa.Column("reason", sa.String(), nullable=False),
+            sa.Column("recorded_at", sa.DateTime(timezone=True), nullable=False),
+        )
     if "token" not in {c["name"] for c in inspector.get_columns("partition_lease")}:
         op.add_column("partition_lease", sa.Column("token", sa.String(), nullable=False, server_default=""))
     if not inspector.has_table("partition_lease_grant"):
@@ -92,6 +104,7 @@ def downgrade() -> None:
     op.drop_table("partition_lease_grant")
     with op.batch_alter_table("partition_lease") as batch:
         batch.drop_column("token")
+    op.drop_table("partition_outcome")
     op.drop_table("table_content")
     for table in NATURAL_KEYS:
         op.drop_index(f"uq_{table}_natural_key", table_name=table)
