@@ -215,6 +215,11 @@ class Recommendation(_Row, table=True):
     n_duplicates: int = 0
     # distinct items after the first k of the answer (METHOD.md §9): counted, not scored. Migration 0003.
     n_items_left_out: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
+    # the per-answer length limit (core.parse.MAX_ANSWER_CHARS): the answer's whole length in
+    # characters (None for answers imported already split into items), and whether it was longer
+    # than the limit, so that only its first characters were parsed. Migration 0006.
+    answer_chars: Optional[int] = None
+    answer_truncated: bool = Field(default=False, sa_column_kwargs={"server_default": sa.false()})
     university_text: Optional[str] = None
     program_text: Optional[str] = None
     country_text: Optional[str] = None
@@ -812,10 +817,11 @@ class SQLResultsIOManager(ConfigurableIOManager):
         """One writer per partition: fail if another live run holds one of ``keys`` (resources/partition_lease.py)."""
         if keys == [""]:
             return
-        from .partition_lease import claim, run_status_from
+        from .partition_lease import claim, keep_alive, run_finished_from, run_status_from
 
         step = context.step_context
         claim(self.database.engine(), keys, step.run_id, run_status_from(step.instance), warn=context.log.warning)
+        keep_alive(self.database.engine(), keys, step.run_id, run_finished_from(step.instance, step.run_id))
 
     def handle_output(self, context: OutputContext, obj: pd.DataFrame) -> None:
         if obj is None:

@@ -256,3 +256,72 @@ def _refuse_if_live(key: str, row, run_is_active, ttl: float, now: datetime) -> 
     raise PartitionBusyError(
         f"partition {key} is being written by run {holder} ({where}). Two runs of one partition at once would "
         "score each other's answers: wait for that run to finish, or cancel it, then launch this one again.")
+
+
+# ----------------------------------------------------------------------------- renewals
+_BEATS: dict[tuple[str, str], "_Heartbeat"] = {}
+_BEATS_LOCK = threading.Lock()
+
+
+class _Heartbeat(threading.Thread):
+    """Renews the leases a run holds, every third of the TTL, until the run has finished, the
+    process ends (daemon thread), or the run no longer holds them (lost, or taken over after it
+    finished). A long step (statistics of a large partition, a model load) keeps its leases alive
+    between its reads and writes."""
+
+    def __init__(self, engine: sa.Engine, run_id: str, interval_s: float, finished: Callable[[], bool]):
+        super().__init__(name=f"lease-heartbeat-{run_id[:8]}", daemon=True)
+        self.engine, self.run_id, self.interval_s, self.finished = engine, run_id, interval_s, finished
+        self.keys: set[str] = set()
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        table = PartitionLease.__table__
+        while not self.stop.wait(self.interval_s):
+            try:
+                if self.finished():
+                    break
+                with self.engine.begin() as conn:
+                    held = conn.execute(table.update().where(table.c.partition_key.in_(sorted(self.keys)),
+                                                             table.c.run_id == self.run_id)
+                                        .values(renewed_at=datetime.now(timezone.utc))).rowcount
+                if not held:
+                    break
+            except Exception as exc:  # noqa: BLE001 - a renewal that fails is retried at the next beat
+                log.warning("lease renewal of run %s failed: %s", self.run_id, exc)
+        with _BEATS_LOCK:
+            if _BEATS.get((str(self.engine.url), self.run_id)) is self:
+                del _BEATS[(str(self.engine.url), self.run_id)]
+
+
+def keep_alive(engine: sa.Engine, keys: Iterable[str], run_id: str, finished: Callable[[], bool],
+               ttl_s: Optional[float] = None) -> None:
+    """Renew ``run_id``'s leases of ``keys`` in the background until ``finished()`` is true (one
+    thread per run and database, whatever the number of partitions)."""
+    keys = {k for k in keys if k}
+    if not keys:
+        return
+    ttl = lease_ttl_s() if ttl_s is None else ttl_s
+    with _BEATS_LOCK:
+        beat = _BEATS.get((str(engine.url), run_id))
+        if beat is None or not beat.is_alive():
+            beat = _Heartbeat(engine, run_id, max(0.2, min(60.0, ttl / 3)), finished)
+            _BEATS[(str(engine.url), run_id)] = beat
+            beat.keys |= keys
+            beat.start()
+        else:
+            beat.keys |= keys
+
+
+def run_finished_from(instance, run_id: str) -> Callable[[], bool]:
+    """``() -> True`` once ``run_id`` has finished in ``instance`` (or is unknown to it)."""
+
+    def finished() -> bool:
+        try:
+            run = instance.get_run_by_id(run_id) if instance is not None else None
+        except Exception:  # noqa: BLE001 - an unreachable instance: keep renewing
+            return False
+        return run is None or run.is_finished
+
+    return finished
+

@@ -277,3 +277,27 @@ def test_a_paused_run_resumed_after_another_took_its_partition_fails_on_postgres
             a.kill()
     assert f"RESULT LeaseLostError: partition {DEMO_KEY}: run run-paused lost its lease: run {result_b['run_id']}" \
         in out, (out, err[-2000:])
+
+
+def test_a_long_step_keeps_its_lease_alive_until_its_run_finishes(tmp_path):
+    """Between a step's reads and writes its leases are renewed in the background (a third of the
+    TTL), so a run of another instance cannot take a partition over from a step that is still
+    working; the renewals stop when the run has finished."""
+    from resources.partition_lease import keep_alive
+
+    engine = sa.create_engine(f"sqlite:///{tmp_path / 'lease.db'}")
+    claim(engine, ["m|base"], "run-long")
+    _expire(engine, "m|base")
+    done = {"finished": False}
+    keep_alive(engine, ["m|base"], "run-long", finished=lambda: done["finished"], ttl_s=0.9)
+    time.sleep(1.2)
+    with pytest.raises(Exception, match="is being written by run run-long"):  # renewed: not taken over
+        claim(engine, ["m|base"], "run-other", ttl_s=0.9)
+    done["finished"] = True
+    time.sleep(1.0)
+    with engine.connect() as conn:
+        renewed = conn.execute(sa.select(PartitionLease.__table__.c.renewed_at)).scalar_one()
+    time.sleep(1.0)
+    with engine.connect() as conn:  # no renewal once the run has finished
+        assert conn.execute(sa.select(PartitionLease.__table__.c.renewed_at)).scalar_one() == renewed
+    claim(engine, ["m|base"], "run-other", ttl_s=0.9)  # expired now: taken over

@@ -19,7 +19,7 @@ from fairness_assets.core import responses as responses_core
 from resources.database import Generation, GenerationCost, ResultsDatabase, make_provenance
 from resources.llm.base import compute_kind
 from resources.llm.resource import LLMResource
-from resources.partition_lease import claim, run_status_from
+from resources.partition_lease import claim, keep_alive, run_finished_from, run_status_from
 from resources.settings import AuditGridResource, GenerationSourceResource, ReferenceDataResource, stable_hash
 
 from ..metadata import preview, table_md
@@ -68,8 +68,10 @@ def _import_file(context, guard, generation_source, reference, database) -> pd.D
 
 def _claim(context, database, pairs) -> None:
     """Hold the partitions for this run (renewed as batches are committed): resources/partition_lease.py."""
-    claim(database.engine(), [gen_core.partition_key(m, t) for m, t in pairs], context.run.run_id,
-          run_status_from(context.instance), warn=context.log.warning)
+    keys = [gen_core.partition_key(m, t) for m, t in pairs]
+    claim(database.engine(), keys, context.run.run_id, run_status_from(context.instance), warn=context.log.warning)
+    # renewed in the background too: a model load or a slow endpoint between two commits
+    keep_alive(database.engine(), keys, context.run.run_id, run_finished_from(context.instance, context.run.run_id))
 
 
 def _stream_into_database(context, database, pairs, client, todo, params, audit_id, decoding, commit_every, key,
