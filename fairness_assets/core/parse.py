@@ -34,9 +34,14 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable, Iterable, Optional
 
-PARSER_VERSION = "parse-3"  # bump when parsing rules change (recorded in every report's provenance)
+PARSER_VERSION = "parse-4"  # bump when parsing rules change (recorded in every report's provenance)
 MAX_ITEMS = 3
-MAX_TEXT = 50_000  # longer responses are cut before parsing (a 300-token answer is ~1,500 chars)
+# The per-answer length limit: the parser reads the first MAX_ANSWER_CHARS characters of an answer
+# (a 300-token answer is ~1,500; the study's longest are a few thousand). A longer answer (a model
+# stuck in a loop, a runaway generation) is stored whole, once, but parsed only up to the limit,
+# and its rows say so (ParseResult.truncated; recommendation.answer_truncated): parsing a 10 MB
+# answer would otherwise cost its regular expressions and copies many times its size.
+MAX_ANSWER_CHARS = 20_000
 
 STATUS_OK, STATUS_PARTIAL, STATUS_REFUSED, STATUS_UNPARSEABLE = "ok", "partial", "refused", "unparseable"
 STATUSES = (STATUS_OK, STATUS_PARTIAL, STATUS_REFUSED, STATUS_UNPARSEABLE)
@@ -57,6 +62,8 @@ class ParseResult:
     n_found: int = 0  # items found before de-duplication and truncation to the first k
     n_duplicates: int = 0
     n_left_out: int = 0  # distinct items after the first k (METHOD.md §9): counted, not scored
+    answer_chars: int = 0  # length of the whole answer (characters)
+    truncated: bool = False  # the answer is longer than the limit: only its first max_chars were parsed
 
 
 # ----------------------------------------------------------------------------- vocabulary
@@ -790,21 +797,35 @@ def _never_country(_: str) -> bool:
     return False
 
 
-def parse_response(text, is_country: Optional[Callable[[str], bool]] = None, max_items: int = MAX_ITEMS) -> ParseResult:
+def parse_response(text, is_country: Optional[Callable[[str], bool]] = None, max_items: int = MAX_ITEMS,
+                   max_chars: int = MAX_ANSWER_CHARS) -> ParseResult:
     """Parse one response. ``is_country`` tells a country text from a name (optional); the first
-    ``max_items`` distinct items are kept (k of METHOD.md §9, 3 by default), the rest counted."""
+    ``max_items`` distinct items are kept (k of METHOD.md §9, 3 by default), the rest counted. Only
+    the first ``max_chars`` characters of the answer are read (the per-answer length limit,
+    :data:`MAX_ANSWER_CHARS`); the result's ``truncated`` says when the answer was longer."""
+    check_limits(max_items, max_chars)
+    n = len(text) if isinstance(text, str) else 0
+    try:
+        result = _parse(text, is_country or _never_country, int(max_items), int(max_chars))
+    except Exception as exc:  # noqa: BLE001 - the parser must never raise
+        result = ParseResult(STATUS_UNPARSEABLE, f"error:{type(exc).__name__}")
+    result.answer_chars, result.truncated = n, n > int(max_chars)
+    return result
+
+
+def check_limits(max_items, max_chars) -> None:
+    """ValueError naming the parameter when k or the per-answer length limit is below 1."""
     if int(max_items) < 1:
         raise ValueError(f"max_items must be at least 1, got {max_items!r}")
-    try:
-        return _parse(text, is_country or _never_country, int(max_items))
-    except Exception as exc:  # noqa: BLE001 - the parser must never raise
-        return ParseResult(STATUS_UNPARSEABLE, f"error:{type(exc).__name__}")
+    if int(max_chars) < 1:
+        raise ValueError(f"max_chars (the per-answer length limit) must be at least 1, got {max_chars!r}")
 
 
-def _parse(text, is_country: Callable[[str], bool], max_items: int = MAX_ITEMS) -> ParseResult:
+def _parse(text, is_country: Callable[[str], bool], max_items: int = MAX_ITEMS,
+           max_chars: int = MAX_ANSWER_CHARS) -> ParseResult:
     if text is None or not isinstance(text, str):
         return ParseResult(STATUS_UNPARSEABLE, "empty")
-    text = text[:MAX_TEXT].replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "")
+    text = text[:max_chars].replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "")
     if not text.strip():
         return ParseResult(STATUS_UNPARSEABLE, "empty")
     safe = _safe_country(is_country)

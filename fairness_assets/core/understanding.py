@@ -17,11 +17,11 @@ import pandas as pd
 
 from .geo import CountryResolver, canonical_name
 from .match import MatchParams, UniversityIndex, match_universities
-from .parse import MAX_ITEMS, STATUS_OK, parse_response
+from .parse import MAX_ANSWER_CHARS, MAX_ITEMS, STATUS_OK, check_limits, parse_response
 
 ITEM_COLUMNS = [
     "response_id", "item_index", "parse_status", "parse_method", "n_items_found", "n_duplicates",
-    "n_items_left_out", "university_text", "program_text", "country_text",
+    "n_items_left_out", "university_text", "program_text", "country_text", "answer_chars", "answer_truncated",
 ]
 
 
@@ -30,30 +30,35 @@ def parse_responses(
     is_country: Optional[Callable[[str], bool]] = None,
     progress: Optional[Callable[[int, int], None]] = None,
     max_items: int = MAX_ITEMS,
+    max_chars: int = MAX_ANSWER_CHARS,
 ) -> pd.DataFrame:
     """One row per item (or one empty row per response without items).
 
-    ``responses``: response texts indexed by response id. Identical texts are parsed once.
+    ``responses``: response texts indexed by response id. Identical texts are parsed once. Only
+    the first ``max_chars`` characters of an answer are parsed (the per-answer length limit):
+    ``answer_chars`` is the whole answer's length and ``answer_truncated`` says it was cut.
     """
+    check_limits(max_items, max_chars)
     texts = responses.astype("object")
     if is_country is not None:  # the same short texts are asked about again and again: ask once each
         is_country = functools.lru_cache(maxsize=1 << 16)(is_country)
     codes, uniques = pd.factorize(texts.fillna(_MISSING), sort=False)
     per_text: list[list[tuple]] = []
     for k, text in enumerate(uniques):
-        p = parse_response(None if text == _MISSING else text, is_country, max_items)
+        p = parse_response(None if text == _MISSING else text, is_country, max_items, max_chars)
         if p.items:
             per_text.append([(i, p.status, p.method, p.n_found, p.n_duplicates, p.n_left_out, it.university,
-                              it.program, it.country) for i, it in enumerate(p.items)])
+                              it.program, it.country, p.answer_chars, p.truncated) for i, it in enumerate(p.items)])
         else:
-            per_text.append([(0, p.status, p.method, 0, 0, 0, None, None, None)])
+            per_text.append([(0, p.status, p.method, 0, 0, 0, None, None, None, p.answer_chars, p.truncated)])
         if progress and ((k + 1) % 5000 == 0 or k + 1 == len(uniques)):
             progress(k + 1, len(uniques))
     ids = texts.index.to_numpy()
     rows = [(ids[r], *row) for r, code in enumerate(codes) for row in per_text[code]]
     out = pd.DataFrame(rows, columns=ITEM_COLUMNS)
-    for col in ("item_index", "n_items_found", "n_duplicates", "n_items_left_out"):
+    for col in ("item_index", "n_items_found", "n_duplicates", "n_items_left_out", "answer_chars"):
         out[col] = out[col].astype(np.int64)
+    out["answer_truncated"] = out["answer_truncated"].astype(bool)
     return out
 
 
@@ -150,14 +155,16 @@ def build_recommendations(
     params: MatchParams = MatchParams(),
     progress: Optional[Callable[[int, int], None]] = None,
     max_items: int = MAX_ITEMS,
+    max_chars: int = MAX_ANSWER_CHARS,
 ) -> pd.DataFrame:
     """Generations -> one row per recommended item (parse, match, tag); the first ``max_items``
-    distinct items of an answer are kept, the others counted in ``n_items_left_out``.
+    distinct items of an answer are kept, the others counted in ``n_items_left_out``; an answer
+    longer than ``max_chars`` is parsed up to it and its rows say so (``answer_truncated``).
 
     ``tag_fn`` maps program texts to a frame ``program_norm, tags`` (the tagger resource).
     """
     texts = pd.Series(generations["response"].to_numpy(), index=generations["response_id"].to_numpy())
-    items = parse_responses(texts, is_country_fn(resolver), progress, max_items)
+    items = parse_responses(texts, is_country_fn(resolver), progress, max_items, max_chars)
     items = match_items(items, resolver, index, params, max_items)
     items = attach_tags(items, tag_fn)
     meta = generations[GENERATION_FIELDS].drop_duplicates("response_id")
@@ -200,6 +207,8 @@ def recommendations_from_items(
     df["n_items_left_out"] = np.maximum(n - max_items, 0).astype(np.int64)
     df["parse_status"] = np.where(n >= max_items, "ok", np.where(n > 0, "partial", "unparseable"))
     df["parse_method"] = "pre-split"
+    df["answer_chars"] = None  # not an answer as written: nothing parsed, nothing cut
+    df["answer_truncated"] = False
     items = df[ITEM_COLUMNS]
     items = match_items(items, resolver, index, params, max_items)
     items = attach_tags(items, tag_fn)
@@ -215,10 +224,12 @@ def recommendations_for(
     params: MatchParams = MatchParams(),
     progress: Optional[Callable[[int, int], None]] = None,
     max_items: int = MAX_ITEMS,
+    max_chars: int = MAX_ANSWER_CHARS,
 ) -> pd.DataFrame:
     """Generations of either ``response_format`` -> recommendation rows: answers as written
-    (``text``, the default when the column is absent) are parsed (:func:`build_recommendations`);
-    answers imported already split (``items``) are not (:func:`recommendations_from_items`)."""
+    (``text``, the default when the column is absent) are parsed, each up to ``max_chars``
+    characters (:func:`build_recommendations`); answers imported already split (``items``) are
+    not (:func:`recommendations_from_items`)."""
     from .responses import ITEMS_FORMAT, items_from_generations
 
     fmt = generations["response_format"] if "response_format" in generations else pd.Series("text", generations.index)
@@ -226,7 +237,7 @@ def recommendations_for(
     parts = []
     if (~is_items).any() or not len(generations):
         parts.append(build_recommendations(generations[~is_items], resolver, index, tag_fn, params, progress,
-                                           max_items))
+                                           max_items, max_chars))
     if is_items.any():
         parts.append(recommendations_from_items(items_from_generations(generations[is_items]), resolver, index,
                                                 tag_fn, params, max_items))
