@@ -8,6 +8,10 @@ throw-away SQLite results database (``--database URL`` to keep them), the tables
 report exported to DIR;
 ``fairness-audit ui`` starts the Dagster UI.
 
+Runs print one line per event, a failed step as its one-line cause; the stack traces go to a log
+file whose path is printed (``--verbose`` prints them too). ``score`` writes what it could score
+and exits 1 with the list of what failed.
+
 What each command runs lives in :mod:`fairness_assets.local`; this module parses arguments and
 prints errors.
 """
@@ -17,14 +21,18 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .local import RunFailed, UsageError, run_job, score_responses, start_ui
+from .local import RunFailed, ScoreFailed, UsageError, run_job, score_responses, start_ui
 
 
 def score_file(responses: str, corpus_path: str, out: str, tagger: str = "rules", rank_column: str = "2024 RANK",
-               log=print, database_url: str = "", max_items=None) -> dict:
+               log=print, database_url: str = "", max_items=None, verbose: bool = False) -> dict:
     """The `score` command (kept under its old name for scripts): see :func:`fairness_assets.local.score_responses`."""
     return score_responses(responses, corpus_path, out, tagger=tagger, rank_column=rank_column,
-                           database_url=database_url, max_items=max_items, log=log)
+                           database_url=database_url, max_items=max_items, log=log, verbose=verbose)
+
+
+VERBOSE_HELP = ("print every event in full, failed steps with their stack traces (by default: one line per event, "
+                "a failed step as its cause; the traces go to the log file whose path is printed)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -41,9 +49,12 @@ def main(argv: list[str] | None = None) -> int:
                        "scored, the rest counted in notes.csv (default FAIRNESS_MAX_ITEMS, else 3; METHOD.md §9)")
     score.add_argument("--database", default="", help="results database URL to keep the stored rows in "
                        "(default: a throw-away SQLite file)")
-    sub.add_parser("demo", help="run the demo audit (job demo_audit) on the configured preset")
+    score.add_argument("--verbose", action="store_true", help=VERBOSE_HELP + " (DIR/score.log)")
+    demo = sub.add_parser("demo", help="run the demo audit (job demo_audit) on the configured preset")
+    demo.add_argument("--verbose", action="store_true", help=VERBOSE_HELP + " ($DAGSTER_HOME/logs/)")
     run = sub.add_parser("run", help="run a job of the code location by name")
     run.add_argument("job", help="job name, e.g. demo_audit or reference_data")
+    run.add_argument("--verbose", action="store_true", help=VERBOSE_HELP + " ($DAGSTER_HOME/logs/)")
     ui = sub.add_parser("ui", help="start the Dagster UI (dagster dev on workspace.yaml); stops on SIGTERM or Ctrl-C "
                         "even when started in the background by a script")
     ui.add_argument("dagster_args", nargs=argparse.REMAINDER, help="passed on to `dagster dev` (e.g. -p 3001)")
@@ -67,12 +78,20 @@ def main(argv: list[str] | None = None) -> int:
             if args.max_items is not None and args.max_items < 1:
                 raise UsageError(f"--max-items must be at least 1, got {args.max_items}")
             score_file(args.responses, args.corpus, args.out, args.tagger, args.rank_column,
-                       database_url=args.database, max_items=args.max_items)
+                       database_url=args.database, max_items=args.max_items, verbose=args.verbose)
             return 0
         if args.command == "demo":
-            return run_job("demo_audit")
+            return run_job("demo_audit", verbose=args.verbose)
         if args.command == "run":
-            return run_job(args.job)
+            return run_job(args.job, verbose=args.verbose)
+    except ScoreFailed as exc:  # what could be scored is written; the list of what failed, exit code 1
+        print(f"fairness-audit score: {len(exc.failures)} failure(s); what could be scored is written to "
+              f"{args.out} (summary.md lists the failures):", file=sys.stderr)
+        for failure in exc.failures:
+            print(f"  {redact(failure.line())}", file=sys.stderr)
+        print(f"fairness-audit score: stack traces: {exc.log_path}"
+              + ("" if args.verbose else " (--verbose prints them)"), file=sys.stderr)
+        return 1
     except expected as exc:  # a bad input or configuration: one line that names it, no traceback
         print(f"fairness-audit {args.command}: error: {redact(str(exc))}", file=sys.stderr)
         return 2

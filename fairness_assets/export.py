@@ -13,7 +13,7 @@ import json
 import math
 import shutil
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 import pandas as pd
 
@@ -151,13 +151,17 @@ def _escape_pipes(text: str) -> str:
 
 
 def summary_markdown(written: dict[str, pd.DataFrame], rows_read: int, n_rejected: int, corpus_path: str,
-                     responses: str) -> str:
+                     responses: str, failures: Sequence[str] = ()) -> str:
     """summary.md: one line per partition (responses, recommendations, matched, mean DRS, US+UK
-    share, country coverage, countries with GRS > 0)."""
+    share, country coverage, countries with GRS > 0), then a "Failed" section with one line per
+    failure (``failures``: what failed, which step, the cause) when anything failed."""
     lines = ["# Audit summary", "", f"- responses file: `{responses}` ({rows_read} rows, {n_rejected} not usable)",
              f"- corpus: `{corpus_path}`", "",
              "| model | template | responses | recommendations | matched | mean DRS | US+UK share | country coverage | countries with GRS > 0 |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    if failures:
+        lines.insert(4, f"- **{len(failures)} failure(s)**: what could be scored is below and in the files; "
+                        "see [Failed](#failed) and `score.log` for the stack traces")
     recs = written.get("recommendations", pd.DataFrame())
     if len(recs) and "n_items_left_out" in recs:
         answers = recs.drop_duplicates("response_id")
@@ -167,14 +171,21 @@ def summary_markdown(written: dict[str, pd.DataFrame], rows_read: int, n_rejecte
                             f"{int((cut['n_items_found'] - cut['n_items_left_out']).max())} distinct items of each are "
                             f"scored, {int(cut['n_items_left_out'].sum())} item(s) left out and counted "
                             "(`n_items_left_out`, notes.csv; METHOD.md §9)")
-    vol, conc = written["volume_diversity"], written["concentration"]
-    drs, grs = written["drs_responses"], written["grs_by_country"]
+    empty = pd.DataFrame(columns=["model", "template"])
+    vol, conc = written.get("volume_diversity", empty), written.get("concentration", empty)
+    drs, grs = written.get("drs_responses", empty), written.get("grs_by_country", empty)
     for (model, template), v in vol.groupby(["model", "template"], sort=True):
         v = v.iloc[0]
-        c = conc[(conc["model"] == model) & (conc["template"] == template)].iloc[0]
-        d = drs[(drs["model"] == model) & (drs["template"] == template)]["drs"]
-        g = grs[(grs["model"] == model) & (grs["template"] == template)]["grs"]
+        c = conc[(conc["model"] == model) & (conc["template"] == template)]
+        c = c.iloc[0] if len(c) else {}
+        d = drs[(drs["model"] == model) & (drs["template"] == template)]["drs"] if "drs" in drs else pd.Series(dtype=float)
+        g = grs[(grs["model"] == model) & (grs["template"] == template)]["grs"] if "grs" in grs else pd.Series(dtype=float)
         lines.append(f"| {_escape_pipes(model)} | {_escape_pipes(template)} | {_count(v['responses'])} | {_count(v['recommendations'])} | "
                      f"{_count(v['matched_recommendations'])} | {_num(float(d.mean()) if len(d) else None, '.4f')} | "
-                     f"{_num(c['us_uk_share'], '.1%')} | {_num(c['country_coverage'], '.1%')} | {int((g > 0).sum())} |")
+                     f"{_num(c.get('us_uk_share'), '.1%')} | {_num(c.get('country_coverage'), '.1%')} | {int((g > 0).sum())} |")
+    if failures:
+        lines += ["", "## Failed", "",
+                  "Each failure: what it covers, the step and its cause (stack traces in `score.log`). Tables of a "
+                  "failed partition hold what its finished steps stored.", ""]
+        lines += [f"- {_escape_pipes(f)}" for f in failures]
     return "\n".join(lines) + "\n"

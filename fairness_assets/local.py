@@ -7,18 +7,25 @@
   instance and a throw-away SQLite results database (or the one named), then exports the stored
   tables, the statistics and the report to the output folder (:mod:`fairness_assets.export`).
 
+Each command's runs log through :class:`RunLog`: one line per event on the console (a failed step
+as its one-line cause) and every event in full, stack traces included, in a log file whose path
+is printed (``--verbose`` prints the traces too).
+
 No lineage is written here: only which assets run, for which partitions, with which settings.
 """
 
 from __future__ import annotations
 
 import contextlib
+import datetime as _dt
+import logging
 import os
 import sys
 import tempfile
 import threading
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, Optional
+from typing import Callable, Iterator, Optional, Sequence
 
 import pandas as pd
 
@@ -33,15 +40,50 @@ class RunFailed(RuntimeError):
     """A run of the asset graph failed; the message names the failing steps and their causes."""
 
 
+@dataclass(frozen=True)
+class StepFailure:
+    """What failed in a ``score``: which partitions (``what``), which steps, and the one-line cause."""
+
+    what: str  # "partition m|base", "reference data (every partition)", "every partition"
+    steps: tuple[str, ...]
+    cause: str
+
+    def line(self) -> str:
+        steps = ", ".join(repr(s) for s in self.steps)
+        return f"{self.what}: step{'s' if len(self.steps) > 1 else ''} {steps} failed: {self.cause}" if self.steps \
+            else f"{self.what}: {self.cause}"
+
+
+class ScoreFailed(RunFailed):
+    """``score`` wrote what it could and some of it failed: ``failures`` lists what, ``written``
+    holds the tables exported all the same, ``log_path`` the full log with the stack traces."""
+
+    def __init__(self, failures: Sequence[StepFailure], written: dict, log_path: Path):
+        self.failures, self.written, self.log_path = list(failures), written, log_path
+        super().__init__(f"{len(self.failures)} failure(s): " + "; ".join(f.line() for f in self.failures))
+
+
 def dagster_home() -> Path:
     """The persistent instance of ``fairness-audit demo``/``run``/``ui`` (DAGSTER_HOME, else data/dagster_home)."""
     home = Path(os.environ.get("DAGSTER_HOME") or (PROJECT_ROOT / "data" / "dagster_home"))
     home.mkdir(parents=True, exist_ok=True)
     os.environ["DAGSTER_HOME"] = str(home)
+    _quote_database_urls()
     config = home / "dagster.yaml"
     if not config.exists():  # a fresh instance: no telemetry on offline machines
         config.write_text("telemetry:\n  enabled: false\n")
     return home
+
+
+def _quote_database_urls() -> None:
+    """The database URLs of the environment with their userinfo percent-encoded
+    (:func:`resources.secrets.quote_userinfo`): a password holding '@' then reaches the driver
+    whole, and its tail is never taken for the host (nor printed as one)."""
+    from resources.secrets import quote_userinfo
+
+    for name in ("FAIRNESS_DATABASE_URL", "DAGSTER_PG_URL"):
+        if os.environ.get(name):
+            os.environ[name] = quote_userinfo(os.environ[name])
 
 
 def _trim(text: str, limit: int = 600) -> str:
@@ -50,8 +92,8 @@ def _trim(text: str, limit: int = 600) -> str:
 
 
 def _error_text(error) -> str:
-    """The message of a step's error: the first cause below Dagster's own wrappers (the user
-    code's exception), without the module path of its class, passwords masked."""
+    """The message of a step's error on one line: the first cause below Dagster's own wrappers
+    (the user code's exception), without the module path of its class, passwords masked."""
     import re
 
     from resources.secrets import redact
@@ -63,12 +105,12 @@ def _error_text(error) -> str:
             break
         chosen, err = err, err.cause
     message = re.sub(r"^(?:[A-Za-z_][\w]*\.)+(?=[A-Za-z_]\w*: )", "", chosen.message.strip())
-    return redact(_trim(message))
+    return redact(_trim(" ".join(redact(message).split())))  # one line (a driver's message may hold several)
 
 
-def failure_causes(instance, run_id: str) -> list[str]:
-    """One line per distinct failure of a run, read from its STEP_FAILURE events (the run's
-    failure message when no step failed)."""
+def step_failures(instance, run_id: str) -> list[tuple[tuple[str, ...], str]]:
+    """(steps, one-line cause) per distinct failure of a run, read from its STEP_FAILURE events
+    (the run's failure message, with no steps, when no step failed)."""
     from dagster import DagsterEventType
 
     by_message: dict[str, list[str]] = {}
@@ -77,21 +119,134 @@ def failure_causes(instance, run_id: str) -> list[str]:
         data = event.step_failure_data if event else None
         text = _error_text(data.error) if data is not None and data.error is not None else "(no error recorded)"
         by_message.setdefault(text, []).append(event.step_key or "?")
-    lines = []
-    for text, steps in by_message.items():
-        names = ", ".join(repr(s) for s in dict.fromkeys(steps))
-        lines.append(f"cause: step{'s' if len(steps) > 1 else ''} {names} failed: {text}")
-    if not lines:
+    out = [(tuple(dict.fromkeys(steps)), text) for text, steps in by_message.items()]
+    if not out:
         for record in instance.all_logs(run_id, of_type=DagsterEventType.RUN_FAILURE):
             event = record.dagster_event
             error = getattr(event.event_specific_data, "error", None) if event else None
-            lines.append("cause: " + (_error_text(error) if error is not None else _trim(event.message or "run failed")))
+            out.append(((), _error_text(error) if error is not None else _trim(event.message or "run failed")))
+    return out
+
+
+def failure_causes(instance, run_id: str) -> list[str]:
+    """One line per distinct failure of a run, read from its STEP_FAILURE events (the run's
+    failure message when no step failed)."""
+    lines = []
+    for steps, text in step_failures(instance, run_id):
+        if steps:
+            names = ", ".join(repr(s) for s in steps)
+            lines.append(f"cause: step{'s' if len(steps) > 1 else ''} {names} failed: {text}")
+        else:
+            lines.append(f"cause: {text}")
     return lines
 
 
-def run_job(job_name: str) -> int:
+# ------------------------------------------------------------------------------------ run log
+class _ConsoleHandler(logging.Handler):
+    """One line per event on stderr: the step, the event and its message; a failure's error as
+    its one-line cause (the first line of a multi-line message, '…' marking the rest).
+    ``verbose``: the whole message, stack traces included, as Dagster prints it."""
+
+    def __init__(self, verbose: bool):
+        super().__init__()
+        self.verbose = verbose
+
+    def emit(self, record: logging.LogRecord) -> None:
+        from resources.secrets import redact
+
+        try:
+            when = _dt.datetime.fromtimestamp(record.created).strftime("%H:%M:%S")
+            if self.verbose:
+                text = record.getMessage()
+            else:
+                text = _one_line(record)
+            print(f"{when} {record.levelname:<7} {redact(text)}", file=sys.stderr, flush=True)
+        except Exception:  # noqa: BLE001 - a log line never fails a run
+            self.handleError(record)
+
+
+def _one_line(record: logging.LogRecord) -> str:
+    from dagster._core.events import EVENT_TYPE_TO_DISPLAY_STRING
+
+    meta = getattr(record, "dagster_meta", None) or {}
+    event = meta.get("dagster_event")
+    message = str(meta.get("orig_message", record.getMessage()))
+    first, _, rest = message.strip().partition("\n")
+    parts = [meta.get("step_key") or meta.get("job_name") or "", ]
+    if event is not None:
+        parts.append(EVENT_TYPE_TO_DISPLAY_STRING.get(event.event_type, event.event_type_value))
+    line = " - ".join(p for p in parts if p)
+    line = f"{line} - {first}" if line else first
+    if rest.strip():
+        line += " …"
+    error = getattr(event.event_specific_data, "error", None) if event is not None else None
+    if error is not None:
+        line += f" cause: {_error_text(error)}"
+    return line
+
+
+class _FileHandler(logging.Handler):
+    """Every record in full (a failure's error with its stack traces and causes) appended to
+    ``path``, passwords masked; the file is opened per record, so no run leaves it open."""
+
+    def __init__(self, path: Path):
+        super().__init__(level=logging.DEBUG)
+        self.path = path
+
+    def emit(self, record: logging.LogRecord) -> None:
+        from resources.secrets import redact
+
+        try:
+            when = _dt.datetime.fromtimestamp(record.created).isoformat(sep=" ", timespec="milliseconds")
+            with open(self.path, "a", encoding="utf-8") as f:
+                f.write(f"{when} - {record.levelname} - {redact(record.getMessage())}\n")
+        except Exception:  # noqa: BLE001
+            self.handleError(record)
+
+
+class RunLog:
+    """The loggers of a command's runs: the console gets one line per event at ``level`` and up
+    (``verbose``: the full events), the file at ``path`` every event in full at DEBUG and up."""
+
+    def __init__(self, path: Path, verbose: bool = False, level: str = "INFO"):
+        self.path, self.verbose, self.level = Path(path), verbose, level
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+
+    def note(self, text: str) -> None:
+        """A line of the command's own in the file (which run starts, what it covers)."""
+        from resources.secrets import redact
+
+        with open(self.path, "a", encoding="utf-8") as f:
+            f.write(f"{_dt.datetime.now().isoformat(sep=' ', timespec='milliseconds')} - NOTE - {redact(text)}\n")
+
+    def logger_defs(self) -> dict:
+        import dagster as dg
+
+        verbose, path = self.verbose, self.path
+
+        @dg.logger(config_schema={"log_level": dg.Field(str, is_required=False, default_value="INFO")},
+                   description="One line per event on the console, every event in full in the command's log file.")
+        def fairness_console(init_context) -> logging.Logger:
+            from dagster._core.utils import coerce_valid_log_level
+
+            logger = logging.Logger("fairness-audit", level=logging.DEBUG)
+            console = _ConsoleHandler(verbose)
+            console.setLevel(coerce_valid_log_level(init_context.logger_config["log_level"]))
+            logger.addHandler(console)
+            logger.addHandler(_FileHandler(path))
+            return logger
+
+        return {"console": fairness_console}
+
+    def run_config(self) -> dict:
+        return {"loggers": {"console": {"config": {"log_level": self.level}}}}
+
+
+def run_job(job_name: str, verbose: bool = False) -> int:
     """Run a job of the code location on the persistent instance, one run per partition of the
-    configured grid; prints each asset's row count, each check and where the results are."""
+    configured grid; prints each asset's row count, each check and where the results are. The
+    runs log one line per event (a failed step as its cause); every event in full, stack traces
+    included, goes to ``$DAGSTER_HOME/logs/<job>-<time>.log`` (``verbose``: printed too)."""
     home = dagster_home()
     from dagster import DagsterInstance
 
@@ -104,7 +259,9 @@ def run_job(job_name: str) -> int:
     known = sorted(j.name for j in defs.resolve_all_job_defs() if not j.name.startswith("__"))
     if job_name not in known:
         raise UsageError(f"unknown job {job_name!r}; jobs of the code location: {', '.join(known)}")
-    job = defs.resolve_job_def(job_name)
+    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S-%f")
+    run_log = RunLog(home / "logs" / f"{job_name}-{stamp}.log", verbose=verbose)  # a known job's name
+    job = defs.resolve_job_def(job_name).with_logger_defs(run_log.logger_defs())
     partition_keys: list = [None]
     if job.partitions_def is not None:
         from resources.settings import AuditGridResource, load_settings
@@ -116,13 +273,18 @@ def run_job(job_name: str) -> int:
                                 model_registry_path=settings.model_registry).resolve()
         instance.add_dynamic_partitions(MODEL_PARTITIONS.name, list(cfg.models))
         partition_keys = [str(PartitionKey(m, t)) for m in cfg.models for t in cfg.templates]
+    print(f"[fairness-audit] log of the runs, stack traces included: {run_log.path}", flush=True)
     failed = 0
     for key in partition_keys:
         where = f" for partition {key}" if key else ""
         print(f"[fairness-audit] running job {job_name!r}{where} (Dagster instance: {home})", flush=True)
-        result = job.execute_in_process(instance=instance, raise_on_error=False, partition_key=key)
+        run_log.note(f"running job {job_name!r}{where}")
+        result = job.execute_in_process(instance=instance, raise_on_error=False, partition_key=key,
+                                        run_config=run_log.run_config())
         print("", flush=True)
         if not result.success:
+            print(f"[fairness-audit] stack traces: {run_log.path}"
+                  + ("" if verbose else " (--verbose prints them)"), file=sys.stderr)
             print(f"[fairness-audit] job {job_name!r}{where} failed (run id {result.run_id})", file=sys.stderr)
             for line in failure_causes(instance, result.run_id):  # last: the cause, not only "step X failed"
                 print(f"[fairness-audit] {line}", file=sys.stderr)
@@ -231,10 +393,17 @@ def partition_boxes(pairs: set[tuple[str, str]], models: list[str], templates: l
 
 def score_responses(responses: str, corpus_path: str, out: str, tagger: str = "rules",
                     rank_column: str = "2024 RANK", database_url: str = "", max_items: Optional[int] = None,
-                    log: Callable[[str], None] = print) -> dict[str, pd.DataFrame]:
+                    log: Callable[[str], None] = print, verbose: bool = False) -> dict[str, pd.DataFrame]:
     """``fairness-audit score``: materialize the audit's assets for a responses file (answers as
     written, or already split into items) in process and export the tables, the statistics and
-    the report to ``out``. Returns the exported tables by name."""
+    the report to ``out``. Returns the exported tables by name.
+
+    A failure does not stop the rest: a partition that an asset fails is left out by the later
+    assets of its run while the other partitions go on (defs/isolation.py), a failed run does not
+    stop the next box of partitions, the cross-partition assets run on what was scored, every
+    stored table is exported, and summary.md lists what failed; then :class:`ScoreFailed` names
+    each failure (partition, step, cause). The runs log one line per event; ``out/score.log``
+    holds every event in full, stack traces included (``verbose``: printed too)."""
     import dagster as dg
 
     from . import export
@@ -242,6 +411,7 @@ def score_responses(responses: str, corpus_path: str, out: str, tagger: str = "r
     from .core import geo, prompts as prompts_core
     from .core import responses as responses_core
     from .core.partition import PartitionKey
+    from resources.secrets import quote_userinfo
     from resources.settings import ReferenceDataResource
 
     outdir = output_folder(out)  # before any work
@@ -261,8 +431,13 @@ def score_responses(responses: str, corpus_path: str, out: str, tagger: str = "r
         raise UsageError(f"{responses}: no usable response to score ({imported.rows_rejected} row(s) not usable: "
                          f"see {outdir / 'rejects.csv'})")
     models, template_order = sorted({m for m, _ in pairs}), sorted(templates)
+    run_log = RunLog(outdir / "score.log", verbose=verbose)
+    run_log.path.write_text("", encoding="utf-8")  # this score's log only
+    log(f"log of the runs, stack traces included: {run_log.path}")
+    failures: list[StepFailure] = []
     with tempfile.TemporaryDirectory(prefix="fairness-score-") as tmp:
-        database_url = database_url or f"sqlite:///{Path(tmp) / 'results.db'}"
+        # userinfo percent-encoded: a password holding '@' reaches the driver whole
+        database_url = quote_userinfo(database_url) or f"sqlite:///{Path(tmp) / 'results.db'}"
         env = {"FAIRNESS_RESPONSES": responses, "FAIRNESS_QS_CORPUS": corpus_path, "FAIRNESS_TAGGER": tagger,
                "FAIRNESS_DATABASE_URL": database_url, "FAIRNESS_REPORTS_DIR": str(Path(tmp) / "reports"),
                "FAIRNESS_HOME": str(Path(tmp) / "home")}
@@ -283,30 +458,96 @@ def score_responses(responses: str, corpus_path: str, out: str, tagger: str = "r
             instance.add_dynamic_partitions(MODEL_PARTITIONS.name, models)
             reference_group = dg.AssetSelection.groups("reference")
             per_partition = dg.AssetSelection.all() - reference_group - CROSS_PARTITION
-            boxes = partition_boxes(pairs, models, template_order)
-            for i, (m0, m1, t0, t1) in enumerate(boxes):
-                log(f"scoring partitions {m0}..{m1} x {t0}..{t1} ({i + 1}/{len(boxes)})")
-                selection = (reference_group | per_partition) if i == 0 else per_partition
-                _materialize(dg, list(defs.assets), instance, resources, selection, {
-                    QUALITY_CHECKS_TAG: "warn", "dagster/asset_partition_range_start": str(PartitionKey(m0, t0)),
-                    "dagster/asset_partition_range_end": str(PartitionKey(m1, t1))})
-            _materialize(dg, list(defs.assets), instance, resources, CROSS_PARTITION, {})
-        written = export.export_results(database_url, outdir, log=log)
-    notes = export.notes_table(imported.notes, written["recommendations"])
+            tags = {QUALITY_CHECKS_TAG: "warn"}
+
+            def run(selection, what: str, **kwargs):
+                run_log.note(f"run: {what}")
+                return _materialize(dg, list(defs.assets), instance, resources, selection, run_log, **kwargs)
+
+            def failed(result, what: str) -> None:
+                """The failures of a run: each partition that an asset failed (or blocked) in it, from
+                the run's partition outcomes (the run goes on without it), then each failed step that
+                those do not explain (the run's own failure)."""
+                found: list[StepFailure] = []
+                explained: set[str] = set()
+                for key, asset, status, reason in _partition_failures(database_url, result.run_id):
+                    explained.add(asset)
+                    found.append(StepFailure(f"partition {key}", (asset,),
+                                             reason if status == "failed" else f"{status}: {reason}"))
+                if not result.success:
+                    for steps, cause in step_failures(instance, result.run_id):
+                        if not (steps and set(steps) <= explained):
+                            found.append(StepFailure(what, steps, cause))
+                for failure in found:
+                    log(f"failed: {failure.line()}")
+                failures.extend(found)
+
+            log("reference data (corpus, countries, distances, profiles, prompts)")
+            result = run(reference_group, "reference data", tags=tags)
+            failed(result, "reference data (every partition)")
+            if result.success:
+                boxes = partition_boxes(pairs, models, template_order)
+                for i, (m0, m1, t0, t1) in enumerate(boxes):
+                    box = f"partitions {m0}..{m1} x {t0}..{t1}"
+                    log(f"scoring {box} ({i + 1}/{len(boxes)})")
+                    result = run(per_partition, box, tags={
+                        **tags, "dagster/asset_partition_range_start": str(PartitionKey(m0, t0)),
+                        "dagster/asset_partition_range_end": str(PartitionKey(m1, t1))})
+                    failed(result, box)  # and on with the next box
+                log("base vs regional and the report, over what was scored")
+                failed(run(CROSS_PARTITION, "base vs regional and the report"), "every partition")
+        try:
+            written = export.export_results(database_url, outdir, log=log)
+        except Exception as exc:  # noqa: BLE001 - the failures are reported below, with this one
+            from resources.secrets import redact
+
+            failures.append(StepFailure("export", (), redact(_trim(f"{type(exc).__name__}: {exc}"))))
+            run_log.note(f"export failed: {type(exc).__name__}: {exc}")
+            written = {}
+    notes = export.notes_table(imported.notes, written.get("recommendations", pd.DataFrame()))
     notes.to_csv(outdir / "notes.csv", index=False)
-    summary = export.summary_markdown(written, imported.rows_read, imported.rows_rejected, corpus_path, responses)
+    summary = export.summary_markdown(written, imported.rows_read, imported.rows_rejected, corpus_path, responses,
+                                      failures=[f.line() for f in failures])
     (outdir / "summary.md").write_text(summary, encoding="utf-8")
     log(summary)
     log(f"tables written to {outdir}")
+    if failures:
+        raise ScoreFailed(failures, written, run_log.path)
     return written
 
 
-def _materialize(dg, assets, instance, resources, selection, tags: dict) -> None:
-    result = dg.materialize(assets, instance=instance, resources=resources, selection=selection, tags=tags,
-                            raise_on_error=False,  # progress at INFO: each step's own lines, not Dagster's debug events
-                            run_config={"loggers": {"console": {"config": {"log_level": "INFO"}}}})
-    if not result.success:
-        raise RunFailed("; ".join(failure_causes(instance, result.run_id)) or f"run {result.run_id} failed")
+def _partition_failures(database_url: str, run_id: str) -> list[tuple[str, str, str, str]]:
+    """(partition, asset, status, reason) of each partition an asset of run ``run_id`` failed or
+    blocked (``partition_outcome``, defs/isolation.py): the first such asset per partition, the
+    assets that then skipped it left out. Empty when the database cannot be read (the run's own
+    step failures say why)."""
+    from resources import database as D
+    from resources.secrets import redact
+
+    database = D.ResultsDatabase(url=database_url)
+    try:
+        outcomes = database.run_outcomes(run_id)
+    except Exception:  # noqa: BLE001 - an unusable database fails the run's steps, which are reported
+        return []
+    finally:
+        database.dispose()
+    out, seen = [], set()
+    for r in outcomes.itertuples(index=False):
+        if r.status != "skipped" and r.partition_key not in seen:
+            seen.add(r.partition_key)
+            out.append((r.partition_key, r.asset, r.status, redact(_trim(" ".join(str(r.reason).split())))))
+    return out
+
+
+def _materialize(dg, assets, instance, resources, selection, run_log: RunLog, tags: Optional[dict] = None,
+                 partition_key: Optional[str] = None):
+    """One in-process run of ``selection`` (as ``dagster.materialize``) with the command's loggers."""
+    name = "__ephemeral_asset_job__"
+    job_defs = dg.Definitions(jobs=[dg.define_asset_job(name=name, selection=selection)], assets=assets,
+                              resources=resources, loggers=run_log.logger_defs())
+    return job_defs.resolve_job_def(name).execute_in_process(
+        run_config=run_log.run_config(), instance=instance, partition_key=partition_key, raise_on_error=False,
+        tags=tags or {})
 
 
 def start_ui(extra: list[str]) -> int:
