@@ -40,7 +40,7 @@ class AlertDeliveryError(RuntimeError):
 class Alert:
     """What happened, where, and how to find it."""
 
-    kind: str                      # "run_failure" or "check_failure"
+    kind: str                      # "run_failure", "check_failure", "invalid_partition" or "tick_failure"
     title: str
     summary: str
     error: str = ""                # the cause of a run failure: the failed step's error message (trimmed)

@@ -6,13 +6,19 @@ default SQLite instance folder (its event log sharded per run) and PostgreSQL in
 Each `tick` is one iteration of the sensor daemon. The daemon evaluates a sensor at most once a
 minimum interval (60 s for parse_quality_alert); instead of waiting, the daemon's record of the
 previous tick is moved back past that interval before each iteration.
+
+failed_tick_alert is tested both ways: on tick records stored in a real instance folder under the
+ids Dagster derives from an instigator's state (fast), and on ticks the scheduler and sensor daemons
+themselves recorded as failed (slow).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import logging
 import shutil
+import sys
 import time
 
 import dagster as dg
@@ -24,7 +30,7 @@ from dagster._daemon.run_coordinator.queued_run_coordinator_daemon import Queued
 from dagster._daemon.sensor import execute_sensor_iteration
 
 from resources import database as D
-from tests.helpers.pipeline import DEMO_KEY, DEMO_RESPONSES, ROOT, audit
+from tests.helpers.pipeline import DEMO_KEY, DEMO_MODEL, DEMO_RESPONSES, ROOT, audit
 from tests.helpers.servers import Receiver
 
 LOCATION = "llm_advisor_fairness"  # workspace.yaml
@@ -242,3 +248,183 @@ def test_run_failure_alert_carries_the_error_the_link_and_the_partition(monkeypa
     alert = run_failure_posts(webhook)[-1]
     assert alert["run_id"] == backfill and alert["partition"] == f"{model}|base...{model}|regional"
     assert step_error(instance, backfill)[1][:200] in alert["error"]
+
+
+# --- failed schedule and sensor ticks ------------------------------------------------------------
+
+def tick_posts(webhook):
+    return [p["json"] for p in webhook.posts if p["json"]["kind"] == "tick_failure"]
+
+
+def location_origin(location=LOCATION):
+    """The origin the daemon gives the code location of workspace.yaml (a gRPC server it manages)."""
+    from dagster._core.remote_origin import ManagedGrpcPythonEnvCodeLocationOrigin
+    from dagster._core.types.loadable_target_origin import LoadableTargetOrigin
+
+    return ManagedGrpcPythonEnvCodeLocationOrigin(
+        LoadableTargetOrigin(executable_path=sys.executable, module_name="fairness_assets.definitions",
+                             working_directory=str(ROOT)), location)
+
+
+def schedule_state(instance, origin, name="reaudit_schedule"):
+    from dagster._core.remote_origin import RemoteRepositoryOrigin
+    from dagster._core.scheduler.instigation import InstigatorState, InstigatorStatus, ScheduleInstigatorData
+
+    state = InstigatorState(RemoteRepositoryOrigin(origin, "__repository__").get_instigator_origin(name),
+                            InstigatorType.SCHEDULE, InstigatorStatus.RUNNING,
+                            ScheduleInstigatorData("0 6 * * 1", time.time() - 86400))
+    instance.add_instigator_state(state)
+    return state
+
+
+def record_tick(instance, state, status, when, error=None):
+    """A tick as the scheduler daemon stores it (under the state's origin and selector ids)."""
+    from dagster._core.scheduler.instigation import TickData
+
+    return instance.create_tick(TickData(
+        instigator_origin_id=state.instigator_origin_id, instigator_name=state.instigator_name,
+        instigator_type=state.instigator_type, status=status, timestamp=when, selector_id=state.selector_id,
+        run_ids=[], error=error))
+
+
+def schedule_error(key="bad|name|base"):
+    """The error of the issue's failed tick as the scheduler daemon stored it: Dagster's own
+    DagsterUnknownPartitionError, raised resolving the run request (a Dagster error passes the code
+    server's user-code boundary unwrapped)."""
+    from dagster._core.errors import DagsterUnknownPartitionError
+    from dagster._utils.error import serializable_error_info_from_exc_info
+
+    try:
+        raise DagsterUnknownPartitionError(f"Could not find a partition with key `{key}`.")
+    except DagsterUnknownPartitionError:
+        return serializable_error_info_from_exc_info(sys.exc_info())
+
+
+def evaluate_tick_sensor(instance, webhook, cursor=None, origin=None):
+    """failed_tick_alert evaluated as the code server does (dagster/_grpc/impl.py), with the code
+    location's origin the daemon sends; without ``origin`` as build_sensor_context builds it."""
+    from dagster._core.execution.build_resources import wrap_resources_for_execution
+
+    from fairness_assets.definitions import defs
+    from fairness_assets.defs.operations.sensors import failed_tick_alert
+    from resources.alerts import AlertResource
+
+    repository = defs.get_repository_def()
+    alerts = AlertResource(channels="webhook", webhook_url=webhook.url, ui_base_url=UI_URL + "/")
+    if origin is None:
+        ctx = dg.build_sensor_context(instance=instance, cursor=cursor, definitions=defs, resources={"alerts": alerts})
+    else:
+        ctx = dg.SensorEvaluationContext(instance.get_ref(), cursor=cursor, repository_name=repository.name,
+                                         repository_def=repository, sensor_name="failed_tick_alert",
+                                         resources=wrap_resources_for_execution({"alerts": alerts}),
+                                         code_location_origin=origin)
+    with ctx:
+        result = failed_tick_alert(ctx)
+        return result, ctx.cursor
+
+
+def test_failed_tick_alert_alerts_once_per_failed_tick_with_its_error(tmp_path, monkeypatch, webhook):
+    from dagster._core.scheduler.instigation import TickStatus as Status
+
+    home = sqlite_home(tmp_path, monkeypatch)
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        state = schedule_state(instance, location_origin())
+        other = schedule_state(instance, location_origin("another_location"))  # same name, another code location
+        now = time.time()
+        record_tick(instance, state, Status.SUCCESS, now - 700)
+        failed = record_tick(instance, state, Status.FAILURE, now - 600, schedule_error())
+        record_tick(instance, other, Status.FAILURE, now - 500, schedule_error("x|y|base"))
+
+        result, cursor = evaluate_tick_sensor(instance, webhook, origin=location_origin())
+        assert [p["title"] for p in tick_posts(webhook)] == ["schedule 'reaudit_schedule' tick failed"], result
+        alert = tick_posts(webhook)[0]
+        when = dt.datetime.fromtimestamp(now - 600, dt.timezone.utc).isoformat(timespec="seconds")
+        cause = "DagsterUnknownPartitionError: Could not find a partition with key `bad|name|base`."
+        assert alert["summary"] == f"The schedule 'reaudit_schedule' failed its tick at {when}: {cause}"
+        assert alert["error"] == cause
+        assert alert["url"] == f"{UI_URL}/locations/{LOCATION}/schedules/reaudit_schedule"
+        assert alert["details"]["tick"].startswith(f"{failed.tick_id} at ")
+        assert result.skip_message == "1 failed tick(s) read, 1 alert(s) sent"
+
+        result, cursor = evaluate_tick_sensor(instance, webhook, cursor, origin=location_origin())
+        assert len(tick_posts(webhook)) == 1 and result.skip_message.startswith("no new failed tick")
+
+        # a burst of failures: one alert each for the newest ones, the older ones in one alert
+        burst = [record_tick(instance, state, Status.FAILURE, now - 400 + i, schedule_error(f"m{i}|x|base"))
+                 for i in range(12)]
+        result, cursor = evaluate_tick_sensor(instance, webhook, cursor, origin=location_origin())
+        posts = tick_posts(webhook)[1:]
+        assert len(posts) == 10, result
+        assert posts[0]["title"] == "schedule 'reaudit_schedule' tick failed (3 ticks)"
+        assert posts[0]["details"]["earlier failed ticks"] == ", ".join(str(t.tick_id) for t in burst[:2])
+        assert "`m2|x|base`" in posts[0]["error"] and "`m0|x|base`" in posts[0]["details"]["first error"]
+        assert [f"`m{i}|x|base`" in p["error"] for i, p in zip(range(3, 12), posts[1:])] == [True] * 9
+        _, cursor = evaluate_tick_sensor(instance, webhook, cursor, origin=location_origin())
+        assert len(tick_posts(webhook)) == 11
+
+        # without the code location's origin (build_sensor_context) the ids come from the stored
+        # states named like this repository's instigators: the other location's state too
+        with Receiver() as fresh:
+            evaluate_tick_sensor(instance, fresh)
+            titles = [p["title"] for p in tick_posts(fresh)]
+            assert len(titles) == 10 + 1 and titles.count("schedule 'reaudit_schedule' tick failed (4 ticks)") == 1
+            assert sum("`x|y|base`" in p["error"] for p in tick_posts(fresh)) == 1
+
+
+@pytest.fixture
+def registry_env(tmp_path, monkeypatch):
+    """A model registry the code server reads from FAIRNESS_MODEL_REGISTRY (set before it starts)."""
+    path = tmp_path / "models.yaml"
+    path.write_text(f"models:\n  {DEMO_MODEL}:\n    source: org/demo\n  good:\n    source: org/good\n")
+    monkeypatch.setenv("FAIRNESS_MODEL_REGISTRY", str(path))
+    return path
+
+
+@pytest.mark.slow
+def test_failed_tick_alert_reports_the_daemons_failed_schedule_and_sensor_ticks(registry_env, instance, daemon,
+                                                                                 webhook):
+    """The registry breaks: the re-audit schedule's tick (scheduler daemon) and the partition
+    sensor's ticks (sensor daemon) fail; failed_tick_alert alerts on each failed tick once, with
+    the error, however often it is ticked."""
+    from dagster._scheduler.scheduler import launch_scheduled_runs
+
+    instance.add_dynamic_partitions("models", ["good"])
+    first = tick(daemon, instance, "failed_tick_alert")
+    assert first.status == TickStatus.SKIPPED and not tick_posts(webhook), first.error
+
+    registry_env.write_text("models: [unclosed\n")
+    location = daemon.create_request_context().get_code_location(LOCATION)
+    schedule = location.get_repository("__repository__").get_schedule("reaudit_schedule")
+    instance.start_schedule(schedule)
+    list(launch_scheduled_runs(daemon, logging.getLogger("scheduler-test"), iteration_times={},
+                               end_datetime_utc=dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=7)))
+    failed_schedule = instance.get_ticks(schedule.get_remote_origin_id(), schedule.selector_id, limit=1)[0]
+    assert failed_schedule.status == TickStatus.FAILURE and "not valid YAML" in str(failed_schedule.error)
+    assert not instance.get_runs()
+    failed_sensor = tick(daemon, instance, "invalid_partition_alert")
+    assert failed_sensor.status == TickStatus.FAILURE
+
+    t = tick(daemon, instance, "failed_tick_alert")
+    assert t.status == TickStatus.SKIPPED, t.error
+    schedule_alerts = [p for p in tick_posts(webhook) if p["details"].get("schedule") == "reaudit_schedule"]
+    assert len(schedule_alerts) == 1
+    assert schedule_alerts[0]["details"]["tick"].startswith(f"{failed_schedule.tick_id} at ")
+    # the cause, not the code server's ScheduleExecutionError around it
+    assert schedule_alerts[0]["error"].startswith(f"ConfigError: model registry {registry_env}, line 2, column 1: "
+                                                  "not valid YAML"), schedule_alerts[0]
+    assert schedule_alerts[0]["url"] == f"{UI_URL}/locations/{LOCATION}/schedules/reaudit_schedule"
+    sensor_alerts = [p for p in tick_posts(webhook) if p["details"].get("sensor") == "invalid_partition_alert"]
+    assert sensor_alerts and all(p["error"].startswith("ConfigError: model registry") for p in sensor_alerts)
+
+    # the registry repaired: once every failure is alerted, nothing is sent again
+    registry_env.write_text(f"models:\n  {DEMO_MODEL}:\n    source: org/demo\n")
+    for _ in range(3):
+        t = tick(daemon, instance, "failed_tick_alert")
+        assert t.status == TickStatus.SKIPPED, t.error
+    state = next(s for s in instance.all_instigator_state(instigator_type=InstigatorType.SENSOR)
+                 if s.instigator_name == "invalid_partition_alert")
+    failures = instance.get_ticks(state.instigator_origin_id, state.selector_id, statuses=[TickStatus.FAILURE])
+    alerted = [p["details"]["tick"].split(" ")[0] for p in tick_posts(webhook)
+               if p["details"].get("sensor") == "invalid_partition_alert"]
+    assert sorted(alerted) == sorted(str(f.tick_id) for f in failures)  # each failed tick once
+    assert len([p for p in tick_posts(webhook) if p["details"].get("schedule")]) == 1

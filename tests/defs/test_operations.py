@@ -14,7 +14,7 @@ from fairness_assets.defs.operations.sensors import parse_quality_alert, run_fai
 from fairness_assets.defs.partitions import AUDIT_ROUND_TAG, MODEL_PARTITIONS
 from resources import database as D
 from resources.alerts import AlertResource
-from resources.settings import AuditGridResource
+from resources.settings import AuditGridResource, GenerationSourceResource
 from tests.helpers.pipeline import DEMO_KEY, DEMO_MODEL, DEMO_RESPONSES, altered_responses, audit
 from tests.helpers.servers import Receiver, smtp_server
 
@@ -33,7 +33,7 @@ def test_code_location_has_the_jobs_schedule_and_sensors():
 
     assert study_audit.config["resources"]["audit_grid"]["config"]["preset"] == "study"
     assert defs.resolve_schedule_def("reaudit_schedule").cron_schedule == schedules.DEFAULT_CRON
-    for sensor in ("parse_quality_alert", "run_failure_alert"):
+    for sensor in ("parse_quality_alert", "run_failure_alert", "invalid_partition_alert", "failed_tick_alert"):
         assert defs.resolve_sensor_def(sensor) is not None
     assert "alerts" in defs.resources
     for asset in ("audit_drift", "generations", "recommendations", "drs_scores"):
@@ -55,21 +55,24 @@ def test_generation_runs_in_the_gpu_pool_with_kubernetes_gpu_requests():
 def test_reaudit_schedule_requests_every_registered_model_and_template(tmp_path):
     (tmp_path / "instance").mkdir()
     instance = dg.DagsterInstance.local_temp(str(tmp_path / "instance"))
-    grid = AuditGridResource(preset="demo", templates=["base", "regional"])
+    registry = tmp_path / "models.yaml"
+    registry.write_text("models:\n" + "".join(f"  {m}:\n    source: org/{m}\n"
+                                              for m in ("qwen2.5-0.5b-demo", "model-a", "model-b")))
+    grid = AuditGridResource(preset="demo", templates=["base", "regional"], model_registry_path=str(registry))
+    resources = {"audit_grid": grid, "generation_source": GenerationSourceResource()}
     tick = dt.datetime(2026, 11, 30, 6, 0, tzinfo=dt.timezone.utc)
-    with dg.build_schedule_context(instance=instance, scheduled_execution_time=tick,
-                                   resources={"audit_grid": grid}) as ctx:
+    with dg.build_schedule_context(instance=instance, scheduled_execution_time=tick, resources=resources) as ctx:
         skipped = schedules.reaudit_schedule(ctx)
     assert isinstance(skipped, dg.SkipReason) and "no model is registered" in skipped.skip_message
 
     instance.add_dynamic_partitions(MODEL_PARTITIONS.name, ["model-a", "model-b"])
-    with dg.build_schedule_context(instance=instance, scheduled_execution_time=tick,
-                                   resources={"audit_grid": grid}) as ctx:
+    with dg.build_schedule_context(instance=instance, scheduled_execution_time=tick, resources=resources) as ctx:
         requests = schedules.reaudit_schedule(ctx)
     keys = sorted(str(r.partition_key) for r in requests)
     assert keys == ["model-a|base", "model-a|regional", "model-b|base", "model-b|regional"]
     assert {r.tags[AUDIT_ROUND_TAG] for r in requests} == {"20261130T0600"}
     assert len({r.run_key for r in requests}) == 4
+    assert not any(schedules.SKIPPED_TAG in r.tags for r in requests)  # nothing skipped, nothing said
 
 
 def test_reaudit_cron_is_configurable_and_validated(monkeypatch):

@@ -1,4 +1,5 @@
-"""Alert sensors: a run failed, or a parse-quality check failed.
+"""Alert sensors: a run failed, a parse-quality check failed, a model partition cannot be audited,
+or a schedule or sensor tick failed.
 
 A failing *blocking* check fails its run, but a non-blocking one (the group-gap findings, or
 any check with severity WARN) leaves the run green, so a run-failure sensor alone would miss
@@ -13,20 +14,36 @@ event log is sharded per run, so an event-log query with a plain storage-id curs
 as well as PostgreSQL. Records are keyed by a per-check id that is assigned when a run *plans*
 the check, so they are not evaluated in id order (two runs at once): the cursor keeps, per check,
 the id below which every record is handled, plus the handled ids above it.
+
+``invalid_partition_alert`` alerts once on each model partition that cannot be audited (a name
+with ``|``, or a model neither the registry nor the responses file has; partitions.invalid_models),
+saying how to delete it. ``failed_tick_alert`` alerts once on each failed tick of the code
+location's schedules and sensors, with the tick's error: it reads the ticks from the instance's
+schedule storage under the ids the daemon stores them by, rebuilt from the code location's origin,
+which the daemon sends with every sensor evaluation (``context.code_location_origin``); see
+:func:`code_location_instigators`.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+from dataclasses import dataclass
+from urllib.parse import quote
 
 import dagster as dg
 from dagster import DagsterEventType, EventRecordsFilter
 
+from dagster._core.definitions.selector import InstigatorSelector
+from dagster._core.remote_origin import RemoteRepositoryOrigin
+from dagster._core.scheduler.instigation import TickStatus
+
 from resources.alerts import Alert, AlertDeliveryError, AlertResource
+from resources.settings import AuditGridResource, GenerationSourceResource
 
 from fairness_assets.core.partition import PartitionKey
-from ..partitions import AUDIT_ROUND_TAG
+from ..partitions import (AUDIT_ROUND_TAG, MODEL_PARTITIONS, UI_DELETE, delete_hint, invalid_models, known_models,
+                          remove_command)
 from .jobs import audit_report_job
 
 CHECK_BATCH = 200       # alerts sent per tick at most; the rest follow on the next ticks
@@ -308,4 +325,230 @@ def reaudit_report(context: dg.SensorEvaluationContext):
     return [dg.RunRequest(run_key=f"reaudit-report-{r}", tags={AUDIT_ROUND_TAG: r}) for r in ready]
 
 
-SENSORS = [parse_quality_alert, run_failure_alert, reaudit_report]
+# ---------------------------------------------------------------------------------------------
+# model partitions that cannot be audited
+
+PARTITION_CURSOR_VERSION = 1
+
+
+def invalid_partition_alert_for(name: str, why: str, alerts: AlertResource) -> Alert:
+    return Alert(
+        kind="invalid_partition",
+        title=f"model partition {name!r} cannot be audited",
+        summary=f"The '{MODEL_PARTITIONS.name}' partition {name!r} cannot be audited: {why}. Runs of it fail and the "
+                f"re-audit schedule skips it. Delete it: {delete_hint(name)}.",
+        severity="WARN", partition=name, asset="generations",
+        details={"reason": why, "delete in the UI": UI_DELETE, "delete from Python": remove_command(name)},
+        url=f"{alerts.ui_base_url.rstrip('/')}/assets/generations",
+    )
+
+
+def read_alerted(context) -> set[str]:
+    if not context.cursor:
+        return set()
+    try:
+        data = json.loads(context.cursor)
+    except ValueError:
+        data = None
+    if not isinstance(data, dict) or data.get("v") != PARTITION_CURSOR_VERSION:
+        context.log.warning(f"invalid_partition_alert: cursor {context.cursor!r} not understood; alerting again")
+        return set()
+    return {str(m) for m in data.get("alerted", [])}
+
+
+@dg.sensor(
+    minimum_interval_seconds=60,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description="Alerts (FAIRNESS_ALERT_CHANNELS) once on every model partition that cannot be audited (a name "
+    "with '|', or a model neither the registry nor the responses file has), saying how to delete it.",
+)
+def invalid_partition_alert(context: dg.SensorEvaluationContext, alerts: AlertResource,
+                            audit_grid: AuditGridResource, generation_source: GenerationSourceResource):
+    models = context.instance.get_dynamic_partitions(MODEL_PARTITIONS.name)
+    invalid = invalid_models(models, known_models(audit_grid, generation_source))
+    # a partition deleted (or now known) is forgotten: added again later, it is alerted again
+    alerted = {m for m in read_alerted(context) if m in invalid}
+    sent, failure = 0, None
+    for name, why in invalid.items():
+        if name in alerted:
+            continue
+        failure = deliver(alerts, invalid_partition_alert_for(name, why, alerts), context.log)
+        if failure:  # no channel took it: the next tick retries from here
+            break
+        alerted.add(name)
+        sent += 1
+    if failure and sent == 0:
+        raise AlertDeliveryError(failure)
+    context.update_cursor(json.dumps({"v": PARTITION_CURSOR_VERSION, "alerted": sorted(alerted)}))
+    if failure:
+        context.log.error(failure)
+        return dg.SkipReason(f"ALERT DELIVERY FAILED after {sent} alert(s): {failure}")
+    if not invalid:
+        return dg.SkipReason(f"every model partition can be audited ({len(models)})")
+    return dg.SkipReason(f"{len(invalid)} model partition(s) cannot be audited ({', '.join(map(repr, invalid))}); "
+                         f"{sent} alert(s) sent")
+
+
+# ---------------------------------------------------------------------------------------------
+# failed schedule and sensor ticks
+
+TICK_CURSOR_VERSION = 1
+TICK_HISTORY = 200            # failed ticks read per schedule or sensor and evaluation at most
+TICK_ALERTS = 10              # alerts per schedule or sensor and evaluation; older failed ticks are summed up in one
+
+
+@dataclass(frozen=True)
+class Instigator:
+    """A schedule or sensor of the code location, with the ids its ticks are stored under."""
+
+    kind: str            # "schedule" or "sensor"
+    name: str
+    origin_id: str
+    selector_id: str
+    location: str
+    repository: str
+
+
+def code_location_instigators(context) -> list[Instigator]:
+    """The code location's schedules and sensors with the ids the daemon stores their ticks under.
+
+    The daemon identifies an instigator by its origin (``RemoteInstigatorOrigin``: the code
+    location's origin, the repository name, the instigator name) and by its selector (location,
+    repository and instigator names); ticks are stored with both and read by either. When the
+    daemon evaluates a sensor it sends the code location's origin along (the code server builds
+    the context with ``code_location_origin``), so both ids are rebuilt here exactly as the daemon
+    computes them. A context built without it (``build_sensor_context``) has no origin: then the
+    ids are taken from the instigator states stored in the instance for this repository's
+    schedules and sensors (an instigator the daemon has never ticked has no state and no ticks).
+    """
+    repository = context.repository_def
+    if repository is None:
+        raise dg.DagsterInvariantViolationError(
+            "failed_tick_alert reads the ticks of its code location's schedules and sensors: evaluate it in its "
+            "code location (dagster dev, the daemon) or pass definitions= to build_sensor_context")
+    names = {s.name: "schedule" for s in repository.schedule_defs}
+    names.update({s.name: "sensor" for s in repository.sensor_defs})
+    origin = context.code_location_origin
+    if origin is not None:
+        repo_origin = RemoteRepositoryOrigin(code_location_origin=origin, repository_name=repository.name)
+        return [Instigator(kind, name, repo_origin.get_instigator_origin(name).get_id(),
+                           InstigatorSelector(location_name=origin.location_name, repository_name=repository.name,
+                                              name=name).get_id(), origin.location_name, repository.name)
+                for name, kind in sorted(names.items())]
+    found = []
+    for state in context.instance.all_instigator_state():
+        if state.instigator_name in names and state.origin.repository_origin.repository_name == repository.name:
+            found.append(Instigator(names[state.instigator_name], state.instigator_name, state.instigator_origin_id,
+                                    state.selector_id, state.origin.location_name, repository.name))
+    return sorted(found, key=lambda i: (i.name, i.location))
+
+
+def tick_error(error) -> str:
+    """A failed tick's cause: the user's exception under Dagster's wrappers (the code server's
+    ``SensorExecutionError`` / ``ScheduleExecutionError``, the daemon's process errors)."""
+    while error is not None and error.cause is not None and (
+            error.cls_name in ("SensorExecutionError", "ScheduleExecutionError")
+            or (error.cls_name or "").startswith("DagsterUserCode")):
+        error = error.cause
+    return error_message(error) if error is not None else ""
+
+
+def tick_url(alerts: AlertResource, instigator: Instigator) -> str:
+    """The schedule's or sensor's page in the UI (its ticks and their errors)."""
+    address = instigator.location if instigator.repository == "__repository__" \
+        else f"{instigator.repository}@{instigator.location}"
+    return f"{alerts.ui_base_url.rstrip('/')}/locations/{quote(address)}/{instigator.kind}s/{quote(instigator.name)}"
+
+
+def tick_time(tick) -> str:
+    return dt.datetime.fromtimestamp(tick.timestamp, dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def failed_tick_alert_for(instigator: Instigator, tick, alerts: AlertResource, earlier: list | None = None) -> Alert:
+    """The alert for one failed tick; with ``earlier``, for those failed ticks too (one alert for many)."""
+    cause = tick_error(tick.error) or "no error message"
+    what = f"{instigator.kind} {instigator.name!r}"
+    if earlier:
+        summary = (f"The {what} failed {len(earlier) + 1} ticks from {tick_time(earlier[0])} to {tick_time(tick)}; "
+                   f"the last one with: {cause}")
+    else:
+        summary = f"The {what} failed its tick at {tick_time(tick)}: {cause}"
+    details = {instigator.kind: instigator.name, "tick": f"{tick.tick_id} at {tick_time(tick)}"}
+    if earlier:
+        details["earlier failed ticks"] = ", ".join(str(t.tick_id) for t in earlier[:50]) + (
+            " ..." if len(earlier) > 50 else "")
+        first = tick_error(earlier[0].error)
+        if first and first != cause:
+            details["first error"] = first
+    if tick.tick_data.run_ids:
+        details["runs requested"] = ", ".join(tick.tick_data.run_ids)
+    return Alert(
+        kind="tick_failure",
+        title=f"{what} tick failed" + (f" ({len(earlier) + 1} ticks)" if earlier else ""),
+        summary=summary, error=cause, job=instigator.name if instigator.kind == "schedule" else "",
+        details=details, url=tick_url(alerts, instigator),
+    )
+
+
+def read_tick_cursor(context) -> dict[str, int]:
+    """{selector id: the newest tick id handled}."""
+    if not context.cursor:
+        return {}
+    try:
+        data = json.loads(context.cursor)
+    except ValueError:
+        data = None
+    if not isinstance(data, dict) or data.get("v") != TICK_CURSOR_VERSION:
+        context.log.warning(f"failed_tick_alert: cursor {context.cursor!r} not understood; reading the ticks again")
+        return {}
+    return {str(k): int(v) for k, v in data.get("ticks", {}).items()}
+
+
+@dg.sensor(
+    minimum_interval_seconds=60,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description="Alerts (FAIRNESS_ALERT_CHANNELS) once on every failed tick of this code location's schedules and "
+    "sensors, with the tick's error.",
+)
+def failed_tick_alert(context: dg.SensorEvaluationContext, alerts: AlertResource):
+    done = read_tick_cursor(context)
+    instigators = code_location_instigators(context)
+    if context.code_location_origin is None:
+        context.log.warning("failed_tick_alert: no code location origin in the context; reading the ticks of the "
+                            f"instigator states stored for {[i.name for i in instigators]}")
+    read = sent = 0
+    failure = None
+    for instigator in instigators:
+        last = done.get(instigator.selector_id, 0)
+        ticks = context.instance.get_ticks(instigator.origin_id, instigator.selector_id,
+                                           statuses=[TickStatus.FAILURE], limit=TICK_HISTORY)
+        new = sorted((t for t in ticks if t.tick_id > last), key=lambda t: t.tick_id)
+        if len(ticks) == TICK_HISTORY and len(new) == len(ticks):
+            context.log.warning(f"failed_tick_alert: more than {TICK_HISTORY} new failed ticks of {instigator.kind} "
+                                f"{instigator.name!r}; the older ones are not alerted")
+        read += len(new)
+        # one alert per failed tick; past TICK_ALERTS, the oldest ones share one alert
+        batches = [[t] for t in new] if len(new) <= TICK_ALERTS \
+            else [new[: len(new) - TICK_ALERTS + 1]] + [[t] for t in new[len(new) - TICK_ALERTS + 1:]]
+        for batch in batches:
+            alert = failed_tick_alert_for(instigator, batch[-1], alerts, earlier=batch[:-1])
+            failure = deliver(alerts, alert, context.log)
+            if failure:
+                break
+            last = batch[-1].tick_id
+            sent += 1
+        done[instigator.selector_id] = last
+        if failure:
+            break
+    if failure and sent == 0:
+        raise AlertDeliveryError(failure)  # the tick fails visibly, its cursor is not stored: nothing is lost
+    context.update_cursor(json.dumps({"v": TICK_CURSOR_VERSION, "ticks": done}, sort_keys=True))
+    if failure:
+        context.log.error(failure)
+        return dg.SkipReason(f"ALERT DELIVERY FAILED after {sent} alert(s): {failure}")
+    if not read:
+        return dg.SkipReason(f"no new failed tick ({len(instigators)} schedules and sensors read)")
+    return dg.SkipReason(f"{read} failed tick(s) read, {sent} alert(s) sent")
+
+
+SENSORS = [parse_quality_alert, run_failure_alert, reaudit_report, invalid_partition_alert, failed_tick_alert]
