@@ -554,6 +554,21 @@ GENERATION_COLUMNS = ["partition_key", "audit_id", "response_id", "model", "temp
                       "model_revision", "backend", "decoding_json", "text_note", "response_format"]
 
 
+def response_models(
+    path: str | Path,
+    resolve_nationality: Optional[Callable[[str], Optional[str]]] = None,
+) -> set[str]:
+    """The models of the usable rows of a responses file (those :func:`read_responses` returns),
+    read a chunk at a time without keeping the rows; errors as :func:`read_responses`."""
+    models: set[str] = set()
+
+    def each(chunk: _Chunk) -> None:
+        models.update(chunk.used["model"].dropna().astype(str))
+
+    _read_all(Path(path), resolve_nationality, each, models.clear)
+    return models
+
+
 def to_generations(
     responses: pd.DataFrame,
     templates: Mapping[str, "PromptTemplate"],

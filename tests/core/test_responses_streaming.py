@@ -146,6 +146,15 @@ def test_the_example_file_and_an_empty_file(tmp_path):
         R.import_responses(p, TEMPLATES, RES.iso3)
 
 
+def test_models_of_a_file_without_keeping_its_rows(tmp_path, monkeypatch):
+    p = write(tmp_path, dirty_rows(), "csv")
+    monkeypatch.setattr(R, "CHUNK_ROWS", 5)
+    df, _ = R.read_responses(p)
+    assert R.response_models(p) == set(df["model"]) == {"m", "n", "x|y"}
+    with pytest.raises(R.ResponsesFileError, match="responses file not found"):
+        R.response_models(tmp_path / "nope.jsonl")
+
+
 # -- staging ---------------------------------------------------------------------------------------
 @pytest.mark.parametrize("name,kind", [("dirty", "jsonl"), ("dirty", "parquet"), ("items", "csv")])
 def test_staged_partitions_equal_the_import(tmp_path, monkeypatch, name, kind):
