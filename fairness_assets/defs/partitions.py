@@ -80,7 +80,8 @@ def unusable_models(pairs, known: set[str], where: str) -> str | None:
 
 @dataclass(frozen=True)
 class KnownModels:
-    """The models a partition may name: the model registry's, and the configured responses file's."""
+    """The models a partition may name: the configured responses file's when one is set (FAIRNESS_RESPONSES),
+    else the model registry's."""
 
     registry: frozenset
     registry_path: str
@@ -88,15 +89,21 @@ class KnownModels:
     responses_path: str = ""
 
     def knows(self, model: str) -> bool:
-        return model in self.registry or (self.responses is not None and model in self.responses)
+        """As the generations asset sees it: with a responses file configured it imports from the file
+        only (a registered model missing from the file would fail there); else it generates with the
+        registry's models."""
+        if self.responses is not None:
+            return model in self.responses
+        return model in self.registry
 
     def missing(self, model: str) -> str:
-        """Why ``model`` is not known, naming the sources."""
+        """Why ``model`` is not known, naming the source the generations asset uses."""
         if self.responses is None:
             return (f"the model is not in the model registry {self.registry_path} (and no responses file is "
                     "configured: FAIRNESS_RESPONSES)")
-        return (f"the model is neither in the model registry {self.registry_path} nor in the responses file "
-                f"{self.responses_path}")
+        also = " (it is in the model registry, but with a responses file configured the audit imports answers " \
+               "from the file only)" if model in self.registry else ""
+        return f"the model is not in the responses file {self.responses_path} (FAIRNESS_RESPONSES){also}"
 
 
 _RESPONSE_MODELS: dict = {}   # (path, mtime_ns, size) -> models named in the file; sensors tick often

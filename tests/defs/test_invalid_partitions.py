@@ -1,6 +1,6 @@
 """Model partitions that cannot be audited (issue 19 item 4): a name with '|' (the UI's "Add a
-partition" accepts `bad|name`, but no partition key can hold it) or a model neither the registry
-nor the responses file has. The re-audit schedule skips them and runs the others, the
+partition" accepts `bad|name`, but no partition key can hold it) or a model the audit's source
+does not have (the responses file when one is set, else the registry). The re-audit schedule skips them and runs the others, the
 invalid_partition_alert sensor alerts once on each with how to delete it, and the deletion it
 describes works (the Python one-liner, and the UI's Delete partitions dialog's GraphQL calls).
 
@@ -108,17 +108,22 @@ def test_reaudit_schedule_skips_when_no_partition_can_be_audited(instance, regis
     assert f"'ghost': the model is not in the model registry {registry}" in data.skip_message
 
 
-def test_a_partition_is_valid_when_the_registry_or_the_responses_file_has_it(tmp_path, registry):
+def test_a_partition_is_valid_when_the_source_the_audit_uses_has_it(tmp_path, registry):
+    """With a responses file configured the generations asset imports from the file only, so a
+    registered model missing from the file is invalid too (its re-audit would fail there); without
+    one, the registry decides."""
     only_good = grid(registry)
     from_file = GenerationSourceResource(responses_path=str(DEMO_RESPONSES))
     without_demo = grid(write_registry(tmp_path / "r2.yaml", "good"), models=["good"])
     known = known_models(without_demo, from_file)
     assert DEMO_MODEL not in known.registry and DEMO_MODEL in known.responses
     problems = invalid_models(["good", DEMO_MODEL, "ghost", BAD], known)
-    assert sorted(problems) == [BAD, "ghost"]  # 'good' from the registry, the demo model from the file
-    assert problems["ghost"] == (f"the model is neither in the model registry {tmp_path / 'r2.yaml'} nor in the "
-                                 f"responses file {DEMO_RESPONSES}")
+    assert sorted(problems) == [BAD, "ghost", "good"]  # only the demo model is in the file
+    assert problems["ghost"] == f"the model is not in the responses file {DEMO_RESPONSES} (FAIRNESS_RESPONSES)"
+    assert "it is in the model registry" in problems["good"]
     assert invalid_models(["good"], known_models(only_good, GenerationSourceResource())) == {}
+    assert sorted(invalid_models(["good", "ghost"], known_models(only_good, GenerationSourceResource()))) \
+        == ["ghost"]
     missing = GenerationSourceResource(responses_path=str(tmp_path / "nope.jsonl"))
     with pytest.raises(ValueError, match="nope.jsonl: responses file not found"):
         known_models(only_good, missing)
