@@ -343,16 +343,23 @@ def invalid_partition_alert_for(name: str, why: str, alerts: AlertResource) -> A
     )
 
 
-def read_alerted(context) -> set[str]:
+def versioned_cursor(context, version: int, sensor: str, then: str) -> dict:
+    """The sensor's JSON cursor of format ``version``; {} (with a warning saying what follows) when
+    there is none or it is of another format."""
     if not context.cursor:
-        return set()
+        return {}
     try:
         data = json.loads(context.cursor)
     except ValueError:
         data = None
-    if not isinstance(data, dict) or data.get("v") != PARTITION_CURSOR_VERSION:
-        context.log.warning(f"invalid_partition_alert: cursor {context.cursor!r} not understood; alerting again")
-        return set()
+    if not isinstance(data, dict) or data.get("v") != version:
+        context.log.warning(f"{sensor}: cursor {context.cursor!r} not understood; {then}")
+        return {}
+    return data
+
+
+def read_alerted(context) -> set[str]:
+    data = versioned_cursor(context, PARTITION_CURSOR_VERSION, "invalid_partition_alert", "alerting again")
     return {str(m) for m in data.get("alerted", [])}
 
 
@@ -492,15 +499,7 @@ def failed_tick_alert_for(instigator: Instigator, tick, alerts: AlertResource, e
 
 def read_tick_cursor(context) -> dict[str, int]:
     """{selector id: the newest tick id handled}."""
-    if not context.cursor:
-        return {}
-    try:
-        data = json.loads(context.cursor)
-    except ValueError:
-        data = None
-    if not isinstance(data, dict) or data.get("v") != TICK_CURSOR_VERSION:
-        context.log.warning(f"failed_tick_alert: cursor {context.cursor!r} not understood; reading the ticks again")
-        return {}
+    data = versioned_cursor(context, TICK_CURSOR_VERSION, "failed_tick_alert", "reading the ticks again")
     return {str(k): int(v) for k, v in data.get("ticks", {}).items()}
 
 
