@@ -24,6 +24,7 @@ from sqlmodel import Field, SQLModel
 
 from fairness_assets.core.responses import storable_text
 
+from .secrets import quote_userinfo
 from .settings import default_database_url, results_dir
 
 log = logging.getLogger(__name__)
@@ -555,7 +556,9 @@ class ResultsDatabase(ConfigurableResource):
             # SQLite: wait for a concurrent writer (parallel steps) instead of failing "database is locked"
             connect_args = {"timeout": 60} if url.startswith("sqlite") else {}
             try:
-                engine = sa.create_engine(_with_driver(url), echo=self.echo, future=True, connect_args=connect_args)
+                # a password holding '@', ':' or '/' is percent-encoded, so the driver reaches the host meant
+                engine = sa.create_engine(_with_driver(quote_userinfo(url)), echo=self.echo, future=True,
+                                          connect_args=connect_args)
                 _create_tables(engine)
             except Exception as exc:  # noqa: BLE001 - name the database in any failure
                 raise ConnectionError(f"results database {redact(url)} is not usable: {type(exc).__name__}: {redact(str(exc))}") from None  # the cause may quote the raw URL
@@ -828,17 +831,18 @@ class SQLResultsIOManager(ConfigurableIOManager):
             return
         keys = self._partitions(context)
         self._claim(context, keys)
-        if keys != [""]:  # a partition the run could not produce keeps its earlier rows (defs/isolation.py)
-            lost = set(self.database.run_outcomes(context.step_context.run_id)["partition_key"])
+        name = context.asset_key.path[-1]
+        if keys != [""]:  # a partition this asset could not produce in the run keeps its earlier rows (defs/isolation.py)
+            outcomes = self.database.run_outcomes(context.step_context.run_id)
+            lost = set(outcomes.loc[outcomes["asset"] == context.asset_key.to_user_string(), "partition_key"])
             if lost & set(keys):
                 keys = [k for k in keys if k not in lost]
                 if "partition_key" in obj:
                     obj = obj[obj["partition_key"].isin(keys)]
-                context.log.warning(f"not stored for partition(s) {sorted(lost)} (failed, skipped or blocked in this "
-                                    "run; their earlier rows, if any, are kept)")
+                context.log.warning(f"{name}: not stored for partition(s) {sorted(lost)} "
+                                    "(failed or skipped in this run; their earlier rows, if any, are kept)")
                 if not keys:
                     return
-        name = context.asset_key.path[-1]
         model = self._model(name)
         run_id = context.step_context.run_id if keys != [""] else None
         n = self.database.replace_rows(model, obj, keys, run_id=run_id, log_fn=context.log.info)

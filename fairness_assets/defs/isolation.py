@@ -7,10 +7,11 @@ partition. So each partitioned asset goes through its partitions under a :class:
 
 - a partition whose work raises is recorded as ``failed`` with its reason (the ``partition_outcome``
   table) and logged as an error; the other partitions go on;
-- a partition that failed, or was blocked by a parse-quality check, earlier in the same run is
-  ``skipped`` by every downstream asset, naming the asset and the reason;
-- the results IO manager does not store a failed, skipped or blocked partition of the run: its
-  earlier rows, if any, are kept (resources/database.SQLResultsIOManager);
+- a partition that failed, or was blocked by a parse-quality check, in an upstream asset of the same
+  run is ``skipped`` by every downstream asset, naming the asset and the reason (a sibling's failure,
+  say the figures', does not touch the statistics);
+- the results IO manager does not store a partition that the asset it stores failed or skipped in
+  the run: its earlier rows, if any, are kept (resources/database.SQLResultsIOManager);
 - the asset's metadata lists them (``failed_partitions``), and the step fails only when no partition
   of the run could be produced.
 
@@ -41,9 +42,15 @@ class PartitionGuard:
         self.context, self.database, self.asset = context, database, asset
         self.run_id = context.run.run_id
         self.keys = [str(k) for k in context.partition_keys]
+        # the assets this step stores (a multi-asset stores several) and the assets upstream of them:
+        # only an upstream failure makes this step skip a partition, never a sibling's
+        selected = sorted(context.selected_asset_keys, key=lambda k: k.to_user_string())
+        self.assets = [k.to_user_string() for k in selected] or [asset]
+        graph = context.job_def.asset_layer.asset_graph
+        upstream_assets = {a.to_user_string() for k in selected for a in graph.get_ancestor_asset_keys(k)}
         earlier = database.run_outcomes(self.run_id)
         self.upstream = {r.partition_key: f"{r.asset} {r.status}: {r.reason}"
-                         for r in earlier.itertuples() if r.partition_key in self.keys}
+                         for r in earlier.itertuples() if r.partition_key in self.keys and r.asset in upstream_assets}
         self.outcomes: dict[str, tuple[str, str]] = {}
         for key, why in self.upstream.items():
             self._note(key, SKIPPED, f"upstream {why}")
@@ -105,8 +112,9 @@ class PartitionGuard:
             self.fail(key, f"{type(exc).__name__}: {message}".strip())
 
     def record(self) -> None:
-        """Store the outcomes noted so far (again: what is stored already is kept)."""
-        self.database.record_outcomes(self.run_id, self.asset, self.outcomes)
+        """Store the outcomes noted so far, for each asset of the step (again: what is stored already is kept)."""
+        for name in self.assets:
+            self.database.record_outcomes(self.run_id, name, self.outcomes)
 
     # -- the end of the step ---------------------------------------------------------------------------
     def finish(self) -> dict:

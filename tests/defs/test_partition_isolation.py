@@ -54,8 +54,8 @@ def test_a_template_missing_from_the_responses_file_fails_alone(tmp_path):
     outcomes = db.run_outcomes(result.run_id)
     regional = outcomes[outcomes["partition_key"] == f"{DEMO_MODEL}|regional"]
     assert dict(zip(regional["asset"], regional["status"]))["generations"] == "failed"
-    assert dict(zip(regional["asset"], regional["status"]))["scores"] == "skipped"
-    assert "upstream generations failed" in "".join(regional.loc[regional["asset"] == "scores", "reason"])
+    assert dict(zip(regional["asset"], regional["status"]))["drs_scores"] == "skipped"
+    assert "upstream generations failed" in "".join(regional.loc[regional["asset"] == "drs_scores", "reason"])
 
 
 def _two_models(tmp_path):
@@ -136,3 +136,30 @@ def test_a_run_where_every_partition_fails_fails_naming_each(tmp_path):
     text = " ".join(str(err.message) + str(err.cause.message if err.cause else "") for err in errors)
     assert "no partition of the run could be produced" in text + messages
     assert f"{DEMO_MODEL}|academic" in text
+
+
+def test_a_sibling_failure_does_not_touch_the_other_assets_of_the_partition(tmp_path, monkeypatch):
+    """The figures of one partition fail: its statistics (not downstream of the figures) are
+    stored all the same, and the other partition's figures too."""
+    from fairness_assets.core import figures as fig_core
+
+    real = fig_core.many_partition_figures
+
+    def flaky(jobs, workers):
+        if any(model == "garbled" for _, model, _ in jobs):
+            raise RuntimeError("cannot draw")
+        return real(jobs, workers)
+
+    monkeypatch.setattr(fig_core, "many_partition_figures", flaky)
+    rows = [json.loads(line) for line in DEMO_RESPONSES.read_text().splitlines() if line.strip()]
+    path = tmp_path / "both.jsonl"
+    path.write_text("\n".join(json.dumps({**r, "model": m}) for r in rows for m in ("garbled", "good")) + "\n")
+    instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions(MODEL_PARTITIONS.name, ["garbled", "good"])
+    db = D.ResultsDatabase(url=f"sqlite:///{tmp_path / 'r.db'}")
+    result = dg.materialize(ASSETS, selection=UPTO_SCORES + ["audit_figures"], instance=instance, raise_on_error=False,
+                            tags={RANGE_START: "garbled|base", RANGE_END: "good|base"}, resources=resources(db, path))
+    assert result.success
+    assert set(db.read_rows(D.FigureFile)["partition_key"]) == {"good|base"}
+    assert set(db.read_rows(D.StatisticRow)["partition_key"]) == {"garbled|base", "good|base"}
+    assert "RuntimeError: cannot draw" in _metadata(result, "audit_figures")["failed_partitions"]

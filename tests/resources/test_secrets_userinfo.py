@@ -141,3 +141,18 @@ def test_a_failed_materialization_stores_no_piece_of_the_password(tmp_path):
             assert "Secret99" not in text and "Super" not in text, text[-2000:]
     assert list(home.rglob("*.err")) or list(home.rglob("compute_logs*")), "no compute log was written to check"
     assert _files_holding(tmp_path, ["Secret99", "Super@"]) == []
+
+
+@pytest.mark.postgres
+def test_the_results_database_reaches_the_host_meant_when_the_password_holds_an_at_sign(postgres_url):
+    """UI and daemon runs open the database from FAIRNESS_DATABASE_URL as written: a password with
+    an unencoded '@' is percent-encoded before the driver sees it (the server trusts local users,
+    so any password is accepted once the right host is reached)."""
+    url = sa.engine.make_url(postgres_url)
+    raw = f"postgresql://{url.username}:Super@Secret99@{url.host}:{url.port or 5432}/{url.database}"
+    db = D.ResultsDatabase(url=raw)
+    try:
+        assert db.count(D.Provenance) == 0
+        assert "Secret99" not in db.describe()
+    finally:
+        db.dispose()
