@@ -100,18 +100,28 @@ def write_grid_file(path: Path, corpus_path: Path, n_models: int, runs: int) -> 
     return n
 
 
-def long_answer(unis, size: int) -> str:
-    """An answer of ``size`` characters: three recommendations, then a loop of prose naming universities."""
+LONG_KINDS = ("loop", "list", "unicode")
+
+
+def long_answer(unis, size: int, kind: str = "loop") -> str:
+    """An answer of ``size`` bytes (UTF-8): three recommendations, then ``loop``: prose naming
+    universities, repeated; ``list``: a numbered list of universities and programs that never ends;
+    ``unicode``: the prose loop in languages beyond Latin-1 (4 bytes per character in memory)."""
     from parse_match_tag import synth_responses
 
     head = synth_responses(1, unis, seed=3)["response"].iloc[0]
     names = unis["name"].head(40).tolist()
-    loop = " ".join(f"You could also consider {u}, which is well known for research." for u in names) + "\n"
+    if kind == "list":
+        loop = "".join(f"{k + 4}. {u} – MSc Data Science\n" for k, u in enumerate(names))
+    elif kind == "unicode":
+        loop = " ".join(f"Vous pourriez aussi considérer {u} — 東京大学も良い選択です 🎓." for u in names) + "\n"
+    else:
+        loop = " ".join(f"You could also consider {u}, which is well known for research." for u in names) + "\n"
     body = (loop * (size // len(loop) + 1))
-    return (head + "\n\n" + body)[:size]
+    return (head + "\n\n" + body).encode("utf-8")[:size].decode("utf-8", errors="ignore")  # size: UTF-8 bytes
 
 
-def write_long_file(path: Path, corpus_path: Path, answer_mb: float, file_mb: float) -> int:
+def write_long_file(path: Path, corpus_path: Path, answer_mb: float, file_mb: float, kind: str = "loop") -> int:
     """One answer of ``answer_mb`` MB among ordinary answers (model ``synthetic-model-01``, base
     template, 10 runs of the 360 profiles at most) until the file holds ``file_mb`` MB."""
     from parse_match_tag import synth_responses
@@ -120,16 +130,23 @@ def write_long_file(path: Path, corpus_path: Path, answer_mb: float, file_mb: fl
     rows = [(g, c, nat, run) for run in range(10) for g, c, nat in people]
     texts = synth_responses(len(rows), unis, seed=11)["response"].tolist()
     target = int(file_mb * MB)
-    n = 0
-    with path.open("w", encoding="utf-8") as fh:
-        for k, (g, c, nat, run) in enumerate(rows):
-            text = long_answer(unis, int(answer_mb * MB)) if k == 0 else texts[k]
-            fh.write(json.dumps({"model": "synthetic-model-01", "template": "base", "run": run, "gender": g,
-                                 "economic_class": c, "nationality": nat, "response": text}) + "\n")
-            n += 1
-            if fh.tell() >= target:
-                break
-    return n
+    records, size = [], 0
+    for k, (g, c, nat, run) in enumerate(rows):  # the long answer's size in the file: its UTF-8 bytes
+        text = long_answer(unis, int(answer_mb * MB), kind) if k == 0 else texts[k]
+        records.append({"model": "synthetic-model-01", "template": "base", "run": run, "gender": g,
+                        "economic_class": c, "nationality": nat, "response": text})
+        size += len(text.encode("utf-8")) + 120
+        if size >= target:
+            break
+    if path.suffix == ".csv":
+        import pandas as pd
+
+        pd.DataFrame(records).to_csv(path, index=False)
+    else:
+        with path.open("w", encoding="utf-8") as fh:
+            for rec in records:
+                fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
+    return len(records)
 
 
 # ----------------------------------------------------------------------------- measuring
@@ -257,14 +274,18 @@ def _child(samples_path: str, argv: list[str]) -> int:
         thread.join()
 
 
+STEP_FILES = ("fairness_assets/defs/", "fairness_assets/export.py", "fairness_assets/local.py")
+
+
 def hotspots(samples_path: Path, top: int = 15) -> dict:
     """Where the score process's memory grew: the resident-memory growth between two samples is put
-    on the innermost project line running at the second; per step (the asset or command-line
-    function outermost in fairness_assets/), the peak."""
+    on the innermost project line running at the second; per step (the innermost function of an
+    asset module, of local.py or of export.py on the stack), the peak and the summed growth."""
     samples = [json.loads(line) for line in samples_path.read_text(encoding="utf-8").splitlines() if line.strip()]
     growth: dict[str, float] = {}
     peak_at: dict[str, float] = {}
     steps: dict[str, float] = {}
+    step_growth: dict[str, float] = {}
     for prev, cur in zip(samples, samples[1:]):
         stack = cur["stack"]
         where = stack[-1] if stack else "(outside the project)"
@@ -272,14 +293,20 @@ def hotspots(samples_path: Path, top: int = 15) -> dict:
         if delta > 0:
             growth[where] = growth.get(where, 0) + delta
         peak_at[where] = max(peak_at.get(where, 0), cur["rss"])
-        step = next((f for f in stack if f.startswith("fairness_assets/defs/")), None) or \
-            next((f for f in stack if f.startswith("fairness_assets/")), "(start-up)")
-        step = step.split(" ", 1)[1] + " (" + step.split(" ", 1)[0].rsplit(":", 1)[0] + ")"
+        frame = next((f for f in reversed(stack) if f.startswith(STEP_FILES)), None)
+        step = "(start-up)" if frame is None else \
+            frame.split(" ", 1)[1] + " (" + frame.split(" ", 1)[0].rsplit(":", 1)[0] + ")"
+        db = next((f for f in reversed(stack) if f.startswith("resources/database.py")), None)
+        if db is not None and (frame is None or stack.index(db) > stack.index(frame)):
+            step += " > database." + db.split(" ", 1)[1]  # the results database's reads and writes
         steps[step] = max(steps.get(step, 0), cur["rss"])
+        if delta > 0:
+            step_growth[step] = step_growth.get(step, 0) + delta
     gb = lambda kb: round(kb / MB, 3)  # noqa: E731
     return {"growth_gb": {k: gb(v) for k, v in sorted(growth.items(), key=lambda kv: -kv[1])[:top]},
             "peak_by_line_gb": {k: gb(v) for k, v in sorted(peak_at.items(), key=lambda kv: -kv[1])[:top]},
-            "peak_by_step_gb": {k: gb(v) for k, v in sorted(steps.items(), key=lambda kv: -kv[1])}}
+            "peak_by_step_gb": {k: gb(v) for k, v in sorted(steps.items(), key=lambda kv: -kv[1])},
+            "growth_by_step_gb": {k: gb(v) for k, v in sorted(step_growth.items(), key=lambda kv: -kv[1])[:top]}}
 
 
 def main() -> None:
@@ -291,6 +318,8 @@ def main() -> None:
     ap.add_argument("--long", action="store_true", help="the one-long-answer file instead of the grid")
     ap.add_argument("--answer-mb", type=float, default=10.0)
     ap.add_argument("--file-mb", type=float, default=11.0)
+    ap.add_argument("--long-kind", choices=LONG_KINDS, default="loop", help="what the long answer holds")
+    ap.add_argument("--format", choices=("jsonl", "csv"), default="jsonl", help="format of the long-answer file")
     ap.add_argument("--corpus", default=str(DEFAULT_CORPUS))
     ap.add_argument("--keep", default="", help="folder for the responses file, the log and the output (kept)")
     ap.add_argument("--label", default="", help="row label in docs/benchmarks.md, e.g. before / after")
@@ -304,9 +333,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="memory-partitions-") as tmp:
         work = Path(args.keep or tmp)
         work.mkdir(parents=True, exist_ok=True)
-        responses = work / ("long_answer.jsonl" if args.long else f"grid_{args.models}x3x360x{args.runs}.jsonl")
+        responses = work / (f"long_answer_{args.long_kind}.{args.format}" if args.long
+                            else f"grid_{args.models}x3x360x{args.runs}.jsonl")
         t0 = time.perf_counter()
-        rows = (write_long_file(responses, Path(args.corpus), args.answer_mb, args.file_mb) if args.long
+        rows = (write_long_file(responses, Path(args.corpus), args.answer_mb, args.file_mb, args.long_kind) if args.long
                 else write_grid_file(responses, Path(args.corpus), args.models, args.runs))
         build_s = time.perf_counter() - t0
         size_mb = responses.stat().st_size / MB
@@ -322,7 +352,7 @@ def main() -> None:
         result = measure(cmd, work / "score.log", env)
         if args.profile:
             result["profile"] = hotspots(work / "samples.jsonl")
-        result.update({"kind": "long" if args.long else "grid", "models": 1 if args.long else args.models,
+        result.update({"kind": f"long ({args.long_kind}, {args.format})" if args.long else "grid", "models": 1 if args.long else args.models,
                        "runs": args.runs, "rows": rows, "file_mb": round(size_mb, 1),
                        "partitions": 1 if args.long else 3 * args.models, "date": date.today().isoformat(),
                        "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
@@ -352,7 +382,7 @@ def write_row(r: dict) -> None:
         table_lines = [ln for ln in rest if ln.startswith("|")]
         table = "\n".join(table_lines)
         outro = "\n".join(rest[len(table_lines):]).strip("\n")
-    kind = "grid" if r["kind"] == "grid" else "one 10 MB answer"
+    kind = "grid" if r["kind"] == "grid" else f"one 10 MB answer, {r['kind'][6:-1]}"
     wall = f"{int(r['wall_s'] // 60)}:{r['wall_s'] % 60:04.1f}"
     row = (f"| {r['label'] or r['date']} ({r['date']}) | {kind} | {r['rows']:,} | {r['partitions']} | {r['file_mb']} | "
            f"{wall} | **{r['peak_tree_rss_gb']:.2f} GB** | {r['peak_main_hwm_gb']:.2f} GB | "
