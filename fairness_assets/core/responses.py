@@ -879,6 +879,11 @@ class StagedResponses:
         """The (model, template) pairs with usable rows."""
         return set(self.partitions)
 
+    @property
+    def n_generations(self) -> int:
+        """How many generation rows the file gave (every partition)."""
+        return sum(n for _, n in self.partitions.values())
+
     def rejects(self, pairs: Optional[set] = None) -> pd.DataFrame:
         """The rejects of the file as :func:`import_responses` gives them for ``pairs``."""
         r = pd.read_parquet(self.folder / "rejects.parquet")
@@ -926,6 +931,16 @@ class StagedResponses:
         return ImportedResponses(pd.read_parquet(self.folder / "empty.parquet")[GENERATION_COLUMNS], self.rejects(),
                                  self.notes(), self.rows_read, self.split_items, self.sha256, self.models,
                                  set(self.named))
+
+
+def staging_folder(root: str | Path, path: str | Path) -> Path:
+    """Where a responses file is staged under ``root`` (e.g. the results folder): one folder per
+    file path, so that every run importing the same file reuses it (:func:`stage_responses`
+    replaces its content when the file changes)."""
+    import hashlib
+
+    digest = hashlib.sha256(str(Path(path).expanduser().resolve()).encode("utf-8")).hexdigest()[:16]
+    return Path(root) / "staged-responses" / f"{Path(path).name[:40]}-{digest}"
 
 
 def _staging_key(path: Path, templates: Mapping[str, "PromptTemplate"], sha: str) -> dict:

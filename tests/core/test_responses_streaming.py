@@ -173,6 +173,7 @@ def test_staged_partitions_equal_the_import(tmp_path, monkeypatch, name, kind):
         expected = whole.generations[(whole.generations["model"] == pair[0])
                                      & (whole.generations["template"] == pair[1])].reset_index(drop=True)
         pd.testing.assert_frame_equal(part, expected)
+    assert staged.n_generations == len(whole.generations)
     summary = staged.summary()
     assert summary.generations.empty and list(summary.generations.columns) == R.GENERATION_COLUMNS
     pd.testing.assert_frame_equal(summary.rejects, whole.rejects)
@@ -190,6 +191,13 @@ def test_a_staged_file_is_read_once_and_restaged_when_it_changes(tmp_path, monke
     changed = R.stage_responses(p, TEMPLATES, RES.iso3, tmp_path / "staged")
     assert len(reads) == 1 and changed.pairs == {("other", "base")}
     assert len(changed.generations()) == 1 and changed.rejects().empty
+
+
+def test_one_staging_folder_per_file_path(tmp_path):
+    a, b = tmp_path / "a" / "r.jsonl", tmp_path / "b" / "r.jsonl"
+    assert R.staging_folder(tmp_path / "home", a) == R.staging_folder(tmp_path / "home", str(a))
+    assert R.staging_folder(tmp_path / "home", a) != R.staging_folder(tmp_path / "home", b)
+    assert R.staging_folder(tmp_path / "home", a).parent == tmp_path / "home" / "staged-responses"
 
 
 def test_staging_a_bad_file_names_it(tmp_path):
