@@ -13,6 +13,7 @@ from typing import Any, Mapping, Optional, Sequence
 import pandas as pd
 
 from .partition import PartitionKey
+from . import decompose
 from . import figures as fig
 from . import geostats
 from . import report as rep
@@ -40,13 +41,26 @@ class PartitionResult:
 
 
 def partition_statistics(drs_responses: pd.DataFrame, n_boot: int = 2000, n_perm: int = 10_000, seed: int = 0,
-                         correction: str = "holm", alpha: float = 0.05, level: float = 0.95) -> dict[str, pd.DataFrame]:
-    """Run-to-run variability and paired counterfactual disparity of one partition's responses."""
-    return {
+                         correction: str = "holm", alpha: float = 0.05, level: float = 0.95, *,
+                         items: Optional[pd.DataFrame] = None, distances: Optional[pd.DataFrame] = None,
+                         student_iso3: Optional[Mapping[str, str]] = None, params: Any = None
+                         ) -> dict[str, pd.DataFrame]:
+    """Run-to-run variability and paired counterfactual disparity of one partition's responses.
+
+    Given the partition's scored ``items`` (the ``drs_items`` table), the square capital
+    ``distances`` (ISO3), the students' ``student_iso3`` and the scoring ``params``, also the
+    behaviour / needs split of every counterfactual pair (``behaviour_needs``, with a
+    ``component`` column valued ``total`` / ``behaviour`` / ``needs``) and ``envy``
+    (:func:`decompose.decompose`, same resamples, permutations, seed and correction)."""
+    out = {
         "run_variability": stats.run_variability(drs_responses, n_boot=n_boot, level=level, seed=seed),
         "counterfactual_disparity": stats.counterfactual_disparity(
             drs_responses, n_perm=n_perm, n_boot=n_boot, level=level, seed=seed, correction=correction, alpha=alpha),
     }
+    if items is not None and distances is not None and params is not None and len(items):
+        out.update(decompose.decompose(items, distances, dict(student_iso3 or {}), params, n_perm=n_perm,
+                                       n_boot=n_boot, level=level, seed=seed, correction=correction, alpha=alpha))
+    return out
 
 
 def comparison_table(parts: Sequence[PartitionResult]) -> pd.DataFrame:
@@ -378,6 +392,69 @@ def geography_section(geography: Optional[Mapping[str, pd.DataFrame]], parts: Se
     return rep.ReportSection("geography", GEOGRAPHY_TITLE, intro=intro, tables=tables, figures=figures, notes=notes)
 
 
+# ----------------------------------------------------------------------------- behaviour and needs (issue 20)
+BEHAVIOUR_TITLE = "Behaviour and needs of the counterfactual contrasts"
+BEHAVIOUR_COLUMNS = ("attribute", "value_a", "value_b", "metric", "component", "n_pairs", "mean_diff",
+                     "share_of_total", "behaviour_a_students", "behaviour_b_students", "ci_low", "ci_high", "p_value",
+                     "p_adjusted", "family_size", "significant", "marking")
+ENVY_SHOWN = ("attribute", "group", "other_group", "metric", "n_students", "envy_share", "tie_share", "ci_low",
+              "ci_high")
+_COMPONENT_ORDER = {"behaviour": 0, "total": 1, "needs": 2}
+
+
+def behaviour_tables(p: PartitionResult) -> dict[str, pd.DataFrame]:
+    """The behaviour / needs table (significant behaviour parts first, then significant outcomes,
+    then the rest by size; each pair's three components together) and the envy table (largest
+    envy first) of one partition; none when its statistics have no decomposition."""
+    out: dict[str, pd.DataFrame] = {}
+    where = f"{p.model} / {p.template}"
+    bn = p.statistics.get("behaviour_needs")
+    if bn is not None and len(bn):
+        sig = bn["significant"].map(rep._truthy).eq(True)
+        pair = ["attribute", "value_a", "value_b", "metric"]
+        key = bn.assign(_beh=sig & (bn["component"] == "behaviour"), _sig=sig,
+                        _abs=pd.to_numeric(bn["mean_diff"], errors="coerce").abs().where(bn["component"] == "total"))
+        g = key.groupby(pair, sort=False)
+        rank = pd.DataFrame({"_b": ~g["_beh"].transform("any"), "_s": ~g["_sig"].transform("any"),
+                             "_a": -g["_abs"].transform("max").fillna(-1),
+                             "_c": bn["component"].map(_COMPONENT_ORDER).fillna(9)})
+        order = pd.concat([bn[pair], rank], axis=1).sort_values(["_b", "_s", "_a"] + pair + ["_c"],
+                                                                  kind="stable").index
+        shown = bn.loc[order].reset_index(drop=True)
+        corr = str(bn["correction"].dropna().iloc[0]) if "correction" in bn and bn["correction"].notna().any() \
+            else "holm"
+        out[f"{where}: {BEHAVIOUR_TITLE.lower()} (component total / behaviour / needs; {corr} within each "
+            "attribute x component)"] = shown[[c for c in BEHAVIOUR_COLUMNS if c in shown.columns]]
+    ev = p.statistics.get("envy")
+    if ev is not None and len(ev):
+        ev = ev.assign(_e=-pd.to_numeric(ev["envy_share"], errors="coerce").fillna(0)).sort_values(
+            ["_e", "attribute", "metric"], kind="stable").drop(columns="_e")
+        out[f"{where}: envy, the share of a group's students whose score would be higher with the lists the other "
+            "group received (95% bootstrap interval over strata)"] = ev[[c for c in ENVY_SHOWN if c in ev.columns]]
+    return out
+
+
+def behaviour_section(parts: Sequence[PartitionResult]) -> Optional[rep.ReportSection]:
+    """The report's section "Behaviour and needs of the counterfactual contrasts" (issue 20);
+    None when no partition has the decomposition (the report is then as before)."""
+    tables: dict[str, pd.DataFrame] = {}
+    for p in parts:
+        tables.update(behaviour_tables(p))
+    if not tables:
+        return None
+    intro = ["Every counterfactual pair (two values of gender, income or nationality, all else equal) is split in "
+             "two. Behaviour: the lists the two groups received, both scored for the same student (each side's "
+             "home country, capital distances and income weighting), averaged over both sides: what the model did "
+             "differently. Needs (position): the rest of the outcome gap, the same lists scored for where each "
+             "student lives and their income. For Rep, Acad and the US+UK share, and for every gender pair, the "
+             "needs part is 0 by construction and is not tested. Each component has a percentile bootstrap "
+             "interval over strata and a paired sign-flip test, adjusted within each attribute x component "
+             "family. Envy: the share of a group's students whose own lists score lower, for them, than the lists "
+             "of the other group's otherwise identical profile in the same run (a model that ignores the profile "
+             "gives each group about the same envy)."]
+    return rep.ReportSection("behaviour", BEHAVIOUR_TITLE, intro=intro, tables=tables)
+
+
 def build_report(parts: Sequence[PartitionResult], *, provenance: Mapping[str, Any], quality: Optional[pd.DataFrame],
                  base_vs_regional: Optional[Mapping[str, pd.DataFrame]] = None,
                  title: str = "LLM university-recommendation fairness audit",
@@ -400,6 +477,11 @@ def build_report(parts: Sequence[PartitionResult], *, provenance: Mapping[str, A
         raise ValueError("build_report: no scored partition to report on")
     summary: list[str] = []
     sections: list[rep.ReportSection] = []
+    for p in parts:  # issue 20: what the model did differently leads
+        summary += rep.behaviour_findings(p.statistics.get("behaviour_needs"), model=p.model, template=p.template)
+    behaviour = behaviour_section(parts)
+    if behaviour is not None:
+        sections.append(behaviour)
     if has_geography(geography):
         summary += geostats.summary_sentences({k: v for k, v in geography.items() if isinstance(v, pd.DataFrame)})
         sections.append(geography_section(geography, parts))
@@ -407,7 +489,7 @@ def build_report(parts: Sequence[PartitionResult], *, provenance: Mapping[str, A
         summary += rep.disparity_summary(
             p.tables.get("drs_summary", pd.DataFrame()), p.statistics.get("counterfactual_disparity"), p.grs,
             concentration=p.tables.get("concentration"), model=p.model, template=p.template,
-            metrics=("drs", "acc", "rep"))
+            metrics=("drs", "acc", "rep"), decomposition=p.statistics.get("behaviour_needs"))
     figures = comparison_figures(parts, base_vs_regional)
     for p in parts:
         given = (figures_by_partition or {}).get(p.key)

@@ -591,6 +591,7 @@ def disparity_summary(
     correction: str = "Holm",
     ci_level: float = 0.95,
     max_test_sentences: int = 5,
+    decomposition: Optional[pd.DataFrame] = None,
 ) -> list[str]:
     """Plain-language sentences about the largest disparities, largest first.
 
@@ -612,8 +613,20 @@ def disparity_summary(
 
     ``correction`` names the multiple-testing correction (a ``correction`` column of ``stats``
     wins; "holm" and "bh" are written out); the CI level is ``ci_level`` unless ``stats`` has
-    a ``level`` column."""
+    a ``level`` column.
+
+    ``decomposition`` (:func:`decompose.behaviour_needs`, issue 20): when given, each gap and
+    test sentence is labelled as an outcome and followed by one sentence saying how much of it
+    is behaviour (the lists) and how much is position (needs) (:func:`outcome_split_sentence`);
+    none given, the sentences are as before."""
     sentences: list[tuple[float, str]] = []
+
+    def split(s: str, m: str, t: str, attr: str, metric: str, low: str, high: str) -> str:
+        if decomposition is None:
+            return s
+        extra = outcome_split_sentence(decomposition, model=m, template=t, attribute=attr, metric=metric,
+                                       low=low, high=high, correction=correction)
+        return "Outcome: " + s + (" " + extra if extra else "")
     correction = _correction(stats, correction)
     st = None
     if stats is not None and not stats.empty and {"attribute", "value_a", "value_b", "metric"} <= set(stats.columns):
@@ -641,7 +654,8 @@ def disparity_summary(
                     row, flip=row["_b"] != r.low_group, correction=correction, ci_level=ci_level)
             else:
                 s += "; no counterfactual test of this pair was given"
-        sentences.append((float(r.gap), s + "."))
+        sentences.append((float(r.gap), split(s + ".", r.model, r.template, attr, r.metric, r.low_group,
+                                              r.high_group)))
 
     if st is not None:
         rest = st[~st.index.isin(used)]
@@ -659,7 +673,7 @@ def disparity_summary(
                      f"{abs(d):.3f} lower than for otherwise identical {_who(attr, high)} "
                      f"(counterfactual test, {low} minus {high}: "
                      + _stats_clause(row, flip=row["_b"] != low, correction=correction, ci_level=ci_level) + ").")
-                sentences.append((abs(d), s))
+                sentences.append((abs(d), split(s, row["model"], row["template"], attr, row["_metric"], low, high)))
 
     sentences.sort(key=lambda t: -t[0] if np.isfinite(t[0]) else 0.0)
     out = [s for _, s in sentences]
@@ -695,3 +709,136 @@ def disparity_summary(
                 s += f", and {float(cov):.0%} of the corpus's countries appeared at all"
             out.append(s + ".")
     return out
+
+
+# ----------------------------------------------------------------------------- behaviour and needs (issue 20)
+_ATTR_WORDS = {"economic_class": "income", "gender": "gender", "nationality": "nationality"}
+_METRIC_SHORT = {"drs": "DRS", "acc": "Acc", "rep": "Rep", "acad": "Acad", "us_uk_share": "US+UK share"}
+
+
+def _num(v) -> float:
+    return float(v) if not _is_missing(v) else float("nan")
+
+
+def _ci(lo, hi, flip: bool = False) -> str:
+    lo, hi = _num(lo), _num(hi)
+    if flip:
+        lo, hi = -hi, -lo
+    return f"[{lo:+.3f}, {hi:+.3f}]" if np.isfinite(lo) and np.isfinite(hi) else "[no interval]"
+
+
+def _tests(n) -> str:
+    n = 0 if _is_missing(n) else int(float(n))
+    return f"{n} test{'s' if n != 1 else ''}"
+
+
+def _prepared_decomposition(decomposition: Optional[pd.DataFrame], model: str, template: str
+                            ) -> Optional[pd.DataFrame]:
+    if decomposition is None or decomposition.empty or not {"attribute", "value_a", "value_b", "metric",
+                                                            "component"} <= set(decomposition.columns):
+        return None
+    d = _partition_keys(decomposition, model, template)
+    return d.assign(_attr=d["attribute"].map(_norm_attr), _metric=d["metric"].astype(str).str.lower(),
+                    _a=d["value_a"].astype(str), _b=d["value_b"].astype(str),
+                    _sig=d["significant"].map(_truthy).eq(True) if "significant" in d.columns else False,
+                    _byc=d["by_construction"].map(_truthy).eq(True) if "by_construction" in d.columns else False)
+
+
+def behaviour_findings(decomposition: Optional[pd.DataFrame], *, model: str = "", template: str = "",
+                       correction: str = "Holm", max_findings: int = 5) -> list[str]:
+    """The summary's lead (issue 20): per model x template, the significant behaviour parts of
+    the counterfactual pairs (``decompose.behaviour_needs``: the lists two groups received,
+    scored for the same student), largest first: what the model did differently, to whom, on
+    which metric, how much, with the interval and the adjusted p. Then, per attribute with a
+    behaviour finding, the metrics whose behaviour part did not change significantly. A
+    partition without any significant behaviour part is described as a model that gave the same
+    lists whoever asked; where outcome gaps exist, that students far from the recommended
+    universities (or with a stronger distance weighting) pay for it."""
+    d = _prepared_decomposition(decomposition, model, template)
+    if d is None:
+        return []
+    correction = _correction(d, correction)
+    out: list[str] = []
+    for (m, t), part in d.groupby(["model", "template"], sort=True):
+        under = _under(m, t)
+        beh = part[part["component"].astype(str) == "behaviour"]
+        tested = beh[pd.to_numeric(beh["p_value"], errors="coerce").notna()] if "p_value" in beh else beh.iloc[0:0]
+        sig = tested[tested["_sig"]]
+        if len(sig):
+            sig = sig.assign(_abs=pd.to_numeric(sig["mean_diff"], errors="coerce").abs()).sort_values(
+                ["_abs", "_attr", "_metric", "_a", "_b"], ascending=[False, True, True, True, True], kind="stable")
+            for _, r in sig.head(max_findings).iterrows():
+                dv = _num(r["mean_diff"])  # b's lists minus a's lists, scored for the same student
+                low, high = (r["_a"], r["_b"]) if dv >= 0 else (r["_b"], r["_a"])
+                flip = r["_b"] != low
+                name = _METRIC_SHORT.get(r["_metric"], r["metric"])
+                fam = _tests(r.get("family_size"))
+                out.append(
+                    f"{under}, the model recommended different universities to {_who(r['_attr'], low)} than to "
+                    f"otherwise identical {_who(r['_attr'], high)}: scored for the same student, the lists given to "
+                    f"{_who(r['_attr'], low)} score {abs(dv):.3f} lower on {name} (behaviour, {low} minus {high}: "
+                    f"{-dv if flip else dv:+.3f} {_ci(r.get('ci_low'), r.get('ci_high'), flip)}; "
+                    f"{correction}-{_fmt_p(r.get('p_adjusted'))}, {fam} in the family).")
+            if len(sig) > max_findings:
+                out.append(f"{under}, {len(sig) - max_findings} further behaviour part(s) are significant (table "
+                           "\"Behaviour and needs of the counterfactual contrasts\").")
+            for attr, g in tested.groupby("_attr", sort=True):
+                found = set(g.loc[g["_sig"], "_metric"])
+                if not found:
+                    continue
+                same = [x for x in dict.fromkeys(g["_metric"]) if x not in found]
+                if same:
+                    out.append(f"{under}, by {_ATTR_WORDS.get(attr, attr)} the lists differed in "
+                               f"{', '.join(_METRIC_SHORT.get(x, x) for x in sorted(found))} but not in "
+                               f"{', '.join(_METRIC_SHORT.get(x, x) for x in same)} (behaviour parts not "
+                               "significant after correction).")
+            continue
+        if tested.empty:
+            continue
+        fams = tested.groupby("_attr")["family_size"].max() if "family_size" in tested else pd.Series(dtype=float)
+        metrics_tested = ", ".join(_METRIC_SHORT.get(x, x) for x in dict.fromkeys(tested["_metric"]))
+        attrs = ", ".join(f"{_ATTR_WORDS.get(a, a)}: {_tests(n)}" for a, n in fams.items())
+        tot = part[(part["component"].astype(str) == "total") & part["_sig"]]
+        needs = part[(part["component"].astype(str) == "needs") & part["_sig"]]
+        s = (f"{under}, the model gave the same lists whoever asked: no behaviour part of any counterfactual pair "
+             f"is significant after {correction} correction ({metrics_tested}; {attrs})")
+        if len(tot):
+            s += (f"; yet {len(tot)} outcome gap(s) are significant: students far from the recommended "
+                  "universities, or whose income weights distance more, pay for the same lists"
+                  + (f" (needs part significant in {len(needs)} pair(s) x metric(s))" if len(needs) else "")
+                  + ". This is a finding: the model did not adapt its recommendations to who the student is")
+        else:
+            s += ", and no outcome gap between otherwise identical students is significant"
+        out.append(s + ".")
+    return out
+
+
+def outcome_split_sentence(decomposition: Optional[pd.DataFrame], *, model: str, template: str, attribute: str,
+                           metric: str, low: str, high: str, correction: str = "Holm") -> Optional[str]:
+    """One sentence: how much of the outcome gap ``low`` minus ``high`` (one attribute and
+    metric of one model x template) is behaviour (the lists) and how much is position (needs).
+    None when the decomposition has no such pair."""
+    d = _prepared_decomposition(decomposition, model, template)
+    if d is None:
+        return None
+    sel = d[(d["model"] == model) & (d["template"] == template) & (d["_attr"] == _norm_attr(attribute))
+            & (d["_metric"] == str(metric).lower())
+            & (((d["_a"] == str(low)) & (d["_b"] == str(high))) | ((d["_a"] == str(high)) & (d["_b"] == str(low))))]
+    comp = {str(c): r for c, r in zip(sel["component"], sel.to_dict("records"))}
+    if not {"behaviour", "needs"} <= set(comp):
+        return None
+    correction = _correction(d, correction)
+    b, n = comp["behaviour"], comp["needs"]
+    flip = str(b["_b"]) != str(low)
+    sign = -1.0 if flip else 1.0
+    name = _METRIC_SHORT.get(str(metric).lower(), metric)
+    bsig = "significant" if b["_sig"] else "not significant"
+    beh = (f"behaviour (the lists themselves, scored for the same student) {sign * _num(b['mean_diff']):+.3f} "
+           f"{_ci(b.get('ci_low'), b.get('ci_high'), flip)} ({correction}-{_fmt_p(b.get('p_adjusted'))}, {bsig}, "
+           f"{_tests(b.get('family_size'))} in the family)")
+    if n["_byc"]:
+        why = ("gender does not move the student's position" if _norm_attr(attribute) == "gender"
+               else f"{name} does not depend on the student")
+        return f"Of this gap, all is {beh}; position (needs) is 0 by construction: {why}."
+    return (f"Of this gap, {beh}; position (needs: the same universities scored for where the student lives and "
+            f"their income) {sign * _num(n['mean_diff']):+.3f} {_ci(n.get('ci_low'), n.get('ci_high'), flip)}.")
