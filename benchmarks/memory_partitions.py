@@ -326,8 +326,15 @@ def main() -> None:
     ap.add_argument("--code", default="", help="run the score command from this checkout of the project (its "
                     "folder first on PYTHONPATH; e.g. `git archive HEAD | tar -x -C DIR`) instead of this one")
     ap.add_argument("--write", action="store_true", help="write the figures to docs/benchmarks.md")
+    ap.add_argument("--write-saved", nargs="+", default=[], metavar="JSON",
+                    help="write the rows of earlier runs (their printed JSON, saved to files) and exit")
     ap.add_argument("--profile", action="store_true", help="also sample the score process's stack: where memory grows")
     args = ap.parse_args()
+    for saved in args.write_saved:
+        text = Path(saved).read_text(encoding="utf-8")
+        write_row(json.loads(text[text.index("\n{") + 1:] if not text.startswith("{") else text))
+    if args.write_saved:
+        return
     if not Path(args.corpus).exists():
         sys.exit(f"--corpus {args.corpus}: file not found (the QS 2024 export)")
     with tempfile.TemporaryDirectory(prefix="memory-partitions-") as tmp:
@@ -362,12 +369,13 @@ def main() -> None:
             write_row(result)
 
 
-HEADER = ("| when | file | rows | partitions | file MB | wall time | peak RSS, process tree | score process | "
-          "largest worker | where the peak was |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
+HEADER = ("| code | file | rows | partitions | file MB | wall time | peak RSS, process tree | score process | "
+          "largest worker |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
 
 
 def write_row(r: dict) -> None:
-    """Add (or replace: same label, file kind and rows) this measurement's row in the section's table."""
+    """Add (or replace: same label, file kind and rows) this measurement's row in the section's table;
+    the section's text around the table is kept."""
     from _doc import DOC, write_section
 
     text = DOC.read_text(encoding="utf-8")
@@ -376,25 +384,25 @@ def write_row(r: dict) -> None:
     if start >= 0:
         end = text.find("\n## ", start + 3)
         body = text[start + len(f"## {SECTION}\n"):end if end >= 0 else len(text)].strip("\n")
-    intro, table, outro = (body.split(HEADER, 1)[0], "", "") if HEADER in body else (body, "", "")
+    intro, table, outro = body, "", ""
     if HEADER in body:
-        rest = body.split(HEADER, 1)[1].split("\n")
-        table_lines = [ln for ln in rest if ln.startswith("|")]
-        table = "\n".join(table_lines)
-        outro = "\n".join(rest[len(table_lines):]).strip("\n")
+        intro, rest = body.split(HEADER, 1)
+        lines = rest.split("\n")
+        n = next((i for i, ln in enumerate(lines) if not ln.startswith("|")), len(lines))
+        table, outro = "\n".join(lines[:n]), "\n".join(lines[n:]).strip("\n")
     kind = "grid" if r["kind"] == "grid" else f"one 10 MB answer, {r['kind'][6:-1]}"
     wall = f"{int(r['wall_s'] // 60)}:{r['wall_s'] % 60:04.1f}"
-    row = (f"| {r['label'] or r['date']} ({r['date']}) | {kind} | {r['rows']:,} | {r['partitions']} | {r['file_mb']} | "
-           f"{wall} | **{r['peak_tree_rss_gb']:.2f} GB** | {r['peak_main_hwm_gb']:.2f} GB | "
-           f"{r['peak_worker_hwm_gb']:.2f} GB | {r['peak_phase']} |")
-    key = f"| {r['label'] or r['date']} ({r['date']}) | {kind} | {r['rows']:,} |"
+    label = r["label"] or r["date"]
+    row = (f"| {label} | {kind} | {r['rows']:,} | {r['partitions']} | {r['file_mb']} | {wall} | "
+           f"**{r['peak_tree_rss_gb']:.2f} GB** | {r['peak_main_hwm_gb']:.2f} GB | {r['peak_worker_hwm_gb']:.2f} GB |")
+    key = f"| {label} | {kind} | {r['rows']:,} |"
     lines = [ln for ln in table.split("\n") if ln and not ln.startswith(key)] + [row]
     if not intro.strip():
-        intro = (f"`benchmarks/memory_partitions.py`, {r['machine']}. `fairness-audit score` on a synthetic "
-                 "responses file (models x base/regional/academic x the study's 360 profiles x 10 runs; or one "
-                 "10 MB answer in an 11 MB file), run as a subprocess; peak resident memory of its process tree "
-                 "(sampled every 0.2 s, figure workers included), the score process's own high-water mark "
-                 "(VmHWM) and the largest worker's.\n")
+        intro = (f"`benchmarks/memory_partitions.py`, {r['date']}, {r['machine']}. `fairness-audit score` on a "
+                 "synthetic responses file (models x base/regional/academic x the study's 360 profiles x 10 runs; or "
+                 "one 10 MB answer in an 11 MB file), run as a subprocess; peak resident memory of its process tree "
+                 "(sampled every 0.2 s, figure workers included), the score process's own high-water mark (VmHWM) "
+                 "and the largest worker's.\n")
     write_section(SECTION, intro.rstrip("\n") + "\n\n" + HEADER + "\n".join(lines) + "\n"
                   + ("\n" + outro + "\n" if outro else ""))
 
