@@ -392,6 +392,31 @@ def partition_boxes(pairs: set[tuple[str, str]], models: list[str], templates: l
     return boxes
 
 
+# partitions materialized in one run by `score`: what a run holds in memory is bounded by this, not
+# by the number of partitions in the file (issue 19.5: ~0.2 GB per study-size partition)
+PARTITIONS_PER_RUN = 6
+
+
+def bounded_boxes(boxes: list[tuple], models: list[str], templates: list[str],
+                  most: int = PARTITIONS_PER_RUN) -> list[tuple]:
+    """``boxes`` (as :func:`partition_boxes` gives them) cut so that none holds more than ``most``
+    partitions: a box's template span is cut into runs of at most ``most`` templates, then its model
+    span into runs of as many models as fit."""
+    if most < 1:
+        raise ValueError(f"partitions per run must be at least 1, got {most}")
+    out: list[tuple] = []
+    for m0, m1, t0, t1 in boxes:
+        ms = models[models.index(m0): models.index(m1) + 1]
+        ts = templates[templates.index(t0): templates.index(t1) + 1]
+        step_t = min(len(ts), most)
+        step_m = max(1, most // step_t)
+        for i in range(0, len(ms), step_m):
+            for j in range(0, len(ts), step_t):
+                mm, tt = ms[i:i + step_m], ts[j:j + step_t]
+                out.append((mm[0], mm[-1], tt[0], tt[-1]))
+    return out
+
+
 def score_responses(responses: str, corpus_path: str, out: str, tagger: str = "rules",
                     rank_column: str = "2024 RANK", database_url: str = "", max_items: Optional[int] = None,
                     log: Callable[[str], None] = print, verbose: bool = False) -> dict[str, pd.DataFrame]:
@@ -487,7 +512,7 @@ def score_responses(responses: str, corpus_path: str, out: str, tagger: str = "r
             result = run(reference_group, "reference data", tags=tags)
             failed(result, "reference data (every partition)")
             if result.success:
-                boxes = partition_boxes(pairs, models, template_order)
+                boxes = bounded_boxes(partition_boxes(pairs, models, template_order), models, template_order)
                 for i, (m0, m1, t0, t1) in enumerate(boxes):
                     box = f"partitions {m0}..{m1} x {t0}..{t1}"
                     log(f"scoring {box} ({i + 1}/{len(boxes)})")

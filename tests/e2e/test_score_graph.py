@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from fairness_assets.core import responses as R
-from fairness_assets.local import partition_boxes
+from fairness_assets.local import bounded_boxes, partition_boxes
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -49,6 +49,24 @@ def test_partition_boxes_cover_exactly_the_pairs(pairs):
     if len({frozenset(t for m, t in pairs if m == x) for x in models}) == 1 and len(pairs) == len(models) * len(
             {t for _, t in pairs}) and len(pairs) == len(GRID) * len(models):
         assert len(boxes) == 1  # the full grid is one run
+
+
+@pytest.mark.parametrize("most", [1, 2, 4, 6, 7])
+def test_bounded_boxes_hold_at_most_so_many_partitions_and_cover_the_same_pairs(most):
+    """score's runs hold a bounded number of partitions whatever the number of models (memory)."""
+    models = [f"m{i:02d}" for i in range(19)]
+    pairs = {(m, t) for m in models for t in GRID}
+    boxes = bounded_boxes(partition_boxes(pairs, models, GRID), models, GRID, most=most)
+    covered = []
+    for m0, m1, t0, t1 in boxes:
+        cell = [(m, t) for m in models[models.index(m0): models.index(m1) + 1]
+                for t in GRID[GRID.index(t0): GRID.index(t1) + 1]]
+        assert 1 <= len(cell) <= most
+        covered += cell
+    assert sorted(covered) == sorted(pairs)
+    assert len(boxes) <= -(-len(pairs) // most) * 2  # few runs: no box much smaller than it could be
+    with pytest.raises(ValueError, match="at least 1"):
+        bounded_boxes([("m00", "m00", "base", "base")], models, GRID, most=0)
 
 
 def _items_frame():
