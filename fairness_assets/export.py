@@ -2,7 +2,9 @@
 
 Everything is read back from the results database the assets wrote (one row source for the UI,
 the report and the files): the recommendations, the DRS items with their components, GRS per
-country, the analysis tables, base vs regional, the statistics, the scoring parameters, and the
+country, the analysis tables, base vs regional, the statistics (with ``behaviour_needs``: every
+counterfactual pair split into behaviour and needs, column ``component`` valued ``total`` /
+``behaviour`` / ``needs``, and ``envy``), the scoring parameters, and the
 latest report (HTML, Markdown and its figures). Tables stored one partition per key get the
 ``model`` and ``template`` columns in front.
 """
@@ -23,7 +25,7 @@ from resources import database as D
 
 ANALYSIS = ["drs_responses", "drs_summary", "academic_alignment", "volume_diversity", "concentration",
             "reduced_context_top"]
-STATISTICS = ["run_variability", "counterfactual_disparity"]
+STATISTICS = ["run_variability", "counterfactual_disparity", "behaviour_needs", "envy"]
 GEOGRAPHY = ["region_metrics", "geo_contrasts", "class_gap_interactions", "home_bias", "home_bias_change",
              "class_gap_decomposition", "families"]
 TABLES = ["recommendations", "drs_items", "grs_by_country", *ANALYSIS]
@@ -76,9 +78,10 @@ def read_results(database: D.ResultsDatabase) -> dict[str, pd.DataFrame]:
     for key in ("drs_change", "grs_change"):
         out[f"base_vs_regional_{key}"] = comparison.get(key, pd.DataFrame(columns=["model"]))
     stats = _wide(database.read_rows(D.StatisticRow), STATISTICS)
-    dis = stats["counterfactual_disparity"]
-    if "significant" in dis.columns:
-        dis["significant"] = dis["significant"].astype(str) == "True"
+    for name in ("counterfactual_disparity", "behaviour_needs"):
+        for flag in ("significant", "by_construction"):
+            if flag in stats[name].columns:
+                stats[name][flag] = stats[name][flag].astype(str) == "True"
     out.update(stats)
     geography = _wide(database.read_rows(D.GeographyRow), GEOGRAPHY)
     for name, df in geography.items():

@@ -800,8 +800,9 @@ def behaviour_findings(decomposition: Optional[pd.DataFrame], *, model: str = ""
         attrs = ", ".join(f"{_ATTR_WORDS.get(a, a)}: {_tests(n)}" for a, n in fams.items())
         tot = part[(part["component"].astype(str) == "total") & part["_sig"]]
         needs = part[(part["component"].astype(str) == "needs") & part["_sig"]]
-        s = (f"{under}, the model gave the same lists whoever asked: no behaviour part of any counterfactual pair "
-             f"is significant after {correction} correction ({metrics_tested}; {attrs})")
+        s = (f"{under}, as far as this audit can tell, the model gave the same lists whoever asked: no behaviour "
+             f"part of any counterfactual pair (the lists, scored for the same student) is significant after "
+             f"{correction} correction ({metrics_tested}; {attrs})")
         if len(tot):
             s += (f"; yet {len(tot)} outcome gap(s) are significant: students far from the recommended "
                   "universities, or whose income weights distance more, pay for the same lists"

@@ -29,7 +29,8 @@ from ..isolation import PartitionGuard
 from ..metadata import png_md, table_md
 from .geography import stored_geography
 from ..partitions import AUDIT_PARTITIONS, SINGLE_RUN
-from ..services import quality_frame, quality_outcomes, scoring_params, software_provenance, write_report
+from ..services import (distance_matrix, quality_frame, quality_outcomes, resolver_for, scoring_params,
+                        software_provenance, write_report)
 
 SHOWN_IN_UI = ("top_locations", "recommended_locations", "nationality_heatmap")
 
@@ -42,29 +43,57 @@ SHOWN_IN_UI = ("top_locations", "recommended_locations", "nationality_heatmap")
     kinds={"pandas", "sql"},
     description="Run-to-run variability (SD and bootstrap interval over runs and over profiles) of every headline "
     "metric, and paired counterfactual disparity per attribute with permutation tests, corrected for multiple "
-    "comparisons and marked significant / not significant (docs/statistics.md).",
+    "comparisons and marked significant / not significant; every counterfactual pair split into behaviour (the "
+    "lists, scored for the same student) and needs (the student's position), component total / behaviour / needs, "
+    "and envy (docs/statistics.md).",
 )
-def audit_statistics(context: dg.AssetExecutionContext, analysis_tables: pd.DataFrame,
+def audit_statistics(context: dg.AssetExecutionContext, analysis_tables: pd.DataFrame, drs_scores: pd.DataFrame,
+                     capital_distances: pd.DataFrame, reference: ReferenceDataResource, scoring: ScoringResource,
                      report_settings: ReportResource, database: ResultsDatabase) -> dg.Output[pd.DataFrame]:
     if analysis_tables.empty:
         raise dg.Failure(f"no analysis tables stored for {context.partition_keys}: materialize the scores first")
-    frames, shown, significant = [], {}, 0
+    frames, shown, significant, behaviour = [], {}, 0, []
     guard = PartitionGuard(context, database, "audit_statistics")
+    params = scoring_params(reference, scoring)
+    resolver = resolver_for(reference)
+    nats = pd.unique(drs_scores["nationality"].dropna()) if "nationality" in drs_scores else []
+    students = {n: resolver.iso3(n) for n in nats}
+    students = {k: v for k, v in students.items() if v}
+    dist = distance_matrix(capital_distances, drs_scores, reference, students) if len(drs_scores) else None
     for key, long in guard.partitions(analysis_tables):
         with guard.attempt(key):  # a partition whose statistics fail fails alone
             responses = tables_core.from_long(long)["drs_responses"]
-            t = audit_report.partition_statistics(responses, **report_settings.as_dict())
+            items = drs_scores[drs_scores["partition_key"] == str(key)] if len(drs_scores) else drs_scores
+            t = audit_report.partition_statistics(responses, **report_settings.as_dict(), items=items,
+                                                  distances=dist, student_iso3=students, params=params)
             dis = t["counterfactual_disparity"]
             frames.append(tables_core.to_long(t).assign(partition_key=str(key), audit_id=str(long["audit_id"].iloc[0])))
             significant += int(dis["significant"].sum()) if len(dis) else 0
             shown[f"disparity {key}"] = table_md(audit_report.stats.disparity_display(dis)) if len(dis) else "no testable pairs"
+            bn = t.get("behaviour_needs")
+            n_beh = 0
+            if bn is not None and len(bn):
+                sig = bn[(bn["component"] == "behaviour") & bn["significant"]]
+                n_beh = len(sig)
+                behaviour.append(sig.assign(partition=str(key)))
             context.log.info(f"{key}: {len(t['run_variability'])} variability rows, {len(dis)} disparity tests, "
-                             f"{int(dis['significant'].sum()) if len(dis) else 0} significant")
+                             f"{int(dis['significant'].sum()) if len(dis) else 0} significant; "
+                             f"{n_beh} significant behaviour part(s)")
     left_out = guard.finish()
     table = database.stamp(pd.concat(frames, ignore_index=True).assign(params_hash=stable_hash(report_settings.as_dict())),
                            "audit_statistics", config_json=report_settings.as_dict())
-    return dg.Output(table, metadata={"dagster/row_count": len(table), **left_out, "significant_findings": significant,
-                                      "settings": dg.MetadataValue.json(report_settings.as_dict()), **shown})
+    beh = pd.concat(behaviour, ignore_index=True) if behaviour else pd.DataFrame()
+    return dg.Output(table, metadata={
+        "dagster/row_count": len(table), **left_out, "significant_findings": significant,
+        "significant_behaviour_findings": len(beh),
+        "significant_behaviour": table_md(beh[[c for c in BEHAVIOUR_SHOWN if c in beh.columns]].head(40))
+        if len(beh) else "none: no behaviour part (what the model recommended, scored for the same student) is "
+        "significant",
+        "settings": dg.MetadataValue.json(report_settings.as_dict()), **shown})
+
+
+BEHAVIOUR_SHOWN = ("partition", "attribute", "value_a", "value_b", "metric", "component", "n_pairs", "mean_diff",
+                   "ci_low", "ci_high", "p_adjusted", "family_size")
 
 
 @dg.asset(
@@ -134,9 +163,12 @@ def _stored_partitions(database: ResultsDatabase) -> list[audit_report.Partition
     for pk, _ in by_partition(metric_rows):
         key, model, template = str(pk), pk.model, pk.template
         stats_t = tables_core.from_long(stat_rows[stat_rows["partition_key"] == key]) if len(stat_rows) else {}
-        dis = stats_t.get("counterfactual_disparity")
-        if dis is not None and len(dis):
-            dis["significant"] = dis["significant"].astype(str) == "True"
+        for name, flags in (("counterfactual_disparity", ("significant",)),
+                            ("behaviour_needs", ("significant", "by_construction"))):
+            t = stats_t.get(name)
+            for flag in flags:
+                if t is not None and len(t) and flag in t:
+                    t[flag] = t[flag].astype(str) == "True"
         drift = drift_rows[drift_rows["partition_key"] == key]
         parts.append(audit_report.PartitionResult(
             model=model, template=template, items=recs[recs["partition_key"] == key],
