@@ -62,7 +62,8 @@ HUBS = ("USA", "GBR", "CAN", "AUS", "DEU")
 
 def synthetic_study_items(runs: int = 10, models=("model-a",), templates=("base", "regional"), seed: int = 7,
                           planted_region: str | None = None, planted: float = 0.0, class_blind: bool = True,
-                          unis_per_country: int = 20):
+                          unis_per_country: int = 20, profile_blind: bool = False,
+                          steer_nationality: str | None = None, steer: float = 0.0):
     """A synthetic study-sized audit scored by the real code (core.metrics.drs_items): 360
     profiles x ``runs`` x 3 items per model x template. Each item is a university in the
     student's own country, in another country of the student's region, or in a hub (US, UK,
@@ -70,6 +71,12 @@ def synthetic_study_items(runs: int = 10, models=("model-a",), templates=("base"
     ``class_blind``: the choice never depends on the class (otherwise low-income students get
     more home universities). ``planted``: for students of ``planted_region``, this share of
     items is drawn from the worse-ranked half of the country's universities (a lower Rep).
+    ``profile_blind``: the own-country / own-region picks are those of a nationality drawn at
+    random for each item, not the student's: what a student gets depends on nothing in the
+    profile (a model blind to the profile). ``steer_nationality`` / ``steer``: for students of
+    that nationality, this share of the items is replaced by a university in another country of
+    the student's own region (a model steering them toward their own region). The extra random
+    draws of these options come after the others: without them the data are unchanged.
     Returns (items, responses, params)."""
     from fairness_assets.core import geo, metrics, regions
     preset = load_preset("study")
@@ -101,6 +108,10 @@ def synthetic_study_items(runs: int = 10, models=("model-a",), templates=("base"
             g["model"], g["template"] = model, template
             g["response_id"] = model + "|" + template + "|" + g["profile_id"] + "|" + g["run"].astype(str)
             s_iso = g["nationality"].map(nat_iso).to_numpy()
+            own_iso = s_iso
+            if profile_blind:  # the "home" of a nationality drawn at random, whoever the student is
+                nat_list = np.array(sorted(nat_iso.values()), dtype=object)
+                s_iso = nat_list[np.random.default_rng([seed, len(frames), 1]).integers(0, len(nat_list), len(g))]
             p_home, p_reg = (0.35, 0.35) if template == "regional" else (0.15, 0.15)
             home_boost = 0.0 if class_blind else np.where(g["economic_class"] == "low", 0.25, 0.0)
             u = rng.random(len(g))
@@ -114,6 +125,12 @@ def synthetic_study_items(runs: int = 10, models=("model-a",), templates=("base"
                 hit = (g["nationality"].map(lambda n: reg_of[nat_iso[n]]) == planted_region).to_numpy() \
                     & (rng.random(len(g)) < planted)
                 k = np.where(hit, unis_per_country // 2 + k % (unis_per_country // 2), k)
+            if steer_nationality and steer:
+                srng = np.random.default_rng([seed, len(frames), 2])
+                hit = (g["nationality"] == steer_nationality).to_numpy() & (srng.random(len(g)) < steer)
+                picks = np.array([same_region[c][j % len(same_region[c])] for c, j in
+                                  zip(own_iso, srng.integers(0, 1000, len(g)))], dtype=object)
+                iso = np.where(hit, picks, iso)
             g["university_id"] = np.array([cidx[c] for c in iso]) * unis_per_country + k
             g["iso3"] = iso
             g["university_text"] = "U" + g["university_id"].astype(str)
@@ -202,7 +219,8 @@ def main() -> None:
     fam = geo["families"]
     fam_text = fam[(fam["model"] == "model-a") & (fam["template"] == "base")]
     c = geo["geo_contrasts"]
-    afr = c[(c["analysis"] == "region_vs_rest") & (c["value"] == "Africa") & (c["metric"] == "rep")]
+    afr = c[(c["analysis"] == "region_vs_rest") & (c["value"] == "Africa") & (c["metric"] == "rep")
+            & (c["component"] == "total")]
     dec = geo["class_gap_decomposition"]
     beh = dec[(dec["component"] == "behaviour") & (dec["value_a"] == "high") & (dec["value_b"] == "low")]
     lines += [

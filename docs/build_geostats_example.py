@@ -96,8 +96,9 @@ def render_example() -> str:
     top_region = list(rm[rm["metric"] == "own_region"].sort_values("mean", ascending=False)["group"].iloc[:2])
 
     # contrasts: South vs North (every metric), each region vs the rest (Rep)
-    c = t["geo_contrasts"]
-    c = c[c["template"] == base]
+    c_all = t["geo_contrasts"]
+    c_all = c_all[c_all["template"] == base]
+    c = c_all[c_all["component"] == "total"]
 
     def ctab(rows: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame({
@@ -113,6 +114,20 @@ def render_example() -> str:
     rr = c[(c["analysis"] == "region_vs_rest") & (c["metric"] == "rep")].sort_values("value")
     afr = rr[rr["value"] == PLANTED_REGION].iloc[0]
     n_sig_rr = int(rr["significant"].sum())
+
+    # behaviour and needs of the South - North contrasts (every metric)
+    snc = c_all[c_all["analysis"] == "south_vs_north"]
+    order = {"total": 0, "behaviour": 1, "needs": 2}
+    snc = snc.assign(_o=snc["component"].map(order)).sort_values(["metric", "_o"], kind="stable")
+    snc = snc.set_index("metric").loc[list(dict.fromkeys(sn["metric"]))].reset_index()
+    bn_tbl = pd.DataFrame({
+        "metric": snc["metric"], "component": snc["component"], "units": snc["n_units"].astype(str),
+        "South - North [95% interval]": [_ci(m, lo, hi) for m, lo, hi in zip(snc["mean_diff"], snc["ci_low"],
+                                                                               snc["ci_high"])],
+        "Holm p": [_p(p) for p in snc["p_adjusted"]], "family size": snc["family_size"].astype(str),
+        "marking": snc["marking"]})
+    sn_or = {k: snc[(snc["metric"] == "own_region") & (snc["component"] == k)].iloc[0]
+             for k in ("total", "behaviour", "needs")}
 
     # families
     fam = t["families"]
@@ -188,6 +203,22 @@ effect; {n_sig_rr} of the {len(rr)} region rows are significant, and the rows ar
 every other region's "rest" contains {PLANTED_REGION}); the South - North Rep difference
 ({_f(sn_rep['mean_diff'])}, Holm p {_p(sn_rep['p_adjusted'])}) shows the same effect diluted over the
 South's other regions.
+
+**Behaviour and needs of the contrasts** (`geo_contrasts`, component `behaviour` / `needs`;
+Global South vs North): behaviour is what the South's students received minus what the North's
+students received, both lists scored for the South's students (their home country, region and
+lambda; same gender x class x run); needs = total - behaviour, the part due to where the
+students are. Rep does not depend on the student: its needs part is 0 by construction and is not
+tested. Holm within each analysis x component:
+
+{_md(bn_tbl)}
+
+Reading: the own-region share is {_f(sn_or['total']['mean_diff'])} for the South against the North
+(the outcome), but the behaviour part is {_f(sn_or['behaviour']['mean_diff'])}
+[{_f(sn_or['behaviour']['ci_low'])}, {_f(sn_or['behaviour']['ci_high'])}] ({sn_or['behaviour']['marking']}): this
+synthetic model recommends universities near each student's home, so the South's students get
+more of their own region than the North's lists would give them; the negative outcome is their
+position ({_f(sn_or['needs']['mean_diff'])}: the hubs, picked for everyone, lie in the North's regions).
 
 **Families** (`family_summary`): the size m of each family, its unit, and the smallest p its test
 can give against what Holm needs of the smallest p (alpha / m = 0.05 / m):

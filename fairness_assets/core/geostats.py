@@ -31,6 +31,7 @@ from typing import Mapping, Optional, Sequence
 import numpy as np
 import pandas as pd
 
+from . import decompose as dc
 from . import metrics as mx
 from . import regions as rg
 from . import stats as st
@@ -41,16 +42,22 @@ REPLICATES = ("runs", "strata")
 METRIC_LABELS = {"drs": "DRS", "acc": "Acc", "rep": "Rep", "acad": "Acad", "own_country": "own-country share",
                  "own_region": "own-region share", "distance_km": "mean distance (km)"}
 
+COMPONENTS = ("total", "behaviour", "needs")
+STUDENT_INDEPENDENT = ("rep", "acad", "us_uk_share")  # the same list scores the same for every student
+CROSS_METRICS = ("drs", "acc", "own_country", "own_region")  # rescored for another student's position
+BY_CONSTRUCTION_NOTE = dc.BY_CONSTRUCTION_NOTE
+
 CONTRAST_COLUMNS = [
-    "model", "template", "analysis", "attribute", "value", "reference", "metric", "unit", "n_units",
+    "model", "template", "analysis", "attribute", "value", "reference", "metric", "component", "unit", "n_units",
     "n_units_excluded", "mean_value", "mean_reference", "mean_diff", "sd_diff", "ci_low", "ci_high", "level", "n_boot",
     "p_value", "p_method", "n_perm", "p_min_attainable", "correction", "family_size", "p_adjusted", "alpha",
-    "significant", "marking",
+    "significant", "marking", "by_construction",
 ]
 INTERACTION_COLUMNS = [
-    "model", "template", "analysis", "factor", "kind", "value_a", "value_b", "metric", "gap", "unit", "n_units",
-    "mean_diff", "sd_diff", "ci_low", "ci_high", "level", "n_boot", "p_value", "p_method", "n_perm",
+    "model", "template", "analysis", "factor", "kind", "value_a", "value_b", "metric", "component", "gap", "unit",
+    "n_units", "mean_diff", "sd_diff", "ci_low", "ci_high", "level", "n_boot", "p_value", "p_method", "n_perm",
     "p_min_attainable", "correction", "family_size", "p_adjusted", "alpha", "significant", "marking",
+    "by_construction",
 ]
 DECOMPOSITION_COLUMNS = [
     "model", "template", "metric", "value_a", "value_b", "component", "n_pairs", "mean_diff", "share_of_total",
@@ -195,12 +202,190 @@ def _prep(responses: pd.DataFrame, metrics: Sequence[str]) -> tuple[pd.DataFrame
     return df, keys
 
 
+# ----------------------------------------------------------------------------- lists scored for other students
+class _GeoCross:
+    """One partition's lists scored for every student position of the same cell.
+
+    ``cells``: one row per cell (the other profile attributes, gender x class, and the run), in
+    the order of ``G``'s first axis; ``values``: the nationalities; ``G`` (C, V_list, V_pos, M):
+    the mean over the cell's scored responses of nationality v_list of its items scored for
+    nationality v_pos's student of the same cell (home country, region, the cell's lambda);
+    ``metrics``: the metrics of G's last axis (those of ``CROSS_METRICS`` that can be scored)."""
+
+    def __init__(self, cells, values, G, metrics):
+        self.cells, self.values, self.G, self.metrics = cells, values, G, metrics
+
+
+def _group_sum(idx: np.ndarray, vals: np.ndarray, size: int) -> np.ndarray:
+    """Sums of the rows of ``vals`` by flat index ``idx`` into ``size`` rows (np.add.at, faster)."""
+    out = np.zeros((size,) + vals.shape[1:])
+    if len(idx):
+        order = np.argsort(idx, kind="stable")
+        si = idx[order]
+        starts = np.flatnonzero(np.r_[True, si[1:] != si[:-1]])
+        out[si[starts]] = np.add.reduceat(vals[order], starts, axis=0)
+    return out
+
+
+def _own_cross(part: pd.DataFrame, values: np.ndarray, s_code, v_code, r_code, n_s: int, n_r: int,
+               student_iso3: Mapping[str, str], table: pd.DataFrame) -> np.ndarray:
+    """own_country / own_region of every list for every nationality's student: (S, V, R, V, 2)."""
+    reg_of = table.drop_duplicates("iso3").set_index("iso3")["region"]
+    iso_s = pd.Series([student_iso3.get(v) for v in values], dtype=object)
+    iso_v = iso_s.to_numpy(dtype=object)
+    reg_s = iso_s.map(reg_of)
+    reg_v = reg_s.to_numpy(dtype=object)
+    item_iso_s = part["iso3"].astype(object)
+    item_iso = item_iso_s.to_numpy(dtype=object)
+    item_reg_s = item_iso_s.map(reg_of)
+    item_reg = item_reg_s.to_numpy(dtype=object)
+    located = item_iso_s.notna().to_numpy()
+    has_iso = iso_s.notna().to_numpy()
+    has_reg = reg_s.notna().to_numpy()
+    item_has_reg = item_reg_s.notna().to_numpy()
+    oc = np.where(located[:, None] & has_iso[None, :], (item_iso[:, None] == iso_v[None, :]), np.nan)
+    orr = np.where((located & item_has_reg)[:, None] & has_reg[None, :], (item_reg[:, None] == reg_v[None, :]),
+                   np.nan)
+    vals = np.stack([oc.astype(float), orr.astype(float)], axis=-1)  # (n, V, 2)
+    resp_codes, resp_ids = pd.factorize(part["response_id"])
+    has = ~np.isnan(vals)
+    order = np.argsort(resp_codes, kind="stable")
+    starts = np.flatnonzero(np.r_[True, np.diff(resp_codes[order]) != 0])
+    num = np.add.reduceat(np.where(has, vals, 0.0)[order], starts, axis=0)
+    den = np.add.reduceat(has[order].astype(float), starts, axis=0)
+    g = _ratio(num, den)
+    first = np.unique(resp_codes, return_index=True)[1]
+    rs, rv, rr = s_code[first], v_code[first], r_code[first]
+    ok = rr >= 0
+    g_has = ~np.isnan(g)
+    n_v = len(values)
+    shape = (n_s, n_v, max(n_r, 1))
+    flat = np.ravel_multi_index((rs[ok], rv[ok], rr[ok]), shape)
+    size = int(np.prod(shape))
+    rnum = _group_sum(flat, np.where(g_has, g, 0.0)[ok], size).reshape(shape + (n_v, 2))
+    rden = _group_sum(flat, g_has[ok].astype(float), size).reshape(shape + (n_v, 2))
+    return _ratio(rnum, rden)
+
+
+def _geo_cross(items: pd.DataFrame, metrics: Sequence[str], params: mx.ScoringParams, distances: pd.DataFrame,
+               student_iso3: Mapping[str, str], table: pd.DataFrame) -> dict[tuple, _GeoCross]:
+    """Per partition (tuple of its model / template values): the lists of each cell (gender x
+    class x run) scored for every nationality's student of that cell (``decompose._cross_scores``
+    for DRS / Acc, the own-country / own-region shares here)."""
+    it = dc._items(items)
+    it = it[it["nationality"].notna()] if "nationality" in it.columns else it.iloc[0:0]
+    mets = [m for m in CROSS_METRICS if m in metrics]
+    dec_mets = [m for m in mets if m in ("drs", "acc")]
+    own_mets = [m for m in mets if m in ("own_country", "own_region")]
+    if it.empty or not mets:
+        return {}
+    mat, pos_of = dc._distance_table(distances)
+    keys = [k for k in st.PARTITION_KEYS if k in it.columns]
+    out = {}
+    for pvals, part in st._partitions(it, keys):
+        others = [a for a in st.PROFILE_ATTRIBUTES if a != "nationality" and a in part.columns]
+        kf = st._key_frame(part, others)
+        s_code = kf.groupby(others, sort=True).ngroup().to_numpy() if others else np.zeros(len(part), np.int64)
+        values = np.array(sorted(part["nationality"].unique()), dtype=object)
+        v_code = pd.Categorical(part["nationality"], categories=values).codes.astype(np.int64)
+        runs = np.array(sorted(part["run"].dropna().unique()))
+        r_code = pd.Categorical(part["run"], categories=runs).codes.astype(np.int64)
+        n_s, n_r = int(s_code.max()) + 1, max(len(runs), 1)
+        blocks, got = [], []
+        if dec_mets:
+            cr = dc._cross_scores(part, "nationality", dec_mets, mat, pos_of, student_iso3, params)
+            blocks.append(cr.G)
+            got += dec_mets
+        if own_mets:
+            og = _own_cross(part, values, s_code, v_code, r_code, n_s, n_r, student_iso3, table)
+            blocks.append(og[..., [("own_country", "own_region").index(m) for m in own_mets]])
+            got += own_mets
+        G = np.concatenate(blocks, axis=-1)  # (S, V, R, V, M)
+        G = G.transpose(0, 2, 1, 3, 4).reshape(n_s * n_r, len(values), len(values), len(got))
+        first = np.unique(s_code, return_index=True)[1]
+        strata = kf.iloc[first].reset_index(drop=True)
+        cells = strata.loc[strata.index.repeat(n_r)].reset_index(drop=True)
+        cells["run"] = np.tile(runs if len(runs) else np.array([None], dtype=object), n_s)
+        out[tuple(pvals.values())] = _GeoCross(cells, values, G, got)
+    return out
+
+
+def _distances_for(items: pd.DataFrame, student_iso3: Mapping[str, str]) -> pd.DataFrame:
+    """The square capital-distance table of the countries of the items and of the students."""
+    from . import geo
+    countries = sorted({c for c in items["iso3"].dropna().unique()} | {c for c in student_iso3.values() if c})
+    return geo.distance_lookup(geo.capital_distance_matrix(geo.capitals_table(countries)))
+
+
+def _behaviour_cells(cross: _GeoCross, member: np.ndarray, mets: Sequence[str], rng: np.random.Generator):
+    """For each cell, group and metric: the group's students' own lists (num) and the rest's
+    lists scored for the same students (cross num), over the group's students with both, and
+    their count. ``member`` (V, G): 1 where the nationality is in the group, 0 in the rest,
+    NaN where it is in neither. Returns own_num, cross_num, den, and for the test the matched
+    difference's sum and count (one rest list drawn at random per group student): (C, G, M')."""
+    idx = [cross.metrics.index(m) for m in mets]
+    Gc = cross.G[..., idx]
+    W = ~np.isnan(Gc)
+    G0 = np.where(W, Gc, 0.0)
+    inm = np.nan_to_num(member, nan=0.0)
+    rest = np.where(np.isnan(member), 0.0, 1.0 - member)
+    rnum = np.matmul(G0.transpose(0, 2, 3, 1), rest).transpose(0, 1, 3, 2)  # (C, S, G, M)
+    rden = np.matmul(W.astype(float).transpose(0, 2, 3, 1), rest).transpose(0, 1, 3, 2)
+    R = _ratio(rnum, rden)  # the rest's lists scored for student s
+    v = np.arange(Gc.shape[1])
+    diag = Gc[:, v, v, :]  # (C, V, M): own lists, own position
+    ok = ~np.isnan(R) & ~np.isnan(diag)[:, :, None, :]
+    w = ok * inm[None, :, :, None]
+    own_num = (w * np.nan_to_num(diag)[:, :, None, :]).sum(axis=1)
+    cross_num = (w * np.nan_to_num(R)).sum(axis=1)
+    # for the test: each group student's own list minus ONE list of the rest drawn at random in the cell
+    # (both scored for that student): symmetric about 0 when the lists do not depend on the profile
+    n_c, n_v, n_g = Gc.shape[0], Gc.shape[1], inm.shape[1]
+    members = [np.flatnonzero(rest[:, g] > 0) for g in range(n_g)]
+    width = max((len(m) for m in members), default=0)
+    sym_num = np.zeros((n_c, n_g, len(mets)))
+    sym_den = np.zeros_like(sym_num)
+    if width:
+        pad = np.zeros((n_g, width), dtype=np.int64)
+        n_rest = np.array([len(m) for m in members])
+        for g, m in enumerate(members):
+            pad[g, :len(m)] = m
+        u = rng.random((n_c, n_v, n_g))
+        pick = pad[np.arange(n_g)[None, None, :], np.minimum((u * n_rest).astype(np.int64), np.maximum(n_rest - 1, 0))]
+        other = Gc[np.arange(n_c)[:, None, None], pick, np.arange(n_v)[None, :, None], :]  # (C, S, G, M)
+        ok2 = ~np.isnan(other) & ~np.isnan(diag)[:, :, None, :] & (n_rest > 0)[None, None, :, None]
+        w2 = ok2 * inm[None, :, :, None]
+        sym_num = (w2 * (np.nan_to_num(diag)[:, :, None, :] - np.nan_to_num(other))).sum(axis=1)
+        sym_den = w2.sum(axis=1)
+    return own_num, cross_num, w.sum(axis=1), sym_num, sym_den
+
+
+def _pool_to_units(cross: _GeoCross, ucols: list[str], unit_keys: pd.DataFrame, arrays):
+    """Sum per-cell arrays (C, ...) into today's units (U, ...) (the unit of a cell: its values of
+    ``ucols``); None when the units are not made of cells (a stratum other than gender / class)."""
+    if any(c not in cross.cells.columns for c in ucols):
+        return None
+    codes = unit_keys.groupby(ucols, sort=True).ngroup().to_numpy() if ucols else np.zeros(len(unit_keys), np.int64)
+    lab = {}
+    for tup, code in zip(map(tuple, unit_keys[ucols].to_numpy(dtype=object)), codes):
+        lab.setdefault(tup, code)
+    cell_u = np.array([lab.get(tuple(r), -1) for r in cross.cells[ucols].to_numpy(dtype=object)], dtype=np.int64) \
+        if ucols else np.zeros(len(cross.cells), np.int64)
+    n_u = int(codes.max()) + 1 if len(codes) else 0
+    ok = cell_u >= 0
+    out = []
+    for a in arrays:
+        out.append(_group_sum(cell_u[ok], a[ok], n_u))
+    return out
+
+
 # ----------------------------------------------------------------------------- one-vs-rest contrasts
 def group_contrasts(responses: pd.DataFrame, attribute: str, metrics: Sequence[str] = GEO_METRICS,
                     strata: Sequence[str] = STRATA, replicates: str = "runs", values: Optional[Sequence[str]] = None,
                     analysis: Optional[str] = None, n_perm: int = 10_000, n_boot: int = 2000, level: float = 0.95,
                     seed: int = 0, correction: str = "holm", alpha: float = 0.05,
-                    family: Sequence[str] = ("model", "template", "analysis")) -> pd.DataFrame:
+                    family: Sequence[str] = ("model", "template", "analysis", "component"),
+                    cross: Optional[Mapping[tuple, "_GeoCross"]] = None) -> pd.DataFrame:
     """Each value of ``attribute`` (``region``, ``north_south``, ``nationality``) against all
     the other values, paired within strata.
 
@@ -245,7 +430,25 @@ def group_contrasts(responses: pd.DataFrame, attribute: str, metrics: Sequence[s
         if n_g == 0:
             continue
         flat = d.reshape(n_u, n_g * n_m)
-        res = _paired(flat, n_perm, n_boot, level, ("geo_contrast", *pvals.values(), attribute, unit_name), seed)
+        cr = (cross or {}).get(tuple(pvals.values())) if "nationality" in part.columns else None
+        key = ("geo_contrast", *pvals.values(), attribute, unit_name)
+        split = _split(part, cr, attribute, groups, mets, ucols, d, st._rng(seed, "behaviour_pick", *key)) \
+            if cr is not None else None
+        width = n_g * n_m
+        if split is not None:  # one call: the total's draws (and results) do not depend on the other columns
+            beh_flat, needs_flat, own_b, oth_b, by_c, sym_flat = split
+            allres = _paired(np.hstack([flat, np.where(by_c[None, :], np.nan, needs_flat)]), n_perm, n_boot, level,
+                             key, seed)
+            res = {k: v[:width] for k, v in allres.items()}
+            # behaviour: the interval of the behaviour part (the total's bootstrap draws); its test on the
+            # matched difference (sym), except where behaviour is the total (student-independent metric)
+            res_b = _paired(beh_flat, n_perm, n_boot, level, key, seed, test=False)
+            res_s = _paired(np.where(by_c[None, :], np.nan, sym_flat), n_perm, n_boot, level, key + ("behaviour",),
+                            seed)
+            for k in ("p", "method", "used", "p_min"):
+                res_b[k] = np.where(by_c, res[k], res_s[k])
+        else:
+            res = _paired(flat, n_perm, n_boot, level, key, seed)
         valid = ~np.isnan(flat)
         rows = pd.DataFrame({
             **pvals, "analysis": analysis or f"{attribute}_vs_rest", "attribute": attribute,
@@ -259,29 +462,115 @@ def group_contrasts(responses: pd.DataFrame, attribute: str, metrics: Sequence[s
             "level": level, "n_boot": n_boot, "p_value": res["p"], "p_method": res["method"], "n_perm": res["used"],
             "p_min_attainable": res["p_min"],
         })
+        rows["component"] = "total"
+        rows["by_construction"] = False
         frames.append(rows)
+        if split is None:
+            continue
+        res_n = {k: v[width:].copy() for k, v in allres.items()}
+        n_valid = (~np.isnan(needs_flat)).sum(axis=0)
+        res_n["n"] = n_valid.astype(np.int64)
+        res_n["mean"] = np.where(by_c, np.where(n_valid > 0, 0.0, np.nan), res_n["mean"])
+        for k in ("sd", "lo", "hi"):
+            res_n[k] = np.where(by_c & (n_valid > 0), 0.0, res_n[k])
+        with np.errstate(all="ignore"):
+            ok_b = ~np.isnan(beh_flat)
+            mv = np.nanmean(np.where(ok_b, own_b, np.nan), axis=0) if n_u else np.full(width, np.nan)
+            mr = np.nanmean(np.where(ok_b, oth_b, np.nan), axis=0) if n_u else np.full(width, np.nan)
+        nan = np.full(width, np.nan)
+        split = {"behaviour": (res_b, np.where(by_c, nan, mv), np.where(by_c, nan, mr), np.zeros(width, bool)),
+                 "needs": (res_n, nan, nan, by_c)}
+        for comp, (res_c, mval, mref, by_c) in split.items():
+            frames.append(pd.DataFrame({
+                **pvals, "analysis": analysis or f"{attribute}_vs_rest", "attribute": attribute,
+                "value": np.repeat(groups, n_m), "reference": ref if ref else np.repeat(refs, n_m),
+                "metric": np.tile(np.array(mets, dtype=object), n_g), "component": comp, "unit": unit_name,
+                "n_units": res_c["n"], "n_units_excluded": n_u - res_c["n"], "mean_value": mval,
+                "mean_reference": mref, "mean_diff": res_c["mean"], "sd_diff": res_c["sd"], "ci_low": res_c["lo"],
+                "ci_high": res_c["hi"], "level": level, "n_boot": n_boot, "p_value": res_c["p"],
+                "p_method": res_c["method"], "n_perm": res_c["used"], "p_min_attainable": res_c["p_min"],
+                "by_construction": by_c,
+            }))
     cols = [c for c in CONTRAST_COLUMNS if c in keys or c not in st.PARTITION_KEYS]
     if not frames:
         return pd.DataFrame(columns=cols)
     with np.errstate(all="ignore"):
         out = _correct(pd.concat(frames, ignore_index=True), family, correction, alpha)
+    out.loc[out["by_construction"].astype(bool), "marking"] = BY_CONSTRUCTION_NOTE
     return out[cols]
 
 
+def _split(part, cr: _GeoCross, attribute: str, groups, mets, ucols, d, rng: np.random.Generator):
+    """Behaviour and needs per unit of one partition's one-vs-rest contrasts, flat columns
+    (group, metric) as ``d`` (U, G, M), the total per unit: (behaviour, needs, the group's own
+    lists, the rest's lists scored for the group's students, by_construction), or None.
+    Behaviour per unit: the group's students' own lists minus the rest's lists scored for the
+    group's students (same cell: gender x class x run); needs = total - behaviour.
+    Student-independent metrics: behaviour = total, needs = 0 (not tested)."""
+    n_u, n_g, n_m = d.shape
+    nat_val = part.groupby("nationality")[attribute].first() if attribute != "nationality" else None
+    member = np.full((len(cr.values), n_g), np.nan)
+    present = set(part[attribute].dropna())
+    for i, v in enumerate(cr.values):
+        val = v if nat_val is None else nat_val.get(v)
+        if val is None or (isinstance(val, float) and np.isnan(val)) or val not in present:
+            continue
+        member[i] = (groups == val).astype(float)  # in a reported group (1), or in the rest (0)
+    rescored = [m for m in mets if m in cr.metrics]
+    unit_keys = st._key_frame(part, ucols)
+    beh = np.full((n_u, n_g, n_m), np.nan)
+    own = np.full((n_u, n_g, n_m), np.nan)
+    oth = np.full((n_u, n_g, n_m), np.nan)
+    sym = np.full((n_u, n_g, n_m), np.nan)
+    if rescored:
+        pooled = _pool_to_units(cr, ucols, unit_keys, _behaviour_cells(cr, member, rescored, rng))
+        if pooled is None:
+            return None
+        on, cn, den, sn, sd = pooled
+        j = [mets.index(m) for m in rescored]
+        own[:, :, j], oth[:, :, j] = _ratio(on, den), _ratio(cn, den)
+        beh[:, :, j] = own[:, :, j] - oth[:, :, j]
+        sym[:, :, j] = _ratio(sn, sd)
+    indep = np.array([m in STUDENT_INDEPENDENT for m in mets])
+    beh[:, :, indep] = d[:, :, indep]
+    beh = np.where(np.isnan(d), np.nan, beh)
+    sym = np.where(np.isnan(beh), np.nan, sym)
+    needs = d - beh
+    return (beh.reshape(n_u, -1), needs.reshape(n_u, -1), own.reshape(n_u, -1), oth.reshape(n_u, -1),
+            np.tile(indep, n_g), sym.reshape(n_u, -1))
+
+
 def geo_contrasts(geo_responses: pd.DataFrame, metrics: Sequence[str] = GEO_METRICS, replicates: str = "runs",
-                  **kw) -> pd.DataFrame:
+                  items: Optional[pd.DataFrame] = None, params: Optional[mx.ScoringParams] = None,
+                  distances: Optional[pd.DataFrame] = None, student_iso3: Optional[Mapping[str, str]] = None,
+                  table: Optional[pd.DataFrame] = None, **kw) -> pd.DataFrame:
     """The three geographic families: ``region_vs_rest`` (each region vs the others),
     ``south_vs_north`` (Global South vs Global North), ``nationality_vs_rest`` (each
-    nationality vs the others); each corrected on its own. Input: ``response_geography``."""
+    nationality vs the others); each corrected on its own. Input: ``response_geography``.
+
+    With ``items`` (``drs_items``) and ``params``, each contrast also gets its ``behaviour`` and
+    ``needs`` rows (``component``; the contrast itself is ``total``): behaviour is the group's
+    students' own lists minus the rest's lists scored for the group's students (their home
+    country, region and lambda; same gender x class x run), needs = total - behaviour; Holm
+    within each (model, template, analysis, component). ``distances``: the square capital
+    distance table (computed from the capitals when missing)."""
     import warnings
+    cross = None
+    if items is not None and params is not None and len(items) and "nationality" in geo_responses.columns:
+        iso = dict(student_iso3) if student_iso3 is not None else \
+            geo_responses.dropna(subset=["student_iso3"]).groupby("nationality")["student_iso3"].first().to_dict()
+        table = rg.load_regions() if table is None else table
+        dist = _distances_for(items, iso) if distances is None else distances
+        cross = _geo_cross(items, metrics, params, dist, iso, table)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # nanmean of an all-missing column
         parts = [
-            group_contrasts(geo_responses, "region", metrics, replicates=replicates, analysis="region_vs_rest", **kw),
+            group_contrasts(geo_responses, "region", metrics, replicates=replicates, analysis="region_vs_rest",
+                            cross=cross, **kw),
             group_contrasts(geo_responses, "north_south", metrics, replicates=replicates, values=["Global South"],
-                            analysis="south_vs_north", **kw),
+                            analysis="south_vs_north", cross=cross, **kw),
             group_contrasts(geo_responses, "nationality", metrics, replicates=replicates,
-                            analysis="nationality_vs_rest", **kw),
+                            analysis="nationality_vs_rest", cross=cross, **kw),
         ]
     parts = [p for p in parts if len(p)]
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=CONTRAST_COLUMNS)
@@ -291,7 +580,10 @@ def geo_contrasts(geo_responses: pd.DataFrame, metrics: Sequence[str] = GEO_METR
 def class_gap_interactions(responses: pd.DataFrame, factor: str, metrics: Sequence[str] = ("drs", "acc", "rep", "acad"),
                            gap: tuple[str, str] = ("high", "low"), replicates: str = "runs", n_perm: int = 10_000,
                            n_boot: int = 2000, level: float = 0.95, seed: int = 0, correction: str = "holm",
-                           alpha: float = 0.05) -> pd.DataFrame:
+                           alpha: float = 0.05, items: Optional[pd.DataFrame] = None,
+                           params: Optional[mx.ScoringParams] = None, distances: Optional[pd.DataFrame] = None,
+                           student_iso3: Optional[Mapping[str, str]] = None,
+                           _cache: Optional[dict] = None) -> pd.DataFrame:
     """Is the class gap (``gap[1] - gap[0]``, low - high by default) larger for some genders
     or regions?
 
@@ -301,7 +593,15 @@ def class_gap_interactions(responses: pd.DataFrame, factor: str, metrics: Sequen
     units, with interval and permutation test. ``factor="region"`` (or ``north_south``):
     units are genders (x runs), gaps pool the region's nationalities, and each region's gap is
     contrasted with the rest's (``value_b`` = "rest"). Interaction rows are corrected within
-    (model, template, analysis). Columns: ``INTERACTION_COLUMNS``.
+    (model, template, analysis, component). Columns: ``INTERACTION_COLUMNS``.
+
+    With ``items`` (``drs_items``) and ``params``, every gap and interaction also gets its
+    ``behaviour`` and ``needs`` rows (``component``; the reported ones are ``total``): the
+    behaviour part of a gap scores both classes' lists for the same student (same gender,
+    nationality and run; each class's lambda in turn, averaged, as
+    :func:`class_gap_decomposition`), averaged over the unit's cells; needs = total - behaviour.
+    Metrics that do not depend on lambda (Rep, Acad, the own-country / own-region shares): the
+    whole gap is behaviour and needs is 0 by construction (not tested).
     """
     st._check(level, n_boot)
     df, keys = _prep(responses, metrics)
@@ -337,27 +637,138 @@ def class_gap_interactions(responses: pd.DataFrame, factor: str, metrics: Sequen
             labels = [(fvals[a], fvals[b]) for a, b in pairs]
         analysis = f"class_gap_by_{factor}"
         key = ("interaction", *pvals.values(), factor, unit_name)
-        for kind, arr, labs in (("gap", gaps, [(f, "") for f in fvals]), ("interaction", inter, labels)):
-            flat = arr.reshape(n_u, -1)
-            res = _paired(flat, n_perm, n_boot, level, key + (kind,), seed, test=kind == "interaction")
-            frames.append(pd.DataFrame({
-                **pvals, "analysis": analysis, "factor": factor, "kind": kind,
-                "value_a": np.repeat(np.array([a for a, _ in labs], dtype=object), n_m),
-                "value_b": np.repeat(np.array([b for _, b in labs], dtype=object), n_m),
-                "metric": np.tile(np.array(mets, dtype=object), len(labs)), "gap": f"{gap[1]} - {gap[0]}",
-                "unit": unit_name, "n_units": res["n"], "mean_diff": res["mean"], "sd_diff": res["sd"],
-                "ci_low": res["lo"], "ci_high": res["hi"], "level": level, "n_boot": n_boot,
-                "p_value": res["p"] if kind == "interaction" else np.nan,
-                "p_method": res["method"] if kind == "interaction" else None,
-                "n_perm": res["used"] if kind == "interaction" else 0,
-                "p_min_attainable": res["p_min"] if kind == "interaction" else np.nan,
-            }))
+        comps = {"total": (gaps, inter)}
+        indep = np.array([m not in ("drs", "acc") for m in mets])
+        if items is not None and params is not None:
+            got = _gap_behaviour(part, items, pvals, factor, fvals, gap, mets, ucols, nested, n_u, params,
+                                 distances, student_iso3, _cache)
+            if got is not None:
+                beh, beh_rest = got
+                beh[:, :, indep] = gaps[:, :, indep]
+                bg = np.where(np.isnan(gaps), np.nan, beh)
+                if nested:
+                    beh_rest[:, :, indep] = rest[:, :, indep]
+                    bi = np.where(np.isnan(inter), np.nan, bg - beh_rest)
+                else:
+                    bi = np.stack([bg[:, b] - bg[:, a] for a, b in pairs], axis=1) if pairs else inter
+                comps["behaviour"] = (bg, bi)
+                comps["needs"] = (gaps - bg, inter - bi)
+        for ki, (kind, labs) in enumerate((("gap", [(f, "") for f in fvals]), ("interaction", labels))):
+            blocks, bys = [], []
+            for comp, arrs in comps.items():
+                flat = arrs[ki].reshape(n_u, -1)
+                by_c = np.tile(indep, len(labs)) & (comp == "needs")
+                blocks.append(np.where(by_c[None, :], np.nan, flat))
+                bys.append(by_c)
+            # one call: the total's draws (and results) do not depend on the other columns
+            allres = _paired(np.hstack(blocks), n_perm, n_boot, level, key + (kind,), seed, test=kind == "interaction")
+            width = blocks[0].shape[1]
+            for ci, (comp, arrs) in enumerate(comps.items()):
+                arr, by_c = arrs[ki], bys[ci]
+                res = {k: v[ci * width:(ci + 1) * width].copy() for k, v in allres.items()}
+                if by_c.any():
+                    n_ok = (~np.isnan(arr.reshape(n_u, -1))).sum(axis=0)
+                    res["n"] = np.where(by_c, n_ok, res["n"])
+                    res["mean"] = np.where(by_c, np.where(n_ok > 0, 0.0, np.nan), res["mean"])
+                    for k in ("sd", "lo", "hi"):
+                        res[k] = np.where(by_c & (n_ok > 0), 0.0, res[k])
+                frames.append(pd.DataFrame({
+                    **pvals, "analysis": analysis, "factor": factor, "kind": kind,
+                    "value_a": np.repeat(np.array([a for a, _ in labs], dtype=object), n_m),
+                    "value_b": np.repeat(np.array([b for _, b in labs], dtype=object), n_m),
+                    "metric": np.tile(np.array(mets, dtype=object), len(labs)), "gap": f"{gap[1]} - {gap[0]}",
+                    "unit": unit_name, "n_units": res["n"], "mean_diff": res["mean"], "sd_diff": res["sd"],
+                    "ci_low": res["lo"], "ci_high": res["hi"], "level": level, "n_boot": n_boot,
+                    "p_value": res["p"] if kind == "interaction" else np.nan,
+                    "p_method": res["method"] if kind == "interaction" else None,
+                    "n_perm": res["used"] if kind == "interaction" else 0,
+                    "p_min_attainable": res["p_min"] if kind == "interaction" else np.nan,
+                    "component": comp, "by_construction": by_c,
+                }))
     cols = [c for c in INTERACTION_COLUMNS if c in keys or c not in st.PARTITION_KEYS]
     if not frames:
         return pd.DataFrame(columns=cols)
-    out = _correct(pd.concat(frames, ignore_index=True), ("model", "template", "analysis", "kind"), correction, alpha)
+    out = _correct(pd.concat(frames, ignore_index=True), ("model", "template", "analysis", "kind", "component"),
+                   correction, alpha)
     out.loc[out["kind"] == "gap", "marking"] = "estimate"
+    out.loc[out["by_construction"].astype(bool), "marking"] = BY_CONSTRUCTION_NOTE
     return out[cols]
+
+
+def _gap_behaviour(part: pd.DataFrame, items: pd.DataFrame, pvals: dict, factor: str, fvals, gap, mets, ucols,
+                   nested: bool, n_u: int, params: mx.ScoringParams, distances: Optional[pd.DataFrame],
+                   student_iso3: Optional[Mapping[str, str]], cache: Optional[dict] = None):
+    """The behaviour part of each unit's and factor value's class gap (U, F, M): per cell
+    (gender x nationality x run), both classes' lists scored for the cell's student with each
+    class's lambda in turn, averaged (``decompose._cross_scores``), then averaged over the cells
+    of the unit and factor value (missing for metrics without lambda: the caller uses the total
+    gap). Returns (behaviour, the rest's behaviour for a nested factor), or None when it cannot be
+    computed."""
+    ik = ("items", tuple(pvals.values()), tuple(gap))
+    if cache is not None and ik in cache:
+        it = cache[ik]
+    else:
+        it = dc._items(items)
+        for k, v in pvals.items():
+            if k in it.columns:
+                it = it[it[k] == v]
+        it = it[it["economic_class"].isin(gap)] if "economic_class" in it.columns else it.iloc[0:0]
+        if cache is not None:
+            cache[ik] = it
+    if it.empty or "nationality" not in it.columns or any(c not in ("gender", "nationality", "run") for c in ucols):
+        return None
+    iso = dict(student_iso3) if student_iso3 is not None else \
+        part.dropna(subset=["student_iso3"]).groupby("nationality")["student_iso3"].first().to_dict() \
+        if "student_iso3" in part.columns else rg.nationality_iso3(it["nationality"].dropna().unique())
+    dist = _distances_for(it, iso) if distances is None else distances
+    mat, pos_of = dc._distance_table(dist)
+    n_f, n_m = len(fvals), len(mets)
+    out = np.full((n_u, n_f, n_m), np.nan)
+    rest = np.full((n_u, n_f, n_m), np.nan)
+    lam_mets = [m for m in mets if m in ("drs", "acc")]
+    if not lam_mets:
+        return out, rest
+    ck = (tuple(pvals.values()), tuple(gap), tuple(lam_mets))
+    if cache is not None and ck in cache:
+        cr = cache[ck]
+    else:
+        cr = dc._cross_scores(it, "economic_class", lam_mets, mat, pos_of, iso, params)
+        if cache is not None:
+            cache[ck] = cr
+    if cr is None or not set(gap) <= set(cr.values):
+        return None
+    a, b = list(cr.values).index(gap[0]), list(cr.values).index(gap[1])
+    G = cr.G  # (S, V, R, V, M)
+    beh = 0.5 * ((G[:, b, :, b] - G[:, a, :, b]) + (G[:, b, :, a] - G[:, a, :, a]))  # (S, R, M)
+    others = [x for x in st.PROFILE_ATTRIBUTES if x != "economic_class" and x in it.columns]
+    kf = st._key_frame(it, others)
+    s_code = kf.groupby(others, sort=True).ngroup().to_numpy()
+    strata = kf.iloc[np.unique(s_code, return_index=True)[1]].reset_index(drop=True)
+    runs = np.array(sorted(it["run"].dropna().unique()))
+    n_s, n_r = beh.shape[0], beh.shape[1]
+    cells = strata.loc[strata.index.repeat(n_r)].reset_index(drop=True)
+    cells["run"] = np.tile(runs, n_s) if len(runs) == n_r else None
+    fmap = part.groupby("nationality")[factor].first() if factor != "gender" else None
+    cells["_f"] = cells["gender"] if fmap is None else cells["nationality"].map(fmap)
+    vals = beh.reshape(n_s * n_r, len(lam_mets))
+    unit_keys = st._key_frame(part, ucols)
+    codes = unit_keys.groupby(ucols, sort=True).ngroup().to_numpy()
+    lab = {}
+    for tup, code in zip(map(tuple, unit_keys[ucols].to_numpy(dtype=object)), codes):
+        lab.setdefault(tup, code)
+    cu = np.array([lab.get(tuple(r), -1) for r in cells[ucols].to_numpy(dtype=object)], dtype=np.int64)
+    cf = pd.Categorical(cells["_f"], categories=list(fvals)).codes
+    ok = (cu >= 0) & (cf >= 0)
+    has = ~np.isnan(vals)
+    flat = cu[ok] * n_f + cf[ok]
+    num = _group_sum(flat, np.where(has, vals, 0.0)[ok], n_u * n_f).reshape(n_u, n_f, len(lam_mets))
+    den = _group_sum(flat, has[ok].astype(float), n_u * n_f).reshape(n_u, n_f, len(lam_mets))
+    j = [mets.index(m) for m in lam_mets]
+    out[:, :, j] = _ratio(num, den)
+    if nested:
+        tn, td = num.sum(axis=1, keepdims=True), den.sum(axis=1, keepdims=True)
+        rest[:, :, j] = _ratio(tn - num, td - den)
+    return out, rest
 
 
 # ----------------------------------------------------------------------------- home bias and reach
@@ -491,7 +902,8 @@ def class_gap_decomposition(items: pd.DataFrame, responses: pd.DataFrame, params
 
 # ----------------------------------------------------------------------------- families
 def family_summary(*tables: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
-    """One row per family of tests: ``analysis`` (or ``component`` for the decomposition),
+    """One row per family of tests: ``analysis`` (with `` (behaviour)`` / `` (needs)`` appended
+    for those components; ``class_gap_{component}`` for the decomposition),
     ``family_size`` m, ``unit``, ``n_units``, ``p_min_attainable``, ``holm_threshold``
     (alpha / m: what the smallest p must reach under Holm) and ``attainable`` (p_min <=
     alpha / m). Input: any of the tables above (and ``stats.counterfactual_disparity``)."""
@@ -501,6 +913,10 @@ def family_summary(*tables: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
             continue
         t = t[t["p_value"].notna()]
         if "analysis" in t:
+            if "component" in t:  # the behaviour / needs families next to the totals
+                comp = t["component"].astype(str)
+                t = t.assign(analysis=np.where(comp == "total", t["analysis"].astype(str),
+                                               t["analysis"].astype(str) + " (" + comp + ")"))
             fam = "analysis"
         elif "component" in t:
             t = t.assign(analysis="class_gap_" + t["component"].astype(str))
@@ -527,7 +943,8 @@ def geo_statistics(items: pd.DataFrame, responses: pd.DataFrame, params: mx.Scor
                    table: Optional[pd.DataFrame] = None, student_iso3: Optional[Mapping[str, str]] = None,
                    n_perm: int = 10_000, n_boot: int = 2000, level: float = 0.95, seed: int = 0,
                    correction: str = "holm", alpha: float = 0.05, replicates: str = "runs",
-                   base: str = "base", other: str = "regional") -> dict[str, pd.DataFrame]:
+                   base: str = "base", other: str = "regional",
+                   distances: Optional[pd.DataFrame] = None) -> dict[str, pd.DataFrame]:
     """Every table of this module for the partitions in ``items`` (``drs_items``) and
     ``responses`` (``drs_responses``): keys ``geo_responses``, ``region_metrics``,
     ``geo_contrasts``, ``class_gap_interactions``, ``home_bias``, ``home_bias_change``,
@@ -535,8 +952,15 @@ def geo_statistics(items: pd.DataFrame, responses: pd.DataFrame, params: mx.Scor
     table = rg.load_regions() if table is None else table
     kw = dict(n_perm=n_perm, n_boot=n_boot, level=level, seed=seed, correction=correction, alpha=alpha)
     geo = response_geography(items, responses, table, student_iso3)
-    contrasts = geo_contrasts(geo, replicates=replicates, **kw)
-    inter = pd.concat([class_gap_interactions(geo, f, replicates=replicates, **kw) for f in ("gender", "region")],
+    iso = dict(student_iso3) if student_iso3 is not None else \
+        geo.dropna(subset=["student_iso3"]).groupby("nationality")["student_iso3"].first().to_dict()
+    dist = _distances_for(items, iso) if distances is None else distances
+    contrasts = geo_contrasts(geo, replicates=replicates, items=items, params=params, distances=dist,
+                              student_iso3=iso, table=table, **kw)
+    cache: dict = {}
+    inter = pd.concat([class_gap_interactions(geo, f, replicates=replicates, items=items, params=params,
+                                              distances=dist, student_iso3=iso, _cache=cache, **kw)
+                       for f in ("gender", "region")],
                       ignore_index=True)
     gi = item_geography(items, table, student_iso3)
     home = home_bias(gi)
@@ -563,31 +987,81 @@ def _where(r) -> str:
     return (" / ".join(parts) + ": ") if parts else ""
 
 
+_ANALYSIS_ORDER = {"south_vs_north": 0, "region_vs_rest": 1, "nationality_vs_rest": 2}
+
+
+def _who(r) -> tuple[str, str]:
+    if r.analysis == "south_vs_north":
+        return "students from the Global South", "the Global North"
+    return f"students from {r.value}", "the other students"
+
+
+def _ci3(m: float, lo: float, hi: float) -> str:
+    return f"{m:+.3f} [{lo:+.3f}, {hi:+.3f}]"
+
+
+def _sorted_findings(t: pd.DataFrame) -> pd.DataFrame:
+    t = t.assign(_o=t["analysis"].map(_ANALYSIS_ORDER).fillna(9), _a=t["mean_diff"].abs())
+    return t.sort_values(["_o", "_a"], ascending=[True, False])
+
+
 def summary_sentences(tables: Mapping[str, pd.DataFrame], max_findings: int = 10) -> list[str]:
     """Plain-language sentences for the report's summary, from :func:`geo_statistics`'s
-    tables: significant geographic contrasts first (largest |difference| first, with interval
-    and adjusted p), then the class-gap decomposition (behaviour vs needs), the significant
-    interactions, and the change of home bias from the base to the regional template."""
+    tables: first the significant *behaviour* findings (what the model recommended differently,
+    to whom, on which metric, how much, with interval and adjusted p: the group's lists minus
+    the rest's lists, both scored for the group's students), then the significant *outcome*
+    contrasts (the total), each with how much of it is behaviour and how much the students'
+    position (needs); then the class-gap decomposition (behaviour vs needs), the significant
+    interactions (behaviour first), and the change of home bias from the base to the regional
+    template. Family sizes are integers."""
     out: list[str] = []
     c = tables.get("geo_contrasts")
     if c is not None and len(c):
-        sig = c[c["significant"]].assign(_a=lambda d: d["mean_diff"].abs())
-        sig = sig.sort_values(["analysis", "_a"], ascending=[True, False], key=lambda s: s.map(
-            {"south_vs_north": 0, "region_vs_rest": 1, "nationality_vs_rest": 2}) if s.name == "analysis" else s)
-        for r in sig.head(max_findings).itertuples(index=False):
-            who = "students from the Global South" if r.analysis == "south_vs_north" else f"students from {r.value}"
-            ref = "the Global North" if r.analysis == "south_vs_north" else "the other students"
-            out.append(f"{_where(r)}{METRIC_LABELS.get(r.metric, r.metric)} is "
-                       f"{'higher' if r.mean_diff > 0 else 'lower'} for {who} than for {ref}: {r.mean_diff:+.3f} "
-                       f"[{r.ci_low:+.3f}, {r.ci_high:+.3f}] (paired within {r.unit}, "
-                       f"{r.correction}-adjusted p = {_fmt_p(r.p_adjusted)}, {r.family_size} tests in the family).")
-        if sig.empty:
-            fams = c.groupby("analysis")["family_size"].max()
-            out.append("No geographic contrast is significant after correction ("
-                       + ", ".join(f"{k}: {int(v)} tests" for k, v in fams.dropna().items()) + ").")
+        if "component" not in c.columns:
+            c = c.assign(component="total")
+        comp = c["component"].astype(str)
+        sig = c["significant"].astype(bool)
+        beh = _sorted_findings(c[(comp == "behaviour") & sig])
+        for r in beh.head(max_findings).itertuples(index=False):
+            who, ref = _who(r)
+            out.append(f"{_where(r)}behaviour: the model recommended to {who} universities with a "
+                       f"{'higher' if r.mean_diff > 0 else 'lower'} {METRIC_LABELS.get(r.metric, r.metric)} than "
+                       f"what it recommended to {ref}, both scored for {who}: {_ci3(r.mean_diff, r.ci_low, r.ci_high)} "
+                       f"(paired within {r.unit}, {r.correction}-adjusted p = {_fmt_p(r.p_adjusted)}, "
+                       f"{int(r.family_size)} tests in the family).")
+        parts = {(tuple(getattr(r, k) for k in ("model", "template") if hasattr(r, k)), r.analysis, r.value,
+                  r.metric, r.component): r for r in c[comp != "total"].itertuples(index=False)}
+        tot = _sorted_findings(c[(comp == "total") & sig])
+        for r in tot.head(max_findings).itertuples(index=False):
+            who, ref = _who(r)
+            k = (tuple(getattr(r, x) for x in ("model", "template") if hasattr(r, x)), r.analysis, r.value, r.metric)
+            b, n = parts.get(k + ("behaviour",)), parts.get(k + ("needs",))
+            text = (f"{_where(r)}outcome: {METRIC_LABELS.get(r.metric, r.metric)} is "
+                    f"{'higher' if r.mean_diff > 0 else 'lower'} for {who} than for {ref}: "
+                    f"{_ci3(r.mean_diff, r.ci_low, r.ci_high)} (paired within {r.unit}, {r.correction}-adjusted "
+                    f"p = {_fmt_p(r.p_adjusted)}, {int(r.family_size)} tests in the family)")
+            if b is not None and n is not None and np.isfinite(b.mean_diff):
+                if bool(getattr(n, "by_construction", False)):
+                    text += (f"; all of it is behaviour ({METRIC_LABELS.get(r.metric, r.metric)} does not depend on "
+                             f"the student: the position part is 0 by construction)")
+                else:
+                    text += (f"; of which behaviour {_ci3(b.mean_diff, b.ci_low, b.ci_high)}"
+                             f"{'' if b.significant else ' (not significant)'} and the students' position (needs) "
+                             f"{_ci3(n.mean_diff, n.ci_low, n.ci_high)}")
+            out.append(text + ".")
+        if beh.empty and tot.empty:
+            fams = c.groupby(["analysis", comp.rename("_c")])["family_size"].max()
+            out.append("No geographic contrast, behaviour or outcome, is significant after correction ("
+                       + ", ".join(f"{a}{'' if k == 'total' else f' ({k})'}: {int(v)} tests"
+                                   for (a, k), v in fams.dropna().items() if k != "needs") + ").")
     d = tables.get("class_gap_decomposition")
     if d is not None and len(d):
         d = d[(d["value_a"] == "high") & (d["value_b"] == "low")]
+        kcols = [k for k in ("model", "template") if k in d.columns]
+        sig_b = d[(d["component"] == "behaviour") & d["significant"].astype(bool)]
+        adapted = {(k if isinstance(k, tuple) else (k,)): sorted(g["metric"].unique())
+                   for k, g in sig_b.groupby(kcols, sort=True)} if kcols and len(sig_b) else \
+            ({(): sorted(sig_b["metric"].unique())} if len(sig_b) else {})
         for key, g in d.groupby([k for k in ("model", "template", "metric") if k in d.columns], sort=True):
             g = g.set_index("component")
             if not {"total", "behaviour", "needs"} <= set(g.index):
@@ -604,6 +1078,12 @@ def summary_sentences(tables: Mapping[str, pd.DataFrame], max_findings: int = 10
                            f"but its interval excludes 0 (behaviour part {b.mean_diff:+.3f} [{b.ci_low:+.3f}, "
                            f"{b.ci_high:+.3f}], adjusted p = {_fmt_p(b.p_adjusted)}; too few units to conclude); the "
                            f"needs weighting accounts for {n.mean_diff:+.3f} [{n.ci_low:+.3f}, {n.ci_high:+.3f}].")
+            elif not b.significant and adapted.get(key[:-1]):
+                others = ", ".join(METRIC_LABELS.get(m, m) for m in adapted[key[:-1]])
+                out.append(head + f"the {label} of the recommendations did not differ by income (behaviour part "
+                           f"{b.mean_diff:+.3f} [{b.ci_low:+.3f}, {b.ci_high:+.3f}], adjusted p = "
+                           f"{_fmt_p(b.p_adjusted)}; the behaviour part of {others} does differ); the {label} gap "
+                           f"is the needs weighting (needs part {n.mean_diff:+.3f} [{n.ci_low:+.3f}, {n.ci_high:+.3f}]).")
             elif not b.significant:
                 out.append(head + f"the model did not adapt its recommendations to the student's income (behaviour "
                            f"part {b.mean_diff:+.3f} [{b.ci_low:+.3f}, {b.ci_high:+.3f}], adjusted p = "
@@ -617,12 +1097,23 @@ def summary_sentences(tables: Mapping[str, pd.DataFrame], max_findings: int = 10
                            f"[{n.ci_low:+.3f}, {n.ci_high:+.3f}].")
     i = tables.get("class_gap_interactions")
     if i is not None and len(i):
-        for r in i[(i["kind"] == "interaction") & i["significant"]].head(max_findings).itertuples(index=False):
+        if "component" not in i.columns:
+            i = i.assign(component="total")
+        sig = i[(i["kind"] == "interaction") & i["significant"].astype(bool) & (i["component"] != "needs")]
+        sig = sig.assign(_o=(sig["component"] != "behaviour").astype(int)).sort_values("_o", kind="stable")
+        for r in sig.head(max_findings).itertuples(index=False):
             other = "the rest" if r.value_b == "rest" else r.value_a
             who = r.value_a if r.value_b == "rest" else r.value_b
-            out.append(f"{_where(r)}the {METRIC_LABELS.get(r.metric, r.metric)} class gap ({r.gap}) differs for "
-                       f"{who} from {other} by {r.mean_diff:+.3f} [{r.ci_low:+.3f}, {r.ci_high:+.3f}] "
-                       f"(adjusted p = {_fmt_p(r.p_adjusted)}).")
+            label = METRIC_LABELS.get(r.metric, r.metric)
+            if r.component == "behaviour":
+                out.append(f"{_where(r)}behaviour: what the model recommended differs more by income for {who} "
+                           f"than for {other} (behaviour part of the {label} class gap, {r.gap}, both classes' lists "
+                           f"scored for the same student): {_ci3(r.mean_diff, r.ci_low, r.ci_high)} (adjusted p = "
+                           f"{_fmt_p(r.p_adjusted)}, {int(r.family_size)} tests in the family).")
+            else:
+                out.append(f"{_where(r)}outcome: the {label} class gap ({r.gap}) differs for {who} from {other} by "
+                           f"{_ci3(r.mean_diff, r.ci_low, r.ci_high)} (adjusted p = {_fmt_p(r.p_adjusted)}, "
+                           f"{int(r.family_size)} tests in the family).")
     h = tables.get("home_bias_change")
     if h is not None and len(h) and "own_region_change" in h:
         for model, g in h.groupby("model", sort=True):

@@ -134,13 +134,16 @@ def test_geo_statistics_end_to_end(bench):
     ch = out["home_bias_change"]
     assert (ch["own_region_change"] > 0).mean() > 0.8  # the regional template brings recommendations home
     c = out["geo_contrasts"]
-    afr = c[(c["template"] == "base") & (c["value"] == "Africa") & (c["metric"] == "rep")].iloc[0]
+    assert set(c["component"]) == {"total", "behaviour", "needs"}
+    afr = c[(c["template"] == "base") & (c["value"] == "Africa") & (c["metric"] == "rep")
+            & (c["component"] == "total")].iloc[0]
     assert afr["significant"] and afr["mean_diff"] < 0
     sentences = gs.summary_sentences(out)
     assert sentences and "adjusted p" in sentences[0]
     inter = out["class_gap_interactions"]
     assert set(inter["kind"]) == {"gap", "interaction"}
-    g = inter[(inter["factor"] == "gender") & (inter["kind"] == "interaction")]
+    assert set(inter["component"]) == {"total", "behaviour", "needs"}
+    g = inter[(inter["factor"] == "gender") & (inter["kind"] == "interaction") & (inter["component"] == "total")]
     assert len(g) == 2 * 3 * 3 and g["p_value"].notna().all()
 
 

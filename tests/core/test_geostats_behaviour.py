@@ -1,0 +1,137 @@
+"""core/geostats.py: behaviour / needs of the geographic contrasts (issue 20): the one-vs-rest
+contrasts and the class-gap interactions split into what the model recommended (behaviour: the
+group's lists minus the rest's lists, both scored for the group's students) and the students'
+position (needs = total - behaviour), on the synthetic study grid of benchmarks/statistics.py."""
+
+import importlib.util
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fairness_assets.core import geostats as gs
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _bench():
+    spec = importlib.util.spec_from_file_location("bench_statistics_behaviour", ROOT / "benchmarks" / "statistics.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def bench():
+    return _bench()
+
+
+def _contrasts(bench, **kw):
+    items, resp, params = bench.synthetic_study_items(5, templates=("base",), **kw)
+    geo = gs.response_geography(items, resp)
+    return gs.geo_contrasts(geo, items=items, params=params, n_boot=500), items, resp, params
+
+
+@pytest.fixture(scope="module")
+def steered(bench):
+    """A profile-blind model except that it steers students from Kenya toward universities in
+    their own region (20% of their items)."""
+    return _contrasts(bench, profile_blind=True, steer_nationality="Kenya", steer=0.2, seed=7)[0]
+
+
+def _row(c, value, metric, component, analysis="nationality_vs_rest"):
+    sel = c[(c["analysis"] == analysis) & (c["value"] == value) & (c["metric"] == metric)
+            & (c["component"] == component)]
+    assert len(sel) == 1
+    return sel.iloc[0]
+
+
+@pytest.mark.slow
+def test_own_region_steering_is_a_positive_significant_behaviour_part(steered):
+    c = steered
+    total, beh, needs = (_row(c, "Kenya", "own_region", k) for k in gs.COMPONENTS)
+    # what the model did: Kenya's students got more of their own region than the others' lists give them
+    assert beh["mean_diff"] > 0.1 and beh["ci_low"] > 0 and beh["significant"]
+    assert beh["mean_value"] > beh["mean_reference"]
+    # the outcome alone does not show it: not significant (or even negative), Kenya's position pulls it down
+    assert not total["significant"] or total["mean_diff"] < 0
+    assert needs["mean_diff"] < 0
+    assert total["mean_diff"] == pytest.approx(beh["mean_diff"] + needs["mean_diff"], abs=1e-12)
+    # the steering is the only behaviour finding of the nationality family
+    sig = c[(c["component"] == "behaviour") & c["significant"] & (c["analysis"] == "nationality_vs_rest")]
+    assert set(sig["value"]) == {"Kenya"}
+    # and it leads the summary, as behaviour, with its interval, adjusted p and integer family size
+    first = gs.summary_sentences({"geo_contrasts": c})[0]
+    assert first.startswith("model-a / base: behaviour:") and "students from Kenya" in first
+    assert "own-region share" in first and "higher" in first
+    assert re.search(r"\[[+-]\d\.\d{3}, [+-]\d\.\d{3}\]", first) and "adjusted p" in first
+    assert re.search(r", \d+ tests in the family", first)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [7, 11])
+def test_profile_blind_model_has_no_behaviour_contrast_beyond_chance(bench, seed):
+    items, resp, params = bench.synthetic_study_items(5, templates=("base",), profile_blind=True, seed=seed)
+    out = gs.geo_statistics(items, resp, params, n_boot=500)
+    c, i = out["geo_contrasts"], out["class_gap_interactions"]
+    beh = c[c["component"] == "behaviour"]
+    ibeh = i[(i["component"] == "behaviour") & (i["kind"] == "interaction")]
+    assert len(beh) and len(ibeh)
+    assert not beh["significant"].any() and not ibeh["significant"].any()
+    # the unadjusted tests keep their level (also the own-country share, a rare event per list)
+    assert (beh["p_value"] < 0.05).mean() <= 0.1
+    assert (beh[beh["metric"] == "own_country"]["p_value"] < 0.05).mean() <= 0.1
+    # while the outcomes still differ by where the students are (needs), e.g. the own-region share by region
+    rn = c[(c["analysis"] == "region_vs_rest") & (c["component"] == "needs") & (c["metric"] == "own_region")]
+    assert rn["significant"].any()
+    text = gs.summary_sentences(out)
+    assert not any(": behaviour:" in t for t in text)
+    assert any(": outcome:" in t and "the students' position (needs)" in t for t in text)
+
+
+@pytest.mark.slow
+def test_components_add_up_and_student_independent_needs_are_zero(steered):
+    c = steered
+    assert set(c["component"]) == set(gs.COMPONENTS)
+    keys = ["analysis", "value", "metric"]
+    wide = c.pivot_table(index=keys, columns="component", values="mean_diff", aggfunc="first")
+    assert np.allclose(wide["total"], wide["behaviour"] + wide["needs"], atol=1e-9, equal_nan=True)
+    rep = c[c["metric"] == "rep"]
+    needs = rep[rep["component"] == "needs"]
+    assert (needs["mean_diff"] == 0).all() and needs["by_construction"].all() and needs["p_value"].isna().all()
+    assert (needs["marking"] == gs.BY_CONSTRUCTION_NOTE).all()
+    # Rep's behaviour part is its total, the same test
+    wide_p = rep.pivot_table(index=keys, columns="component", values="p_value", aggfunc="first")
+    assert np.allclose(wide_p["total"], wide_p["behaviour"])
+    # Holm within each analysis x component: the family sizes are those of the tested rows
+    for (a, comp), g in c.groupby(["analysis", "component"]):
+        assert (g["family_size"] == g["p_value"].notna().sum()).all(), (a, comp)
+
+
+@pytest.mark.slow
+def test_totals_do_not_depend_on_the_split(bench):
+    items, resp, params = bench.synthetic_study_items(2, templates=("base",), seed=3)
+    geo = gs.response_geography(items, resp)
+    plain = gs.geo_contrasts(geo, n_boot=300, n_perm=2000)
+    split = gs.geo_contrasts(geo, items=items, params=params, n_boot=300, n_perm=2000)
+    tot = split[split["component"] == "total"].reset_index(drop=True)
+    cols = ["analysis", "value", "metric", "mean_diff", "ci_low", "ci_high", "p_value", "p_adjusted", "family_size"]
+    assert tot[cols].equals(plain[cols].reset_index(drop=True))
+
+
+@pytest.mark.slow
+def test_class_gap_interactions_get_components(bench):
+    items, resp, params = bench.synthetic_study_items(3, templates=("base",), class_blind=False)
+    geo = gs.response_geography(items, resp)
+    i = gs.class_gap_interactions(geo, "gender", items=items, params=params, n_boot=300, n_perm=2000)
+    assert set(i["component"]) == set(gs.COMPONENTS)
+    gaps = i[(i["kind"] == "gap") & (i["metric"] == "acc")].pivot_table(
+        index="value_a", columns="component", values="mean_diff", aggfunc="first")
+    # a class-aware model (more home universities for low income): a positive behaviour part of the Acc gap
+    assert (gaps["behaviour"] > 0.05).all()
+    assert np.allclose(gaps["total"], gaps["behaviour"] + gaps["needs"], atol=1e-9)
+    rep_needs = i[(i["metric"] == "rep") & (i["component"] == "needs")]
+    assert (rep_needs["mean_diff"] == 0).all() and rep_needs["by_construction"].all()
+    fam = i[(i["kind"] == "interaction")].groupby("component")["family_size"].max()
+    assert fam["total"] == fam["behaviour"] == 3 * 3 and fam["needs"] == 3 * 2  # pairs x metrics (no Acad in base)
