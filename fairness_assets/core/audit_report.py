@@ -455,6 +455,20 @@ def behaviour_section(parts: Sequence[PartitionResult]) -> Optional[rep.ReportSe
     return rep.ReportSection("behaviour", BEHAVIOUR_TITLE, intro=intro, tables=tables)
 
 
+def _integer_counts(df: pd.DataFrame) -> pd.DataFrame:
+    """Counts read back from the long stored format as floats (``family_size`` 5.0) made integers
+    again, so that sentences say "5 tests"."""
+    cols = [c for c in ("family_size", "n_units", "n_pairs") if c in df.columns]
+    if not cols or df.empty:
+        return df
+    out = df.copy()
+    for c in cols:
+        v = pd.to_numeric(out[c], errors="coerce")
+        if v.notna().all() and (v == v.round()).all():
+            out[c] = v.astype("int64")
+    return out
+
+
 def build_report(parts: Sequence[PartitionResult], *, provenance: Mapping[str, Any], quality: Optional[pd.DataFrame],
                  base_vs_regional: Optional[Mapping[str, pd.DataFrame]] = None,
                  title: str = "LLM university-recommendation fairness audit",
@@ -483,7 +497,8 @@ def build_report(parts: Sequence[PartitionResult], *, provenance: Mapping[str, A
     if behaviour is not None:
         sections.append(behaviour)
     if has_geography(geography):
-        summary += geostats.summary_sentences({k: v for k, v in geography.items() if isinstance(v, pd.DataFrame)})
+        summary += geostats.summary_sentences({k: _integer_counts(v) for k, v in geography.items()
+                                               if isinstance(v, pd.DataFrame)})
         sections.append(geography_section(geography, parts))
     for p in parts:
         summary += rep.disparity_summary(

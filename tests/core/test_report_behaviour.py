@@ -119,3 +119,18 @@ def test_without_decomposition_the_summary_is_as_before(steering):
     summary, html, _ = _summary([plain])
     assert not any(s.startswith("Outcome: ") or "whoever asked" in s for s in summary)
     assert 'id="behaviour"' not in html
+
+
+def test_family_sizes_print_as_integers_when_read_back_from_the_database(blind):
+    """Stored tables come back from the long format with float columns: the summary still
+    says "5 tests", never "5.0 tests"."""
+    contrasts = pd.DataFrame([{
+        "model": blind.model, "template": blind.template, "analysis": "south_vs_north", "value": "Global South",
+        "reference": "Global North", "metric": "drs", "unit": "stratum", "n_units": 9.0, "mean_diff": -0.05,
+        "ci_low": -0.08, "ci_high": -0.02, "p_value": 0.001, "p_adjusted": 0.004, "family_size": 5.0,
+        "correction": "holm", "significant": True, "marking": "significant"}])
+    html, md, _ = AR.build_report([blind], provenance={"code version": "test"}, quality=None,
+                                  figures_by_partition={blind.key: []}, geography={"geo_contrasts": contrasts})
+    summary = md.split("## Summary", 1)[1].split("\n## ", 1)[0]
+    assert "5 tests" in summary
+    assert not re.search(r"\d\.0 tests", summary)
