@@ -58,7 +58,9 @@ def _rows_of(table: pd.DataFrame, key: PartitionKey, name: str) -> pd.DataFrame:
     "region and North/South; one-vs-rest contrasts (each region, Global South vs North, each nationality) paired "
     "within gender x class with the runs as replicates, corrected within each family; class-gap interactions by "
     "gender and region; home bias per nationality and its base -> regional change; every class gap split into "
-    "behaviour (what the model recommended) and needs (the metric's lambda).",
+    "behaviour (what the model recommended) and needs (the metric's lambda); every contrast and interaction with "
+    "component rows total / behaviour / needs (the group's lists against the rest's lists scored for the group's "
+    "students).",
 )
 def audit_geography(context: dg.AssetExecutionContext, drs_scores: pd.DataFrame, analysis_tables: pd.DataFrame,
                     reference: ReferenceDataResource, scoring: ScoringResource, report_settings: ReportResource,
@@ -108,6 +110,12 @@ def audit_geography(context: dg.AssetExecutionContext, drs_scores: pd.DataFrame,
                            "audit_geography", config_json={**settings, "regions": regions_core.source_line()})
     contrasts = tables["geo_contrasts"]
     significant = contrasts[contrasts["significant"]] if len(contrasts) else contrasts
+    if len(significant) and "component" in significant:  # behaviour first, then the outcomes; needs last
+        order = {"behaviour": 0, "total": 1, "needs": 2}
+        significant = significant.assign(_o=significant["component"].map(order)).sort_values(
+            "_o", kind="stable").drop(columns="_o")
+    behaviour = significant[significant["component"] == "behaviour"] \
+        if len(significant) and "component" in significant else significant.iloc[0:0]
     sentences = geostats.summary_sentences(tables)
     for line in sentences[:5]:
         context.log.info(line)
@@ -115,12 +123,13 @@ def audit_geography(context: dg.AssetExecutionContext, drs_scores: pd.DataFrame,
         "dagster/row_count": len(table),
         **left_out,
         "significant_geographic_findings": len(significant),
+        "significant_behaviour_findings": len(behaviour),
         "summary": dg.MetadataValue.md("\n".join(f"- {s}" for s in sentences) or "nothing to report"),
         "families": table_md(tables["families"]) if len(tables["families"]) else "none",
         "region_metrics": table_md(tables["region_metrics"].head(40)) if len(tables["region_metrics"]) else "none",
         "significant_contrasts": table_md(significant[[c for c in (
-            "model", "template", "analysis", "value", "metric", "mean_diff", "ci_low", "ci_high", "p_adjusted",
-            "family_size") if c in significant.columns]].head(40)) if len(significant) else "none",
+            "model", "template", "analysis", "value", "metric", "component", "mean_diff", "ci_low", "ci_high",
+            "p_adjusted", "family_size") if c in significant.columns]].head(40)) if len(significant) else "none",
         "class_gap_decomposition": table_md(tables["class_gap_decomposition"].head(40))
         if len(tables["class_gap_decomposition"]) else "none",
         "regions": regions_core.source_line(),
