@@ -763,6 +763,7 @@ def behaviour_findings(decomposition: Optional[pd.DataFrame], *, model: str = ""
         under = _under(m, t)
         beh = part[part["component"].astype(str) == "behaviour"]
         tested = beh[pd.to_numeric(beh["p_value"], errors="coerce").notna()] if "p_value" in beh else beh.iloc[0:0]
+        notes = _unattainable(tested, under)  # after the partition's findings
         sig = tested[tested["_sig"]]
         if len(sig):
             sig = sig.assign(_abs=pd.to_numeric(sig["mean_diff"], errors="coerce").abs()).sort_values(
@@ -792,6 +793,7 @@ def behaviour_findings(decomposition: Optional[pd.DataFrame], *, model: str = ""
                                f"{', '.join(_METRIC_SHORT.get(x, x) for x in sorted(found))} but not in "
                                f"{', '.join(_METRIC_SHORT.get(x, x) for x in same)} (behaviour parts not "
                                "significant after correction).")
+            out += notes
             continue
         if tested.empty:
             continue
@@ -811,6 +813,25 @@ def behaviour_findings(decomposition: Optional[pd.DataFrame], *, model: str = ""
         else:
             s += ", and no outcome gap between otherwise identical students is significant"
         out.append(s + ".")
+        out += notes
+    return out
+
+
+def _unattainable(tested: pd.DataFrame, under: str) -> list[str]:
+    """A sentence naming the behaviour families whose smallest attainable p is above alpha /
+    family size (too few strata for so many tests): no result there can be significant."""
+    if tested.empty or not {"p_min_attainable", "family_size"} <= set(tested.columns):
+        return []
+    alpha = float(pd.to_numeric(tested["alpha"], errors="coerce").dropna().iloc[0]) \
+        if "alpha" in tested and tested["alpha"].notna().any() else 0.05
+    out = []
+    for attr, g in tested.groupby("_attr", sort=True):
+        size = pd.to_numeric(g["family_size"], errors="coerce").max()
+        p_min = pd.to_numeric(g["p_min_attainable"], errors="coerce").min()
+        if np.isfinite(size) and np.isfinite(p_min) and size > 0 and p_min > alpha / size:
+            out.append(f"{under}, the behaviour parts by {_ATTR_WORDS.get(attr, attr)} cannot reach significance: "
+                       f"with {_tests(size)} in the family the smallest attainable p ({p_min:.4f}) is above alpha / "
+                       f"size ({alpha / size:.2g}); read their intervals, not their tests.")
     return out
 
 

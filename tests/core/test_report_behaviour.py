@@ -78,6 +78,9 @@ def test_profile_blind_model_has_no_behaviour_finding(blind):
     assert "pay for the same lists" in first  # outcome gaps exist (the same lists are farther for some)
     assert not any("recommended different universities" in s for s in summary)
     assert re.search(r"\d+ tests\b", first) and not re.search(r"\d\.0 tests", " ".join(summary))
+    # 780 nationality pairs x 4 metrics over 9 strata: no behaviour part can be significant, and the report says so
+    assert any(re.search(r"by nationality cannot reach significance: with \d+ tests in the family", s) for s in summary)
+    assert not any("by income cannot reach significance" in s for s in summary)
     outcomes = [s for s in summary if s.startswith("Outcome: ")]
     assert outcomes and all("Of this gap" in s for s in outcomes if "counterfactual test" in s)
     assert any("position (needs" in s for s in outcomes)
