@@ -25,6 +25,7 @@ region table of ``core.regions``):
 
 from __future__ import annotations
 
+import functools
 import itertools
 from typing import Mapping, Optional, Sequence
 
@@ -227,9 +228,13 @@ def _group_sum(idx: np.ndarray, vals: np.ndarray, size: int) -> np.ndarray:
     return out
 
 
-def _own_cross(part: pd.DataFrame, values: np.ndarray, s_code, v_code, r_code, n_s: int, n_r: int,
-               student_iso3: Mapping[str, str], table: pd.DataFrame) -> np.ndarray:
-    """own_country / own_region of every list for every nationality's student: (S, V, R, V, 2)."""
+def _list_cross(part: pd.DataFrame, values: np.ndarray, s_code, v_code, r_code, n_s: int, n_r: int,
+                mets: Sequence[str], mat: np.ndarray, pos_of: Mapping[str, int], student_iso3: Mapping[str, str],
+                params: mx.ScoringParams, table: pd.DataFrame) -> np.ndarray:
+    """Every list's ``mets`` (of ``CROSS_METRICS``) scored for every nationality's student of its
+    stratum (home country, region; the item's class lambda, the stratum's): (S, V, R, V, M). Acc
+    and DRS with the formulas of ``core.metrics`` (as ``decompose._cross_scores``, vectorised for
+    the one-vs-rest contrasts); the own-country / own-region shares over the located items."""
     reg_of = table.drop_duplicates("iso3").set_index("iso3")["region"]
     iso_s = pd.Series([student_iso3.get(v) for v in values], dtype=object)
     iso_v = iso_s.to_numpy(dtype=object)
@@ -243,10 +248,44 @@ def _own_cross(part: pd.DataFrame, values: np.ndarray, s_code, v_code, r_code, n
     has_iso = iso_s.notna().to_numpy()
     has_reg = reg_s.notna().to_numpy()
     item_has_reg = item_reg_s.notna().to_numpy()
-    oc = np.where(located[:, None] & has_iso[None, :], (item_iso[:, None] == iso_v[None, :]), np.nan)
-    orr = np.where((located & item_has_reg)[:, None] & has_reg[None, :], (item_reg[:, None] == reg_v[None, :]),
-                   np.nan)
-    vals = np.stack([oc.astype(float), orr.astype(float)], axis=-1)  # (n, V, 2)
+    # integer codes: comparing them is much faster than comparing the strings
+    iso_codes = {c: i for i, c in enumerate(pd.unique(pd.Series([*iso_v, *item_iso], dtype=object).dropna()))}
+    reg_codes = {c: i for i, c in enumerate(pd.unique(pd.Series([*reg_v, *item_reg], dtype=object).dropna()))}
+    cols = []
+    for m in mets:
+        if m == "own_country":
+            a = item_iso_s.map(iso_codes).fillna(-1).to_numpy(dtype=np.int64)
+            b = iso_s.map(iso_codes).fillna(-2).to_numpy(dtype=np.int64)
+            cols.append(np.where(located[:, None] & has_iso[None, :], a[:, None] == b[None, :], np.nan))
+        elif m == "own_region":
+            a = item_reg_s.map(reg_codes).fillna(-1).to_numpy(dtype=np.int64)
+            b = reg_s.map(reg_codes).fillna(-2).to_numpy(dtype=np.int64)
+            cols.append(np.where((located & item_has_reg)[:, None] & has_reg[None, :], a[:, None] == b[None, :],
+                                 np.nan))
+    if any(m in ("acc", "drs") for m in mets):
+        p_idx = np.array([pos_of.get(c, -1) if isinstance(c, str) else -1 for c in iso_v], dtype=np.int64)
+        i_idx = item_iso_s.map(pos_of).fillna(-1).to_numpy(dtype=np.int64)
+        dist = mat[np.maximum(p_idx, 0)[None, :], np.maximum(i_idx, 0)[:, None]]
+        dist = np.where((p_idx >= 0)[None, :] & (i_idx >= 0)[:, None], dist, np.nan)
+        lam = part["economic_class"].map(lambda c: params.lambdas.get(c, np.nan)).to_numpy(dtype=float) \
+            if "economic_class" in part.columns else np.full(len(part), np.nan)
+        acc = mx.accessibility(dist, lam[:, None])
+        n = len(part)
+        rep = pd.to_numeric(part["rep"], errors="coerce").to_numpy(dtype=float)
+        acad = pd.to_numeric(part["acad"], errors="coerce").to_numpy(dtype=float) if "acad" in part.columns \
+            else np.full(n, np.nan)
+        # metrics._weighted (weights renormalised over the available components), with the item's Rep and
+        # Acad added once per item instead of once per (item, student)
+        acc_ok = ~np.isnan(acc)
+        num = np.where(acc_ok, acc * params.w_acc, 0.0) + np.where(np.isnan(rep), 0.0, rep * params.w_rep)[:, None]
+        num = num + np.where(np.isnan(acad), 0.0, acad * params.w_acad)[:, None]
+        wsum = acc_ok * float(params.w_acc) + (~np.isnan(rep) * float(params.w_rep))[:, None]
+        wsum = wsum + (~np.isnan(acad) * float(params.w_acad))[:, None]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            drs = np.where(wsum > 0, num / np.where(wsum > 0, wsum, 1.0), np.nan)
+        scored = {"acc": acc, "drs": drs}
+        cols = [scored[m] if m in scored else cols.pop(0) for m in mets]
+    vals = np.stack([c.astype(float) for c in cols], axis=-1)  # (n, V, M)
     resp_codes, resp_ids = pd.factorize(part["response_id"])
     has = ~np.isnan(vals)
     order = np.argsort(resp_codes, kind="stable")
@@ -262,21 +301,18 @@ def _own_cross(part: pd.DataFrame, values: np.ndarray, s_code, v_code, r_code, n
     shape = (n_s, n_v, max(n_r, 1))
     flat = np.ravel_multi_index((rs[ok], rv[ok], rr[ok]), shape)
     size = int(np.prod(shape))
-    rnum = _group_sum(flat, np.where(g_has, g, 0.0)[ok], size).reshape(shape + (n_v, 2))
-    rden = _group_sum(flat, g_has[ok].astype(float), size).reshape(shape + (n_v, 2))
+    rnum = _group_sum(flat, np.where(g_has, g, 0.0)[ok], size).reshape(shape + (n_v, len(mets)))
+    rden = _group_sum(flat, g_has[ok].astype(float), size).reshape(shape + (n_v, len(mets)))
     return _ratio(rnum, rden)
 
 
 def _geo_cross(items: pd.DataFrame, metrics: Sequence[str], params: mx.ScoringParams, distances: pd.DataFrame,
                student_iso3: Mapping[str, str], table: pd.DataFrame) -> dict[tuple, _GeoCross]:
     """Per partition (tuple of its model / template values): the lists of each cell (gender x
-    class x run) scored for every nationality's student of that cell (``decompose._cross_scores``
-    for DRS / Acc, the own-country / own-region shares here)."""
+    class x run) scored for every nationality's student of that cell (:func:`_list_cross`)."""
     it = dc._items(items)
     it = it[it["nationality"].notna()] if "nationality" in it.columns else it.iloc[0:0]
     mets = [m for m in CROSS_METRICS if m in metrics]
-    dec_mets = [m for m in mets if m in ("drs", "acc")]
-    own_mets = [m for m in mets if m in ("own_country", "own_region")]
     if it.empty or not mets:
         return {}
     mat, pos_of = dc._distance_table(distances)
@@ -291,16 +327,9 @@ def _geo_cross(items: pd.DataFrame, metrics: Sequence[str], params: mx.ScoringPa
         runs = np.array(sorted(part["run"].dropna().unique()))
         r_code = pd.Categorical(part["run"], categories=runs).codes.astype(np.int64)
         n_s, n_r = int(s_code.max()) + 1, max(len(runs), 1)
-        blocks, got = [], []
-        if dec_mets:
-            cr = dc._cross_scores(part, "nationality", dec_mets, mat, pos_of, student_iso3, params)
-            blocks.append(cr.G)
-            got += dec_mets
-        if own_mets:
-            og = _own_cross(part, values, s_code, v_code, r_code, n_s, n_r, student_iso3, table)
-            blocks.append(og[..., [("own_country", "own_region").index(m) for m in own_mets]])
-            got += own_mets
-        G = np.concatenate(blocks, axis=-1)  # (S, V, R, V, M)
+        G = _list_cross(part, values, s_code, v_code, r_code, n_s, n_r, mets, mat, pos_of, student_iso3, params,
+                        table)
+        got = list(mets)
         G = G.transpose(0, 2, 1, 3, 4).reshape(n_s * n_r, len(values), len(values), len(got))
         first = np.unique(s_code, return_index=True)[1]
         strata = kf.iloc[first].reset_index(drop=True)
@@ -312,9 +341,14 @@ def _geo_cross(items: pd.DataFrame, metrics: Sequence[str], params: mx.ScoringPa
 
 def _distances_for(items: pd.DataFrame, student_iso3: Mapping[str, str]) -> pd.DataFrame:
     """The square capital-distance table of the countries of the items and of the students."""
-    from . import geo
     countries = sorted({c for c in items["iso3"].dropna().unique()} | {c for c in student_iso3.values() if c})
-    return geo.distance_lookup(geo.capital_distance_matrix(geo.capitals_table(countries)))
+    return _capital_distances(tuple(countries))
+
+
+@functools.lru_cache(maxsize=8)
+def _capital_distances(countries: tuple) -> pd.DataFrame:
+    from . import geo
+    return geo.distance_lookup(geo.capital_distance_matrix(geo.capitals_table(list(countries))))
 
 
 def _behaviour_cells(cross: _GeoCross, member: np.ndarray, mets: Sequence[str], rng: np.random.Generator):
@@ -700,7 +734,8 @@ def _gap_behaviour(part: pd.DataFrame, items: pd.DataFrame, pvals: dict, factor:
                    student_iso3: Optional[Mapping[str, str]], cache: Optional[dict] = None):
     """The behaviour part of each unit's and factor value's class gap (U, F, M): per cell
     (gender x nationality x run), both classes' lists scored for the cell's student with each
-    class's lambda in turn, averaged (``decompose._cross_scores``), then averaged over the cells
+    class's lambda in turn, averaged (``metrics.rescore_with_lambda``: the two students share
+    their home, so the items' own distances), then averaged over the cells
     of the unit and factor value (missing for metrics without lambda: the caller uses the total
     gap). Returns (behaviour, the rest's behaviour for a nested factor), or None when it cannot be
     computed."""
@@ -715,42 +750,48 @@ def _gap_behaviour(part: pd.DataFrame, items: pd.DataFrame, pvals: dict, factor:
         it = it[it["economic_class"].isin(gap)] if "economic_class" in it.columns else it.iloc[0:0]
         if cache is not None:
             cache[ik] = it
-    if it.empty or "nationality" not in it.columns or any(c not in ("gender", "nationality", "run") for c in ucols):
+    if it.empty or any(c not in it.columns for c in ("gender", "nationality", "run", "distance_km")) \
+            or any(c not in ("gender", "nationality", "run") for c in ucols):
         return None
-    iso = dict(student_iso3) if student_iso3 is not None else \
-        part.dropna(subset=["student_iso3"]).groupby("nationality")["student_iso3"].first().to_dict() \
-        if "student_iso3" in part.columns else rg.nationality_iso3(it["nationality"].dropna().unique())
-    dist = _distances_for(it, iso) if distances is None else distances
-    mat, pos_of = dc._distance_table(dist)
     n_f, n_m = len(fvals), len(mets)
     out = np.full((n_u, n_f, n_m), np.nan)
     rest = np.full((n_u, n_f, n_m), np.nan)
     lam_mets = [m for m in mets if m in ("drs", "acc")]
     if not lam_mets:
         return out, rest
+    if any(c not in params.lambdas for c in gap) or "run" not in it.columns:
+        return None
     ck = (tuple(pvals.values()), tuple(gap), tuple(lam_mets))
     if cache is not None and ck in cache:
-        cr = cache[ck]
+        cells = cache[ck]
     else:
-        cr = dc._cross_scores(it, "economic_class", lam_mets, mat, pos_of, iso, params)
+        # both classes' lists scored with each class's lambda (the student's home is the list's own: same
+        # nationality, so the items' own distances), per response, then per cell and class
+        cols = {}
+        for c in gap:
+            rs = mx.rescore_with_lambda(it, params.lambdas[c], params)
+            for m in lam_mets:
+                cols[f"{m}@{c}"] = rs[m].to_numpy(dtype=float)
+        sc = pd.DataFrame(cols, index=it.index)
+        sc["response_id"] = it["response_id"].to_numpy()
+        per = sc.groupby("response_id", sort=False).mean()
+        keys = it.drop_duplicates("response_id").set_index("response_id")[["gender", "nationality", "run",
+                                                                             "economic_class"]]
+        per = per.join(keys, how="inner")
+        cm = per.groupby(["gender", "nationality", "run", "economic_class"], sort=True)[list(cols)].mean()
+        wide = cm.unstack("economic_class")
+        cells = wide.index.to_frame(index=False)
+        for m in lam_mets:
+            f = {(lc, c): wide[(f"{m}@{lc}", c)].to_numpy(dtype=float) if (f"{m}@{lc}", c) in wide.columns
+                 else np.full(len(wide), np.nan) for lc in gap for c in gap}
+            a, b = gap
+            cells[m] = 0.5 * ((f[(b, b)] - f[(b, a)]) + (f[(a, b)] - f[(a, a)]))
         if cache is not None:
-            cache[ck] = cr
-    if cr is None or not set(gap) <= set(cr.values):
-        return None
-    a, b = list(cr.values).index(gap[0]), list(cr.values).index(gap[1])
-    G = cr.G  # (S, V, R, V, M)
-    beh = 0.5 * ((G[:, b, :, b] - G[:, a, :, b]) + (G[:, b, :, a] - G[:, a, :, a]))  # (S, R, M)
-    others = [x for x in st.PROFILE_ATTRIBUTES if x != "economic_class" and x in it.columns]
-    kf = st._key_frame(it, others)
-    s_code = kf.groupby(others, sort=True).ngroup().to_numpy()
-    strata = kf.iloc[np.unique(s_code, return_index=True)[1]].reset_index(drop=True)
-    runs = np.array(sorted(it["run"].dropna().unique()))
-    n_s, n_r = beh.shape[0], beh.shape[1]
-    cells = strata.loc[strata.index.repeat(n_r)].reset_index(drop=True)
-    cells["run"] = np.tile(runs, n_s) if len(runs) == n_r else None
+            cache[ck] = cells
+    cells = cells.copy()
     fmap = part.groupby("nationality")[factor].first() if factor != "gender" else None
     cells["_f"] = cells["gender"] if fmap is None else cells["nationality"].map(fmap)
-    vals = beh.reshape(n_s * n_r, len(lam_mets))
+    vals = cells[lam_mets].to_numpy(dtype=float)
     unit_keys = st._key_frame(part, ucols)
     codes = unit_keys.groupby(ucols, sort=True).ngroup().to_numpy()
     lab = {}
