@@ -1147,10 +1147,11 @@ def summary_sentences(tables: Mapping[str, pd.DataFrame], max_findings: int = 10
             who = r.value_a if r.value_b == "rest" else r.value_b
             label = METRIC_LABELS.get(r.metric, r.metric)
             if r.component == "behaviour":
-                out.append(f"{_where(r)}behaviour: what the model recommended differs more by income for {who} "
-                           f"than for {other} (behaviour part of the {label} class gap, {r.gap}, both classes' lists "
-                           f"scored for the same student): {_ci3(r.mean_diff, r.ci_low, r.ci_high)} (adjusted p = "
-                           f"{_fmt_p(r.p_adjusted)}, {int(r.family_size)} tests in the family).")
+                out.append(f"{_where(r)}behaviour: how differently the model recommended to low- and high-income "
+                           f"students differs for {who} from {other}: the behaviour part of the {label} class gap "
+                           f"({r.gap}, both classes' lists scored for the same student) differs by "
+                           f"{_ci3(r.mean_diff, r.ci_low, r.ci_high)} (adjusted p = {_fmt_p(r.p_adjusted)}, "
+                           f"{int(r.family_size)} tests in the family).")
             else:
                 out.append(f"{_where(r)}outcome: the {label} class gap ({r.gap}) differs for {who} from {other} by "
                            f"{_ci3(r.mean_diff, r.ci_low, r.ci_high)} (adjusted p = {_fmt_p(r.p_adjusted)}, "

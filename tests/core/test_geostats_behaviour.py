@@ -135,3 +135,43 @@ def test_class_gap_interactions_get_components(bench):
     assert (rep_needs["mean_diff"] == 0).all() and rep_needs["by_construction"].all()
     fam = i[(i["kind"] == "interaction")].groupby("component")["family_size"].max()
     assert fam["total"] == fam["behaviour"] == 3 * 3 and fam["needs"] == 3 * 2  # pairs x metrics (no Acad in base)
+
+
+def _dec_row(metric, component, mean, lo, hi, p, sig):
+    return {"model": "m", "template": "base", "metric": metric, "value_a": "high", "value_b": "low",
+            "component": component, "mean_diff": mean, "ci_low": lo, "ci_high": hi, "p_adjusted": p,
+            "significant": sig}
+
+
+def test_summary_wording_is_metric_specific():
+    """'did not adapt' only when no metric's behaviour part differs; otherwise the metric is named."""
+    import pandas as pd
+    rows = []
+    for m, beh_sig in (("acc", False), ("drs", True)):
+        rows += [_dec_row(m, "total", -0.2, -0.25, -0.15, 0.001, True),
+                 _dec_row(m, "behaviour", -0.05 if beh_sig else -0.01, -0.08 if beh_sig else -0.03,
+                          -0.02 if beh_sig else 0.01, 0.001 if beh_sig else 0.6, beh_sig),
+                 _dec_row(m, "needs", -0.15, -0.18, -0.12, 0.001, True)]
+    text = gs.summary_sentences({"class_gap_decomposition": pd.DataFrame(rows)})
+    assert len(text) == 2 and not any("did not adapt" in t for t in text)
+    acc = next(t for t in text if "Acc gap" in t)
+    assert "the Acc of the recommendations did not differ by income" in acc and "DRS does differ" in acc
+    drs = next(t for t in text if "DRS gap" in t)
+    assert "recommended different universities by income" in drs
+    # and when no metric differs, the model did not adapt
+    for r in rows:
+        if r["component"] == "behaviour":
+            r.update(mean_diff=-0.01, ci_low=-0.03, ci_high=0.01, p_adjusted=0.6, significant=False)
+    text = gs.summary_sentences({"class_gap_decomposition": pd.DataFrame(rows)})
+    assert all("did not adapt its recommendations to the student's income" in t for t in text)
+
+
+def test_summary_without_findings_gives_integer_family_sizes():
+    import pandas as pd
+    c = pd.DataFrame({"model": "m", "template": "base", "analysis": ["south_vs_north"] * 3 + ["region_vs_rest"] * 3,
+                      "value": "x", "metric": "drs", "component": ["total", "behaviour", "needs"] * 2,
+                      "mean_diff": 0.01, "significant": False, "family_size": [5.0, 5.0, 4.0, 30.0, 30.0, 24.0]})
+    text = gs.summary_sentences({"geo_contrasts": c})
+    assert text == ["No geographic contrast, behaviour or outcome, is significant after correction (region_vs_rest "
+                    "(behaviour): 30 tests, region_vs_rest: 30 tests, south_vs_north (behaviour): 5 tests, "
+                    "south_vs_north: 5 tests)."]
