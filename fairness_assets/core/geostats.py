@@ -267,7 +267,7 @@ def _list_cross(part: pd.DataFrame, values: np.ndarray, s_code, v_code, r_code, 
         i_idx = item_iso_s.map(pos_of).fillna(-1).to_numpy(dtype=np.int64)
         dist = mat[np.maximum(p_idx, 0)[None, :], np.maximum(i_idx, 0)[:, None]]
         dist = np.where((p_idx >= 0)[None, :] & (i_idx >= 0)[:, None], dist, np.nan)
-        lam = part["economic_class"].map(lambda c: params.lambdas.get(c, np.nan)).to_numpy(dtype=float) \
+        lam = part["economic_class"].map(dict(params.lambdas)).to_numpy(dtype=float) \
             if "economic_class" in part.columns else np.full(len(part), np.nan)
         acc = mx.accessibility(dist, lam[:, None])
         n = len(part)
@@ -743,10 +743,17 @@ def _gap_behaviour(part: pd.DataFrame, items: pd.DataFrame, pvals: dict, factor:
     if cache is not None and ik in cache:
         it = cache[ik]
     else:
-        it = dc._items(items)
-        for k, v in pvals.items():
-            if k in it.columns:
-                it = it[it[k] == v]
+        if cache is not None and "_parts" in cache:
+            parts = cache["_parts"]
+        else:  # the items split by partition once (not filtered again for every partition and factor)
+            all_it = dc._items(items)
+            pkeys = [k for k in st.PARTITION_KEYS if k in all_it.columns]
+            parts = {tuple(pv.values()): pt for pv, pt in st._partitions(all_it, pkeys)}
+            if cache is not None:
+                cache["_parts"] = parts
+        it = parts.get(tuple(v for k, v in pvals.items() if k in items.columns))
+        if it is None:
+            return None
         it = it[it["economic_class"].isin(gap)] if "economic_class" in it.columns else it.iloc[0:0]
         if cache is not None:
             cache[ik] = it
