@@ -221,6 +221,9 @@ def main() -> None:
     c = geo["geo_contrasts"]
     afr = c[(c["analysis"] == "region_vs_rest") & (c["value"] == "Africa") & (c["metric"] == "rep")
             & (c["component"] == "total")]
+    afr_b = c[(c["analysis"] == "region_vs_rest") & (c["value"] == "Africa") & (c["metric"] == "rep")
+              & (c["component"] == "behaviour")]
+    n_rows = c["component"].value_counts()
     dec = geo["class_gap_decomposition"]
     beh = dec[(dec["component"] == "behaviour") & (dec["value_a"] == "high") & (dec["value_b"] == "low")]
     lines += [
@@ -229,6 +232,11 @@ def main() -> None:
         f"| statistics + geographic statistics, total (target < 10 s on 2 cores) | {t_all + t_geo:.2f} s |",
         f"| planted Africa Rep effect (30% of items from the worse half) found significant (Holm) | "
         f"{int(afr['significant'].sum())} of {len(afr)} partitions |",
+        f"| geographic contrasts: rows total / behaviour / needs (behaviour: the group's lists minus the rest's, "
+        f"scored for the group's students) | {n_rows.get('total', 0):,} / {n_rows.get('behaviour', 0):,} / "
+        f"{n_rows.get('needs', 0):,} |",
+        f"| the planted Africa Rep effect as behaviour (Rep does not depend on the student: all of it) | "
+        f"{int(afr_b['significant'].sum())} of {len(afr_b)} partitions |",
         f"| class-blind synthetic model: behaviour part of the low - high gap significant | "
         f"{int(beh['significant'].sum())} of {len(beh)} (partition x metric) |",
         "",
