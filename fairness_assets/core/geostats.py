@@ -18,6 +18,17 @@ region table of ``core.regions``):
 - :func:`class_gap_decomposition` every class gap split into the part due to what the model
   recommended (both classes' items scored with the same lambda) and the part due to the
   metric's needs weighting (the rest), with intervals and tests.
+- Behaviour and needs of the contrasts and interactions (issue 20): given the items, every
+  one-vs-rest contrast and every class-gap interaction has rows ``component`` = ``total`` (the
+  outcome, as before), ``behaviour`` (the group's students' own lists minus the rest's lists
+  scored for the group's students: same gender x class x run, their home country, region and
+  lambda) and ``needs`` (total - behaviour: the students' position). Rep, Acad (and a US+UK
+  share) do not depend on the student: behaviour = total and needs is 0 by construction
+  (``by_construction``, not tested). Each component has its interval and sign-flip test, Holm
+  within each (analysis, component). The behaviour test of a contrast uses the matched
+  difference (each group student's own list minus one of the rest's lists drawn at random in the
+  cell), symmetric when the lists do not depend on the profile, which the mean over the rest is
+  not when a list's share is a rare event (own country); its interval is that of the mean.
 - :func:`family_summary` family sizes and the smallest attainable p per family.
 - :func:`summary_sentences` plain-language sentences, significant geographic findings first.
 - :func:`geo_statistics` all of it for a set of partitions.
@@ -435,7 +446,10 @@ def group_contrasts(responses: pd.DataFrame, attribute: str, metrics: Sequence[s
     the family counts only the rows reported.
 
     Columns: ``CONTRAST_COLUMNS`` (``reference`` is "rest", or the other value when the
-    attribute has two values).
+    attribute has two values). Without ``cross`` every row is ``component`` "total"; with it
+    (:func:`geo_contrasts` builds it from the items) each contrast also has its ``behaviour`` and
+    ``needs`` rows (module docstring); ``mean_value`` / ``mean_reference`` of a behaviour row are
+    the group's own lists and the rest's lists, both scored for the group's students.
     """
     st._check(level, n_boot)
     if n_perm < 1:
