@@ -1145,7 +1145,8 @@ def summary_sentences(tables: Mapping[str, pd.DataFrame], max_findings: int = 10
                 out.append(head + f"the {label} of the recommendations did not differ by income (behaviour part "
                            f"{b.mean_diff:+.3f} [{b.ci_low:+.3f}, {b.ci_high:+.3f}], adjusted p = "
                            f"{_fmt_p(b.p_adjusted)}; the behaviour part of {others} does differ); the {label} gap "
-                           f"is the needs weighting (needs part {n.mean_diff:+.3f} [{n.ci_low:+.3f}, {n.ci_high:+.3f}]).")
+                           f"is the needs weighting (needs part {n.mean_diff:+.3f} [{n.ci_low:+.3f}, "
+                           f"{n.ci_high:+.3f}]).")
             elif not b.significant:
                 out.append(head + f"the model did not adapt its recommendations to the student's income (behaviour "
                            f"part {b.mean_diff:+.3f} [{b.ci_low:+.3f}, {b.ci_high:+.3f}], adjusted p = "
