@@ -351,15 +351,41 @@ def _geo_cross(items: pd.DataFrame, metrics: Sequence[str], params: mx.ScoringPa
 
 
 def _distances_for(items: pd.DataFrame, student_iso3: Mapping[str, str]) -> pd.DataFrame:
-    """The square capital-distance table of the countries of the items and of the students."""
+    """The square capital-distance table of the countries of the items and of the students: the
+    distances the items were scored with (``distance_km`` of each student country x item country
+    pair present), the others from the capitals (``core.geo``); a country whose capital is unknown
+    keeps only the pairs of the items (the others missing: such an item is left out of the Acc /
+    DRS of a list scored for another student)."""
     countries = sorted({c for c in items["iso3"].dropna().unique()} | {c for c in student_iso3.values() if c})
-    return _capital_distances(tuple(countries))
+    mat = _capital_distances(tuple(countries)).copy()
+    if "distance_km" in items.columns and "nationality" in items.columns:
+        pairs = pd.DataFrame({"a": items["nationality"].map(dict(student_iso3)), "b": items["iso3"],
+                              "km": pd.to_numeric(items["distance_km"], errors="coerce")}).dropna()
+        pairs = pairs.drop_duplicates(["a", "b"])
+        pairs = pairs[pairs["a"].isin(mat.index) & pairs["b"].isin(mat.index)]
+        if len(pairs):
+            pos = {c: i for i, c in enumerate(mat.index)}
+            arr = mat.to_numpy(dtype=float, copy=True)
+            ia, ib = pairs["a"].map(pos).to_numpy(), pairs["b"].map(pos).to_numpy()
+            arr[ia, ib] = pairs["km"].to_numpy()
+            arr[ib, ia] = pairs["km"].to_numpy()
+            mat = pd.DataFrame(arr, index=mat.index, columns=mat.columns)
+    return mat
 
 
 @functools.lru_cache(maxsize=8)
 def _capital_distances(countries: tuple) -> pd.DataFrame:
+    """Capital distances between ``countries`` (NaN for a country whose capital is unknown)."""
     from . import geo
-    return geo.distance_lookup(geo.capital_distance_matrix(geo.capitals_table(list(countries))))
+    caps = []
+    for c in countries:
+        try:
+            caps.append(geo.capital_of(c).__dict__)
+        except Exception:  # noqa: BLE001 - unknown capital: the pairs of the items only
+            continue
+    table = pd.DataFrame(caps, columns=["iso3", "country", "capital", "lat", "lon"])
+    known = geo.distance_lookup(geo.capital_distance_matrix(table)) if len(table) else pd.DataFrame()
+    return known.reindex(index=list(countries), columns=list(countries))
 
 
 def _behaviour_cells(cross: _GeoCross, member: np.ndarray, mets: Sequence[str], rng: np.random.Generator):

@@ -175,3 +175,33 @@ def test_summary_without_findings_gives_integer_family_sizes():
     assert text == ["No geographic contrast, behaviour or outcome, is significant after correction (region_vs_rest "
                     "(behaviour): 30 tests, region_vs_rest: 30 tests, south_vs_north (behaviour): 5 tests, "
                     "south_vs_north: 5 tests)."]
+
+
+def test_a_country_without_a_known_capital_keeps_the_items_distances(bench, monkeypatch):
+    """The distances of the split are those the items were scored with; a country whose capital
+    is unknown does not fail the geography (its other pairs are missing)."""
+    from fairness_assets.core import geo
+
+    items, resp, params = bench.synthetic_study_items(1, templates=("base",), seed=5)
+    real = geo.capital_of
+
+    def no_kenya(iso3, *a, **k):
+        if iso3 == "KEN":
+            raise geo.CountryResolutionError("no capital known for Kenya (KEN)")
+        return real(iso3, *a, **k)
+
+    gs._capital_distances.cache_clear()
+    monkeypatch.setattr(geo, "capital_of", no_kenya)
+    try:
+        iso = gs.response_geography(items, resp).groupby("nationality")["student_iso3"].first().to_dict()
+        d = gs._distances_for(items, iso)
+        kenya = items[items["nationality"] == "Kenya"].dropna(subset=["iso3", "distance_km"])
+        assert len(kenya)
+        for r in kenya.head(20).itertuples(index=False):
+            assert d.loc["KEN", r.iso3] == pytest.approx(r.distance_km)
+        geo_r = gs.response_geography(items, resp)
+        c = gs.geo_contrasts(geo_r, items=items, params=params, n_boot=100, n_perm=200)
+        k = c[(c["value"] == "Kenya") & (c["metric"] == "acc") & (c["component"] == "behaviour")]
+        assert len(k) == 1 and np.isfinite(k["mean_diff"].iloc[0])
+    finally:
+        gs._capital_distances.cache_clear()
