@@ -35,6 +35,11 @@ from ..services import (distance_matrix, quality_frame, quality_outcomes, resolv
 SHOWN_IN_UI = ("top_locations", "recommended_locations", "nationality_heatmap")
 
 
+# the large statistics tables are stored one row per table row (core.tables, packed): a study-size
+# partition's ~16,000 pair rows in ~16,000 stored rows, not ~400,000 cells
+PACKED_STATISTICS = ("counterfactual_disparity", "behaviour_needs", "envy")
+
+
 @dg.asset(
     group_name="reporting",
     io_manager_key="results_io",
@@ -67,7 +72,8 @@ def audit_statistics(context: dg.AssetExecutionContext, analysis_tables: pd.Data
             t = audit_report.partition_statistics(responses, **report_settings.as_dict(), items=items,
                                                   distances=dist, student_iso3=students, params=params)
             dis = t["counterfactual_disparity"]
-            frames.append(tables_core.to_long(t).assign(partition_key=str(key), audit_id=str(long["audit_id"].iloc[0])))
+            frames.append(tables_core.to_long(t, packed=PACKED_STATISTICS).assign(
+                partition_key=str(key), audit_id=str(long["audit_id"].iloc[0])))
             significant += int(dis["significant"].sum()) if len(dis) else 0
             shown[f"disparity {key}"] = table_md(audit_report.stats.disparity_display(dis)) if len(dis) else "no testable pairs"
             bn = t.get("behaviour_needs")

@@ -105,7 +105,7 @@ def audit_geography(context: dg.AssetExecutionContext, drs_scores: pd.DataFrame,
     for key, part in by_partition(drs_scores):
         audit = str(part["audit_id"].iloc[0])
         mine = {name: _rows_of(tables.get(name), key, name) for name in STORED}
-        frames.append(tables_core.to_long(mine).assign(partition_key=str(key), audit_id=audit))
+        frames.append(tables_core.to_long(mine, packed=STORED).assign(partition_key=str(key), audit_id=audit))  # one stored row per table row
     table = database.stamp(pd.concat(frames, ignore_index=True).assign(params_hash=stable_hash(settings)),
                            "audit_geography", config_json={**settings, "regions": regions_core.source_line()})
     contrasts = tables["geo_contrasts"]
