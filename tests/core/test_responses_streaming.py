@@ -231,11 +231,14 @@ def grid_file(tmp_path, n_models: int, name: str):
 @pytest.mark.slow
 def test_staging_memory_does_not_grow_with_the_file(tmp_path, monkeypatch):
     monkeypatch.setattr(R, "CHUNK_ROWS", 100)
-    small, large = grid_file(tmp_path, 2, "small"), grid_file(tmp_path, 10, "large")  # 1.2 MB, 6 MB
+    small, large = grid_file(tmp_path, 2, "small"), grid_file(tmp_path, 10, "large")  # 1.4 MB, 6.8 MB
+    R.stage_responses(write(tmp_path, [BASE], "jsonl", "warm"), TEMPLATES, RES.iso3, tmp_path / "warm")  # imports
     peaks = {p.name: _traced_peak(lambda p=p: R.stage_responses(p, TEMPLATES, RES.iso3, tmp_path / p.stem))
              for p in (small, large)}
     assert peaks["large.jsonl"] < 1.5 * peaks["small.jsonl"], peaks  # 5x the rows, about the same memory
     assert peaks["large.jsonl"] < 0.5 * large.stat().st_size, peaks
+    whole = _traced_peak(lambda: R.import_responses(large, TEMPLATES, RES.iso3))  # what holding the file costs
+    assert peaks["large.jsonl"] < 0.5 * whole, (peaks, whole)
     # one partition read back: its rows, not the file's
     staged = R.stage_responses(large, TEMPLATES, RES.iso3, tmp_path / "large")
     one = _traced_peak(lambda: staged.generations({("model-3", "base")}))
