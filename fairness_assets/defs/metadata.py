@@ -6,10 +6,18 @@ import dagster as dg
 import pandas as pd
 
 
+MAX_CELL_CHARS = 300  # a text cell shown in the UI is cut here (a 10 MB answer in a preview cost GBs)
+
+
+def _cut(v: str) -> str:
+    return v if len(v) <= MAX_CELL_CHARS else v[:MAX_CELL_CHARS] + f"… ({len(v):,} characters)"
+
+
 def _escape_pipes(df: pd.DataFrame) -> pd.DataFrame:
-    """``|`` inside a cell (partition keys read ``model|template``) would split a Markdown column."""
+    """``|`` inside a cell (partition keys read ``model|template``) would split a Markdown column;
+    a long text is cut to ``MAX_CELL_CHARS`` (saying how long it is: the whole text is stored)."""
     def esc(v):
-        return v.replace("|", "\\|") if isinstance(v, str) else v
+        return _cut(v).replace("|", "\\|") if isinstance(v, str) else v
 
     out = df.copy()
     for col in out.columns:

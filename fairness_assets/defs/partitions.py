@@ -113,7 +113,7 @@ _RESPONSE_MODELS_LOCK = threading.Lock()
 def responses_file_models(path) -> frozenset:
     """The models of the usable rows of responses file ``path`` (as the generations asset reads it),
     cached while the file is unchanged. An unreadable file raises ResponsesFileError naming it."""
-    from fairness_assets.core.responses import ResponsesFileError, read_responses
+    from fairness_assets.core.responses import ResponsesFileError, response_models
 
     path = Path(path)
     try:
@@ -123,8 +123,7 @@ def responses_file_models(path) -> frozenset:
     key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size)
     with _RESPONSE_MODELS_LOCK:
         if key not in _RESPONSE_MODELS:
-            frame, _ = read_responses(path)
-            models = frame["model"].dropna().astype(str) if len(frame) else []
+            models = response_models(path)  # a chunk at a time: the file's rows are never held
             _RESPONSE_MODELS.clear()
             _RESPONSE_MODELS[key] = frozenset(m for m in models if SEPARATOR not in m)
         return _RESPONSE_MODELS[key]
