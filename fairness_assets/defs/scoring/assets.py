@@ -11,7 +11,7 @@ import pandas as pd
 from fairness_assets.core import figures as fig_core
 from fairness_assets.core import metrics
 from fairness_assets.core import tables as tables_core
-from fairness_assets.core.partition import PartitionKey, by_partition
+from fairness_assets.core.partition import PartitionKey
 from resources.database import GRSCountry, MetricRow, ResultsDatabase, make_provenance
 from resources.settings import ReferenceDataResource, ScoringResource, stable_hash
 
@@ -100,12 +100,14 @@ def scores(
     "country, in percent, for every model with both partitions materialized.",
 )
 def base_vs_regional(context: dg.AssetExecutionContext, database: ResultsDatabase) -> dg.Output[pd.DataFrame]:
-    metric_rows = database.read_rows(MetricRow)
-    grs_rows = database.read_rows(GRSCountry)
-    keys = {k for k, _ in by_partition(metric_rows)} & {k for k, _ in by_partition(grs_rows)}
+    # the partitions stored, then each model's base and regional rows only (memory: not every partition at once)
+    stored = [set(database.distinct(table, ["partition_key"])["partition_key"]) for table in (MetricRow, GRSCountry)]
+    keys = {PartitionKey.parse(k) for k in stored[0] & stored[1] if k}
     models = sorted({m for m, _ in keys if (m, "base") in keys and (m, "regional") in keys})
     drs, grs = [], []
     for model in models:
+        pair = [str(PartitionKey(model, t)) for t in ("base", "regional")]
+        metric_rows, grs_rows = database.read_rows(MetricRow, pair), database.read_rows(GRSCountry, pair)
         summaries = {t: tables_core.from_long(metric_rows[metric_rows["partition_key"] == str(PartitionKey(model, t))])[
             "drs_summary"] for t in ("base", "regional")}
         grs_t = {t: grs_rows[grs_rows["partition_key"] == str(PartitionKey(model, t))] for t in ("base", "regional")}
