@@ -62,7 +62,7 @@ print("DONE", flush=True)
 '''
 
 
-def _hammer(url: str, processes: int = 4, rounds: int = 12) -> None:
+def _hammer(url: str, processes: int = 4, rounds: int = 8) -> None:
     start_at = time.time() + 4.0  # every process imported and connected before the first write
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     procs = [subprocess.Popen([sys.executable, "-c", HAMMER, url, str(rounds), str(start_at), str(ROOT)],
@@ -92,7 +92,7 @@ def test_concurrent_replacements_of_a_reference_table_leave_one_copy_on_postgres
 def test_concurrent_replacements_of_a_reference_table_leave_one_copy_on_sqlite(tmp_path):
     url = f"sqlite:///{tmp_path / 'race.db'}"
     D.ResultsDatabase(url=url).engine().dispose()
-    _hammer(url, processes=3, rounds=6)
+    _hammer(url, processes=2, rounds=3)
     db = D.ResultsDatabase(url=url)
     assert len(db.read_rows(D.CapitalDistance)) == 3600
     db.dispose()
