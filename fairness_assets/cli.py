@@ -25,7 +25,7 @@ from .local import RunFailed, ScoreFailed, UsageError, run_job, score_responses,
 
 
 def score_file(responses: str, corpus_path: str, out: str, tagger: str = "rules", rank_column: str = "2024 RANK",
-               log=print, database_url: str = "", max_items=None, verbose: bool = False) -> dict:
+               log=print, database_url: str = "", max_items=None, verbose: bool = False):
     """The `score` command (kept under its old name for scripts): see :func:`fairness_assets.local.score_responses`."""
     return score_responses(responses, corpus_path, out, tagger=tagger, rank_column=rank_column,
                            database_url=database_url, max_items=max_items, log=log, verbose=verbose)

@@ -15,12 +15,14 @@ import json
 import math
 import shutil
 from pathlib import Path
-from typing import Callable, Sequence
+import tempfile
+from typing import Callable, Iterator, Mapping, Optional, Sequence
 
 import pandas as pd
+import sqlalchemy as sa
 
 from fairness_assets.core import tables as tables_core
-from fairness_assets.core.partition import PartitionKey, by_partition
+from fairness_assets.core.partition import PartitionKey
 from resources import database as D
 
 ANALYSIS = ["drs_responses", "drs_summary", "academic_alignment", "volume_diversity", "concentration",
@@ -29,6 +31,11 @@ STATISTICS = ["run_variability", "counterfactual_disparity", "behaviour_needs", 
 GEOGRAPHY = ["region_metrics", "geo_contrasts", "class_gap_interactions", "home_bias", "home_bias_change",
              "class_gap_decomposition", "families"]
 TABLES = ["recommendations", "drs_items", "grs_by_country", *ANALYSIS]
+# the tables stored per partition, in the order they are exported
+EXPORTED = [*TABLES, *STATISTICS, *[f"geography_{n}" for n in GEOGRAPHY]]
+# the tables stored across partitions (base vs regional, partition key "")
+COMPARISON = ["base_vs_regional_drs_change", "base_vs_regional_grs_change"]
+DIGEST = ("answers_left_out", "volume_diversity", "concentration", "drs_mean", "grs_positive")
 _INTERNAL = ["id", "partition_key", "provenance_id", "params_hash"]
 
 
@@ -47,49 +54,174 @@ def _split_key(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _wide(long: pd.DataFrame, names: list[str]) -> dict[str, pd.DataFrame]:
-    """Long stored tables (MetricRow/StatisticRow) of every partition -> one wide table per name."""
-    frames: dict[str, list[pd.DataFrame]] = {n: [] for n in names}
-    for key, part in by_partition(long):
-        model, template = key.model, key.template
-        wide = tables_core.from_long(part)
-        for n in names:
-            if n in wide:
-                frames[n].append(wide[n].assign(model=model, template=template))
+class _CsvTable:
+    """One exported CSV written a partition at a time: each partition's frame goes to its own
+    temporary file, and :meth:`close` joins them under the union of their columns (in the order
+    first seen), reading one partition's file at a time. Memory: one partition's rows."""
+
+    def __init__(self, path: Path, tmp: Path, empty_columns: Sequence[str] = ()):
+        self.path, self.tmp, self.parts, self.columns = path, tmp, [], []
+        self.default_columns, self.empty_columns = list(empty_columns), None
+        self.rows, self._same = 0, True
+
+    def add(self, df: pd.DataFrame) -> None:
+        if df.empty:  # no rows; the first empty frame's columns head the file if no partition has rows
+            if self.empty_columns is None:
+                self.empty_columns = list(df.columns)
+            return
+        cols = list(df.columns)
+        if self.columns and cols != self.columns:
+            self._same = False
+        self.columns += [c for c in cols if c not in self.columns]
+        part = self.tmp / f"{self.path.stem}.{len(self.parts)}.csv"
+        df.to_csv(part, index=False)
+        self.parts.append(part)
+        self.rows += len(df)
+
+    def close(self) -> int:
+        """Write the CSV; returns its number of rows."""
+        if not self.parts:
+            pd.DataFrame(columns=self.empty_columns or self.default_columns).to_csv(self.path, index=False)
+            return 0
+        with open(self.path, "w", encoding="utf-8", newline="") as out:
+            for i, part in enumerate(self.parts):
+                if self._same:  # the same columns everywhere: the files joined as they are
+                    with open(part, encoding="utf-8", newline="") as f:
+                        header = f.readline()
+                        if i == 0:
+                            out.write(header)
+                        shutil.copyfileobj(f, out)
+                else:
+                    df = pd.read_csv(part, dtype=str, keep_default_na=False)
+                    df.reindex(columns=self.columns, fill_value="").to_csv(out, index=False, header=i == 0)
+                part.unlink()
+        return self.rows
+
+
+def _wide_partition(long: pd.DataFrame, key: PartitionKey, names: Sequence[str]) -> dict[str, pd.DataFrame]:
+    """One partition's long stored rows (MetricRow/StatisticRow/GeographyRow) -> its wide tables
+    among ``names``, with ``model`` and ``template`` in front and the flags as booleans."""
+    wide = tables_core.from_long(long) if len(long) else {}
     out = {}
-    for n, fs in frames.items():
-        kept = [f for f in fs if not f.empty] or fs[:1]
-        out[n] = _front(pd.concat(kept, ignore_index=True)) if kept else pd.DataFrame(columns=["model", "template"])
+    for n in names:
+        if n in wide:
+            df = _front(wide[n].assign(model=key.model, template=key.template))
+            for flag in ("significant", "by_construction"):
+                if flag in df.columns:
+                    df[flag] = df[flag].astype(str) == "True"
+            out[n] = df
     return out
 
 
-def read_results(database: D.ResultsDatabase) -> dict[str, pd.DataFrame]:
-    """Every exported table, by name, from the results database."""
-    recs = _front(database.read_rows(D.Recommendation))
-    items = database.read_rows(D.DRSItem)
-    score_cols = [c for c in items.columns if c not in recs.columns or c in ("partition_key", "response_id", "item_index")]
-    drs_items = recs.merge(items[[c for c in score_cols if c not in ("id", "provenance_id")]],
-                           on=["partition_key", "response_id", "item_index"], how="inner", validate="one_to_one")
-    out = {"recommendations": recs, "drs_items": _front(drs_items),
-           "grs_by_country": _front(_split_key(database.read_rows(D.GRSCountry)))}
-    metric_rows = database.read_rows(D.MetricRow)
-    out.update(_wide(metric_rows, ANALYSIS))
-    comparison = tables_core.from_long(metric_rows[metric_rows["partition_key"] == ""])
-    for key in ("drs_change", "grs_change"):
-        out[f"base_vs_regional_{key}"] = comparison.get(key, pd.DataFrame(columns=["model"]))
-    stats = _wide(database.read_rows(D.StatisticRow), STATISTICS)
-    for name in ("counterfactual_disparity", "behaviour_needs"):
-        for flag in ("significant", "by_construction"):
-            if flag in stats[name].columns:
-                stats[name][flag] = stats[name][flag].astype(str) == "True"
-    out.update(stats)
-    geography = _wide(database.read_rows(D.GeographyRow), GEOGRAPHY)
-    for name, df in geography.items():
-        if "significant" in df.columns:
-            df["significant"] = df["significant"].astype(str) == "True"
-        out[f"geography_{name}"] = df
-    return {k: v.drop(columns=[c for c in _INTERNAL if c in v.columns]) if k != "recommendations" else
-            v.drop(columns=[c for c in ("id",) if c in v.columns]) for k, v in out.items()}
+def _drop_internal(name: str, df: pd.DataFrame) -> pd.DataFrame:
+    internal = ("id",) if name == "recommendations" else _INTERNAL
+    return df.drop(columns=[c for c in internal if c in df.columns])
+
+
+def stored_partition_keys(database: D.ResultsDatabase) -> list[str]:
+    """Every partition key (``model|template``) with rows in any exported table, sorted."""
+    keys: set[str] = set()
+    for model in (D.Recommendation, D.DRSItem, D.GRSCountry, D.MetricRow, D.StatisticRow, D.GeographyRow):
+        keys |= {str(k) for k in database.distinct(model, ["partition_key"])["partition_key"] if k}
+    return sorted(keys)
+
+
+def _read(database: D.ResultsDatabase, model, key: str) -> pd.DataFrame:
+    """One partition's rows of ``model``, integer columns as integers even where some are missing
+    (``pd.read_sql`` makes them floats then, and one partition's "8.0" would follow another's "8"
+    in the joined file)."""
+    df = database.read_rows(model, [key])
+    for col in model.__table__.columns:
+        if isinstance(col.type, sa.Integer) and col.name in df and df[col.name].dtype.kind == "f":
+            df[col.name] = df[col.name].astype("Int64")
+    return df
+
+
+def partition_results(database: D.ResultsDatabase, key: str) -> dict[str, pd.DataFrame]:
+    """Every exported table of one partition, by name (the tables of :func:`read_results` that
+    are stored per partition; base vs regional, stored across partitions, is not among them)."""
+    pk = PartitionKey.parse(key)
+    recs = _front(_read(database, D.Recommendation, key))
+    items = _read(database, D.DRSItem, key)
+    out = {"recommendations": recs}
+    if len(items):
+        score_cols = [c for c in items.columns
+                      if c not in recs.columns or c in ("partition_key", "response_id", "item_index")]
+        out["drs_items"] = _front(recs.merge(items[[c for c in score_cols if c not in ("id", "provenance_id")]],
+                                             on=["partition_key", "response_id", "item_index"], how="inner",
+                                             validate="one_to_one"))
+    else:
+        out["drs_items"] = recs.iloc[:0]
+    grs = _read(database, D.GRSCountry, key)
+    out["grs_by_country"] = _front(_split_key(grs)) if len(grs) else grs
+    out.update(_wide_partition(database.read_rows(D.MetricRow, [key]), pk, ANALYSIS))
+    out.update(_wide_partition(database.read_rows(D.StatisticRow, [key]), pk, STATISTICS))
+    out.update({f"geography_{n}": df for n, df in
+                _wide_partition(database.read_rows(D.GeographyRow, [key]), pk, GEOGRAPHY).items()})
+    return {name: _drop_internal(name, df) for name, df in out.items()}
+
+
+def _comparison(database: D.ResultsDatabase) -> dict[str, pd.DataFrame]:
+    """Base vs regional (stored across partitions, key ``""``)."""
+    comparison = tables_core.from_long(database.read_rows(D.MetricRow, [""]))
+    return {name: _drop_internal("", comparison.get(name.removeprefix("base_vs_regional_"),
+                                                    pd.DataFrame(columns=["model"])))
+            for name in COMPARISON}
+
+
+def read_results(database: D.ResultsDatabase, keys: Optional[Sequence[str]] = None) -> dict[str, pd.DataFrame]:
+    """Every exported table, by name, of ``keys`` (default: every stored partition), concatenated
+    in memory. For tests and small audits; :func:`export_results` writes the same tables to files
+    a partition at a time."""
+    frames: dict[str, list[pd.DataFrame]] = {n: [] for n in EXPORTED}
+    for key in (stored_partition_keys(database) if keys is None else keys):
+        for name, df in partition_results(database, key).items():
+            frames[name].append(df)
+    out = {}
+    for name, fs in frames.items():
+        kept = [f for f in fs if not f.empty] or fs[:1]
+        out[name] = pd.concat(kept, ignore_index=True) if kept else pd.DataFrame(columns=["model", "template"])
+    out.update(_comparison(database))
+    return out
+
+
+def _digest(name: str, key: PartitionKey, df: pd.DataFrame, digest: dict[str, list[pd.DataFrame]]) -> None:
+    """What summary.md and notes.csv need of a partition's table, kept small."""
+    if name == "recommendations" and "n_items_left_out" in df:
+        answers = df.drop_duplicates("response_id")
+        digest["answers_left_out"].append(
+            answers.loc[answers["n_items_left_out"] > 0,
+                        ["response_id", "model", "template", "n_items_found", "n_items_left_out"]])
+    elif name in ("volume_diversity", "concentration"):
+        digest[name].append(df)
+    elif name == "drs_responses" and "drs" in df:
+        digest["drs_mean"].append(pd.DataFrame([{"model": key.model, "template": key.template,
+                                                 "drs": float(df["drs"].mean()) if len(df) else float("nan")}]))
+    elif name == "grs_by_country" and "grs" in df:
+        digest["grs_positive"].append(pd.DataFrame([{"model": key.model, "template": key.template,
+                                                     "countries": int((df["grs"] > 0).sum())}]))
+
+
+class ExportedTables(Mapping[str, pd.DataFrame]):
+    """The tables an export wrote to ``folder``, by name (``recommendations``, ``drs_items``, ...),
+    each read from its CSV when first asked for: handing the tables back to a caller costs no
+    memory until the caller reads one."""
+
+    def __init__(self, folder: Path, names: Sequence[str]):
+        self.folder, self.names, self._read = Path(folder), list(names), {}
+
+    def __getitem__(self, name: str) -> pd.DataFrame:
+        if name not in self.names:
+            raise KeyError(f"{name!r}: no such exported table in {self.folder} (tables: {', '.join(self.names)})")
+        if name not in self._read:
+            self._read[name] = pd.read_csv(self.folder / f"{name}.csv", low_memory=False)
+        return self._read[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names)
+
+    def __len__(self) -> int:
+        return len(self.names)
 
 
 def scoring_parameters(database: D.ResultsDatabase) -> dict:
@@ -101,16 +233,35 @@ def scoring_parameters(database: D.ResultsDatabase) -> dict:
 
 def export_results(database_url: str, outdir: Path, log: Callable[[str], None] = print) -> dict[str, pd.DataFrame]:
     """Write every table (CSV), ``params.json`` and the latest report (report.html, report.md,
-    figures/) of the results database at ``database_url`` to ``outdir``; returns the tables."""
+    figures/) of the results database at ``database_url`` to ``outdir``.
+
+    The tables are read and written one partition at a time (memory: one partition's rows, not
+    the audit's; issue 19.5). Returns the digest that summary.md and notes.csv are written from:
+    ``answers_left_out`` (answers with items left out), ``volume_diversity``, ``concentration``,
+    ``drs_mean`` (mean DRS per partition) and ``grs_positive`` (countries with GRS > 0), each
+    with ``model`` and ``template``."""
     database = D.ResultsDatabase(url=database_url)
+    digest: dict[str, list[pd.DataFrame]] = {n: [] for n in DIGEST}
     try:
-        written = read_results(database)
-        for name, df in written.items():
+        keys = stored_partition_keys(database)
+        with tempfile.TemporaryDirectory(prefix="fairness-export-", dir=outdir) as tmp:
+            files = {n: _CsvTable(outdir / f"{n}.csv", Path(tmp), ["model", "template"]) for n in EXPORTED}
+            for i, key in enumerate(keys):
+                pk = PartitionKey.parse(key)
+                for name, df in partition_results(database, key).items():
+                    files[name].add(df)
+                    _digest(name, pk, df, digest)
+                if len(keys) > 1:
+                    log(f"export: partition {i + 1}/{len(keys)} ({key}) read")
+            rows = {name: f.close() for name, f in files.items()}
+        for name, df in _comparison(database).items():
             df.to_csv(outdir / f"{name}.csv", index=False)
+            rows[name] = len(df)
         (outdir / "params.json").write_text(json.dumps(scoring_parameters(database), indent=2, sort_keys=True))
         reports = database.read_rows(D.ReportFile)
     finally:
         database.dispose()
+    log(f"export: {len(rows)} table(s) of {len(keys)} partition(s), {sum(rows.values()):,} row(s) in all")
     if len(reports):
         folder = Path(reports.sort_values("created_at")["html_path"].iloc[-1]).parent
         for path in folder.rglob("*"):
@@ -121,13 +272,16 @@ def export_results(database_url: str, outdir: Path, log: Callable[[str], None] =
         log(f"report written to {outdir / 'report.html'} ({int(reports['figures'].iloc[-1])} figures)")
     else:
         log("no scored partition: no report written")
-    return written
+    return {n: pd.concat(fs, ignore_index=True) if fs else pd.DataFrame(columns=["model", "template"])
+            for n, fs in digest.items()}
 
 
 def notes_table(text_notes: pd.DataFrame, recommendations: pd.DataFrame) -> pd.DataFrame:
     """notes.csv: what was used but altered or cut. Rows of the responses file whose text was
     altered to be stored (``text``), and answers with more items than are scored (``items left
-    out``: the first k scored, the rest counted; METHOD.md §9)."""
+    out``: the first k scored, the rest counted; METHOD.md §9). ``recommendations``: the
+    recommendation rows, or only those of answers with items left out (the export's
+    ``answers_left_out``)."""
     rows = [{"kind": "text", "row": r.row, "response_id": None, "model": None, "template": None,
              "detail": f"{r.column}: {r.note}"} for r in text_notes.itertuples(index=False)] if len(text_notes) else []
     if len(recommendations) and "n_items_left_out" in recommendations:
@@ -157,7 +311,8 @@ def summary_markdown(written: dict[str, pd.DataFrame], rows_read: int, n_rejecte
                      responses: str, failures: Sequence[str] = ()) -> str:
     """summary.md: one line per partition (responses, recommendations, matched, mean DRS, US+UK
     share, country coverage, countries with GRS > 0), then a "Failed" section with one line per
-    failure (``failures``: what failed, which step, the cause) when anything failed."""
+    failure (``failures``: what failed, which step, the cause) when anything failed. ``written``:
+    :func:`export_results`'s digest."""
     lines = ["# Audit summary", "", f"- responses file: `{responses}` ({rows_read} rows, {n_rejected} not usable)",
              f"- corpus: `{corpus_path}`", "",
              "| model | template | responses | recommendations | matched | mean DRS | US+UK share | country coverage | countries with GRS > 0 |",
@@ -165,7 +320,7 @@ def summary_markdown(written: dict[str, pd.DataFrame], rows_read: int, n_rejecte
     if failures:
         lines.insert(4, f"- **{len(failures)} failure(s)**: what could be scored is below and in the files; "
                         "see [Failed](#failed) and `score.log` for the stack traces")
-    recs = written.get("recommendations", pd.DataFrame())
+    recs = written.get("answers_left_out", written.get("recommendations", pd.DataFrame()))
     if len(recs) and "n_items_left_out" in recs:
         answers = recs.drop_duplicates("response_id")
         cut = answers[answers["n_items_left_out"] > 0]
@@ -176,16 +331,17 @@ def summary_markdown(written: dict[str, pd.DataFrame], rows_read: int, n_rejecte
                             "(`n_items_left_out`, notes.csv; METHOD.md §9)")
     empty = pd.DataFrame(columns=["model", "template"])
     vol, conc = written.get("volume_diversity", empty), written.get("concentration", empty)
-    drs, grs = written.get("drs_responses", empty), written.get("grs_by_country", empty)
+    drs, grs = written.get("drs_mean", empty), written.get("grs_positive", empty)
     for (model, template), v in vol.groupby(["model", "template"], sort=True):
         v = v.iloc[0]
         c = conc[(conc["model"] == model) & (conc["template"] == template)]
         c = c.iloc[0] if len(c) else {}
         d = drs[(drs["model"] == model) & (drs["template"] == template)]["drs"] if "drs" in drs else pd.Series(dtype=float)
-        g = grs[(grs["model"] == model) & (grs["template"] == template)]["grs"] if "grs" in grs else pd.Series(dtype=float)
+        g = grs[(grs["model"] == model) & (grs["template"] == template)]["countries"] if "countries" in grs \
+            else pd.Series(dtype=float)
         lines.append(f"| {_escape_pipes(model)} | {_escape_pipes(template)} | {_count(v['responses'])} | {_count(v['recommendations'])} | "
-                     f"{_count(v['matched_recommendations'])} | {_num(float(d.mean()) if len(d) else None, '.4f')} | "
-                     f"{_num(c.get('us_uk_share'), '.1%')} | {_num(c.get('country_coverage'), '.1%')} | {int((g > 0).sum())} |")
+                     f"{_count(v['matched_recommendations'])} | {_num(float(d.iloc[0]) if len(d) else None, '.4f')} | "
+                     f"{_num(c.get('us_uk_share'), '.1%')} | {_num(c.get('country_coverage'), '.1%')} | {int(g.sum())} |")
     if failures:
         lines += ["", "## Failed", "",
                   "Each failure: what it covers, the step and its cause (stack traces in `score.log`). Tables of a "

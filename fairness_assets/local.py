@@ -25,7 +25,7 @@ import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, Optional, Sequence
+from typing import Callable, Iterator, Mapping, Optional, Sequence
 
 import pandas as pd
 
@@ -419,10 +419,11 @@ def bounded_boxes(boxes: list[tuple], models: list[str], templates: list[str],
 
 def score_responses(responses: str, corpus_path: str, out: str, tagger: str = "rules",
                     rank_column: str = "2024 RANK", database_url: str = "", max_items: Optional[int] = None,
-                    log: Callable[[str], None] = print, verbose: bool = False) -> dict[str, pd.DataFrame]:
+                    log: Callable[[str], None] = print, verbose: bool = False) -> Mapping[str, pd.DataFrame]:
     """``fairness-audit score``: materialize the audit's assets for a responses file (answers as
     written, or already split into items) in process and export the tables, the statistics and
-    the report to ``out``. Returns the exported tables by name.
+    the report to ``out``. Returns the exported tables by name (:class:`export.ExportedTables`:
+    each read from its CSV in ``out`` when first asked for).
 
     A failure does not stop the rest: a partition that an asset fails is left out by the later
     assets of its run while the other partitions go on (defs/isolation.py), a failed run does not
@@ -530,16 +531,18 @@ def score_responses(responses: str, corpus_path: str, out: str, tagger: str = "r
             failures.append(StepFailure("export", (), redact(_trim(f"{type(exc).__name__}: {exc}"))))
             run_log.note(f"export failed: {type(exc).__name__}: {exc}")
             written = {}
-    notes = export.notes_table(imported.notes, written.get("recommendations", pd.DataFrame()))
+    notes = export.notes_table(imported.notes, written.get("answers_left_out", pd.DataFrame()))
     notes.to_csv(outdir / "notes.csv", index=False)
     summary = export.summary_markdown(written, imported.rows_read, imported.rows_rejected, corpus_path, responses,
                                       failures=[f.line() for f in failures])
     (outdir / "summary.md").write_text(summary, encoding="utf-8")
     log(summary)
     log(f"tables written to {outdir}")
+    tables = export.ExportedTables(outdir, [n for n in [*export.EXPORTED, *export.COMPARISON]
+                                            if (outdir / f"{n}.csv").exists()])
     if failures:
-        raise ScoreFailed(failures, written, run_log.path)
-    return written
+        raise ScoreFailed(failures, tables, run_log.path)
+    return tables
 
 
 def _partition_failures(database_url: str, run_id: str) -> list[tuple[str, str, str, str]]:

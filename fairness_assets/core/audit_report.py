@@ -365,15 +365,19 @@ def geography_tables(geography: Optional[Mapping[str, pd.DataFrame]]) -> tuple[d
     return tables, notes
 
 
-def geography_section(geography: Optional[Mapping[str, pd.DataFrame]], parts: Sequence[PartitionResult] = ()
-                      ) -> rep.ReportSection:
+def geography_section(geography: Optional[Mapping[str, pd.DataFrame]], parts: Sequence[PartitionResult] = (),
+                      figures: Optional[Sequence[fig.Figure]] = None) -> rep.ReportSection:
     """The report's geography section (issue 15): tables of :func:`geography_tables` and, per
     partition, the region flow and the recommended locations coloured by region (drawn from
-    ``geography["geo_items"]``, :func:`geostats.item_geography`'s output)."""
+    ``geography["geo_items"]``, :func:`geostats.item_geography`'s output, or already drawn:
+    ``figures``, :func:`figures.geography_figures` of each partition, so that no caller needs
+    every partition's items at once)."""
     tables, notes = geography_tables(geography)
     items = (geography or {}).get("geo_items")
-    figures: list[fig.Figure] = []
-    if isinstance(items, pd.DataFrame):
+    given, figures = figures, []
+    if given is not None:
+        figures = list(given)
+    elif isinstance(items, pd.DataFrame):
         keys = [(p.model, p.template) for p in parts]
         if not keys and len(items) and {"model", "template"} <= set(items.columns):
             keys = sorted({(str(m), str(t)) for m, t in zip(items["model"], items["template"])})
@@ -475,6 +479,7 @@ def build_report(parts: Sequence[PartitionResult], *, provenance: Mapping[str, A
                  notes: Sequence[str] = (),
                  figures_by_partition: Optional[Mapping[str, Sequence[fig.Figure]]] = None,
                  geography: Optional[Mapping[str, pd.DataFrame]] = None,
+                 geography_figures: Optional[Sequence[fig.Figure]] = None,
                  ) -> tuple[str, str, list[fig.Figure]]:
     """``(html, markdown, figures)`` of one audit (every partition given).
 
@@ -483,7 +488,8 @@ def build_report(parts: Sequence[PartitionResult], *, provenance: Mapping[str, A
 
     ``geography`` (issue 15): :func:`geostats.geo_statistics`'s dict over the partitions, plus
     ``"geo_items"`` (:func:`geostats.item_geography` of the items) for the figures; any key may
-    be missing or empty. When given, the summary starts with the geographic sentences
+    be missing or empty (``geography_figures``: the region figures already drawn, instead of
+    ``"geo_items"``). When given, the summary starts with the geographic sentences
     (:func:`geostats.summary_sentences`: significant findings first, each with its interval
     and adjusted p) and the report has a geography section (:func:`geography_section`); its
     figures are returned too (after the others). None or empty: the report as without it."""
@@ -499,7 +505,7 @@ def build_report(parts: Sequence[PartitionResult], *, provenance: Mapping[str, A
     if has_geography(geography):
         summary += geostats.summary_sentences({k: _integer_counts(v) for k, v in geography.items()
                                                if isinstance(v, pd.DataFrame)})
-        sections.append(geography_section(geography, parts))
+        sections.append(geography_section(geography, parts, geography_figures))
     for p in parts:
         summary += rep.disparity_summary(
             p.tables.get("drs_summary", pd.DataFrame()), p.statistics.get("counterfactual_disparity"), p.grs,

@@ -133,8 +133,8 @@ def test_summary_escapes_pipes_in_template_and_model_names():
         return {
             "volume_diversity": pd.DataFrame([{**key, "responses": 3, "recommendations": 9, "matched_recommendations": 8}]),
             "concentration": pd.DataFrame([{**key, "us_uk_share": 0.5, "country_coverage": 0.25}]),
-            "drs_responses": pd.DataFrame([{**key, "drs": 0.5}, {**key, "drs": 0.7}]),
-            "grs_by_country": pd.DataFrame([{**key, "grs": 0.0}, {**key, "grs": 0.3}]),
+            "drs_mean": pd.DataFrame([{**key, "drs": 0.6}]),
+            "grs_positive": pd.DataFrame([{**key, "countries": 1}]),
         }
 
     a, b = tables("llama|3", "base"), tables("plain", "re|gional")

@@ -12,13 +12,14 @@
 
 import json
 from pathlib import Path
+from typing import Optional
 
 import dagster as dg
 import pandas as pd
 
 from fairness_assets.core import audit_report, figures as fig_core
 from fairness_assets.core import tables as tables_core
-from fairness_assets.core.partition import by_partition
+from fairness_assets.core.partition import PartitionKey, by_partition
 from resources import database as D
 from resources.database import ResultsDatabase
 from resources.settings import (AuditGridResource, ParseQualityResource, ReferenceDataResource, ReportResource,
@@ -158,47 +159,69 @@ def audit_figures(context: dg.AssetExecutionContext, recommendations: pd.DataFra
     })
 
 
-def _stored_partitions(database: ResultsDatabase) -> list[audit_report.PartitionResult]:
-    """Every scored partition of the results database, with its statistics and drift."""
-    metric_rows = database.read_rows(D.MetricRow)
-    metric_rows = metric_rows[metric_rows["partition_key"] != ""]
-    stat_rows, grs_rows, recs = database.read_rows(D.StatisticRow), database.read_rows(D.GRSCountry), \
-        database.read_rows(D.Recommendation)
-    drift_rows = database.read_rows(D.DriftRow)
-    parts = []
-    for pk, _ in by_partition(metric_rows):
-        key, model, template = str(pk), pk.model, pk.template
-        stats_t = tables_core.from_long(stat_rows[stat_rows["partition_key"] == key]) if len(stat_rows) else {}
-        for name, flags in (("counterfactual_disparity", ("significant",)),
-                            ("behaviour_needs", ("significant", "by_construction"))):
-            t = stats_t.get(name)
-            for flag in flags:
-                if t is not None and len(t) and flag in t:
-                    t[flag] = t[flag].astype(str) == "True"
-        drift = drift_rows[drift_rows["partition_key"] == key]
-        parts.append(audit_report.PartitionResult(
-            model=model, template=template, items=recs[recs["partition_key"] == key],
-            tables=tables_core.from_long(metric_rows[metric_rows["partition_key"] == key]),
-            grs=grs_rows[grs_rows["partition_key"] == key], statistics=stats_t,
-            drift=drift if len(drift) else None,
-            drift_labels=(str(drift["previous_audit_id"].iloc[0]), str(drift["audit_id"].iloc[0])) if len(drift)
-            else ("previous", "current")))
-    return parts
+def _report_keys(database: ResultsDatabase) -> list[str]:
+    """The scored partitions: those with analysis tables (MetricRow rows of a partition key)."""
+    return sorted(str(k) for k in database.distinct(D.MetricRow, ["partition_key"])["partition_key"] if k)
 
 
-def _geography(database: ResultsDatabase, parts) -> dict[str, pd.DataFrame]:
-    """The stored geographic tables of the report's partitions and their located items (for the
-    region figures); empty when audit_geography has not run."""
+def _stored_partition(database: ResultsDatabase, key: str, figures: Optional[list]) -> tuple[
+        audit_report.PartitionResult, pd.DataFrame]:
+    """One scored partition with its statistics and drift, and its recommendations. The
+    partition's items are kept only when it has no stored figures (the report draws them)."""
+    pk = PartitionKey.parse(key)
+    recs = database.read_rows(D.Recommendation, [key])
+    stat_rows = database.read_rows(D.StatisticRow, [key])
+    stats_t = tables_core.from_long(stat_rows) if len(stat_rows) else {}
+    for name, flags in (("counterfactual_disparity", ("significant",)),
+                        ("behaviour_needs", ("significant", "by_construction"))):
+        t = stats_t.get(name)
+        for flag in flags:
+            if t is not None and len(t) and flag in t:
+                t[flag] = t[flag].astype(str) == "True"
+    drift = database.read_rows(D.DriftRow, [key])
+    part = audit_report.PartitionResult(
+        model=pk.model, template=pk.template,
+        items=recs if figures is None else recs[["partition_key", "audit_id"]].drop_duplicates(),
+        tables=tables_core.from_long(database.read_rows(D.MetricRow, [key])),
+        grs=database.read_rows(D.GRSCountry, [key]), statistics=stats_t,
+        drift=drift if len(drift) else None,
+        drift_labels=(str(drift["previous_audit_id"].iloc[0]), str(drift["audit_id"].iloc[0])) if len(drift)
+        else ("previous", "current"))
+    return part, recs
+
+
+def _stored_partitions(database: ResultsDatabase, parse_quality: Optional[ParseQualityResource] = None,
+                       preset_quality: Optional[dict] = None, figures: Optional[dict] = None, log=None):
+    """Every scored partition of the results database, read one at a time (memory: the report's
+    tables and one partition's rows, not every partition's rows; issue 19.5): the partitions
+    (:class:`audit_report.PartitionResult`), the parse-quality outcomes of each (when
+    ``parse_quality`` is given) and the region figures of each (when geography is stored)."""
     from fairness_assets.core import geostats
 
-    tables = stored_geography(database)
-    if not tables:
-        return {}
-    keys = [p.key for p in parts]
-    items = database.read_rows(D.DRSItem, keys)
-    if len(items):
-        tables["geo_items"] = geostats.item_geography(items)
-    return tables
+    parts, outcomes, geo_figures, suite = [], {}, [], None
+    keys = _report_keys(database)
+    with_geography = bool(database.distinct(D.GeographyRow, ["partition_key"]).shape[0])
+    for i, key in enumerate(keys):
+        part, recs = _stored_partition(database, key, (figures or {}).get(key) if figures is not None else None)
+        if parse_quality is not None and len(recs):
+            suite, per = quality_outcomes(recs, parse_quality, preset_quality)
+            outcomes.update(per)
+        del recs
+        if with_geography:
+            items = database.read_rows(D.DRSItem, [key])
+            geo_figures += fig_core.geography_figures(geostats.item_geography(items) if len(items) else None,
+                                                      part.model, part.template)
+            del items
+        parts.append(part)
+        if log is not None and len(keys) > 1:
+            log(f"report: partition {i + 1}/{len(keys)} ({key}) read")
+    return parts, outcomes, (geo_figures if with_geography else None), suite
+
+
+def _geography(database: ResultsDatabase) -> dict[str, pd.DataFrame]:
+    """The stored geographic tables of the report's partitions; empty when audit_geography has
+    not run (the region figures are drawn per partition by :func:`_stored_partitions`)."""
+    return stored_geography(database)
 
 
 def _stored_figures(database: ResultsDatabase) -> dict[str, list[fig_core.Figure]]:
@@ -275,17 +298,17 @@ def audit_report_file(
     parse_quality: ParseQualityResource,
     audit_grid: AuditGridResource,
 ) -> dg.MaterializeResult:
-    parts = _stored_partitions(database)
+    stored_figures = _stored_figures(database)
+    parts, per_partition, geo_figures, _ = _stored_partitions(
+        database, parse_quality, dict(audit_grid.resolve().quality), stored_figures, log=context.log.info)
     if not parts:
         raise dg.Failure("no scored partition in the results database: materialize the audit first")
-    recs = pd.concat([p.items for p in parts], ignore_index=True)
-    suite, per_partition = quality_outcomes(recs, parse_quality, dict(audit_grid.resolve().quality))
     quality = quality_frame(per_partition)
     bvr = tables_core.from_long(database.read_rows(D.MetricRow, [""]))
     provenance = _provenance(database, parts, report_settings, reference, scoring, subject_tagger, audit_grid)
     html, markdown, figures = audit_report.build_report(
         parts, provenance=provenance, quality=quality, base_vs_regional=bvr,
-        figures_by_partition=_stored_figures(database), geography=_geography(database, parts))
+        figures_by_partition=stored_figures, geography=_geography(database), geography_figures=geo_figures)
     audit_ids = sorted({str(a) for p in parts for a in p.items["audit_id"].unique()})
     report_id = f"report-{stable_hash([audit_ids, provenance['code version']])[:12]}"
     folder = write_report(report_settings.folder() / report_id, html, markdown, figures)
