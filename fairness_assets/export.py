@@ -34,7 +34,7 @@ TABLES = ["recommendations", "drs_items", "grs_by_country", *ANALYSIS]
 # the tables stored per partition, in the order they are exported
 EXPORTED = [*TABLES, *STATISTICS, *[f"geography_{n}" for n in GEOGRAPHY]]
 # the tables stored across partitions (base vs regional, partition key "")
-COMPARISON = ["base_vs_regional_drs_change", "base_vs_regional_grs_change"]
+COMPARISON = ["base_vs_regional_drs_change", "base_vs_regional_grs_change", "base_vs_regional_component_change"]
 DIGEST = ("answers_left_out", "volume_diversity", "concentration", "drs_mean", "grs_positive")
 _INTERNAL = ["id", "partition_key", "provenance_id", "params_hash"]
 

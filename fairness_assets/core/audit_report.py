@@ -13,6 +13,7 @@ from typing import Any, Mapping, Optional, Sequence
 import pandas as pd
 
 from .partition import PartitionKey
+from . import component_change as cc
 from . import decompose
 from . import figures as fig
 from . import geostats
@@ -134,7 +135,9 @@ def report_tables(parts: Sequence[PartitionResult], base_vs_regional: Optional[M
         tables["Models side by side (headline metrics, 95% bootstrap interval over runs)"] = comparison_table(parts)
     if base_vs_regional:
         for name, df in base_vs_regional.items():
-            if df is not None and len(df):
+            if name == "component_change":
+                tables.update(component_change_tables(df))
+            elif df is not None and len(df):
                 tables[f"Base vs regional: {name.replace('_', ' ')} (%)"] = df
     for p in parts:
         t = p.tables
@@ -172,6 +175,42 @@ def report_tables(parts: Sequence[PartitionResult], base_vs_regional: Optional[M
             tables[f"{where}: drift since {p.drift_labels[0]}"] = (
                 changed.head(60) if len(changed) else p.drift.head(0))
     return tables
+
+
+# ----------------------------------------------------------------------------- base vs regional, per component
+COMPONENT_CHANGE_SHOWN = ("model", "source", "analysis", "value_a", "value_b", "metric", "component", "mean_base",
+                          "ci_low_base", "ci_high_base", "mean_regional", "ci_low_regional", "ci_high_regional",
+                          "change", "ci_low_change", "ci_high_change", "p_change_adjusted", "family_size", "status")
+
+
+def component_change_tables(change: Optional[pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    """Base vs regional, component by component (core.component_change): per model, how many
+    behaviour / outcome / needs parts were tested and moved; then the parts that moved, behaviour
+    first (largest change first). Empty when the table is missing or empty."""
+    if change is None or not len(change):
+        return {}
+    ch = _integer_counts(change.assign(moved=change["moved"].map(rep._truthy).eq(True)))
+    out = {"Base vs regional: did the regional template move what the model did? Behaviour / outcome (total) / "
+           "needs parts tested and moved, per model (Welch test of regional - base, Holm within each analysis x "
+           "component)": cc.model_verdicts(ch)}
+    moved = ch[ch["moved"]]
+    if len(moved):
+        order = {"behaviour": 0, "total": 1, "needs": 2}
+        moved = moved.assign(_c=moved["component"].map(order).fillna(9),
+                             _a=-pd.to_numeric(moved["change"], errors="coerce").abs().fillna(0)).sort_values(
+            ["model", "_c", "_a"], kind="stable")
+        out["Base vs regional: the contrasts whose part moved (change = regional - base; behaviour = the lists, "
+            "scored for the same students)"] = _cols(moved, COMPONENT_CHANGE_SHOWN)
+    return out
+
+
+def component_change_summary(base_vs_regional: Optional[Mapping[str, pd.DataFrame]]) -> list[str]:
+    """The summary's base-vs-regional sentences: per model, whether the regional template moved
+    what the model did (core.component_change.summary_sentences)."""
+    change = (base_vs_regional or {}).get("component_change")
+    if change is None or not len(change):
+        return []
+    return cc.summary_sentences(_integer_counts(change))
 
 
 # ----------------------------------------------------------------------------- geography (issue 15)
@@ -499,6 +538,7 @@ def build_report(parts: Sequence[PartitionResult], *, provenance: Mapping[str, A
     sections: list[rep.ReportSection] = []
     for p in parts:  # issue 20: what the model did differently leads
         summary += rep.behaviour_findings(p.statistics.get("behaviour_needs"), model=p.model, template=p.template)
+    summary += component_change_summary(base_vs_regional)  # did the regional template move what the model did?
     behaviour = behaviour_section(parts)
     if behaviour is not None:
         sections.append(behaviour)

@@ -2,17 +2,22 @@
 
 One multi-asset computes a partition's tables with ``core.metrics.score_partition`` (the same
 function the command line uses) and stores them in three results tables; ``base_vs_regional``
-compares the base and regional partitions of each model.
+compares the base and regional partitions of each model: the percent changes of §8.4, and every
+group contrast per component (``core.component_change``: did the regional template move what the
+model did, not only the outcome?).
 """
+
+from typing import Optional
 
 import dagster as dg
 import pandas as pd
 
+from fairness_assets.core import component_change as cc
 from fairness_assets.core import figures as fig_core
 from fairness_assets.core import metrics
 from fairness_assets.core import tables as tables_core
 from fairness_assets.core.partition import PartitionKey
-from resources.database import GRSCountry, MetricRow, ResultsDatabase, make_provenance
+from resources.database import GeographyRow, GRSCountry, MetricRow, ResultsDatabase, StatisticRow, make_provenance
 from resources.settings import ReferenceDataResource, ScoringResource, stable_hash
 
 from ..isolation import PartitionGuard
@@ -94,17 +99,19 @@ def scores(
 @dg.asset(
     group_name="scoring",
     io_manager_key="results_io",
-    deps=["analysis_tables", "grs_by_country"],
+    deps=["analysis_tables", "grs_by_country", "audit_statistics", "audit_geography"],
     kinds={"pandas", "sql"},
     description="§8.4 base vs regional: change in DRS/Acc/Rep (overall, by gender, by class) and in GRS per "
-    "country, in percent, for every model with both partitions materialized.",
+    "country, in percent, for every model with both partitions materialized; and component_change: every "
+    "counterfactual pair and geographic one-vs-rest contrast, per component (total / behaviour / needs), base vs "
+    "regional with the change tested (Welch, Holm): did the regional template move what the model did?",
 )
 def base_vs_regional(context: dg.AssetExecutionContext, database: ResultsDatabase) -> dg.Output[pd.DataFrame]:
     # the partitions stored, then each model's base and regional rows only (memory: not every partition at once)
     stored = [set(database.distinct(table, ["partition_key"])["partition_key"]) for table in (MetricRow, GRSCountry)]
     keys = {PartitionKey.parse(k) for k in stored[0] & stored[1] if k}
     models = sorted({m for m, _ in keys if (m, "base") in keys and (m, "regional") in keys})
-    drs, grs = [], []
+    drs, grs, components = [], [], []
     for model in models:
         pair = [str(PartitionKey(model, t)) for t in ("base", "regional")]
         metric_rows, grs_rows = database.read_rows(MetricRow, pair), database.read_rows(GRSCountry, pair)
@@ -114,20 +121,72 @@ def base_vs_regional(context: dg.AssetExecutionContext, database: ResultsDatabas
         out = metrics.base_vs_regional(summaries["base"], summaries["regional"], grs_t["base"], grs_t["regional"])
         drs.append(out["drs_change"].assign(model=model))
         grs.append(out["grs_change"].assign(model=model))
+        del metric_rows, grs_rows
+        change = _component_change(context, database, model, pair)
+        if change is not None:
+            components.append(change)
     if not models:
         context.log.warning("no model has both its base and regional partitions scored; nothing to compare")
     tables = {"drs_change": pd.concat(drs, ignore_index=True) if drs else pd.DataFrame(columns=["model"]),
-              "grs_change": pd.concat(grs, ignore_index=True) if grs else pd.DataFrame(columns=["model"])}
-    long_df = database.stamp(tables_core.to_long(tables).assign(audit_id="comparison", params_hash=""), "base_vs_regional",
-                             config_json={"models": models, "compared": "base vs regional, per model"})
+              "grs_change": pd.concat(grs, ignore_index=True) if grs else pd.DataFrame(columns=["model"]),
+              "component_change": pd.concat(components, ignore_index=True) if components
+              else pd.DataFrame(columns=cc.CHANGE_COLUMNS)}
+    long_df = database.stamp(tables_core.to_long(tables, packed=("component_change",)).assign(
+        audit_id="comparison", params_hash=""), "base_vs_regional",
+        config_json={"models": models, "compared": "base vs regional, per model", "component_rule": cc.RULE_TEXT})
     shown = {f"figure {model} {f.name}": png_md(f.png, f.name)
              for model in models
              for f in fig_core.base_vs_regional_figures(tables["drs_change"], tables["grs_change"], model=model)}
     figures = {k: v for k, v in shown.items() if v is not None}
+    change = tables["component_change"]
+    sentences = cc.summary_sentences(change)
     return dg.Output(long_df, metadata={
         "dagster/row_count": len(long_df),
         "models_compared": ", ".join(models) or "none",
         "drs_change": table_md(tables["drs_change"]),
         "grs_change": table_md(tables["grs_change"].head(40)),
+        "behaviour_moved": dg.MetadataValue.md("\n".join(f"- {s}" for s in sentences) or
+                                               "no model has the behaviour / needs split in both templates"),
+        "component_verdicts": table_md(cc.model_verdicts(change)),
+        "component_change": table_md(change[change["status"] == "moved"][COMPONENT_SHOWN].head(40))
+        if len(change) and (change["status"] == "moved").any() else "no component moved",
+        "component_rule": cc.RULE_TEXT,
         **figures,
     })
+
+
+COMPONENT_SHOWN = ["model", "source", "analysis", "value_a", "value_b", "metric", "component", "mean_base",
+                   "mean_regional", "change", "ci_low_change", "ci_high_change", "p_change_adjusted", "family_size"]
+
+
+def _component_change(context: dg.AssetExecutionContext, database: ResultsDatabase, model: str,
+                      pair: list[str]) -> Optional[pd.DataFrame]:
+    """One model's contrasts, base vs regional, per component (core.component_change), from the
+    stored statistics (behaviour_needs) and geography (geo_contrasts) of its two partitions only;
+    None, with a line in the log, when neither template has them."""
+    side = {}
+    for template, key in zip(("base", "regional"), pair):
+        tables = {}
+        stat_rows = database.read_rows(StatisticRow, [key])
+        if len(stat_rows):
+            bn = tables_core.from_long(stat_rows).get("behaviour_needs")
+            if bn is not None:
+                tables["behaviour_needs"] = bn
+        del stat_rows
+        geo_rows = database.read_rows(GeographyRow, [key])
+        if len(geo_rows):
+            gc = tables_core.from_long(geo_rows).get("geo_contrasts")
+            if gc is not None:
+                tables["geo_contrasts"] = gc
+        del geo_rows
+        side[template] = tables
+    if not side["base"] and not side["regional"]:
+        context.log.info(f"{model}: no behaviour / needs split stored for base or regional (materialize "
+                         "audit_statistics and audit_geography): component change not computed")
+        return None
+    change = cc.component_change(side["base"], side["regional"], model=model)
+    moved = change[(change["component"] == "behaviour") & (change["status"] == "moved")]
+    context.log.info(f"{model}: base vs regional: {len(moved)} behaviour part(s) moved of "
+                     f"{int(change[change['component'] == 'behaviour']['status'].isin(['moved', 'not moved']).sum())} "
+                     "tested")
+    return change
