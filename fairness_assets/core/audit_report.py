@@ -15,6 +15,7 @@ import pandas as pd
 from .partition import PartitionKey
 from . import component_change as cc
 from . import decompose
+from . import drift as drift_core
 from . import figures as fig
 from . import geostats
 from . import report as rep
@@ -100,6 +101,8 @@ def partition_figures_drift(p: PartitionResult) -> list[fig.Figure]:
     if p.drift is None or not len(p.drift):
         return []
     d = p.drift[p.drift["status"] == "changed"]
+    if "scope" in d:
+        d = d[~drift_core.is_contrast(d)]  # the contrasts have their own table, not the figure
     if not len(d):
         return []
     return [_with_partition(fig.drift(d, model=p.model, previous_label=p.drift_labels[0],
@@ -171,9 +174,14 @@ def report_tables(parts: Sequence[PartitionResult], base_vs_regional: Optional[M
         if top is not None and len(top):
             tables[f"{where}: reduced context, top items per attribute value"] = top
         if p.drift is not None and len(p.drift):
-            changed = p.drift[p.drift["status"] != "unchanged"]
+            headline = p.drift[~drift_core.is_contrast(p.drift)] if "scope" in p.drift else p.drift
+            changed = headline[headline["status"] != "unchanged"]
             tables[f"{where}: drift since {p.drift_labels[0]}"] = (
-                changed.head(60) if len(changed) else p.drift.head(0))
+                changed.head(60) if len(changed) else headline.head(0))
+            components = drift_core.component_drift(p.drift) if "scope" in p.drift else pd.DataFrame()
+            if len(components):
+                tables[f"{where}: drift since {p.drift_labels[0]}, behaviour part (what the model did) and outcome "
+                       "(total) of every contrast significant in either audit"] = components
     return tables
 
 

@@ -1,8 +1,11 @@
 """audit_drift: what changed since the previous audit of the same model x template.
 
-Each materialization archives the partition's headline metrics under its audit id, then
-compares them with the most recent *other* audit archived for that partition (the previous
-re-audit). The first audit of a partition has nothing to compare with and says so.
+Each materialization archives the partition's headline metrics under its audit id, with its group
+contrasts split into behaviour and needs when this audit's statistics and geography are stored
+(core.drift.contrast_metrics), then compares them with the most recent *other* audit archived for
+that partition (the previous re-audit): the change of every metric, and of the behaviour part of
+every contrast significant in either audit. The first audit of a partition has nothing to compare
+with and says so.
 """
 
 import dagster as dg
@@ -11,7 +14,7 @@ import pandas as pd
 from fairness_assets.core import drift as drift_core
 from fairness_assets.core import figures as fig_core
 from fairness_assets.core import tables as tables_core
-from resources.database import ResultsDatabase
+from resources.database import GeographyRow, ResultsDatabase, StatisticRow
 
 from ..isolation import PartitionGuard
 from ..metadata import png_md, table_md
@@ -23,9 +26,12 @@ from ..partitions import AUDIT_PARTITIONS, SINGLE_RUN, audit_round
     io_manager_key="results_io",
     partitions_def=AUDIT_PARTITIONS,
     backfill_policy=SINGLE_RUN,
+    deps=["audit_statistics", "audit_geography"],
     kinds={"pandas", "sql"},
     description="Drift between this audit and the previous audit of the same model x template: change of "
-    "DRS/Acc/Rep/Acad per group, US+UK share, coverage, volume, and GRS/Repr/Rep_covg per country.",
+    "DRS/Acc/Rep/Acad per group, US+UK share, coverage, volume, and GRS/Repr/Rep_covg per country; and of every "
+    "gender / income pair and geographic one-vs-rest contrast per component (total / behaviour / needs, scopes "
+    "contrast_*), with the behaviour part of each contrast significant in either audit, previous vs current.",
 )
 def audit_drift(
     context: dg.AssetExecutionContext,
@@ -57,6 +63,9 @@ def _drift_of(context, database, pk, key, long, grs_by_country, frames, shown) -
     audit_id = str(long["audit_id"].iloc[0])
     base = drift_core.audit_base(audit_id, audit_round(context))
     current = drift_core.headline_metrics(tables_core.from_long(long), grs_by_country[grs_by_country["partition_key"] == key])
+    contrasts = _contrasts_of(context, database, key, audit_id)
+    if len(contrasts):
+        current = pd.concat([current, contrasts], ignore_index=True)
     database.archive_audit(key, audit_id, current, provenance_id=str(long["provenance_id"].iloc[0]), audit_base=base)
     history = database.audit_history(key)
     others = history[history["audit_id"] != audit_id]
@@ -72,10 +81,37 @@ def _drift_of(context, database, pk, key, long, grs_by_country, frames, shown) -
     changed = int((drift["status"] != "unchanged").sum())
     context.log.info(f"{key}: audit {audit_id} vs previous {previous_id}: {changed} of {len(drift)} metric(s) differ")
     frames.append(drift.assign(partition_key=key, audit_id=audit_id, previous_audit_id=previous_id))
+    headline = drift[~drift_core.is_contrast(drift)]
     shown[key] = f"vs {previous_id}: {changed} of {len(drift)} metrics differ\n\n" + table_md(
-        drift_core.largest_changes(drift, 15)).value
-    figure = fig_core.drift(drift[drift["status"] == "changed"], model=pk.model,
+        drift_core.largest_changes(headline, 15)).value
+    components = drift_core.component_drift(drift)
+    if len(components):
+        shown[key] += ("\n\nBehaviour part (what the model did) of every contrast significant in either audit, "
+                       "previous vs current:\n\n" + table_md(components.head(20)).value)
+    elif drift_core.is_contrast(drift).any():
+        shown[key] += "\n\nNo contrast's behaviour part or outcome is significant in either audit."
+    figure = fig_core.drift(headline[headline["status"] == "changed"], model=pk.model,
                             previous_label=previous_id, current_label=audit_id)
     image = png_md(figure.png, "drift")  # the drift view as a figure on the asset's page
     if image is not None:
         shown[key] += "\n\n" + image.value
+
+
+def _contrasts_of(context, database: ResultsDatabase, key: str, audit_id: str) -> pd.DataFrame:
+    """This audit's group contrasts per component (core.drift.contrast_metrics) from the stored
+    statistics (behaviour_needs) and geography (geo_contrasts) of partition ``key``; rows of
+    another audit (statistics not rematerialized since) are not used, and the log says so."""
+    tables = {}
+    for model, name in ((StatisticRow, "behaviour_needs"), (GeographyRow, "geo_contrasts")):
+        rows = database.read_rows(model, [key])
+        if rows.empty:
+            continue
+        mine = rows[rows["audit_id"].astype(str) == audit_id]
+        if mine.empty:
+            context.log.info(f"{key}: the stored {name} belongs to audit(s) {sorted(set(rows['audit_id']))[:3]}, "
+                             f"not {audit_id}: its contrasts are not archived for drift")
+            continue
+        table = tables_core.from_long(mine).get(name)
+        if table is not None:
+            tables[name] = table
+    return drift_core.contrast_metrics(tables.get("behaviour_needs"), tables.get("geo_contrasts"))
