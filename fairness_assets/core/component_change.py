@@ -27,7 +27,10 @@ x analysis x component: e.g. every nationality pair and metric of one model's be
 and a component *moved* when its adjusted p <= alpha. Being significant in one template and not
 in the other is not a test of change and is not used. ``intervals_overlap`` (the two stored
 bootstrap intervals overlap) is given for reading only. Needs rows that are 0 by construction in
-both templates are not tested.
+both templates are not tested, nor any component of a contrast whose share metric (own-country,
+own-region, US+UK) is 0 or 1 for the group's own lists in a template (a rare event that did not
+happen: the stored SD then holds none of the group's sampling variation, and a test on it would
+find changes that are not there).
 
 Pure: pandas and numpy only (and the Holm / BH adjustment of ``core.stats``).
 """
@@ -47,8 +50,8 @@ SOURCES = ("behaviour_needs", "geo_contrasts")
 RULE = "welch_holm"
 RULE_TEXT = ("Welch t-test of regional - base on each template's stored mean, SD and units (independent "
              "generations; shared strata could only make it conservative), Holm within model x source x analysis "
-             "x component; moved = adjusted p <= alpha. Significant in one template and not the other is not a "
-             "test of change.")
+             "x component; moved = adjusted p <= alpha. Not tested: needs 0 by construction, and shares that are "
+             "0 or 1 for the group in a template. Significant in one template and not the other is not a test of change.")
 SHARE_METRICS = ("own_country", "own_region", "us_uk_share")  # shares of a list, possibly rare events
 STATUSES = ("moved", "not moved", "not testable", "0 by construction", "only in base", "only in regional")
 KEYS = ["model", "source", "analysis", "value_a", "value_b", "metric", "component"]
