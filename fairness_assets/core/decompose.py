@@ -207,32 +207,6 @@ def _each(items, distances, student_iso3, params, attributes, metrics):
 
 
 # ----------------------------------------------------------------------------- behaviour and needs
-def _paired(d: np.ndarray, n_perm: int, n_boot: int, level: float, seed: int, key: tuple) -> dict:
-    """Mean, SD, percentile-bootstrap interval (resampling units) and sign-flip p per column of
-    d (units x columns, NaN = no unit): the kernels of stats.counterfactual_disparity. Columns with
-    the same units share one set of draws."""
-    c = d.shape[1]
-    valid = ~np.isnan(d)
-    n = valid.sum(axis=0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean = np.where(n > 0, np.where(valid, d, 0.0).sum(axis=0) / np.maximum(n, 1), np.nan)
-    res = {"n": n.astype(np.int64), "mean": mean, "sd": np.full(c, np.nan), "lo": np.full(c, np.nan),
-           "hi": np.full(c, np.nan), "p": np.full(c, np.nan), "p_min": np.full(c, np.nan),
-           "method": np.full(c, None, dtype=object), "used": np.zeros(c, dtype=np.int64)}
-    for r, cols in st._patterns(valid):
-        if r.size < 2:
-            continue
-        block = d[np.ix_(r, cols)]
-        res["sd"][cols] = np.std(block, axis=0, ddof=1)
-        rng = st._rng(seed, *key, r.tolist())
-        w = st._boot_weights(rng, r.size, n_boot)
-        res["lo"][cols], res["hi"][cols] = st._percentile_ci_mean(block, w, level)
-        p, how, used = st._sign_flip_p(block, n_perm, rng)
-        res["p"][cols], res["method"][cols], res["used"][cols] = p, how, used
-        res["p_min"][cols] = 2.0 / used if how == "exact" else 1.0 / (n_perm + 1.0)
-    return res
-
-
 def behaviour_needs(items: pd.DataFrame, distances: pd.DataFrame, student_iso3: Mapping[str, str],
                     params: mx.ScoringParams, attributes: Sequence[str] = st.PROFILE_ATTRIBUTES,
                     metrics: Sequence[str] = DECOMPOSE_METRICS, n_perm: int = 10_000, n_boot: int = 2000,
@@ -286,8 +260,8 @@ def behaviour_needs(items: pd.DataFrame, distances: pd.DataFrame, student_iso3: 
         d = np.stack([total, behaviour, needs], axis=-1).reshape(F.shape[0], k * n_m * 3)  # pair, metric, component
         comp = np.tile(np.array(COMPONENTS, dtype=object), k * n_m)
         by_c = np.tile(np.repeat(zero, 3), k) & (comp == "needs")
-        res = _paired(np.where(by_c[None, :], np.nan, d), n_perm, n_boot, level, seed,
-                      ("decompose", *pvals.values(), attr))
+        res = st._paired(np.where(by_c[None, :], np.nan, d), n_perm=n_perm, n_boot=n_boot, level=level, seed=seed,
+                         key=("decompose", *pvals.values(), attr))
         n_pairs = valid.reshape(F.shape[0], k * n_m).sum(axis=0)
         res["n"] = np.repeat(n_pairs, 3)
         res["mean"] = np.where(by_c, np.where(res["n"] > 0, 0.0, np.nan), res["mean"])

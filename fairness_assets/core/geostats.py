@@ -120,39 +120,7 @@ def region_metrics(geo_responses: pd.DataFrame, metrics: Sequence[str] = (*GEO_M
     return st.run_variability(geo_responses, metrics=mets, by=tuple(by), n_boot=n_boot, level=level, seed=seed)
 
 
-# ----------------------------------------------------------------------------- paired engine
-def _paired(d: np.ndarray, n_perm: int, n_boot: int, level: float, rng_key: tuple, seed: int,
-            min_units: int = 2, test: bool = True) -> dict[str, np.ndarray]:
-    """Mean, SD, bootstrap interval and sign-flip p of each column of d (U, C), NaN = no unit.
-    The kernels are those of core.stats (same seeding scheme, same tests). Columns with the
-    same missing units share one set of draws (the bootstrap counts first, then the sign
-    vectors), so a column's result does not depend on which other columns are computed with
-    it. ``test=False``: interval only (p stays missing; the sign vectors, drawn after the
-    bootstrap counts, are not drawn, which leaves the interval unchanged)."""
-    c = d.shape[1]
-    valid = ~np.isnan(d)
-    n = valid.sum(axis=0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean = np.where(n > 0, np.where(valid, d, 0.0).sum(axis=0) / np.maximum(n, 1), np.nan)
-    res = {"n": n.astype(np.int64), "mean": mean, "sd": np.full(c, np.nan), "lo": np.full(c, np.nan),
-           "hi": np.full(c, np.nan), "p": np.full(c, np.nan), "p_min": np.full(c, np.nan),
-           "method": np.full(c, None, dtype=object), "used": np.zeros(c, dtype=np.int64)}
-    for r, cols in st._patterns(valid):
-        if r.size < min_units:
-            continue
-        block = d[np.ix_(r, cols)]
-        res["sd"][cols] = np.std(block, axis=0, ddof=1)
-        rng = st._rng(seed, *rng_key, r.tolist())
-        w = st._boot_weights(rng, r.size, n_boot)
-        res["lo"][cols], res["hi"][cols] = st._percentile_ci_mean(block, w, level)
-        if not test:
-            continue
-        p, how, used = st._sign_flip_p(block, n_perm, rng)
-        res["p"][cols], res["method"][cols], res["used"][cols] = p, how, used
-        res["p_min"][cols] = 2.0 / used if how == "exact" else 1.0 / (n_perm + 1.0)
-    return res
-
-
+# ----------------------------------------------------------------------------- paired engine (stats._paired)
 def _correct(out: pd.DataFrame, family: Sequence[str], correction: str, alpha: float,
              none_marking: str = "too few units") -> pd.DataFrame:
     if correction not in st.CORRECTIONS:
@@ -511,18 +479,18 @@ def group_contrasts(responses: pd.DataFrame, attribute: str, metrics: Sequence[s
         width = n_g * n_m
         if split is not None:  # one call: the total's draws (and results) do not depend on the other columns
             beh_flat, needs_flat, own_b, oth_b, by_c, sym_flat = split
-            allres = _paired(np.hstack([flat, np.where(by_c[None, :], np.nan, needs_flat)]), n_perm, n_boot, level,
-                             key, seed)
+            allres = st._paired(np.hstack([flat, np.where(by_c[None, :], np.nan, needs_flat)]), n_perm=n_perm,
+                                n_boot=n_boot, level=level, seed=seed, key=key)
             res = {k: v[:width] for k, v in allres.items()}
             # behaviour: the interval of the behaviour part (the total's bootstrap draws); its test on the
             # matched difference (sym), except where behaviour is the total (student-independent metric)
-            res_b = _paired(beh_flat, n_perm, n_boot, level, key, seed, test=False)
-            res_s = _paired(np.where(by_c[None, :], np.nan, sym_flat), n_perm, n_boot, level, key + ("behaviour",),
-                            seed)
+            res_b = st._paired(beh_flat, n_perm=n_perm, n_boot=n_boot, level=level, seed=seed, key=key, test=False)
+            res_s = st._paired(np.where(by_c[None, :], np.nan, sym_flat), n_perm=n_perm, n_boot=n_boot, level=level,
+                               seed=seed, key=key + ("behaviour",))
             for k in ("p", "method", "used", "p_min"):
                 res_b[k] = np.where(by_c, res[k], res_s[k])
         else:
-            res = _paired(flat, n_perm, n_boot, level, key, seed)
+            res = st._paired(flat, n_perm=n_perm, n_boot=n_boot, level=level, seed=seed, key=key)
         valid = ~np.isnan(flat)
         rows = pd.DataFrame({
             **pvals, "analysis": analysis or f"{attribute}_vs_rest", "attribute": attribute,
@@ -735,7 +703,8 @@ def class_gap_interactions(responses: pd.DataFrame, factor: str, metrics: Sequen
                 blocks.append(np.where(by_c[None, :], np.nan, flat))
                 bys.append(by_c)
             # one call: the total's draws (and results) do not depend on the other columns
-            allres = _paired(np.hstack(blocks), n_perm, n_boot, level, key + (kind,), seed, test=kind == "interaction")
+            allres = st._paired(np.hstack(blocks), n_perm=n_perm, n_boot=n_boot, level=level, seed=seed,
+                                key=key + (kind,), test=kind == "interaction")
             width = blocks[0].shape[1]
             for ci, (comp, arrs) in enumerate(comps.items()):
                 arr, by_c = arrs[ki], bys[ci]
@@ -970,7 +939,8 @@ def class_gap_decomposition(items: pd.DataFrame, responses: pd.DataFrame, params
                     blocks.append(arr)
                     labels.append((m, comp))
             d = np.column_stack(blocks)
-            res = _paired(d, n_perm, n_boot, level, ("decomposition", *pvals.values(), a, b), seed)
+            res = st._paired(d, n_perm=n_perm, n_boot=n_boot, level=level, seed=seed,
+                            key=("decomposition", *pvals.values(), a, b))
             tot = {m: res["mean"][labels.index((m, "total"))] for m in metrics}
             frames.append(pd.DataFrame({
                 **pvals, "metric": [m for m, _ in labels], "value_a": a, "value_b": b,

@@ -221,6 +221,47 @@ def _sign_flip_p(d: np.ndarray, n_perm: int, rng: np.random.Generator) -> tuple[
     return (count + 1.0) / (n_perm + 1.0), "monte_carlo", int(n_perm)
 
 
+def _paired(d: np.ndarray, *, n_perm: int, n_boot: int, level: float, seed: int, key: tuple,
+            min_units: int = 2, test: bool = True) -> dict[str, np.ndarray]:
+    """The paired kernel of every test here and in ``core.decompose`` / ``core.geostats``: per
+    column of d (units x columns, NaN = no unit), the mean, the SD (ddof 1), the percentile
+    bootstrap interval of the mean (resampling units, ``n_boot`` times) and the two-sided
+    sign-flip p (``_sign_flip_p``).
+
+    Columns with the same missing units share one generator, ``_rng(seed, *key, units)``, and so
+    one set of draws: the bootstrap counts first, then the sign vectors. A column's result
+    therefore depends only on its own values, its units and ``key``, never on which other
+    columns are computed with it. Columns with fewer than ``min_units`` units get the mean only.
+    ``test=False``: interval only (p stays missing; the sign vectors, drawn after the bootstrap
+    counts, are not drawn, which leaves the interval unchanged).
+
+    Returns arrays per column: ``n`` (units), ``mean``, ``sd``, ``lo``, ``hi``, ``p``, ``p_min``
+    (smallest attainable p: 2 / 2^n exact, 1 / (n_perm + 1) Monte Carlo), ``method``
+    (``exact`` / ``monte_carlo``), ``used`` (sign vectors)."""
+    c = d.shape[1]
+    valid = ~np.isnan(d)
+    n = valid.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(n > 0, np.where(valid, d, 0.0).sum(axis=0) / np.maximum(n, 1), np.nan)
+    res = {"n": n.astype(np.int64), "mean": mean, "sd": np.full(c, np.nan), "lo": np.full(c, np.nan),
+           "hi": np.full(c, np.nan), "p": np.full(c, np.nan), "p_min": np.full(c, np.nan),
+           "method": np.full(c, None, dtype=object), "used": np.zeros(c, dtype=np.int64)}
+    for r, cols in _patterns(valid):
+        if r.size < max(min_units, 2):
+            continue
+        block = d[np.ix_(r, cols)]
+        res["sd"][cols] = np.std(block, axis=0, ddof=1)
+        rng = _rng(seed, *key, r.tolist())
+        w = _boot_weights(rng, r.size, n_boot)
+        res["lo"][cols], res["hi"][cols] = _percentile_ci_mean(block, w, level)
+        if not test:
+            continue
+        p, how, used = _sign_flip_p(block, n_perm, rng)
+        res["p"][cols], res["method"][cols], res["used"][cols] = p, how, used
+        res["p_min"][cols] = 2.0 / used if how == "exact" else 1.0 / (n_perm + 1.0)
+    return res
+
+
 def _patterns(valid: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """Group the columns of a (n, C) validity mask by identical pattern: (rows, columns)."""
     if valid.shape[1] == 0:
@@ -491,7 +532,6 @@ def _disparity_one(sub: pd.DataFrame, pvals: dict, attr: str, others: list[str],
     d = pb - pa
     valid = ~np.isnan(d)
     present = np.repeat(exists[:, ia] | exists[:, ib], n_m, axis=1)
-    c = k * n_m
     n_pairs = valid.sum(axis=0)
     n_strata = present.sum(axis=0)
     dz = np.where(valid, d, 0.0)
@@ -499,26 +539,8 @@ def _disparity_one(sub: pd.DataFrame, pvals: dict, attr: str, others: list[str],
         mean_diff = np.where(n_pairs > 0, dz.sum(axis=0) / np.maximum(n_pairs, 1), np.nan)
         mean_a = np.where(n_pairs > 0, np.where(valid, pa, 0.0).sum(axis=0) / np.maximum(n_pairs, 1), np.nan)
         mean_b = np.where(n_pairs > 0, np.where(valid, pb, 0.0).sum(axis=0) / np.maximum(n_pairs, 1), np.nan)
-    sd = np.full(c, np.nan)
-    lo = np.full(c, np.nan)
-    hi = np.full(c, np.nan)
-    p = np.full(c, np.nan)
-    p_min = np.full(c, np.nan)
-    method = np.full(c, None, dtype=object)
-    used = np.zeros(c, dtype=np.int64)
-    for r, cols in _patterns(valid):
-        n = r.size
-        if n < 2:
-            continue
-        block = d[np.ix_(r, cols)]
-        sd[cols] = np.std(block, axis=0, ddof=1)
-        rng = _rng(seed, "disparity", *pvals.values(), attr, r.tolist())
-        w = _boot_weights(rng, n, n_boot)
-        lo[cols], hi[cols] = _percentile_ci_mean(block, w, level)  # = _percentile_ci(block, ones, w, level)
-        p[cols], how, n_used = _sign_flip_p(block, n_perm, rng)
-        method[cols] = how
-        used[cols] = n_used
-        p_min[cols] = 2.0 / n_used if how == "exact" else 1.0 / (n_perm + 1.0)
+    res = _paired(d, n_perm=n_perm, n_boot=n_boot, level=level, seed=seed, key=("disparity", *pvals.values(), attr))
+    sd, lo, hi, p, method, used, p_min = (res[k] for k in ("sd", "lo", "hi", "p", "method", "used", "p_min"))
     return pd.DataFrame({
         **{key: val for key, val in pvals.items()},
         "attribute": attr,

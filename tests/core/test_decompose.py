@@ -15,55 +15,19 @@ from fairness_assets.core import decompose as dc
 from fairness_assets.core import metrics as mx
 from fairness_assets.core import stats as st
 
-GENDERS = ("female", "male", "transgender")
-CLASSES = ("high", "middle", "low")
-NATIONALITIES = tuple(f"Nation{i:02d}" for i in range(40))
-HUBS = ("USA", "GBR", "CAN", "AUS", "DEU")
+from tests.helpers.scripts import load_script
+
+# the synthetic models shared with benchmarks/decompose_fpr.py (the null it measures over 20 seeds)
+SYN = load_script("benchmarks/synthetic_models.py", "bench_synthetic_models")
 PARAMS = mx.ScoringParams()
 N_PERM, N_BOOT = 2000, 1000
-
-
-def _geography(seed: int = 1):
-    rng = np.random.default_rng(seed)
-    countries = [f"C{i:02d}" for i in range(len(NATIONALITIES))] + list(HUBS)
-    xy = rng.uniform(0, 12_000, size=(len(countries), 2))
-    d = np.sqrt(((xy[:, None, :] - xy[None, :, :]) ** 2).sum(axis=-1))
-    dist = pd.DataFrame(d, index=countries, columns=countries)
-    iso = {n: f"C{i:02d}" for i, n in enumerate(NATIONALITIES)}
-    return dist, iso
-
-
-DIST, ISO = _geography()
+DIST, ISO = SYN.geography()
 
 
 def synthetic_items(kind: str = "blind", runs: int = 10, seed: int = 11) -> pd.DataFrame:
-    """One partition of recommended items. ``blind``: every answer from one distribution,
-    whoever asks; ``class_steering``: low-income students get universities of lower reputation
-    (same countries); ``gender_steering``: female students get fewer engineering programs."""
-    rng = np.random.default_rng(seed)
-    grid = pd.MultiIndex.from_product([GENDERS, CLASSES, NATIONALITIES],
-                                      names=["gender", "economic_class", "nationality"]).to_frame(index=False)
-    g = grid.loc[grid.index.repeat(runs * 3)].reset_index(drop=True)
-    n = len(g)
-    g["run"] = np.tile(np.repeat(np.arange(runs), 3), len(grid))
-    g["item_index"] = np.tile(np.arange(3), len(grid) * runs)
-    g["profile_id"] = g["gender"] + ":" + g["economic_class"] + ":" + g["nationality"]
-    g["model"], g["template"] = "model-x", "academic"
-    g["response_id"] = g["profile_id"] + "|" + g["run"].astype(str)
-    countries = list(DIST.index)
-    p = np.full(len(countries), 0.5 / len(NATIONALITIES))
-    p[-len(HUBS):] = 0.5 / len(HUBS)
-    g["iso3"] = np.array(countries, dtype=object)[rng.choice(len(countries), size=n, p=p)]
-    g["university_text"] = "U" + pd.Series(rng.integers(0, 10_000, n)).astype(str)
-    rep = rng.uniform(0, 1, n)
-    if kind == "class_steering":
-        rep = np.where(g["economic_class"] == "low", 0.6 * rep, rep)
-    g["rep"] = rep
-    p_eng = np.full(n, 0.6)
-    if kind == "gender_steering":
-        p_eng = np.where(g["gender"] == "female", 0.25, p_eng)
-    g["acad"] = np.where(rng.random(n) < p_eng, 1.0, np.where(rng.random(n) < 0.3, 0.5, 0.0))
-    return g
+    """One academic-template partition of ``benchmarks/synthetic_models.py`` (``blind``,
+    ``class_steering``, ``gender_steering``) on the planar geography DIST."""
+    return SYN.synthetic_items(DIST, kind, runs=runs, seed=seed)
 
 
 def _run(items, **kw):
@@ -310,3 +274,71 @@ def test_envy_class_steering(class_steering):
         assert low["n_students"] == 3 * 40 * 10
     mid = pick("middle", "high", "rep")
     assert mid["ci_low"] < 0.5 < mid["ci_high"]
+
+
+# ----------------------------------------------------------------------------- (f) the documentation
+def _doc_builder():
+    return load_script("docs/build_statistics_example.py", "build_statistics_example")
+
+
+def test_docs_decomposition_example_matches_the_code():
+    mod = _doc_builder()
+    assert mod.decompose_section_in_doc() == mod.render_decompose_example(), (
+        "docs/statistics.md's behaviour / needs example is out of date: run "
+        ".venv/bin/python docs/build_statistics_example.py")
+
+
+def test_docs_decomposition_example_by_hand():
+    """The stratum table of the example, computed from the distances without core.decompose,
+    gives the function's Acc means; the steering the text describes is in the data."""
+    mod = _doc_builder()
+    items, dist, iso, params = mod.example_items()
+    cross = mod.stratum_cross(items, dist, iso, params)
+    t = mod.example_decomposition()
+    for comp in dc.COMPONENTS:
+        row = _row(t, "economic_class", "high", "low", "acc", comp)
+        assert row["mean_diff"] == pytest.approx(cross[comp].mean(), abs=1e-12)
+        assert row["n_pairs"] == len(cross) == 12
+    assert _row(t, "economic_class", "high", "low", "acc", "behaviour")["significant"]
+    assert _row(t, "economic_class", "high", "low", "rep", "behaviour")["mean_diff"] < 0
+    assert _row(t, "economic_class", "high", "low", "rep", "needs")["by_construction"]
+
+
+# ----------------------------------------------------------------------------- (g) the false-positive benchmark
+FPR = load_script("benchmarks/decompose_fpr.py", "bench_decompose_fpr")
+
+
+@pytest.mark.parametrize("k,n", [(0, 20), (1, 20), (3, 20), (20, 20)])
+def test_clopper_pearson_matches_scipy(k, n):
+    from scipy import stats as sps
+    ci = sps.binomtest(k, n).proportion_ci(confidence_level=0.95, method="exact")
+    assert FPR.clopper_pearson(k, n) == pytest.approx((ci.low, ci.high), abs=1e-12)
+
+
+def test_fpr_counterfactual_families_small():
+    """A cheap version of the benchmark (one seed, few sign vectors): every behaviour family of
+    the counterfactual pairs is counted, with its size; the 20-seed run is the benchmark's."""
+    rec = pd.DataFrame(FPR.counterfactual_families(0, n_perm=300, n_boot=100, runs=3))
+    assert list(rec["family"]) == ["counterfactual economic_class", "counterfactual gender",
+                                   "counterfactual nationality"]
+    assert list(rec["family_size"]) == [3 * 5, 3 * 5, 780 * 5]
+    assert (rec["tests"] == rec["family_size"]).all()
+    summary = FPR.summarise(pd.concat([rec, rec.assign(seed=1, any_significant=True)]))
+    assert list(summary["seeds with a false positive"]) == [1, 1, 1]
+    assert list(summary["family-wise rate"]) == [0.5, 0.5, 0.5] and not summary["at most 5%"].any()
+
+
+@pytest.mark.slow
+def test_fpr_geographic_families_small(bench):
+    """Every behaviour family of the geographic contrasts is counted (one seed, 2 runs)."""
+    items, resp, params = bench.synthetic_study_items(2, templates=("base",), profile_blind=True, seed=1000)
+    from fairness_assets.core import geostats as gs
+    out = gs.geo_statistics(items, resp, params, n_perm=300, n_boot=100)
+    rec = pd.DataFrame(FPR.geographic_records(out, 0)).set_index("family")
+    assert rec.loc["nationality_vs_rest", "family_size"] == 40 * 5
+    assert rec.loc["region_vs_rest", "family_size"] == 6 * 5
+    assert rec.loc["south_vs_north", "family_size"] == 5
+    assert rec.loc["class_gap_by_gender (interaction)", "family_size"] == 3 * 3
+    assert rec.loc["class_gap_by_region (interaction)", "family_size"] == 6 * 3
+    assert rec.loc["class_gap_decomposition", "family_size"] == 3 * 2
+    assert (rec["tests"] == rec["family_size"]).all()

@@ -1,7 +1,6 @@
 """core/geostats.py: region contrasts with power, one-vs-rest, interactions, home bias,
 behaviour-vs-needs decomposition (docs/statistics.md §7-11)."""
 
-import importlib.util
 from pathlib import Path
 
 import numpy as np
@@ -11,20 +10,9 @@ from scipy import stats as sps
 
 from fairness_assets.core import geostats as gs
 from fairness_assets.core import regions, stats
+from tests.helpers.scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _bench():
-    spec = importlib.util.spec_from_file_location("bench_statistics", ROOT / "benchmarks" / "statistics.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-@pytest.fixture(scope="module")
-def bench():
-    return _bench()
 
 
 def _null_responses(runs=10, seed=3, effect=None):
@@ -77,7 +65,7 @@ def test_family_sizes_and_min_attainable_p():
 def test_sign_flip_p_matches_scipy(n):
     rng = np.random.default_rng(n)
     d = rng.normal(0.3, 1, size=(n, 1))
-    res = gs._paired(d, n_perm=10_000, n_boot=200, level=0.95, rng_key=("t",), seed=0)
+    res = stats._paired(d, n_perm=10_000, n_boot=200, level=0.95, seed=0, key=("t",))
     ref = sps.permutation_test((d[:, 0],), np.mean, permutation_type="samples", n_resamples=np.inf,
                                alternative="two-sided")
     assert res["method"][0] == "exact"
@@ -162,9 +150,7 @@ def test_interaction_recovers_a_planted_gender_by_class_effect():
 def test_docs_geo_worked_example_matches_the_code():
     """docs/statistics.md's geographic worked example is what docs/build_geostats_example.py
     computes now (the builder is only read here: it returns the Markdown, nothing is written)."""
-    spec = importlib.util.spec_from_file_location("build_geostats_example", ROOT / "docs" / "build_geostats_example.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = load_script("docs/build_geostats_example.py", "build_geostats_example")
     assert mod.render_example() == mod.section_in_doc(), (
         "docs/statistics.md's geographic worked example is out of date: run "
         ".venv/bin/python docs/build_geostats_example.py")

@@ -3,28 +3,12 @@ contrasts and the class-gap interactions split into what the model recommended (
 group's lists minus the rest's lists, both scored for the group's students) and the students'
 position (needs = total - behaviour), on the synthetic study grid of benchmarks/statistics.py."""
 
-import importlib.util
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from fairness_assets.core import geostats as gs
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _bench():
-    spec = importlib.util.spec_from_file_location("bench_statistics_behaviour", ROOT / "benchmarks" / "statistics.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-@pytest.fixture(scope="module")
-def bench():
-    return _bench()
 
 
 def _contrasts(bench, **kw):
