@@ -448,12 +448,17 @@ def score_responses(responses: str, corpus_path: str, out: str, tagger: str = "r
     corpus_core.read_qs_export(corpus_path, rank_column)
     resolver = geo.CountryResolver(geo.load_aliases(reference.country_aliases_path))
     templates = prompts_core.load_templates(reference.templates_dir)
-    imported = responses_core.import_responses(responses, templates, resolver.iso3)
+    staging = tempfile.TemporaryDirectory(prefix="fairness-score-staged-")
+    # the file is read once, a chunk at a time, and staged by partition; the runs' generations step
+    # reads only its partitions from there (memory: a chunk and a box of partitions, not the file)
+    staged = responses_core.stage_responses(responses, templates, resolver.iso3,
+                                            responses_core.staging_folder(staging.name, responses))
+    imported = staged.summary()
     imported.rejects.to_csv(outdir / "rejects.csv", index=False)
     log(f"responses: {imported.rows_read} row(s) read, {imported.rows_rejected} not usable (see rejects.csv), "
-        f"{len(imported.generations)} response(s) to score"
+        f"{staged.n_generations} response(s) to score"
         + (" (already split into items)" if imported.split_items else ""))
-    pairs = set(zip(imported.generations["model"], imported.generations["template"]))
+    pairs = staged.pairs
     if not pairs:
         raise UsageError(f"{responses}: no usable response to score ({imported.rows_rejected} row(s) not usable: "
                          f"see {outdir / 'rejects.csv'})")
@@ -462,12 +467,12 @@ def score_responses(responses: str, corpus_path: str, out: str, tagger: str = "r
     run_log.path.write_text("", encoding="utf-8")  # this score's log only
     log(f"log of the runs, stack traces included: {run_log.path}")
     failures: list[StepFailure] = []
-    with tempfile.TemporaryDirectory(prefix="fairness-score-") as tmp:
+    with staging, tempfile.TemporaryDirectory(prefix="fairness-score-") as tmp:
         # userinfo percent-encoded: a password holding '@' reaches the driver whole
         database_url = quote_userinfo(database_url) or f"sqlite:///{Path(tmp) / 'results.db'}"
         env = {"FAIRNESS_RESPONSES": responses, "FAIRNESS_QS_CORPUS": corpus_path, "FAIRNESS_TAGGER": tagger,
                "FAIRNESS_DATABASE_URL": database_url, "FAIRNESS_REPORTS_DIR": str(Path(tmp) / "reports"),
-               "FAIRNESS_HOME": str(Path(tmp) / "home")}
+               "FAIRNESS_HOME": str(Path(tmp) / "home"), "FAIRNESS_STAGING_DIR": staging.name}
         if max_items is not None:
             env["FAIRNESS_MAX_ITEMS"] = str(int(max_items))
         # the settings are read from os.environ, which a process shares: score calls in one process

@@ -27,8 +27,24 @@ class GenerationSourceResource(ConfigurableResource):
     max_new_tokens: int = Field(default=300, description="Tokens generated per answer at most.")
     commit_every: int = Field(default=0, description="Finished samples that trigger a commit (also every 2 s); 0: 64.")
 
+    staging_dir: str = Field(default=default_of("staging_dir"), description="Folder whose `staged-responses` "
+                             "subfolder holds responses files staged by partition (FAIRNESS_STAGING_DIR); empty: "
+                             "$FAIRNESS_HOME.")
+
     def resolved_path(self) -> Optional[Path]:
         return Path(self.responses_path) if self.responses_path else None
+
+    def staging_folder(self) -> Optional[Path]:
+        """The folder the responses file is staged in (core.responses.stage_responses): one per
+        file under ``staging_dir``; None without a responses file."""
+        from fairness_assets.core.responses import staging_folder
+
+        from .paths import results_dir
+
+        path = self.resolved_path()
+        if path is None:
+            return None
+        return staging_folder(Path(self.staging_dir) if self.staging_dir else results_dir(), path)
 
     def sampling(self):
         from resources.llm.base import SamplingParams

@@ -95,6 +95,12 @@ class FairnessSettings(BaseSettings):
         "", "A bring-your-own responses file (CSV, JSONL or Parquet, docs/responses_format.md) imported instead "
         "of generating; empty: generate with the models.", group="storage", read=RUN,
         targets=(("generation_source", "responses_path"),), used_by="asset `generations`")
+    staging_dir: str = setting(
+        "", "Folder where a responses file is converted once into Parquet files, one per model x template, so "
+        "that each run reads only its own partitions (not the whole file); reused while the file is unchanged "
+        "(same path, size, modification time and SHA-256), in its subfolder `staged-responses`. Empty: "
+        "`FAIRNESS_HOME`. A shared volume when steps run on several machines.", group="storage", read=RUN,
+        targets=(("generation_source", "staging_dir"),), used_by="asset `generations`; `fairness-audit score`")
 
     # ------------------------------------------------------------------ audit grid
     preset: str = setting(

@@ -32,8 +32,10 @@ from ..services import resolver_for
 def _import_file(context, guard, generation_source, reference, database) -> pd.DataFrame:
     path = generation_source.resolved_path()
     pairs = guard.pairs
+    # staged once per file (FAIRNESS_STAGING_DIR): each run reads its own partitions, not the whole file
     imported = responses_core.import_responses(path, prompts_core.load_templates(reference.templates_dir),
-                                               resolver_for(reference).iso3, pairs=set(pairs))
+                                               resolver_for(reference).iso3, pairs=set(pairs),
+                                               staging=generation_source.staging_folder())
     for pk in pairs:  # a partition the file cannot give fails alone, naming what the file has
         problem = unusable_models([pk], imported.models, f"the responses file {path}")
         if problem:
