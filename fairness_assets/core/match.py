@@ -372,9 +372,45 @@ def load_university_aliases(path: str | Path) -> dict[str, list[tuple[str, Optio
 
 @dataclass(frozen=True)
 class Match:
+    """One text's match. ``method`` is the rule's own name; :func:`rule_of` maps it to its family.
+    ``runner_up``/``runner_up_score``: for a completion (prefix, partial) or a fuzzy match, the
+    best other candidate (its position) and its token-sort similarity; ``candidates``: for an
+    ``ambiguous`` text, the positions it could have meant (those a refused completion would choose
+    from)."""
+
     index: Optional[int]  # position in the index, None when unmatched
     score: float
     method: str
+    runner_up: Optional[int] = None
+    runner_up_score: Optional[float] = None
+    candidates: tuple = ()
+
+
+# the rule families a match explains itself with (issue 21.3): method -> family; unmatched
+# methods (none, ambiguous, several) have no family
+RULE_FAMILIES = {
+    "exact": "exact", "part": "exact",
+    "alias": "alias", "historical": "alias",
+    "acronym": "acronym",
+    "structure": "structure", "translated": "structure",
+    "prefix": "completion", "partial": "completion",
+    "fuzzy": "fuzzy",
+}
+
+
+def rule_of(method: Optional[str]) -> Optional[str]:
+    """The family of a match method: exact, alias, acronym, structure, completion or fuzzy;
+    None for an unmatched text (none, ambiguous, several)."""
+    return RULE_FAMILIES.get(method) if method else None
+
+
+def _ambiguous(cands, idx: "UniversityIndex", iso3: Optional[str], score: float = 0.0) -> Match:
+    """``ambiguous`` with its candidates (within the stated country when one is stated and any are there)."""
+    cands = list(dict.fromkeys(int(c) for c in cands))
+    if iso3:
+        local = [c for c in cands if idx.iso3[c] == iso3]
+        cands = local or cands
+    return Match(None, score, "ambiguous", candidates=tuple(cands[:20]))
 
 
 _AMBIGUOUS = object()
@@ -446,7 +482,7 @@ def match_one(text: Optional[str], iso3: Optional[str], idx: UniversityIndex, pa
 
     fast, base = _match_fast(text, iso3, idx)
     if fast is not None:
-        return fast
+        return _with_runner_up(fast, base, iso3, idx)
     hits = process.extract(base, idx.base, scorer=fuzz.token_sort_ratio, limit=8, score_cutoff=params.fuzzy_min)
     return _fuzzy_choice([(h[2], h[1]) for h in hits], iso3, idx, params, base)
 
@@ -517,7 +553,7 @@ def _match_fast(text: Optional[str], iso3: Optional[str], idx: UniversityIndex) 
         if k in idx.acronym:
             choice = _choose_local(idx.acronym[k], idx, iso3)
             if choice is _AMBIGUOUS:
-                return Match(None, 0.0, "ambiguous"), base
+                return _ambiguous(idx.acronym[k], idx, iso3), base
             if choice is not None:
                 return Match(choice, 99.0, "acronym"), base
         # "TU Darmstadt" -> "Technical University of Darmstadt" / "Technische Universität Darmstadt"
@@ -560,7 +596,7 @@ def _match_fast(text: Optional[str], iso3: Optional[str], idx: UniversityIndex) 
             pref = [i for i in pref if not any(w in nw.distinct for w in name_key(idx.base[i][len(base):], nw)[1])]
         choice = _choose_local(pref, idx, iso3)
         if choice is _AMBIGUOUS:  # "University of California": the start of several names, not a guess
-            return Match(None, 0.0, "ambiguous"), base
+            return _ambiguous(pref, idx, iso3), base
         if choice is not None:
             return Match(choice, 95.0, "prefix"), base
     if nw is not None:
@@ -579,7 +615,7 @@ def _match_structure(text: str, base: str, iso3: Optional[str], idx: UniversityI
         if rest:
             choice = _choose_local(idx.initials.get((lead.group(1).lower(), rest), []), idx, iso3)
             if choice is _AMBIGUOUS:
-                return Match(None, 0.0, "ambiguous")
+                return _ambiguous(idx.initials.get((lead.group(1).lower(), rest), []), idx, iso3)
             if choice is not None:
                 return Match(choice, 95.0, "acronym")
     types, core = idx.text_key(base)
@@ -590,7 +626,7 @@ def _match_structure(text: str, base: str, iso3: Optional[str], idx: UniversityI
         cands = idx.by_core.get(core, []) if len(core) <= 3 else []
     choice = _choose_local(cands, idx, iso3)
     if choice is _AMBIGUOUS:
-        return Match(None, 0.0, "ambiguous")
+        return _ambiguous(cands, idx, iso3)
     if choice is not None:
         return Match(choice, 97.0, "structure")
     # the same structure as a reviewed alias ("Munich University", "Universität München" =
@@ -639,10 +675,10 @@ def _match_partial(base: str, iso3: Optional[str], idx: UniversityIndex, nw: Nam
             continue
         cands.append(i)
     if len(containing) > 1:  # "University of Berlin": Humboldt, Freie, Technische, ... a guess
-        return Match(None, 0.0, "ambiguous") if cands else None
+        return _ambiguous(sorted(containing), idx, iso3) if cands else None
     choice = _choose_local(cands, idx, iso3)
     if choice is _AMBIGUOUS:
-        return Match(None, 0.0, "ambiguous")
+        return _ambiguous(cands, idx, iso3)
     if choice is not None:
         return Match(choice, 94.0, "partial")
     return None
@@ -748,15 +784,39 @@ def _fuzzy_choice(hits: list[tuple[int, float]], iso3: Optional[str], idx: Unive
         if not same:
             return Match(None, float(hits[0][1]), "none")
         if len(same) == 1 or same[0][1] - same[1][1] >= 0.5:
-            return Match(same[0][0], float(same[0][1]), "fuzzy")
-        return Match(None, float(same[0][1]), "ambiguous")
+            second = same[1] if len(same) > 1 else None
+            return Match(same[0][0], float(same[0][1]), "fuzzy",
+                         runner_up=None if second is None else int(second[0]),
+                         runner_up_score=None if second is None else float(second[1]))
+        return _ambiguous([h[0] for h in same if h[1] >= same[0][1] - 0.5], idx, iso3, float(same[0][1]))
     best = hits[0][1]
     top = [h for h in hits if h[1] >= best - params.tie_margin]
     if len(top) > 1 and (top[0][1] - top[1][1] < 0.5 or len({idx.iso3[h[0]] for h in top}) > 1):
-        return Match(None, float(best), "ambiguous")
+        return _ambiguous([h[0] for h in top], idx, None, float(best))
     if best >= params.fuzzy_accept:
-        return Match(top[0][0], float(best), "fuzzy")
+        second = hits[1] if len(hits) > 1 else None
+        return Match(top[0][0], float(best), "fuzzy", runner_up=None if second is None else int(second[0]),
+                     runner_up_score=None if second is None else float(second[1]))
     return Match(None, float(best), "none")
+
+
+def _with_runner_up(m: Match, base: str, iso3: Optional[str], idx: UniversityIndex) -> Match:
+    """A completion (prefix, partial) names the other corpus university nearest to the text (by
+    token-sort similarity; within the stated country when one is stated): what the completion
+    was chosen over."""
+    if m.method not in ("prefix", "partial") or m.index is None or m.runner_up is not None:
+        return m
+    from rapidfuzz import fuzz, process
+
+    choices = idx.base
+    hits = process.extract(base, choices, scorer=fuzz.token_sort_ratio, limit=12)
+    for _, score, j in hits:
+        if j != m.index and (not iso3 or idx.iso3[j] == iso3):
+            return Match(m.index, m.score, m.method, runner_up=int(j), runner_up_score=float(score))
+    for _, score, j in hits:
+        if j != m.index:
+            return Match(m.index, m.score, m.method, runner_up=int(j), runner_up_score=float(score))
+    return m
 
 
 def _match_many(texts: list, iso3s: list, idx: UniversityIndex, params: MatchParams) -> list[Match]:
@@ -767,7 +827,7 @@ def _match_many(texts: list, iso3s: list, idx: UniversityIndex, params: MatchPar
     pending: list[tuple[int, str]] = []
     for i, (t, c) in enumerate(zip(texts, iso3s)):
         m, base = _match_fast(t, c, idx)
-        out.append(m)
+        out.append(None if m is None else _with_runner_up(m, base, c, idx))
         if m is None:
             pending.append((i, base))
     if pending:
@@ -790,7 +850,12 @@ def match_universities(
     """Match every row; each distinct (text, stated country) pair is matched once.
 
     Returns a frame aligned with ``items``: ``university_id``, ``matched_name``, ``match_score``,
-    ``match_method``, ``university_iso3``.
+    ``match_method``, ``university_iso3``, and how the match explains itself (issue 21.3):
+    ``match_rule`` (the family of ``match_method``: exact, alias, acronym, structure, completion,
+    fuzzy; None when unmatched), ``runner_up_id``/``runner_up_name``/``runner_up_score`` (for a
+    completion or a fuzzy match, the best other candidate and its token-sort similarity, else
+    missing) and ``match_candidates`` (for ``ambiguous``, the corpus names it could be, joined by
+    " | "; else None).
     """
     keys = pd.DataFrame({"t": items[text_col].astype("object"), "c": items[iso3_col].astype("object")})
     keys = keys.where(keys.notna(), None)
@@ -804,6 +869,16 @@ def match_universities(
     uniq["university_iso3"] = np.where(ok, idx.iso3[np.where(ok, pos, 0)], None)
     uniq["match_score"] = [m.score for m in res]
     uniq["match_method"] = [m.method for m in res]
+    uniq["match_rule"] = [rule_of(m.method) if m.index is not None else None for m in res]
+    ru = np.array([-1 if m.runner_up is None else m.runner_up for m in res], dtype=np.int64)
+    has_ru = ru >= 0
+    uniq["runner_up_id"] = pd.array(np.where(has_ru, idx.ids[np.where(has_ru, ru, 0)], 0), dtype="Int64")
+    uniq.loc[~has_ru, "runner_up_id"] = pd.NA
+    uniq["runner_up_name"] = np.where(has_ru, idx.names[np.where(has_ru, ru, 0)], None)
+    uniq["runner_up_score"] = np.array([np.nan if m.runner_up_score is None else m.runner_up_score for m in res],
+                                       dtype=float)
+    uniq["match_candidates"] = [" | ".join(str(idx.names[c]) for c in m.candidates) if m.candidates else None
+                                for m in res]
     merged = keys.merge(uniq, on=["t", "c"], how="left", sort=False)
     merged.index = items.index
     return merged.drop(columns=["t", "c"])
