@@ -229,6 +229,13 @@ class Recommendation(_Row, table=True):
     matched_name: Optional[str] = None
     match_score: Optional[float] = None
     match_method: Optional[str] = None
+    # every match explains itself (issue 21; migration 0007): the rule family (exact, alias,
+    # acronym, structure, completion, fuzzy), the runner-up of a completion or fuzzy match, and the
+    # candidates of an item left ambiguous (JSON list of corpus names)
+    match_rule: Optional[str] = None
+    match_runner_up: Optional[str] = None
+    match_runner_up_score: Optional[float] = None
+    match_candidates: Optional[str] = None
     country: Optional[str] = None
     iso3: Optional[str] = Field(default=None, max_length=3)
     country_conflict: Optional[bool] = None

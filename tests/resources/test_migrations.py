@@ -453,7 +453,7 @@ def test_fresh_database_is_created_at_head_and_matches_the_models(url):
     db = D.ResultsDatabase(url=url)
     try:
         engine = db.engine()
-        assert _revision(engine) == M.head() == "0006_answer_limit"
+        assert _revision(engine) == M.head() == "0007_match_explained"
         assert set(SQLModel.metadata.tables) <= set(sa.inspect(engine).get_table_names())
         assert _differences(engine) == []  # a model changed without a revision fails here
     finally:
@@ -532,3 +532,28 @@ def test_revision_ids_fit_the_version_table():
 
     ids = [rev.revision for rev in ScriptDirectory.from_config(M._config()).walk_revisions()]
     assert ids and all(len(r) <= 32 for r in ids), [r for r in ids if len(r) > 32]
+
+
+def test_match_rule_is_filled_for_rows_stored_before_it(url):
+    """Migration 0007 (issue 21): a recommendation row stored before it gets ``match_rule`` from its
+    ``match_method`` (partial -> completion, historical -> alias, ...), no runner-up (unknown)."""
+    _earlier_release_database(url)
+    t = _old_schema().tables["recommendation"]
+    engine = sa.create_engine(D._with_driver(url))
+    base = {"partition_key": "m|base", "provenance_id": "p1", "audit_id": "a1", "model": "m", "template": "base",
+            "profile_id": "pr0", "run": 1, "parse_status": "ok", "parse_method": "json", "n_items_found": 3,
+            "n_duplicates": 0}
+    required = {c.name for c in t.columns if not c.nullable and not c.primary_key}
+    with engine.begin() as conn:
+        conn.execute(t.insert(), [{**{k: v for k, v in base.items() if k in t.c}, "response_id": f"r{i}",
+                                   "item_index": 0, "match_method": method,
+                                   **{c: 0 for c in required - set(base) - {"response_id", "item_index"}}}
+                                  for i, method in enumerate(["partial", "historical", "exact", None])])
+    engine.dispose()
+    db = D.ResultsDatabase(url=url)
+    try:
+        recs = db.read_rows(D.Recommendation).sort_values("response_id")
+        assert list(recs["match_rule"].where(recs["match_rule"].notna(), None)) == ["completion", "alias", "exact", None]
+        assert recs["match_runner_up"].isna().all() and recs["match_candidates"].isna().all()
+    finally:
+        db.dispose()
