@@ -231,7 +231,7 @@ class Recommendation(_Row, table=True):
     match_method: Optional[str] = None
     # every match explains itself (issue 21; migration 0007): the rule family (exact, alias,
     # acronym, structure, completion, fuzzy), the runner-up of a completion or fuzzy match, and the
-    # candidates of an item left ambiguous (JSON list of corpus names)
+    # candidates of an item left ambiguous (corpus names joined by " | ")
     match_rule: Optional[str] = None
     match_runner_up: Optional[str] = None
     match_runner_up_score: Optional[float] = None

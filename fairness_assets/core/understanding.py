@@ -81,10 +81,13 @@ def match_items(
     stated = resolver.resolve(items["country_text"].where(items["country_text"].notna(), None), strict=False)
     out = items.copy()
     out["stated_iso3"] = stated["iso3"].to_numpy()
-    m = match_universities(out, index, params)
+    # every match explains itself (issue 21): its rule family, and the runner-up of a completion or
+    # fuzzy match (stored as match_runner_up / match_runner_up_score)
+    m = match_universities(out, index, params).drop(columns=["runner_up_id"], errors="ignore").rename(
+        columns={"runner_up_name": "match_runner_up", "runner_up_score": "match_runner_up_score"})
     for col in m.columns:
         out[col] = m[col].to_numpy()
-    out.loc[out["university_text"].isna(), "match_method"] = None
+    out.loc[out["university_text"].isna(), ["match_method", "match_rule"]] = None
     matched = out["university_id"].notna()
     out["iso3"] = np.where(matched, out["university_iso3"], out["stated_iso3"])
     out["iso3"] = out["iso3"].where(pd.notna(out["iso3"]), None)
@@ -124,7 +127,28 @@ def is_country_fn(resolver: CountryResolver) -> Callable[[str], bool]:
     return lambda text: resolver.iso3(text) is not None
 
 
-__all__ = ["parse_responses", "match_items", "is_country_fn", "ITEM_COLUMNS", "STATUS_OK"]
+NON_EXACT_COLUMNS = ["university_text", "stated_iso3", "matched_name", "match_rule", "match_method", "match_score",
+                     "match_runner_up", "match_runner_up_score", "items"]
+
+
+def non_exact_matches(items: pd.DataFrame, n: int = 20) -> pd.DataFrame:
+    """The ``n`` most frequent matches not made by an exact name (issue 21: a reader audits them at
+    a glance): one row per (text, stated country, matched name, rule), with the score, the
+    runner-up candidate of a completion or fuzzy match, and how many items it covers; most
+    frequent first, then by text. Empty (with these columns) when every match is exact."""
+    if items.empty or "match_rule" not in items:
+        return pd.DataFrame(columns=NON_EXACT_COLUMNS)
+    rows = items[items["university_id"].notna() & items["match_rule"].notna() & (items["match_rule"] != "exact")]
+    if rows.empty:
+        return pd.DataFrame(columns=NON_EXACT_COLUMNS)
+    cols = [c for c in NON_EXACT_COLUMNS[:-1] if c in rows.columns]
+    keys = rows[cols].astype(object).where(rows[cols].notna(), "")
+    out = keys.groupby(cols, sort=False, dropna=False).size().rename("items").reset_index()
+    out = out.sort_values(["items", "university_text"], ascending=[False, True], kind="stable").head(n)
+    return out.replace({"": None}).reset_index(drop=True)
+
+
+__all__ = ["parse_responses", "match_items", "non_exact_matches", "is_country_fn", "ITEM_COLUMNS", "STATUS_OK"]
 
 
 def attach_tags(items: pd.DataFrame, tag_fn: Callable[[pd.Series], pd.DataFrame]) -> pd.DataFrame:

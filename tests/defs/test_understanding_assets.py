@@ -104,3 +104,25 @@ def test_partition_without_responses_fails_with_a_clear_message(tmp_path):
     assert "no partition of the run could be produced: m1|regional failed" in message
     assert "has no usable row for model 'm1' with template 'regional' (for this model it has template(s) ['base'])" \
         in message
+
+
+def test_every_stored_match_explains_itself(tmp_path):
+    """Issue 21.3: each matched item stores its rule family, score and (completion / fuzzy) runner-up;
+    the asset's metadata counts the rules and lists the most frequent non-exact matches."""
+    answer = json.dumps([{"university": "MIT", "program": "MSc Computer Science", "country": "USA"},
+                         {"university": "University of Lagos", "program": "MBA", "country": "Nigeria"},
+                         {"university": "Massachusets Institute of Technolgy", "program": "MBA", "country": "USA"}])
+    result, _, _, db = run(tmp_path, responses_file(tmp_path, [answer] * 12))
+    recs = db.read_rows(D.Recommendation, ["m1|base"])
+    rule = dict(zip(recs["university_text"], recs["match_rule"]))
+    assert rule["MIT"] == "alias" and rule["University of Lagos"] == "exact"
+    fuzzy = recs[recs["university_text"] == "Massachusets Institute of Technolgy"]
+    # an exact repeat of MIT in one answer is one item (METHOD.md §9): the fuzzy one is dropped as a duplicate
+    # when it lands on MIT; where it is kept, it says how it was matched
+    assert fuzzy.empty or set(fuzzy["match_rule"]) == {"fuzzy"}
+    assert recs.loc[recs["university_id"].notna(), "match_rule"].notna().all()
+    assert recs["match_score"].notna().all()
+    mat = next(e for e in result.get_asset_materialization_events()
+               if e.asset_key.to_user_string() == "recommendations").materialization
+    assert "alias" in mat.metadata["match_rule"].value and "exact" in mat.metadata["match_rule"].value
+    assert "MIT" in mat.metadata["non_exact_matches"].value

@@ -161,6 +161,9 @@ def recommendations(
             "answers_with_items_left_out": len(long_answers),
             "items_left_out": int(long_answers["n_items_left_out"].sum()),
             "match_method": table_md(items["match_method"].value_counts().to_frame()),
+            # every match explains itself (issue 21): counts per rule family, the most frequent non-exact ones
+            "match_rule": table_md(items["match_rule"].value_counts().to_frame()) if "match_rule" in items else "n/a",
+            "non_exact_matches": table_md(understanding.non_exact_matches(items)),
             "country_conflicts": int(items["country_conflict"].sum()),
             "parse_and_match_by_group": table_md(rates),
             "unmatched_universities": table_md(unmatched.to_frame()) if len(unmatched) else "none",

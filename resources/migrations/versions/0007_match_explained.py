@@ -4,7 +4,8 @@ explains itself (issue 21).
 ``match_rule`` is the family of the rule that matched (exact, alias, acronym, structure,
 completion, fuzzy; ``core.match.rule_of`` of ``match_method``); ``match_runner_up`` and
 ``match_runner_up_score`` name the second-best candidate of a completion or fuzzy match;
-``match_candidates`` lists, for an item left ``ambiguous``, the corpus names it could have been.
+``match_candidates`` lists, for an item left ``ambiguous``, the corpus names it could have been
+(joined by " | ").
 Rows stored before this revision get ``match_rule`` from their ``match_method`` and no runner-up
 (unknown: NULL).
 
@@ -25,7 +26,7 @@ depends_on = None
 
 # match_method -> rule family, for the rows stored before this revision (the same mapping as
 # core.match.rule_of at this revision; written out here so that the migration never changes)
-_RULES = {"exact": "exact", "alias": "alias", "historical": "alias", "acronym": "acronym", "structure": "structure",
+_RULES = {"exact": "exact", "part": "exact", "alias": "alias", "historical": "alias", "acronym": "acronym", "structure": "structure",
           "translated": "structure", "prefix": "completion", "partial": "completion", "fuzzy": "fuzzy"}
 
 
