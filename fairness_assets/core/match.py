@@ -53,11 +53,13 @@ from typing import Mapping, Optional
 import numpy as np
 import pandas as pd
 
-MATCHER_VERSION = "match-3"  # bump when matching rules change (recorded in every report's provenance)
+MATCHER_VERSION = "match-4"  # bump when matching rules change (recorded in every report's provenance)
 
 DATA_DIR = Path(__file__).resolve().parents[2] / "data" / "aliases"
 NAME_WORDS_FILE = DATA_DIR / "name_words.csv"
 HISTORICAL_NAMES_FILE = DATA_DIR / "historical_names.csv"
+GROUPS_FILE = DATA_DIR / "systems_and_cities.csv"  # reviewed: names not to complete (issue 21.1)
+COUNTRY_ALIASES_FILE = DATA_DIR / "countries.csv"
 
 _GENERIC_WORDS = {
     "university", "universidad", "universidade", "universite", "universitat", "universita", "univ",
@@ -239,6 +241,14 @@ class UniversityIndex:
     qualifiers: list[frozenset] = field(default_factory=list)  # per position: its distinct words
     form_last: list[str] = field(default_factory=list)  # per form: its last proper word, in name order
     alias_keys: dict[tuple, list[int]] = field(default_factory=dict)  # name_key of an alias -> positions
+    # the reviewed table of systems and places with several universities (match_tables):
+    # given name -> [(iso3, kind, positions)], and a system's name_key -> [(iso3, positions)]
+    groups: dict[tuple, list[tuple[str, str, tuple]]] = field(default_factory=dict)
+    system_keys: dict[tuple, list[tuple[str, tuple]]] = field(default_factory=dict)
+    lead_acronyms: dict[str, list[int]] = field(default_factory=dict)  # "kth" -> KTH Royal Institute of Technology
+    sep_heads: dict[int, frozenset] = field(default_factory=dict)  # position -> names before a campus qualifier
+    derived_only: frozenset = frozenset()  # (types, core, position) of a part of a name, not a whole name
+    completing_parts: frozenset = frozenset()  # (part, position): a part whose other parts are no acronym
     _key_cache: dict = field(default_factory=dict, repr=False)
 
     def text_key(self, base: str) -> tuple[frozenset, tuple]:
@@ -267,8 +277,13 @@ class UniversityIndex:
     @classmethod
     def build(cls, corpus: pd.DataFrame, aliases: Optional[Mapping[str, list[tuple[str, Optional[str]]]]] = None,
               words: Optional[NameWords] = None,
-              historical: Optional[Mapping[str, list[tuple[str, Optional[str]]]]] = None):
-        """``words`` and ``historical`` default to the reviewed tables in ``data/aliases``."""
+              historical: Optional[Mapping[str, list[tuple[str, Optional[str]]]]] = None,
+              groups=None):
+        """``words``, ``historical`` and ``groups`` (rows of :mod:`match_tables`, the reviewed
+        systems and places with several universities) default to the reviewed tables in
+        ``data/aliases``."""
+        from fairness_assets.core import match_tables
+
         ids = corpus["university_id"].to_numpy()
         names = corpus["name"].astype(str).to_numpy()
         iso3 = corpus["iso3"].astype(str).to_numpy()
@@ -280,8 +295,16 @@ class UniversityIndex:
         for col in ("country", "country_raw"):
             if col in corpus:
                 country_words.update(normalize_name(c) for c in corpus[col].dropna().astype(str))
+        if COUNTRY_ALIASES_FILE.exists():  # "Brasil", "Perú", "Deutschland": the country alias table
+            with open(COUNTRY_ALIASES_FILE, newline="", encoding="utf-8") as fh:
+                country_words.update(normalize_name(r.get("alias")) for r in csv.DictReader(fh))
         country_words.discard("")
+        if groups is None:
+            groups = match_tables.load(GROUPS_FILE) if GROUPS_FILE.exists() else []
         base, exact, exact_part, acr = [], {}, {}, {}
+        lead_acronyms: dict[str, list[int]] = {}
+        sep_heads: dict[int, frozenset] = {}
+        whole_forms, derived_forms, completing_parts = set(), set(), set()
         keys: dict[tuple, list[int]] = {}
         by_core: dict[tuple, list[int]] = {}
         forms: list[tuple[int, frozenset, tuple]] = []
@@ -294,6 +317,7 @@ class UniversityIndex:
             if not core or (derived and not words.proper(core)):
                 return
             keys.setdefault((types, core), []).append(i)
+            (derived_forms if derived else whole_forms).add((types, core, i))
             by_core.setdefault(core, []).append(i)
             forms.append((i, types, core))
             form_last.append(_last_proper(b, words))
@@ -307,9 +331,14 @@ class UniversityIndex:
             core_text.append(" ".join(words.proper(name_key(b, words)[1], articles=True)))
             # "KAIST - Korea Advanced Institute ...", "University of Canterbury | Te Whare ...":
             # each part is a name of its own when it is an acronym or names an institution
-            for part in _PARTS.split(n):
+            parts = _PARTS.split(n)
+            for part in parts:
                 if part.strip() == n.strip():
                     continue
+                others = [o for o in parts if o is not part]
+                if _INSTITUTION.search(part) and not all(_PART_ACRONYM.fullmatch(o.strip()) for o in others):
+                    # "California State University - Los Angeles": the part is a completion's start
+                    completing_parts.add((name_forms(part)[0], i))
                 pb, _ = name_forms(part)
                 is_acronym = re.fullmatch(r"[A-Z][A-Z0-9&]{1,9}", part.strip())
                 if pb and (is_acronym or _INSTITUTION.search(part)):
@@ -327,6 +356,15 @@ class UniversityIndex:
             for a in acros:
                 if len(a) >= 2:
                     acr.setdefault(a, []).append(i)
+            # an acronym that is the name's first word: "KTH Royal Institute of Technology"
+            lead = re.match(r"^(?:The\s+)?([A-Z][A-Z0-9]{1,5})\s+(?=\S)", n.strip())
+            if lead and not _INSTITUTION.fullmatch(lead.group(1)):
+                lead_acronyms.setdefault(lead.group(1).lower(), []).append(i)
+            # a name before a campus or district qualifier: 'University of Rome "Tor Vergata"',
+            # "University of Texas at Austin", "California State University - Los Angeles"
+            head = _campus_head(n, country_words)
+            if head and head != b:
+                sep_heads[i] = frozenset({head})
             # initials of the first words: "UNC" + "Chapel Hill", "PUC" + "Rio de Janeiro"
             toks = [t for t in b.split() if t not in _CONNECTORS and t not in _ARTICLES]
             for k in range(2, min(6, len(toks) - 1) + 1):
@@ -346,11 +384,55 @@ class UniversityIndex:
                 continue  # an acronym or a bare nickname has no structure to vary
             pos = [i for n, t_iso in targets for i in exact.get(n, []) if not t_iso or iso3[i] == t_iso]
             alias_keys.setdefault((types, core), []).extend(pos)
+        group_map: dict[tuple, list[tuple[str, str, tuple]]] = {}
+        system_keys: dict[tuple, list[tuple[str, tuple]]] = {}
+        for row in match_tables.reviewed_rows(list(groups or [])):
+            pos = tuple(dict.fromkeys(i for c in row.covers for i in exact.get(name_forms(c)[0], [])
+                                      if not row.iso3 or iso3[i] == row.iso3))
+            if len(pos) < 2:
+                continue  # not (or no longer) several corpus universities
+            nb = name_forms(row.name)[0]
+            if row.kind == "system":
+                system_keys.setdefault(name_key(nb, words), []).append((row.iso3, pos))
+            gn = match_tables.given_name(nb, words)
+            if gn and row.kind != "system":
+                group_map.setdefault(gn, []).append((row.iso3, row.kind, pos))
         return cls(ids, names, iso3, base, exact, acr, dict(aliases or {}), exact_part=exact_part,
                    historical=dict(historical or {}), words=words, keys=keys, by_core=by_core, forms=forms, postings=postings,
                    initials=initials, core_text=core_text, country_words=frozenset(country_words),
                    part_acronyms=frozenset(part_acronyms - set(exact)), qualifiers=qualifiers, form_last=form_last,
-                   alias_keys=alias_keys)
+                   alias_keys=alias_keys, groups=group_map, system_keys=system_keys, lead_acronyms=lead_acronyms,
+                   sep_heads=sep_heads, derived_only=frozenset(derived_forms - whole_forms),
+                   completing_parts=frozenset(completing_parts))
+
+
+_CAMPUS_SEP = re.compile(r'\s+at\s+|\s*["“”]|\s+[-–—]\s+')
+_PARENT = re.compile(r"(?i)\b(univ\w*|institut\w*|academy|college)\b")
+_PART_ACRONYM = re.compile(r"(?=(?:[^A-Z]*[A-Z]){2})[A-Za-z0-9&-]{2,10}")
+
+
+def _campus_head(name: str, country_words=frozenset()) -> str:
+    """The normalised name before a campus, district or person qualifier of a corpus name, "" when
+    none: 'University of Rome "Tor Vergata"', "University of Texas at Austin", "California State
+    University - Los Angeles", 'Sofia University "St. Kliment Ohridski"'. A tail that is an acronym
+    ("- UNC"), a country ("- Chile") or names an institution ("ETH Zurich - Swiss Federal Institute
+    of Technology") is the institution's own name, not a qualifier; so are "in Prague" ("Czech
+    Technical University in Prague") and a comma ("Adam Mickiewicz University, Poznań"), whose
+    systems ("University of California, Berkeley") the reviewed table of systems names."""
+    plain = _PAREN.sub(" ", name).strip()
+    m = _CAMPUS_SEP.search(plain)
+    if not m or m.start() == 0:
+        return ""
+    tail = plain[m.end():].strip(' "“”')
+    sep = m.group(0).strip()
+    if sep in ("-", "–", "—") and (not tail or _PART_ACRONYM.fullmatch(tail) or re.match(r"[A-Z]{2,}\b", tail)
+                                   or _PARENT.search(tail)
+                                   or normalize_name(tail) in country_words):
+        return ""
+    if not tail:
+        return ""
+    head = plain[:m.start()]
+    return name_forms(head)[0] if _INSTITUTION.search(head) else ""
 
 
 def load_university_aliases(path: str | Path) -> dict[str, list[tuple[str, Optional[str]]]]:
@@ -498,6 +580,40 @@ def _lookup_alias(table, k, idx, iso3):
     return [i for name, t_iso in targets for i in idx.exact.get(name, []) if not t_iso or idx.iso3[i] == t_iso]
 
 
+def _given_words(base: str, idx: UniversityIndex) -> list[str]:
+    """The text's distinctive words in their order, as written (not folded through the word
+    table): what a country name is compared with."""
+    nw = idx.words
+    proper = set(nw.proper(idx.text_key(base)[1]))
+    return [t for t in base.split() if nw.canonical.get(t, t) in proper]
+
+
+def _refuse_completion(base: str, iso3: Optional[str], idx: UniversityIndex, cands) -> Optional[Match]:
+    """Issue 21.1: a completion (prefix, partial, a part of a longer corpus name) is refused --
+    ``ambiguous`` with the candidates -- when the text's given name is a country ("Universidad de
+    Cuba", "Universidad Nacional de Perú"), a place or name that several corpus universities of
+    the country share ("University of Rome", "Universidad Nacional de Buenos Aires"), or a
+    university system ("California State University"), per the reviewed table
+    ``data/aliases/systems_and_cities.csv``. None when the completion may stand."""
+    nw = idx.words
+    if nw is None:
+        return None
+    given = _given_words(base, idx)
+    if not given:
+        return None
+    key = idx.text_key(base)
+    for c_iso, pos in idx.system_keys.get(key, ()):
+        if not iso3 or c_iso == iso3:
+            return _ambiguous([*pos, *cands], idx, iso3)
+    gn = tuple(sorted(nw.proper(key[1])))
+    for c_iso, _, pos in idx.groups.get(gn, ()):
+        if not iso3 or c_iso == iso3:
+            return _ambiguous([*pos, *cands], idx, iso3)
+    if " ".join(given) in idx.country_words:
+        return _ambiguous(cands, idx, iso3)
+    return None
+
+
 def _match_fast(text: Optional[str], iso3: Optional[str], idx: UniversityIndex) -> tuple[Optional[Match], str]:
     """Every rule but fuzzy; (None, base) when only fuzzy matching is left to try."""
     base, acros = name_forms(text)
@@ -538,6 +654,14 @@ def _match_fast(text: Optional[str], iso3: Optional[str], idx: UniversityIndex) 
         elif k in idx.exact or k in idx.exact_part:
             choice = _choose_exact(idx.exact.get(k, []), idx.exact_part.get(k, []), idx, iso3)
             if choice is not None:
+                if (k, choice) in idx.completing_parts and k not in idx.exact:
+                    # "California State University" of "... - Los Angeles": a completion, refused
+                    # for a system, a shared place or a country
+                    refused = _refuse_completion(k, iso3, idx, idx.exact_part.get(k, []))
+                    if refused is not None:
+                        return refused, base
+                    if k in idx.sep_heads.get(choice, ()):  # "University of Nebraska" of "... - Lincoln": a campus
+                        return _ambiguous([choice], idx, iso3), base
                 return Match(choice, 100.0, "exact"), base
     if several is None and text is not None and _LIST_MARK.search(str(text)) \
             and _names_several(str(text), idx):
@@ -554,6 +678,14 @@ def _match_fast(text: Optional[str], iso3: Optional[str], idx: UniversityIndex) 
             choice = _choose_local(idx.acronym[k], idx, iso3)
             if choice is _AMBIGUOUS:
                 return _ambiguous(idx.acronym[k], idx, iso3), base
+            if choice is not None:
+                return Match(choice, 99.0, "acronym"), base
+        # an acronym that is a corpus name's first word ("KTH" of "KTH Royal Institute of
+        # Technology"): within the stated country; without one, only a unique one of 3+ letters
+        if k in idx.lead_acronyms and (iso3 or len(k) >= 3):
+            choice = _choose_local(idx.lead_acronyms[k], idx, iso3)
+            if choice is _AMBIGUOUS:
+                return _ambiguous(idx.lead_acronyms[k], idx, iso3), base
             if choice is not None:
                 return Match(choice, 99.0, "acronym"), base
         # "TU Darmstadt" -> "Technical University of Darmstadt" / "Technische Universität Darmstadt"
@@ -594,10 +726,19 @@ def _match_fast(text: Optional[str], iso3: Optional[str], idx: UniversityIndex) 
         pref = idx.with_prefix(base + " ")
         if nw is not None and not iso3:
             pref = [i for i in pref if not any(w in nw.distinct for w in name_key(idx.base[i][len(base):], nw)[1])]
+        local = [i for i in pref if not iso3 or idx.iso3[i] == iso3]
+        if local:
+            refused = _refuse_completion(base, iso3, idx, local)
+            if refused is not None:
+                return refused, base
         choice = _choose_local(pref, idx, iso3)
         if choice is _AMBIGUOUS:  # "University of California": the start of several names, not a guess
             return _ambiguous(pref, idx, iso3), base
         if choice is not None:
+            if base in idx.sep_heads.get(choice, ()):
+                # what the corpus name adds is a campus, district or person qualifier ('University
+                # of Rome "Tor Vergata"', "University of Hawaii at Manoa"): not this one university
+                return _ambiguous([choice], idx, iso3), base
             return Match(choice, 95.0, "prefix"), base
     if nw is not None:
         m = _match_partial(base, iso3, idx, nw)
@@ -628,6 +769,12 @@ def _match_structure(text: str, base: str, iso3: Optional[str], idx: UniversityI
     if choice is _AMBIGUOUS:
         return _ambiguous(cands, idx, iso3)
     if choice is not None:
+        if (types, core, choice) in idx.derived_only and types:
+            # the same structure as a part of a longer name ("Naples University" = "University of
+            # Naples" of "University of Naples - Federico II"): a completion, refused likewise
+            refused = _refuse_completion(base, iso3, idx, [choice])
+            if refused is not None:
+                return refused
         return Match(choice, 97.0, "structure")
     # the same structure as a reviewed alias ("Munich University", "Universität München" =
     # "University of Munich"); not the alias itself, so within the stated country
@@ -646,17 +793,18 @@ def _match_partial(base: str, iso3: Optional[str], idx: UniversityIndex, nw: Nam
     from collections import Counter
 
     types, core = idx.text_key(base)
-    if not types or not core or " ".join(core) in idx.country_words:
+    if not types or not core:
         return None
     if not [w for w in nw.proper(core) if len(w) >= 3]:
         return None
+    proper = set(nw.proper(core))
     need = Counter(core)
     lists = [idx.postings.get(w) for w in need]
     if not all(lists):
         return None
     shared = set(min(lists, key=len)).intersection(*map(set, lists))
     last = _last_proper(base, nw)
-    cands, containing = [], set()
+    cands, containing, qualified = [], set(), []
     for f in shared:
         i, ftypes, fcore = idx.forms[f]
         if iso3 and idx.iso3[i] != iso3:
@@ -673,15 +821,39 @@ def _match_partial(base: str, iso3: Optional[str], idx: UniversityIndex, nw: Nam
         # the institution's own name ("Universidad de Bogotá - Jorge Tadeo Lozano")
         if idx.form_last[f] != last:
             continue
+        if _qualifies_place(idx.base[i], proper, nw):
+            qualified.append(i)  # "Universidad de Oriente Santiago de Cuba": a place named "Santiago de ..."
+            continue
         cands.append(i)
     if len(containing) > 1:  # "University of Berlin": Humboldt, Freie, Technische, ... a guess
-        return _ambiguous(sorted(containing), idx, iso3) if cands else None
+        return _ambiguous(sorted(containing), idx, iso3) if cands or qualified else None
+    if cands or qualified:
+        refused = _refuse_completion(base, iso3, idx, cands or qualified)
+        if refused is not None:
+            return refused
+    if qualified and not cands:
+        return _ambiguous(qualified, idx, iso3)
     choice = _choose_local(cands, idx, iso3)
     if choice is _AMBIGUOUS:
         return _ambiguous(cands, idx, iso3)
     if choice is not None:
         return Match(choice, 94.0, "partial")
     return None
+
+
+def _qualifies_place(corpus_base: str, proper: set, nw: NameWords) -> bool:
+    """The corpus name joins a word of its own to the text's first distinctive word with a
+    connector: "Santiago de Cuba", "Provincia de Buenos Aires" -- another place, not an epithet."""
+    toks = corpus_base.split()
+    canon = [nw.canonical.get(t, t) for t in toks]
+    for j, w in enumerate(canon):
+        if w in proper:
+            if j >= 2 and canon[j - 1] in _CONNECTORS and canon[j - 2] not in proper \
+                    and canon[j - 2] not in nw.types and canon[j - 2] not in _CONNECTORS \
+                    and canon[j - 2] not in _ARTICLES and canon[j - 2] not in nw.generic:
+                return True
+            return False
+    return False
 
 
 def _words_alike(a: str, b: str, cutoff: float) -> bool:
