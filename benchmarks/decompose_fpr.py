@@ -107,9 +107,20 @@ def geographic_records(out: dict, seed: int) -> list[dict]:
     return rec
 
 
+def _label(r) -> str:
+    """The row of a significant test: value (or pair) and metric."""
+    if "value_a" in r.index and "value_b" in r.index:
+        who = f"{r['value_a']} vs {r['value_b']}"
+    else:
+        who = str(r["value"])
+    return f"{who} {r['metric']} (p {r['p_value']:.1e})"
+
+
 def _record(part: str, family: str, seed: int, f: pd.DataFrame) -> dict:
     tested = f[f["p_value"].notna()]
+    hits = f[f["significant"].astype(bool)]
     return {"part": part, "family": family, "seed": seed, "family_size": int(f["family_size"].max()),
+            "false_positives": "; ".join(_label(r) for _, r in hits.iterrows()),
             "p_min_attainable": float(tested["p_min_attainable"].min()) if len(tested) else np.nan,
             "any_significant": bool(f["significant"].any()), "raw_p_le_05": int((tested["p_value"] <= 0.05).sum()),
             "tests": int(len(tested))}
@@ -144,6 +155,8 @@ def summarise(records: pd.DataFrame, first: int = 20) -> pd.DataFrame:
             row.update({"all seeds": n_all, "all seeds with a false positive": k_all,
                         "all seeds, 95% interval": f"[{lo:.3f}, {hi:.3f}]"})
         row["raw p <= 0.05"] = r["raw_p_le_05"].sum() / max(int(r["tests"].sum()), 1)
+        fp = r[r["any_significant"]]
+        row["false positives"] = " | ".join(f"seed {sd}: {h}" for sd, h in zip(fp["seed"], fp["false_positives"]))
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -155,7 +168,7 @@ def render(summary: pd.DataFrame, args, elapsed: dict, load: tuple) -> str:
                                                                       summary["seeds"])],
         "at most 5%": summary["at most 5%"].map({True: "yes", False: "NO"}),
         "raw p <= 0.05": summary["raw p <= 0.05"].map(lambda x: f"{x:.1%}"),
-    }).drop(columns=["seeds", "seeds with a false positive"])
+    }).drop(columns=["seeds", "seeds with a false positive", "false positives"])
     if "all seeds" in summary.columns:
         tbl = tbl.drop(columns=["all seeds", "all seeds with a false positive"])
         tbl.insert(tbl.columns.get_loc("all seeds, 95% interval"), f"all {int(summary['all seeds'].max())} seeds", [
@@ -165,7 +178,8 @@ def render(summary: pd.DataFrame, args, elapsed: dict, load: tuple) -> str:
     return "\n".join([
         f"Measured {date.today().isoformat()} on {platform.machine()} ({os.cpu_count()} cores, load average "
         f"{load[0]:.2f} at the start, a shared machine), Python {platform.python_version()}, numpy {np.__version__}; "
-        f"`.venv/bin/python benchmarks/decompose_fpr.py --seeds {args.seeds} --n-perm {args.n_perm} "
+        f"`.venv/bin/python benchmarks/decompose_fpr.py --seeds {args.seeds} "
+        + (f"--first {args.first} " if args.seeds > args.first else "") + f"--n-perm {args.n_perm} "
         f"--n-boot {args.n_boot}` ({times}).",
         "",
         f"A profile-blind synthetic model at the study's size (360 profiles x 10 runs x 3 items, one partition), "
@@ -179,7 +193,28 @@ def render(summary: pd.DataFrame, args, elapsed: dict, load: tuple) -> str:
         "`benchmarks/statistics.py` (base template, real capitals and regions).",
         "",
         tbl.to_markdown(index=False, disable_numparse=True),
+        "",
+        *verdict(summary, args.first),
     ])
+
+
+def verdict(summary: pd.DataFrame, first: int) -> list[str]:
+    """Sentences on the families above 5% over the first seeds: the rate over all seeds, its
+    interval against 5%, the raw-p calibration and which rows were the false positives."""
+    ok = summary["at most 5%"]
+    out = [f"Over the first {first} seeds, {int(ok.sum())} of the {len(summary)} families have a family-wise "
+           f"rate of at most 5%" + ("." if ok.all() else "; above 5%:")]
+    for _, r in summary[~ok].iterrows():
+        text = f"- {r['family']} ({r['part']}): {r['seeds with a false positive']} of {r['seeds']} seeds"
+        if "all seeds" in r.index and pd.notna(r.get("all seeds")):
+            k, n = int(r["all seeds with a false positive"]), int(r["all seeds"])
+            lo, hi = clopper_pearson(k, n)
+            text += (f"; over all {n} seeds {k} = {k / n:.1%} [{lo:.3f}, {hi:.3f}], "
+                     + ("an interval that contains 5%" if lo <= 0.05 else "an interval above 5%"))
+        text += (f"; single tests at raw p <= 0.05: {r['raw p <= 0.05']:.1%}; the significant rows: "
+                 f"{r['false positives']}.")
+        out.append(text)
+    return out
 
 
 def main() -> None:
@@ -190,6 +225,7 @@ def main() -> None:
     ap.add_argument("--n-perm", type=int, default=10_000)
     ap.add_argument("--n-boot", type=int, default=2000)
     ap.add_argument("--write", action="store_true", help="write docs/benchmarks.md and docs/statistics.md")
+    ap.add_argument("--records", type=Path, help="also save the per-seed, per-family records (CSV)")
     args = ap.parse_args()
     load = os.getloadavg()
     parts = PARTS if args.part == "both" else (args.part,)
@@ -201,7 +237,10 @@ def main() -> None:
             records += run[part](seed, args.n_perm, args.n_boot)
             print(f"{part} seed {seed}: {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
         elapsed[part] = time.perf_counter() - t0
-    summary = summarise(pd.DataFrame(records), first=args.first)
+    records = pd.DataFrame(records)
+    if args.records:
+        records.to_csv(args.records, index=False)
+    summary = summarise(records, first=args.first)
     text = render(summary, args, elapsed, load)
     print(text)
     if args.write:

@@ -326,6 +326,16 @@ def test_fpr_counterfactual_families_small():
     summary = FPR.summarise(pd.concat([rec, rec.assign(seed=1, any_significant=True)]))
     assert list(summary["seeds with a false positive"]) == [1, 1, 1]
     assert list(summary["family-wise rate"]) == [0.5, 0.5, 0.5] and not summary["at most 5%"].any()
+    text = FPR.verdict(summary, first=20)
+    assert text[0] == "Over the first 20 seeds, 0 of the 3 families have a family-wise rate of at most 5%; above 5%:"
+    assert text[1].startswith("- counterfactual economic_class (counterfactual): 1 of 2 seeds; single tests at raw")
+    # more seeds than the first ones: the rate over all of them, with its interval against 5%
+    more = pd.concat([rec.assign(seed=s, any_significant=s in (0, 1)) for s in range(40)])
+    s40 = FPR.summarise(more, first=20)
+    assert list(s40["seeds with a false positive"]) == [2, 2, 2] and not s40["at most 5%"].any()
+    assert list(s40["all seeds with a false positive"]) == [2, 2, 2] and list(s40["all seeds"]) == [40, 40, 40]
+    lo, hi = FPR.clopper_pearson(2, 40)
+    assert f"over all 40 seeds 2 = 5.0% [{lo:.3f}, {hi:.3f}], an interval that contains 5%" in FPR.verdict(s40, 20)[1]
 
 
 @pytest.mark.slow
