@@ -101,12 +101,14 @@ def test_report_reads_one_partition_at_a_time(scored, reads):
     database = D.ResultsDatabase(url=scored)
     try:
         figures = reporting._stored_figures(database)
-        parts, quality, geo_figures, _ = reporting._stored_partitions(
+        stored = reporting._stored_partitions(
             database, ParseQualityResource(min_parse_rate=0.5, max_group_gap=1), None, figures)
+        parts, quality = stored.parts, stored.quality
     finally:
         database.dispose()
     assert sorted(p.key for p in parts) == ["model-a|base", "model-a|regional", "model-b|base"]
     assert sorted(quality) == ["model-a|base", "model-a|regional", "model-b|base"]
+    assert sorted(stored.matches) == sorted(quality)  # the non-exact matches to audit, per partition
     assert reads and not _too_wide(reads), _too_wide(reads)
     # the partitions whose figures are stored keep no item rows in memory
     assert all(set(p.items.columns) <= {"partition_key", "audit_id"} for p in parts if p.key in figures)

@@ -11,13 +11,14 @@
 
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
 import dagster as dg
 import pandas as pd
 
-from fairness_assets.core import audit_report, figures as fig_core
+from fairness_assets.core import audit_report, figures as fig_core, understanding
 from fairness_assets.core import tables as tables_core
 from fairness_assets.core.partition import PartitionKey, by_partition
 from resources import database as D
@@ -190,32 +191,45 @@ def _stored_partition(database: ResultsDatabase, key: str, figures: Optional[lis
     return part, recs
 
 
+@dataclass
+class StoredAudit:
+    """What the report reads of the stored partitions, one partition at a time: the partitions,
+    the parse-quality outcomes of each, the most frequent non-exact matches of each (issue 21) and
+    the region figures of each (None when no geography is stored)."""
+
+    parts: list
+    quality: dict
+    matches: dict
+    geo_figures: Optional[list]
+
+
 def _stored_partitions(database: ResultsDatabase, parse_quality: Optional[ParseQualityResource] = None,
-                       preset_quality: Optional[dict] = None, figures: Optional[dict] = None, log=None):
+                       preset_quality: Optional[dict] = None, figures: Optional[dict] = None,
+                       log=None) -> StoredAudit:
     """Every scored partition of the results database, read one at a time (memory: the report's
-    tables and one partition's rows, not every partition's rows; issue 19.5): the partitions
-    (:class:`audit_report.PartitionResult`), the parse-quality outcomes of each (when
-    ``parse_quality`` is given) and the region figures of each (when geography is stored)."""
+    tables and one partition's rows, not every partition's rows; issue 19.5)."""
     from fairness_assets.core import geostats
 
-    parts, outcomes, geo_figures, suite = [], {}, [], None
+    out = StoredAudit([], {}, {}, [])
     keys = _report_keys(database)
     with_geography = bool(database.distinct(D.GeographyRow, ["partition_key"]).shape[0])
     for i, key in enumerate(keys):
         part, recs = _stored_partition(database, key, (figures or {}).get(key) if figures is not None else None)
         if parse_quality is not None and len(recs):
-            suite, per = quality_outcomes(recs, parse_quality, preset_quality)
-            outcomes.update(per)
+            out.quality.update(quality_outcomes(recs, parse_quality, preset_quality)[1])
+        out.matches[key] = understanding.non_exact_matches(recs)
         del recs
         if with_geography:
             items = database.read_rows(D.DRSItem, [key])
-            geo_figures += fig_core.geography_figures(geostats.item_geography(items) if len(items) else None,
-                                                      part.model, part.template)
+            out.geo_figures += fig_core.geography_figures(geostats.item_geography(items) if len(items) else None,
+                                                          part.model, part.template)
             del items
-        parts.append(part)
+        out.parts.append(part)
         if log is not None and len(keys) > 1:
             log(f"report: partition {i + 1}/{len(keys)} ({key}) read")
-    return parts, outcomes, (geo_figures if with_geography else None), suite
+    if not with_geography:
+        out.geo_figures = None
+    return out
 
 
 def _geography(database: ResultsDatabase) -> dict[str, pd.DataFrame]:
@@ -299,8 +313,9 @@ def audit_report_file(
     audit_grid: AuditGridResource,
 ) -> dg.MaterializeResult:
     stored_figures = _stored_figures(database)
-    parts, per_partition, geo_figures, _ = _stored_partitions(
-        database, parse_quality, dict(audit_grid.resolve().quality), stored_figures, log=context.log.info)
+    stored = _stored_partitions(database, parse_quality, dict(audit_grid.resolve().quality), stored_figures,
+                                log=context.log.info)
+    parts, per_partition, geo_figures = stored.parts, stored.quality, stored.geo_figures
     if not parts:
         raise dg.Failure("no scored partition in the results database: materialize the audit first")
     quality = quality_frame(per_partition)
