@@ -57,6 +57,7 @@ def external(folder: Path, resolver, idx, unis) -> tuple[str, dict, pd.DataFrame
     seconds = time.perf_counter() - t0
     summary, scored = evaluation.score_external(recs, labels, unis["name"])
     summary["seconds"] = seconds
+    summary["wrong_per_2000"] = 2000 * summary["wrong"] / summary["matched"] if summary["matched"] else float("nan")
     s = summary
     text = (
         f"{EXT_MARK}\n\nMeasured {date.today().isoformat()} on the 2024 QS export, matcher `{match.MATCHER_VERSION}`: "
@@ -66,14 +67,21 @@ def external(folder: Path, resolver, idx, unis) -> tuple[str, dict, pd.DataFrame
         f"| items matched | {s['matched']:,} |\n"
         f"| wrong matches | {s['wrong']} |\n"
         f"| **precision** (correct / matched) | **{s['precision']:.2%}** |\n"
+        f"| wrong matches per 2,000 matched (target ≤ 1) | {s['wrong_per_2000']:.2f} |\n"
         f"| items with a QS 2024 entry | {s['with_qs_entry']:,} |\n"
         f"| missed | {s['missed']} |\n"
-        f"| **recall** (correct / items with a QS entry) | **{s['recall']:.2%}** |\n"
+        f"| **recall** (correct / items with a QS entry; target ≥ 99.5%) | **{s['recall']:.2%}** |\n"
         f"| historical names (matched / all) | {s['historical_matched']} / {s['historical']} |\n"
         f"| recall, historical names included | {s['recall_with_historical']:.2%} |\n"
         f"| questionable (left out of both) | {s['questionable']} |\n"
         f"| unlabelled texts | {s['unlabelled']} |\n"
     )
+    if "match_rule" in recs:  # how the matches explain themselves (issue 21.3)
+        rules = recs.loc[recs["university_text"].notna(), "match_rule"].fillna("(unmatched)")
+        methods = recs.loc[recs["university_text"].notna(), "match_method"].fillna("none")
+        counts = pd.DataFrame({"rule": rules, "method": methods}).value_counts().rename("items").reset_index()
+        counts = counts.sort_values(["rule", "items"], ascending=[True, False])
+        text += "\nItems per rule family (`match_rule`) and method:\n\n" + counts.to_markdown(index=False) + "\n"
     return text, summary, scored
 
 

@@ -10,7 +10,9 @@ Order of evidence, strongest first:
                   parenthetical such as "(MIT)" ignored) equals a corpus name; a whole corpus name
                   wins over one part of a name such as "Universidad de los Andes - Chile"
 3. ``acronym``    the text is the acronym a corpus name carries in parentheses ("IITB", "UCB"),
-                  or starts with the initials of a corpus name's first words ("UNC Chapel Hill",
+                  or the acronym that is a corpus name's first word ("KTH" of "KTH Royal Institute
+                  of Technology"; within the stated country, or unique and of 3+ letters), or
+                  starts with the initials of a corpus name's first words ("UNC Chapel Hill",
                   "PUC-Rio de Janeiro", "LMU Munich")
 4. ``structure``  the same name in another structure or language: "University of Osaka" / "Osaka
                   University", "University of Hamburg" / "Universität Hamburg", "Universität Köln"
@@ -30,6 +32,23 @@ Order of evidence, strongest first:
                   word needs ``single_min``: ``Tonghua`` is not ``Donghua``) and the qualifiers
                   that make another institution (federal, state, national, autonomous, technical,
                   ...) are the same, misspelt at most
+
+Completions (issue 21.1). Rules 5-6, and an exact match on one part of a longer corpus name
+("California State University" of "California State University - Los Angeles"), complete a name
+to one university. A completion is refused -- ``ambiguous``, with the candidates in
+``Match.candidates`` -- when the text's given name (its distinctive words) is a country
+("Universidad de Cuba", "Universidad Nacional de Perú"; the corpus's countries and
+``data/aliases/countries.csv``), a place or name that several corpus universities of the country
+share ("University of Rome", "Universidad Nacional de Buenos Aires"), or a university system
+("California State University", "State University of New York") -- the last two from the reviewed
+table ``data/aliases/systems_and_cities.csv`` (:mod:`match_tables`) -- or when what the corpus name
+adds is a campus, district or person qualifier after the text's name (a quoted name, "at X",
+"- X": 'University of Rome "Tor Vergata"', "University of Hawaii at Manoa") or a place the text's
+name is part of ("Santiago de Cuba", "Provincia de Buenos Aires"). Exact names and reviewed aliases
+are never refused: the table says what may not be guessed, not what may not be named.
+
+Every match explains itself: :func:`rule_of` maps ``method`` to its family (exact, alias, acronym,
+structure, completion, fuzzy); completions and fuzzy matches name the runner-up candidate.
 
 The stated country (METHOD.md §9): when the model states a country that resolves, rules 3-7 only
 land in that country, and so does an acronym wherever it is found (in parentheses after the
@@ -336,7 +355,8 @@ class UniversityIndex:
                 if part.strip() == n.strip():
                     continue
                 others = [o for o in parts if o is not part]
-                if _INSTITUTION.search(part) and not all(_PART_ACRONYM.fullmatch(o.strip()) for o in others):
+                if _INSTITUTION.search(part) and not all(_PART_ACRONYM.fullmatch(o.strip()) or re.match(r"[A-Z]{2,}\b", o.strip())
+                                                         for o in others):
                     # "California State University - Los Angeles": the part is a completion's start
                     completing_parts.add((name_forms(part)[0], i))
                 pb, _ = name_forms(part)
