@@ -926,6 +926,10 @@ def _fuzzy_choice(hits: list[tuple[int, float]], iso3: Optional[str], idx: Unive
 
     if not hits:
         return Match(None, 0.0, "none")
+    if idx.words is not None and base and " ".join(_given_words(base, idx)) in idx.country_words:
+        # a name made of a country ("University of America") is no look-alike of a university
+        # named after the country's people or a place in it ("American University")
+        return Match(None, float(max(h[1] for h in hits)), "none")
     if idx.words is not None and base:
         nw = idx.words
         text_words = [w for w in nw.proper(idx.text_key(base)[1], articles=True)

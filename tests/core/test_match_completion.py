@@ -208,6 +208,8 @@ def qs():
     ("University of Lyon", "FRA"), ("Université de Toulouse", None), ("University of Madrid", "ESP"),
     ("University of Naples", "ITA"), ("Universidad de Colombia", "COL"), ("Universidade de Portugal", "PRT"),
     ("University of Nebraska", "USA"), ("University of Illinois", "USA"), ("Universidad de Ecuador", None),
+    ("University of America", "USA"),  # a country is no look-alike of "American University" either
+    ("Universidad de Bolivia", "BOL"), ("University of Vietnam", "VNM"),
 ])
 def test_real_export_refused_completions(qs, text, iso3):
     m = match.match_one(text, iso3, qs)
