@@ -44,7 +44,8 @@ share ("University of Rome", "Universidad Nacional de Buenos Aires"), or a unive
 table ``data/aliases/systems_and_cities.csv`` (:mod:`match_tables`) -- or when what the corpus name
 adds is a campus, district or person qualifier after the text's name (a quoted name, "at X",
 "- X": 'University of Rome "Tor Vergata"', "University of Hawaii at Manoa") or a place the text's
-name is part of ("Santiago de Cuba", "Provincia de Buenos Aires"). Exact names and reviewed aliases
+name is part of ("Santiago de Cuba", "Provincia de Buenos Aires"), or another institution before
+the text's name ("Indiana University–Purdue University Indianapolis"). Exact names and reviewed aliases
 are never refused: the table says what may not be guessed, not what may not be named.
 
 Every match explains itself: :func:`rule_of` maps ``method`` to its family (exact, alias, acronym,
@@ -841,7 +842,7 @@ def _match_partial(base: str, iso3: Optional[str], idx: UniversityIndex, nw: Nam
         # the institution's own name ("Universidad de Bogotá - Jorge Tadeo Lozano")
         if idx.form_last[f] != last:
             continue
-        if _qualifies_place(idx.base[i], proper, nw):
+        if _qualifies_place(idx.base[i], proper, nw) or _another_institution_before(idx.base[i], proper, nw):
             qualified.append(i)  # "Universidad de Oriente Santiago de Cuba": a place named "Santiago de ..."
             continue
         cands.append(i)
@@ -859,6 +860,17 @@ def _match_partial(base: str, iso3: Optional[str], idx: UniversityIndex, nw: Nam
     if choice is not None:
         return Match(choice, 94.0, "partial")
     return None
+
+
+def _another_institution_before(corpus_base: str, proper: set, nw: NameWords) -> bool:
+    """What the corpus name adds before the text's name holds an institution of its own, two
+    institution words in all: "Indiana University–Purdue University Indianapolis" is not the
+    "University of Indianapolis" -- a system or a joint institution, not an epithet."""
+    canon = [nw.canonical.get(t, t) for t in corpus_base.split()]
+    first = next((j for j, w in enumerate(canon) if w in proper), None)
+    if first is None:
+        return False
+    return sum(1 for w in canon[:first] if w in nw.types) >= 2
 
 
 def _qualifies_place(corpus_base: str, proper: set, nw: NameWords) -> bool:

@@ -32,6 +32,7 @@ NAMES = [  # (name, iso3, country)
     ("Universidad Nacional del Centro de la Provincia de Alta Vista", "AVR", "Avaria"),  # ... the UNICEN
     ("Johann-Kepler-Universität Linzburg", "AVR", "Avaria"),  # an epithet before the name: a completion
     ("Imperial College of Vandermark", "ORL", "Orland"),  # the institution's own name after: a completion
+    ("Ardent University–Belmar University Castlerock", "OST", "Ostland"),  # a joint institution (IUPUI)
     ("QRX Royal Institute of Science", "ZMB", "Zembla"),  # an acronym that is the first word
     ("KZ Institute of Mining", "ZMB", "Zembla"),
 ]
@@ -115,6 +116,12 @@ def test_a_place_inside_another_place_name_is_not_completed(idx):
     # and without the table row, the "Provincia de" qualifier still refuses it
     bare = match.UniversityIndex.build(_corpus(), {}, groups=[])
     assert got(bare, "Universidad Nacional de Alta Vista", "AVR")[:2] == (None, "ambiguous")
+
+
+def test_another_institution_before_the_name_is_no_epithet(idx):
+    # "University of Indianapolis" is not "Indiana University–Purdue University Indianapolis"
+    name, method, cands = got(idx, "University of Castlerock", "OST")
+    assert (name, method) == (None, "ambiguous") and cands == {"Ardent University–Belmar University Castlerock"}
 
 
 def test_completions_that_add_an_epithet_or_the_own_name_stand(idx):
@@ -208,7 +215,7 @@ def qs():
     ("University of Lyon", "FRA"), ("Université de Toulouse", None), ("University of Madrid", "ESP"),
     ("University of Naples", "ITA"), ("Universidad de Colombia", "COL"), ("Universidade de Portugal", "PRT"),
     ("University of Nebraska", "USA"), ("University of Illinois", "USA"), ("Universidad de Ecuador", None),
-    ("University of America", "USA"),  # a country is no look-alike of "American University" either
+    ("University of Indianapolis", "USA"), ("University of America", "USA"),  # a country is no look-alike of "American University" either
     ("Universidad de Bolivia", "BOL"), ("University of Vietnam", "VNM"),
 ])
 def test_real_export_refused_completions(qs, text, iso3):
