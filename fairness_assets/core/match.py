@@ -629,7 +629,10 @@ def _refuse_completion(base: str, iso3: Optional[str], idx: UniversityIndex, can
     gn = tuple(sorted(nw.proper(key[1])))
     for c_iso, _, pos in idx.groups.get(gn, ()):
         if not iso3 or c_iso == iso3:
-            return _ambiguous([*pos, *cands], idx, iso3)
+            # the candidates of the text's kind first ("University of Massachusetts": the
+            # universities, not MIT), else all the place's
+            same_kind = [i for i in pos if key[0] and key[0] <= name_key(idx.base[i], nw)[0]]
+            return _ambiguous([*(same_kind or pos), *cands], idx, iso3)
     if " ".join(given) in idx.country_words:
         return _ambiguous(cands, idx, iso3)
     return None
