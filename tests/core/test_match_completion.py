@@ -241,6 +241,7 @@ def test_real_export_refused_completions(qs, text, iso3):
     ("University of Tübingen", "DEU", "Eberhard Karls Universität Tübingen"), ("Imperial College", "GBR", "Imperial College London"),
     ("University of Texas at Austin", "USA", "University of Texas at Austin"),
     ("Universidad de Buenos Aires", "ARG", "Universidad de Buenos Aires (UBA)"),
+    ("University of Dublin", "IRL", "Trinity College Dublin, The University of Dublin"),
 ])
 def test_real_export_usual_names_and_standing_completions(qs, text, iso3, expected):
     m = match.match_one(text, iso3, qs)
