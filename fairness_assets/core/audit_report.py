@@ -520,6 +520,27 @@ def _integer_counts(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+MATCHES_TITLE = "Matches to audit"
+
+
+def matches_section(matches: Mapping[str, pd.DataFrame]) -> rep.ReportSection:
+    """The parse-quality companion (issue 21): per partition, the most frequent matches not made by
+    an exact corpus name, with the rule that made each, its score and the runner-up candidate."""
+    tables = {f"{key}: the {len(df)} most frequent non-exact matches": df
+              for key, df in sorted(matches.items()) if df is not None and len(df)}
+    notes = [f"{key}: every matched item was matched by an exact corpus name." for key, df in sorted(matches.items())
+             if df is None or not len(df)]
+    intro = ["Every score rests on the match of the university the model named to one corpus university. Matches "
+             "made by an exact name are not listed; the others are, most frequent first: the text as the model "
+             "wrote it, the country it stated (ISO3), the corpus university it was matched to, the rule that matched "
+             "(alias: the reviewed alias or former-name table; acronym; structure: the same name in another word "
+             "order or language; completion: the text completed to a longer corpus name; fuzzy: a spelling "
+             "variant), the score (0-100) and, for completions and fuzzy matches, the runner-up candidate with its "
+             "score. A wrong row here is a wrong university in the scores: report it, or add the name to "
+             "data/aliases (docs/parse_match.md)."]
+    return rep.ReportSection("matches", MATCHES_TITLE, intro=intro, tables=tables, notes=notes)
+
+
 def build_report(parts: Sequence[PartitionResult], *, provenance: Mapping[str, Any], quality: Optional[pd.DataFrame],
                  base_vs_regional: Optional[Mapping[str, pd.DataFrame]] = None,
                  title: str = "LLM university-recommendation fairness audit",
@@ -527,6 +548,7 @@ def build_report(parts: Sequence[PartitionResult], *, provenance: Mapping[str, A
                  figures_by_partition: Optional[Mapping[str, Sequence[fig.Figure]]] = None,
                  geography: Optional[Mapping[str, pd.DataFrame]] = None,
                  geography_figures: Optional[Sequence[fig.Figure]] = None,
+                 matches: Optional[Mapping[str, pd.DataFrame]] = None,
                  ) -> tuple[str, str, list[fig.Figure]]:
     """``(html, markdown, figures)`` of one audit (every partition given).
 
@@ -539,7 +561,11 @@ def build_report(parts: Sequence[PartitionResult], *, provenance: Mapping[str, A
     ``"geo_items"``). When given, the summary starts with the geographic sentences
     (:func:`geostats.summary_sentences`: significant findings first, each with its interval
     and adjusted p) and the report has a geography section (:func:`geography_section`); its
-    figures are returned too (after the others). None or empty: the report as without it."""
+    figures are returned too (after the others). None or empty: the report as without it.
+
+    ``matches`` (``model|template`` -> :func:`understanding.non_exact_matches`, issue 21): the
+    most frequent non-exact matches of each partition, listed right after the parse-quality
+    table so that a reader can audit them at a glance."""
     if not parts:
         raise ValueError("build_report: no scored partition to report on")
     summary: list[str] = []
@@ -547,6 +573,8 @@ def build_report(parts: Sequence[PartitionResult], *, provenance: Mapping[str, A
     for p in parts:  # issue 20: what the model did differently leads
         summary += rep.behaviour_findings(p.statistics.get("behaviour_needs"), model=p.model, template=p.template)
     summary += component_change_summary(base_vs_regional)  # did the regional template move what the model did?
+    if matches is not None:
+        sections.append(matches_section(matches))
     behaviour = behaviour_section(parts)
     if behaviour is not None:
         sections.append(behaviour)

@@ -33,3 +33,23 @@ def test_nothing_to_audit_gives_an_empty_table_with_its_columns():
     exact = pd.DataFrame([_item("Oxford University", "University of Oxford", "exact", "exact")])
     assert non_exact_matches(exact).empty and list(non_exact_matches(exact).columns) == NON_EXACT_COLUMNS
     assert non_exact_matches(pd.DataFrame()).empty
+
+
+def test_the_report_lists_the_matches_to_audit_after_parse_quality():
+    from fairness_assets.core import audit_report as AR
+
+    recs = pd.DataFrame([{"response_id": "r1", "item_index": 0, "university_text": "Imperial College",
+                          "matched_name": "Imperial College London", "university_id": 1, "iso3": "GBR",
+                          "country": "United Kingdom", "program_text": "MSc", "audit_id": "a", "partition_key": "m|base"}])
+    part = AR.PartitionResult("m", "base", recs, {}, pd.DataFrame())
+    table = non_exact_matches(pd.DataFrame(
+        [_item("Imperial College", "Imperial College London", "completion", "prefix", 100.0, "Imperial Tech", 80.0)] * 2))
+    quality = pd.DataFrame([{"partition": "m|base", "check": "match_rate", "passed": True, "observed": 1.0,
+                             "threshold": 0.8, "blocking": True}])
+    html, md, _ = AR.build_report([part], provenance={"code version": "test"}, quality=quality,
+                                  figures_by_partition={"m|base": []},
+                                  matches={"m|base": table, "other|base": table.iloc[:0]})
+    assert AR.MATCHES_TITLE in md and "Imperial Tech" in md and "completion" in md
+    assert md.index("Parse quality") < md.index(AR.MATCHES_TITLE)
+    assert "other\\|base: every matched item was matched by an exact corpus name" in md
+    assert AR.MATCHES_TITLE in html and "Imperial Tech" in html

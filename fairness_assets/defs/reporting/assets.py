@@ -323,7 +323,8 @@ def audit_report_file(
     provenance = _provenance(database, parts, report_settings, reference, scoring, subject_tagger, audit_grid)
     html, markdown, figures = audit_report.build_report(
         parts, provenance=provenance, quality=quality, base_vs_regional=bvr,
-        figures_by_partition=stored_figures, geography=_geography(database), geography_figures=geo_figures)
+        figures_by_partition=stored_figures, geography=_geography(database), geography_figures=geo_figures,
+        matches=stored.matches)
     audit_ids = sorted({str(a) for p in parts for a in p.items["audit_id"].unique()})
     report_id = f"report-{stable_hash([audit_ids, provenance['code version']])[:12]}"
     folder = write_report(report_settings.folder() / report_id, html, markdown, figures)
