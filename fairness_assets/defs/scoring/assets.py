@@ -167,18 +167,12 @@ def _component_change(context: dg.AssetExecutionContext, database: ResultsDataba
     side = {}
     for template, key in zip(("base", "regional"), pair):
         tables = {}
-        stat_rows = database.read_rows(StatisticRow, [key])
-        if len(stat_rows):
-            bn = tables_core.from_long(stat_rows).get("behaviour_needs")
-            if bn is not None:
-                tables["behaviour_needs"] = bn
-        del stat_rows
-        geo_rows = database.read_rows(GeographyRow, [key])
-        if len(geo_rows):
-            gc = tables_core.from_long(geo_rows).get("geo_contrasts")
-            if gc is not None:
-                tables["geo_contrasts"] = gc
-        del geo_rows
+        for row_model, name in ((StatisticRow, "behaviour_needs"), (GeographyRow, "geo_contrasts")):
+            rows = database.read_rows(row_model, [key])
+            table = tables_core.from_long(rows).get(name) if len(rows) else None
+            del rows
+            if table is not None:
+                tables[name] = table
         side[template] = tables
     if not side["base"] and not side["regional"]:
         context.log.info(f"{model}: no behaviour / needs split stored for base or regional (materialize "
