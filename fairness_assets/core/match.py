@@ -941,9 +941,11 @@ def _fuzzy_choice(hits: list[tuple[int, float]], iso3: Optional[str], idx: Unive
 
     if not hits:
         return Match(None, 0.0, "none")
-    if idx.words is not None and base and " ".join(_given_words(base, idx)) in idx.country_words:
-        # a name made of a country ("University of America") is no look-alike of a university
-        # named after the country's people or a place in it ("American University")
+    core = set(idx.text_key(base)[1]) if idx.words is not None and base else set()
+    if core and " ".join(w for w in base.split() if idx.words.canonical.get(w, w) in core) in idx.country_words:
+        # a name made of a country and nothing else ("University of America") is no look-alike of a
+        # university named after the country's people or a place in it ("American University");
+        # with a qualifier it may be a name of its own ("National University of Singapore (NU)S")
         return Match(None, float(max(h[1] for h in hits)), "none")
     if idx.words is not None and base:
         nw = idx.words

@@ -242,6 +242,9 @@ def test_real_export_refused_completions(qs, text, iso3):
     ("University of Texas at Austin", "USA", "University of Texas at Austin"),
     ("Universidad de Buenos Aires", "ARG", "Universidad de Buenos Aires (UBA)"),
     ("University of Dublin", "IRL", "Trinity College Dublin, The University of Dublin"),
+    # a country with a qualifier is a name of its own, also misspelt
+    ("National University of Singapore (NU)S", "SGP", "National University of Singapore (NUS)"),
+    ("Natonal Taiwan University", "TWN", "National Taiwan University (NTU)"),
 ])
 def test_real_export_usual_names_and_standing_completions(qs, text, iso3, expected):
     m = match.match_one(text, iso3, qs)
