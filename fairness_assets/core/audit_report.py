@@ -130,59 +130,156 @@ def comparison_figures(parts: Sequence[PartitionResult], base_vs_regional: Optio
     return out
 
 
-def report_tables(parts: Sequence[PartitionResult], base_vs_regional: Optional[Mapping[str, pd.DataFrame]] = None
-                  ) -> dict[str, pd.DataFrame]:
-    """The report's tables, in reading order: comparison first, then each partition's."""
+def headline_tables(parts: Sequence[Any], base_vs_regional: Optional[Mapping[str, pd.DataFrame]] = None
+                    ) -> dict[str, pd.DataFrame]:
+    """The report's tables over every partition: models side by side, then base vs regional."""
     tables: dict[str, pd.DataFrame] = {}
     if len(parts) > 1:
-        tables["Models side by side (headline metrics, 95% bootstrap interval over runs)"] = comparison_table(parts)
+        tables["Models side by side (headline metrics, 95% bootstrap interval over runs)"] = comparison_table(
+            [_light(p) for p in parts])
     if base_vs_regional:
         for name, df in base_vs_regional.items():
             if name == "component_change":
                 tables.update(component_change_tables(df))
             elif df is not None and len(df):
                 tables[f"Base vs regional: {name.replace('_', ' ')} (%)"] = df
-    for p in parts:
-        t = p.tables
-        where = f"{p.model} / {p.template}"
-        for name, title in (("drs_summary", "DRS, Acc, Rep, Acad overall and by group"),
-                            ("academic_alignment", "Academic alignment by group"),
-                            ("volume_diversity", "Volume and diversity"),
-                            ("concentration", "US+UK share and country coverage")):
-            if t.get(name) is not None and len(t[name]):
-                tables[f"{where}: {title}"] = t[name]
-        var = p.statistics.get("run_variability")
-        if var is not None and len(var):
-            tables[f"{where}: run-to-run variability"] = var[
-                ["group_by", "group", "metric", "unit", "n_units", "mean", "sd", "ci_low", "ci_high", "note"]]
-        dis = p.statistics.get("counterfactual_disparity")
-        if dis is not None and len(dis):
-            # significant rows first, then by the size of the difference: a long table (40
-            # nationalities) is cut at the report's row limit, never before a significant row
-            order = (dis.assign(_sig=~dis["significant"].astype(bool), _size=-dis["mean_diff"].abs().fillna(-1))
-                     .sort_values(["_sig", "_size"], kind="stable").index)
-            dis = dis.loc[order].reset_index(drop=True)
-            shown = stats.disparity_display(dis).drop(columns=["model", "template"], errors="ignore")
-            shown["significant"] = dis["significant"].to_numpy()
-            tables[f"{where}: counterfactual disparity (paired; {dis['correction'].iloc[0]} correction)"] = shown
-        grs = p.grs[p.grs["n_recommendations"] > 0] if "n_recommendations" in p.grs else p.grs
-        if len(grs):
-            tables[f"{where}: GRS of the countries recommended"] = grs.sort_values("grs", ascending=False)[
-                [c for c in ("country", "iso3", "total_unis", "recs", "n_recommendations", "avail", "repr",
-                             "scaled_repr", "rep_covg", "grs") if c in grs.columns]]
-        top = t.get("reduced_context_top")
-        if top is not None and len(top):
-            tables[f"{where}: reduced context, top items per attribute value"] = top
-        if p.drift is not None and len(p.drift):
-            headline = p.drift[~drift_core.is_contrast(p.drift)] if "scope" in p.drift else p.drift
-            changed = headline[headline["status"] != "unchanged"]
-            tables[f"{where}: drift since {p.drift_labels[0]}"] = (
-                changed.head(60) if len(changed) else headline.head(0))
-            components = drift_core.component_drift(p.drift) if "scope" in p.drift else pd.DataFrame()
-            if len(components):
-                tables[f"{where}: drift since {p.drift_labels[0]}, behaviour part (what the model did) and outcome "
-                       "(total) of every contrast significant in either audit"] = components
     return tables
+
+
+def report_tables(parts: Sequence[Any], base_vs_regional: Optional[Mapping[str, pd.DataFrame]] = None
+                  ) -> dict[str, pd.DataFrame]:
+    """The report's tables, in reading order: comparison first, then each partition's
+    (:class:`PartitionResult` or :class:`PartitionDigest`)."""
+    tables = headline_tables(parts, base_vs_regional)
+    for p in parts:
+        tables.update(p.tables if isinstance(p, PartitionDigest) else partition_tables(p))
+    return tables
+
+
+def partition_tables(p: PartitionResult) -> dict[str, pd.DataFrame]:
+    """One partition's tables of the report's "Tables" section, in reading order (uncut)."""
+    tables: dict[str, pd.DataFrame] = {}
+    t = p.tables
+    where = f"{p.model} / {p.template}"
+    for name, title in (("drs_summary", "DRS, Acc, Rep, Acad overall and by group"),
+                        ("academic_alignment", "Academic alignment by group"),
+                        ("volume_diversity", "Volume and diversity"),
+                        ("concentration", "US+UK share and country coverage")):
+        if t.get(name) is not None and len(t[name]):
+            tables[f"{where}: {title}"] = t[name]
+    var = p.statistics.get("run_variability")
+    if var is not None and len(var):
+        tables[f"{where}: run-to-run variability"] = var[
+            ["group_by", "group", "metric", "unit", "n_units", "mean", "sd", "ci_low", "ci_high", "note"]]
+    dis = p.statistics.get("counterfactual_disparity")
+    if dis is not None and len(dis):
+        # significant rows first, then by the size of the difference: a long table (40
+        # nationalities) is cut at the report's row limit, never before a significant row
+        order = (dis.assign(_sig=~dis["significant"].astype(bool), _size=-dis["mean_diff"].abs().fillna(-1))
+                 .sort_values(["_sig", "_size"], kind="stable").index)
+        dis = dis.loc[order].reset_index(drop=True)
+        shown = stats.disparity_display(dis).drop(columns=["model", "template"], errors="ignore")
+        shown["significant"] = dis["significant"].to_numpy()
+        tables[f"{where}: counterfactual disparity (paired; {dis['correction'].iloc[0]} correction)"] = shown
+    grs = p.grs[p.grs["n_recommendations"] > 0] if "n_recommendations" in p.grs else p.grs
+    if len(grs):
+        tables[f"{where}: GRS of the countries recommended"] = grs.sort_values("grs", ascending=False)[
+            [c for c in ("country", "iso3", "total_unis", "recs", "n_recommendations", "avail", "repr",
+                         "scaled_repr", "rep_covg", "grs") if c in grs.columns]]
+    top = t.get("reduced_context_top")
+    if top is not None and len(top):
+        tables[f"{where}: reduced context, top items per attribute value"] = top
+    if p.drift is not None and len(p.drift):
+        headline = p.drift[~drift_core.is_contrast(p.drift)] if "scope" in p.drift else p.drift
+        changed = headline[headline["status"] != "unchanged"]
+        tables[f"{where}: drift since {p.drift_labels[0]}"] = (
+            changed.head(60) if len(changed) else headline.head(0))
+        components = drift_core.component_drift(p.drift) if "scope" in p.drift else pd.DataFrame()
+        if len(components):
+            tables[f"{where}: drift since {p.drift_labels[0]}, behaviour part (what the model did) and outcome "
+                   "(total) of every contrast significant in either audit"] = components
+    return tables
+
+
+# ----------------------------------------------------------------------------- one partition, digested (issue 19.5)
+@dataclass
+class PartitionDigest:
+    """What the report shows of one partition, computed from its full tables by :func:`digest`:
+    its summary sentences, its tables cut to the rows the report shows (each remembering how many
+    rows it had, ``attrs["total_rows"]``), its behaviour and envy tables, its figures, and a light
+    :class:`PartitionResult` holding only the headline rows the comparison across partitions needs.
+    A caller that digests each partition as it reads it holds, for the whole report, what the
+    report shows, not every partition's statistics (issue 19.5: memory bounded by design)."""
+
+    part: PartitionResult
+    behaviour_lines: list[str]
+    outcome_lines: list[str]
+    tables: dict[str, pd.DataFrame]
+    behaviour_tables: dict[str, pd.DataFrame]
+    figures: list[fig.Figure]
+    significant: int
+    audit_ids: list[str]
+
+    @property
+    def key(self) -> str:
+        return self.part.key
+
+    @property
+    def model(self) -> str:
+        return self.part.model
+
+    @property
+    def template(self) -> str:
+        return self.part.template
+
+
+def cut_rows(df: Optional[pd.DataFrame], max_rows: int = rep.MAX_ROWS) -> Optional[pd.DataFrame]:
+    """The first ``max_rows`` rows of a report table, remembering how many rows it had (the
+    report says "Showing the first 200 of 16,000 rows" from ``attrs["total_rows"]``)."""
+    if df is None or len(df) <= max_rows:
+        return df
+    out = df.head(max_rows).copy()
+    out.attrs["total_rows"] = int(df.attrs.get("total_rows", len(df)))
+    return out
+
+
+def _light(p: Any) -> PartitionResult:
+    """A partition's headline rows only: what :func:`comparison_table` and the comparison
+    figures read (the overall, per-run variability rows, the overall DRS row, the concentration)."""
+    if isinstance(p, PartitionDigest):
+        return p.part
+    var = p.statistics.get("run_variability")
+    stats_light = {}
+    if var is not None and len(var):
+        stats_light["run_variability"] = var[(var["group_by"] == "overall") & (var["unit"] == "run")]
+    summary = p.tables.get("drs_summary")
+    tables = {k: v for k, v in (("drs_summary", summary[summary["group_by"] == "overall"]
+                                 if summary is not None and len(summary) and "group_by" in summary else summary),
+                                ("concentration", p.tables.get("concentration"))) if v is not None}
+    keep = [c for c in ("partition_key", "audit_id") if c in p.items.columns]
+    items = p.items[keep].drop_duplicates() if keep else p.items.iloc[0:0, 0:0]
+    return PartitionResult(p.model, p.template, items, tables, p.grs.iloc[0:0], stats_light)
+
+
+def digest(p: PartitionResult, figures: Optional[Sequence[fig.Figure]] = None,
+           max_rows: int = rep.MAX_ROWS) -> PartitionDigest:
+    """Everything the report shows of partition ``p``, computed from its full tables (the summary
+    sentences see every row; only the shown rows of each table are kept). ``figures``: the
+    partition's §8.8 figures already drawn (``None``: drawn here from its items)."""
+    dis = p.statistics.get("counterfactual_disparity")
+    behaviour_lines = rep.behaviour_findings(p.statistics.get("behaviour_needs"), model=p.model, template=p.template)
+    outcome_lines = rep.disparity_summary(
+        p.tables.get("drs_summary", pd.DataFrame()), dis, p.grs,
+        concentration=p.tables.get("concentration"), model=p.model, template=p.template,
+        metrics=("drs", "acc", "rep"), decomposition=p.statistics.get("behaviour_needs"))
+    drawn = partition_figures(p) if figures is None else list(figures) + partition_figures_drift(p)
+    audit_ids = sorted({str(a) for a in p.items["audit_id"].unique()}) if "audit_id" in p.items else []
+    return PartitionDigest(
+        part=_light(p), behaviour_lines=behaviour_lines, outcome_lines=outcome_lines,
+        tables={k: cut_rows(v, max_rows) for k, v in partition_tables(p).items()},
+        behaviour_tables={k: cut_rows(v, max_rows) for k, v in behaviour_tables(p).items()},
+        figures=drawn, significant=int(dis["significant"].astype(bool).sum()) if dis is not None and len(dis) else 0,
+        audit_ids=audit_ids)
 
 
 # ----------------------------------------------------------------------------- base vs regional, per component
@@ -485,12 +582,12 @@ def behaviour_tables(p: PartitionResult) -> dict[str, pd.DataFrame]:
     return out
 
 
-def behaviour_section(parts: Sequence[PartitionResult]) -> Optional[rep.ReportSection]:
+def behaviour_section(parts: Sequence[Any]) -> Optional[rep.ReportSection]:
     """The report's section "Behaviour and needs of the counterfactual contrasts" (issue 20);
     None when no partition has the decomposition (the report is then as before)."""
     tables: dict[str, pd.DataFrame] = {}
     for p in parts:
-        tables.update(behaviour_tables(p))
+        tables.update(p.behaviour_tables if isinstance(p, PartitionDigest) else behaviour_tables(p))
     if not tables:
         return None
     intro = ["Every counterfactual pair (two values of gender, income or nationality, all else equal) is split in "
@@ -541,7 +638,7 @@ def matches_section(matches: Mapping[str, pd.DataFrame]) -> rep.ReportSection:
     return rep.ReportSection("matches", MATCHES_TITLE, intro=intro, tables=tables, notes=notes)
 
 
-def build_report(parts: Sequence[PartitionResult], *, provenance: Mapping[str, Any], quality: Optional[pd.DataFrame],
+def build_report(parts: Sequence[Any], *, provenance: Mapping[str, Any], quality: Optional[pd.DataFrame],
                  base_vs_regional: Optional[Mapping[str, pd.DataFrame]] = None,
                  title: str = "LLM university-recommendation fairness audit",
                  notes: Sequence[str] = (),
@@ -550,7 +647,8 @@ def build_report(parts: Sequence[PartitionResult], *, provenance: Mapping[str, A
                  geography_figures: Optional[Sequence[fig.Figure]] = None,
                  matches: Optional[Mapping[str, pd.DataFrame]] = None,
                  ) -> tuple[str, str, list[fig.Figure]]:
-    """``(html, markdown, figures)`` of one audit (every partition given).
+    """``(html, markdown, figures)`` of one audit (every partition given, each a
+    :class:`PartitionResult` or, to hold less, already a :class:`PartitionDigest`).
 
     ``figures_by_partition`` (``model|template`` -> figures) reuses figures already drawn;
     partitions without an entry have theirs drawn here.
@@ -568,33 +666,30 @@ def build_report(parts: Sequence[PartitionResult], *, provenance: Mapping[str, A
     table so that a reader can audit them at a glance."""
     if not parts:
         raise ValueError("build_report: no scored partition to report on")
+    given = figures_by_partition or {}
+    digests = [p if isinstance(p, PartitionDigest) else digest(p, given.get(p.key)) for p in parts]
     summary: list[str] = []
     sections: list[rep.ReportSection] = []
-    for p in parts:  # issue 20: what the model did differently leads
-        summary += rep.behaviour_findings(p.statistics.get("behaviour_needs"), model=p.model, template=p.template)
+    for d in digests:  # issue 20: what the model did differently leads
+        summary += d.behaviour_lines
     summary += component_change_summary(base_vs_regional)  # did the regional template move what the model did?
     if matches is not None:
         sections.append(matches_section(matches))
-    behaviour = behaviour_section(parts)
+    behaviour = behaviour_section(digests)
     if behaviour is not None:
         sections.append(behaviour)
+    light = [d.part for d in digests]
     if has_geography(geography):
         summary += geostats.summary_sentences({k: _integer_counts(v) for k, v in geography.items()
                                                if isinstance(v, pd.DataFrame)})
-        sections.append(geography_section(geography, parts, geography_figures))
-    for p in parts:
-        summary += rep.disparity_summary(
-            p.tables.get("drs_summary", pd.DataFrame()), p.statistics.get("counterfactual_disparity"), p.grs,
-            concentration=p.tables.get("concentration"), model=p.model, template=p.template,
-            metrics=("drs", "acc", "rep"), decomposition=p.statistics.get("behaviour_needs"))
-    figures = comparison_figures(parts, base_vs_regional)
-    for p in parts:
-        given = (figures_by_partition or {}).get(p.key)
-        if given is None:
-            figures += partition_figures(p)
-        else:
-            figures += list(given) + [f for f in partition_figures_drift(p)]
-    html, markdown = rep.render_report(title=title, provenance=provenance, tables=report_tables(parts, base_vs_regional),
+        sections.append(geography_section(geography, light, geography_figures))
+    for d in digests:
+        summary += d.outcome_lines
+    figures = comparison_figures(light, base_vs_regional)
+    for d in digests:
+        figures += d.figures
+    html, markdown = rep.render_report(title=title, provenance=provenance,
+                                       tables=report_tables(digests, base_vs_regional),
                                        figures=figures, quality=quality, summary=summary, notes=notes,
                                        sections=sections)
     return html, markdown, figures + [f for sec in sections for f in sec.figures]

@@ -136,8 +136,9 @@ def format_column(values: pd.Series, name: str) -> pd.Series:
 
 
 def _prepared(df: pd.DataFrame, max_rows: int) -> tuple[pd.DataFrame, pd.DataFrame, list[bool], int]:
-    """(display strings, raw frame shown, numeric-column flags, total rows)."""
-    total = len(df)
+    """(display strings, raw frame shown, numeric-column flags, total rows: ``attrs["total_rows"]``
+    when the frame was already cut to the rows shown, :func:`audit_report.cut_rows`)."""
+    total = max(len(df), int(df.attrs.get("total_rows", len(df))))
     shown = df.head(max_rows)
     text = pd.DataFrame({c: format_column(shown[c], c) for c in shown.columns}, index=shown.index)
     numeric = [_numeric_view(shown[c]) is not None for c in shown.columns]

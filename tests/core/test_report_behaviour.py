@@ -137,3 +137,23 @@ def test_family_sizes_print_as_integers_when_read_back_from_the_database(blind):
     summary = md.split("## Summary", 1)[1].split("\n## ", 1)[0]
     assert "5 tests" in summary
     assert not re.search(r"\d\.0 tests", summary)
+
+
+def test_a_digested_partition_gives_the_same_report_as_the_whole_one(steering, blind):
+    """Issue 19.5: the report can be built from each partition's digest (its sentences, its tables
+    cut to the rows shown, its figures), read one partition at a time, and says exactly what the
+    report built from every partition's full statistics says, "Showing the first 200 of N rows"
+    included; the digest holds a few hundred rows where the partition holds thousands."""
+    kw = dict(provenance={"code version": "test"}, quality=None)
+    whole_html, whole_md, _ = AR.build_report([steering, blind], figures_by_partition={steering.key: [],
+                                                                                        blind.key: []}, **kw)
+    digests = [AR.digest(p, []) for p in (steering, blind)]
+    html, md, _ = AR.build_report(digests, **kw)
+    assert html == whole_html and md == whole_md
+    full = len(steering.statistics["behaviour_needs"])
+    assert full > R.MAX_ROWS
+    assert f"Showing the first {R.MAX_ROWS} of {full} rows" in html
+    kept = sum(len(t) for d in digests for t in [*d.tables.values(), *d.behaviour_tables.values()])
+    assert all(len(t) <= R.MAX_ROWS for d in digests for t in [*d.tables.values(), *d.behaviour_tables.values()])
+    assert kept < sum(len(t) for p in (steering, blind) for t in p.statistics.values()) / 5
+    assert set(digests[0].part.statistics) == {"run_variability"}

@@ -102,7 +102,7 @@ def test_report_reads_one_partition_at_a_time(scored, reads):
     try:
         figures = reporting._stored_figures(database)
         stored = reporting._stored_partitions(
-            database, ParseQualityResource(min_parse_rate=0.5, max_group_gap=1), None, figures)
+            database, ParseQualityResource(min_parse_rate=0.5, max_group_gap=1), None)
         parts, quality = stored.parts, stored.quality
     finally:
         database.dispose()
@@ -110,5 +110,9 @@ def test_report_reads_one_partition_at_a_time(scored, reads):
     assert sorted(quality) == ["model-a|base", "model-a|regional", "model-b|base"]
     assert sorted(stored.matches) == sorted(quality)  # the non-exact matches to audit, per partition
     assert reads and not _too_wide(reads), _too_wide(reads)
-    # the partitions whose figures are stored keep no item rows in memory
-    assert all(set(p.items.columns) <= {"partition_key", "audit_id"} for p in parts if p.key in figures)
+    # each partition is digested as it is read: what the report shows, no item rows, no full statistics
+    assert all(set(p.part.items.columns) <= {"partition_key", "audit_id"} for p in parts)
+    assert all(set(p.part.statistics) <= {"run_variability"} for p in parts)
+    assert all(len(t) <= 200 for p in parts for t in [*p.tables.values(), *p.behaviour_tables.values()])
+    # the figures come from their files, one partition at a time
+    assert figures and all({f.name for f in figures[p.key]} <= {f.name for f in p.figures} for p in parts)

@@ -193,9 +193,11 @@ def _stored_partition(database: ResultsDatabase, key: str, figures: Optional[lis
 
 @dataclass
 class StoredAudit:
-    """What the report reads of the stored partitions, one partition at a time: the partitions,
-    the parse-quality outcomes of each, the most frequent non-exact matches of each (issue 21) and
-    the region figures of each (None when no geography is stored)."""
+    """What the report reads of the stored partitions, one partition at a time: each partition
+    digested (:func:`audit_report.digest`: its sentences, its tables cut to the rows shown, its
+    figures) before the next is read, the parse-quality outcomes of each, the most frequent
+    non-exact matches of each (issue 21) and the region figures of each (None when no geography
+    is stored)."""
 
     parts: list
     quality: dict
@@ -204,17 +206,18 @@ class StoredAudit:
 
 
 def _stored_partitions(database: ResultsDatabase, parse_quality: Optional[ParseQualityResource] = None,
-                       preset_quality: Optional[dict] = None, figures: Optional[dict] = None,
-                       log=None) -> StoredAudit:
-    """Every scored partition of the results database, read one at a time (memory: the report's
-    tables and one partition's rows, not every partition's rows; issue 19.5)."""
+                       preset_quality: Optional[dict] = None, log=None) -> StoredAudit:
+    """Every scored partition of the results database, read and digested one at a time (memory:
+    what the report shows and one partition's rows, not every partition's rows and statistics;
+    issue 19.5)."""
     from fairness_assets.core import geostats
 
     out = StoredAudit([], {}, {}, [])
     keys = _report_keys(database)
     with_geography = bool(database.distinct(D.GeographyRow, ["partition_key"]).shape[0])
     for i, key in enumerate(keys):
-        part, recs = _stored_partition(database, key, (figures or {}).get(key) if figures is not None else None)
+        figures = _stored_figures(database, key).get(key)
+        part, recs = _stored_partition(database, key, figures)
         if parse_quality is not None and len(recs):
             out.quality.update(quality_outcomes(recs, parse_quality, preset_quality)[1])
         out.matches[key] = understanding.non_exact_matches(recs)
@@ -224,7 +227,8 @@ def _stored_partitions(database: ResultsDatabase, parse_quality: Optional[ParseQ
             out.geo_figures += fig_core.geography_figures(geostats.item_geography(items) if len(items) else None,
                                                           part.model, part.template)
             del items
-        out.parts.append(part)
+        out.parts.append(audit_report.digest(part, figures))
+        del part
         if log is not None and len(keys) > 1:
             log(f"report: partition {i + 1}/{len(keys)} ({key}) read")
     if not with_geography:
@@ -238,8 +242,9 @@ def _geography(database: ResultsDatabase) -> dict[str, pd.DataFrame]:
     return stored_geography(database)
 
 
-def _stored_figures(database: ResultsDatabase) -> dict[str, list[fig_core.Figure]]:
-    rows = database.read_rows(D.FigureFile)
+def _stored_figures(database: ResultsDatabase, key: Optional[str] = None) -> dict[str, list[fig_core.Figure]]:
+    """The stored figures (PNG bytes read from their files) of partition ``key``, or of every partition."""
+    rows = database.read_rows(D.FigureFile, [key] if key is not None else None)
     out: dict[str, list[fig_core.Figure]] = {}
     for r in rows.itertuples(index=False):
         png = Path(r.path).read_bytes() if r.path and Path(r.path).exists() else None
@@ -312,9 +317,7 @@ def audit_report_file(
     parse_quality: ParseQualityResource,
     audit_grid: AuditGridResource,
 ) -> dg.MaterializeResult:
-    stored_figures = _stored_figures(database)
-    stored = _stored_partitions(database, parse_quality, dict(audit_grid.resolve().quality), stored_figures,
-                                log=context.log.info)
+    stored = _stored_partitions(database, parse_quality, dict(audit_grid.resolve().quality), log=context.log.info)
     parts, per_partition, geo_figures = stored.parts, stored.quality, stored.geo_figures
     if not parts:
         raise dg.Failure("no scored partition in the results database: materialize the audit first")
@@ -323,13 +326,12 @@ def audit_report_file(
     provenance = _provenance(database, parts, report_settings, reference, scoring, subject_tagger, audit_grid)
     html, markdown, figures = audit_report.build_report(
         parts, provenance=provenance, quality=quality, base_vs_regional=bvr,
-        figures_by_partition=stored_figures, geography=_geography(database), geography_figures=geo_figures,
+        geography=_geography(database), geography_figures=geo_figures,
         matches=stored.matches)
-    audit_ids = sorted({str(a) for p in parts for a in p.items["audit_id"].unique()})
+    audit_ids = sorted({a for p in parts for a in p.audit_ids})
     report_id = f"report-{stable_hash([audit_ids, provenance['code version']])[:12]}"
     folder = write_report(report_settings.folder() / report_id, html, markdown, figures)
-    significant = sum(int(p.statistics["counterfactual_disparity"]["significant"].sum())
-                      for p in parts if len(p.statistics.get("counterfactual_disparity", [])))
+    significant = sum(p.significant for p in parts)
     context.log.info(f"report {report_id}: {len(parts)} partition(s), {sum(not f.skipped for f in figures)} figure(s), "
                      f"{significant} significant finding(s) -> {folder / 'report.html'}")
     row = database.stamp(pd.DataFrame([{"report_id": report_id, "partitions": json.dumps([p.key for p in parts]),
