@@ -73,12 +73,13 @@ from typing import Mapping, Optional
 import numpy as np
 import pandas as pd
 
-MATCHER_VERSION = "match-4"  # bump when matching rules change (recorded in every report's provenance)
+MATCHER_VERSION = "match-5"  # bump when matching rules change (recorded in every report's provenance)
 
 DATA_DIR = Path(__file__).resolve().parents[2] / "data" / "aliases"
 NAME_WORDS_FILE = DATA_DIR / "name_words.csv"
 HISTORICAL_NAMES_FILE = DATA_DIR / "historical_names.csv"
 GROUPS_FILE = DATA_DIR / "systems_and_cities.csv"  # reviewed: names not to complete (issue 21.1)
+CAMPUSES_FILE = DATA_DIR / "campuses.csv"  # reviewed: corpus names that add a campus without a separator
 COUNTRY_ALIASES_FILE = DATA_DIR / "countries.csv"
 
 _GENERIC_WORDS = {
@@ -298,10 +299,11 @@ class UniversityIndex:
     def build(cls, corpus: pd.DataFrame, aliases: Optional[Mapping[str, list[tuple[str, Optional[str]]]]] = None,
               words: Optional[NameWords] = None,
               historical: Optional[Mapping[str, list[tuple[str, Optional[str]]]]] = None,
-              groups=None):
-        """``words``, ``historical`` and ``groups`` (rows of :mod:`match_tables`, the reviewed
-        systems and places with several universities) default to the reviewed tables in
-        ``data/aliases``."""
+              groups=None, campuses: Optional[Mapping[str, frozenset]] = None):
+        """``words``, ``historical``, ``groups`` (rows of :mod:`match_tables`, the reviewed
+        systems and places with several universities) and ``campuses`` (:func:`load_campuses`:
+        corpus names that add a campus to a system's name without a separator) default to the
+        reviewed tables in ``data/aliases``."""
         from fairness_assets.core import match_tables
 
         ids = corpus["university_id"].to_numpy()
@@ -321,6 +323,8 @@ class UniversityIndex:
         country_words.discard("")
         if groups is None:
             groups = match_tables.load(GROUPS_FILE) if GROUPS_FILE.exists() else []
+        if campuses is None:
+            campuses = load_campuses(CAMPUSES_FILE) if CAMPUSES_FILE.exists() else {}
         base, exact, exact_part, acr = [], {}, {}, {}
         lead_acronyms: dict[str, list[int]] = {}
         sep_heads: dict[int, frozenset] = {}
@@ -384,8 +388,9 @@ class UniversityIndex:
             # a name before a campus or district qualifier: 'University of Rome "Tor Vergata"',
             # "University of Texas at Austin", "California State University - Los Angeles"
             head = _campus_head(n, country_words)
-            if head and head != b:
-                sep_heads[i] = frozenset({head})
+            heads = ({head} if head and head != b else set()) | set(campuses.get(b, ()))
+            if heads:  # "University of Minnesota" of "University of Minnesota Twin Cities" (reviewed table)
+                sep_heads[i] = frozenset(heads)
             # initials of the first words: "UNC" + "Chapel Hill", "PUC" + "Rio de Janeiro"
             toks = [t for t in b.split() if t not in _CONNECTORS and t not in _ARTICLES]
             for k in range(2, min(6, len(toks) - 1) + 1):
@@ -454,6 +459,28 @@ def _campus_head(name: str, country_words=frozenset()) -> str:
         return ""
     head = plain[:m.start()]
     return name_forms(head)[0] if _INSTITUTION.search(head) else ""
+
+
+def load_campuses(path: str | Path) -> dict[str, frozenset]:
+    """The reviewed table of corpus names that add a campus to a university system's name without
+    a separator (``data/aliases/campuses.csv``: ``name,system,iso3,other_campuses,source``;
+    "University of Minnesota Twin Cities" is the Twin Cities campus of the University of Minnesota,
+    which has four others): normalised corpus name -> the system names a completion must not
+    complete to it (issue 21.1; the separated forms, "at X", " - X", are read from the name itself).
+    A row without a name, a system or a source, or whose name does not start with or extend its
+    system's words, is an error naming the line."""
+    out: dict[str, set] = {}
+    with open(path, newline="", encoding="utf-8") as fh:
+        for lineno, row in enumerate(csv.DictReader(fh), start=2):
+            name, system = (row.get("name") or "").strip(), (row.get("system") or "").strip()
+            if not name or not system or not (row.get("source") or "").strip():
+                raise ValueError(f"{path}: line {lineno}: need name, system and source, got {row!r}")
+            n, s = name_forms(name)[0], name_forms(system)[0]
+            if n == s or not set(s.split()) <= set(n.split()):
+                raise ValueError(f"{path}: line {lineno}: {name!r} does not add a campus to the system name "
+                                 f"{system!r}")
+            out.setdefault(n, set()).add(s)
+    return {k: frozenset(v) for k, v in out.items()}
 
 
 def load_university_aliases(path: str | Path) -> dict[str, list[tuple[str, Optional[str]]]]:

@@ -272,3 +272,86 @@ def test_real_export_table_is_what_the_builder_proposes(qs):
         row = table.get((match.normalize_name(p.name), p.iso3))
         assert row is not None and row.reviewed, p
         assert set(row.covers) == set(p.covers), p.name
+
+
+# ----------------------------------------------------------------------------- a campus added without a separator
+CAMPUS_NAMES = [  # an invented system with one campus in the corpus, and names that must still match
+    ("University of Norvale Silver Falls", "OST", "Ostland"),   # the Silver Falls campus of the Norvale system
+    ("Kestrel University Harbourside", "OST", "Ostland"),     # not in the table: the completion stands
+]
+
+
+def _campus_index(campuses):
+    frame = pd.DataFrame({"university_id": [1, 2], "name": [n for n, _, _ in CAMPUS_NAMES],
+                          "iso3": [i for _, i, _ in CAMPUS_NAMES], "country": [c for _, _, c in CAMPUS_NAMES]})
+    return match.UniversityIndex.build(frame, {}, groups=[], campuses=campuses)
+
+
+def test_a_campus_added_without_a_separator_is_not_completed(tmp_path):
+    table = tmp_path / "campuses.csv"
+    table.write_text("name,system,iso3,other_campuses,source\n"
+                     "University of Norvale Silver Falls,University of Norvale,OST,Eastmarch | Lowbridge,test\n",
+                     encoding="utf-8")
+    idx = _campus_index(match.load_campuses(table))
+    for text, iso3 in (("University of Norvale", "OST"), ("University of Norvale", None)):
+        name, method, cands = got(idx, text, iso3)
+        assert name is None and method == "ambiguous" and cands == {"University of Norvale Silver Falls"}, text
+    assert got(idx, "Norvale University", "OST")[0] is None  # the other word order is not completed either
+    # the campus's whole name, and a name the table does not list, still match
+    assert got(idx, "University of Norvale Silver Falls", "OST")[0] == "University of Norvale Silver Falls"
+    assert got(idx, "Kestrel University", "OST")[0] == "Kestrel University Harbourside"
+    # without the table, the campus is completed as before (what the table changes)
+    assert got(_campus_index({}), "University of Norvale", "OST")[0] == "University of Norvale Silver Falls"
+
+
+@pytest.mark.parametrize("body,why", [
+    ("University of Norvale Silver Falls,,OST,x,test\n", "need name, system and source"),
+    ("University of Norvale Silver Falls,University of Norvale,OST,x,\n", "need name, system and source"),
+    ("University of Norvale,University of Norvale,OST,x,test\n", "does not add a campus"),
+    ("Silver Falls College,University of Norvale,OST,x,test\n", "does not add a campus"),
+])
+def test_a_malformed_campus_row_names_its_line(tmp_path, body, why):
+    table = tmp_path / "campuses.csv"
+    table.write_text("name,system,iso3,other_campuses,source\n" + body, encoding="utf-8")
+    with pytest.raises(ValueError, match=rf"campuses.csv: line 2: .*{why}"):
+        match.load_campuses(table)
+
+
+def test_every_campus_row_is_a_name_of_the_real_export(qs):
+    bases = set(qs.base)
+    missing = [n for n in match.load_campuses(match.CAMPUSES_FILE) if n not in bases]
+    assert not missing, missing
+
+
+@pytest.mark.parametrize("text,iso3", [
+    ("University of Minnesota", "USA"), ("University of Minnesota", None), ("University of Alaska", "USA"),
+    ("University of Tennessee", "USA"), ("Indiana University", "USA"), ("University of Arkansas", "USA"),
+    ("University of Montana", "USA"), ("Rutgers University", "USA"), ("University of Massachusetts", "USA"),
+    ("University of Missouri", "USA"), ("University of Maryland", None), ("Vietnam National University", "VNM"),
+])
+def test_real_export_a_system_is_not_its_one_listed_campus(qs, text, iso3):
+    m = match.match_one(text, iso3, qs)
+    assert m.index is None and m.method == "ambiguous" and m.candidates, (text, m)
+
+
+@pytest.mark.parametrize("text,iso3", [
+    ("University of Minnesota Twin Cities", "USA"), ("University of Minnesota - Twin Cities", "USA"),
+    ("University of Alaska Fairbanks", "USA"), ("University of Alabama, Birmingham", "USA"),
+    ("Indiana University Bloomington", "USA"), ("University of Michigan-Ann Arbor", "USA"),
+    ("Rutgers University–New Brunswick", "USA"),
+])
+def test_real_export_a_named_campus_still_matches(qs, text, iso3):
+    m = match.match_one(text, iso3, qs)
+    assert m.index is not None, (text, m)
+
+
+@pytest.mark.parametrize("text,expected", [
+    # a reviewed alias is a decision of its own and wins over the campus table (the flagship's common name)
+    ("University of Michigan", "University of Michigan-Ann Arbor"),
+    ("University of Wisconsin", "University of Wisconsin-Madison"),
+    # the corpus's own "The University of Alabama" (Tuscaloosa), never its Birmingham campus
+    ("University of Alabama", "The University of Alabama"),
+])
+def test_real_export_reviewed_aliases_and_exact_names_win_over_the_campus_table(qs, text, expected):
+    m = match.match_one(text, "USA", qs)
+    assert m.index is not None and qs.names[m.index].strip() == expected, (text, m)
