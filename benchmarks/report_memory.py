@@ -108,10 +108,8 @@ def replicate(url: str, copies: int) -> int:
                 rows["partition_key"] = rows["partition_key"].str.replace(SEED_MODEL + "|", model + "|", regex=False)
                 if "model" in rows:
                     rows["model"] = rows["model"].replace(SEED_MODEL, model)
-                if {"column", "value_text"} <= set(rows.columns):
-                    cells = rows["column"].isin(["model", "partition_key"])
-                    rows.loc[cells, "value_text"] = rows.loc[cells, "value_text"].str.replace(SEED_MODEL, model,
-                                                                                              regex=False)
+                if "value_text" in rows:  # long tables: a model cell, or a packed row holding one
+                    rows["value_text"] = rows["value_text"].str.replace(SEED_MODEL, model, regex=False)
                 db.append_rows(table, rows)
         with db.engine().connect() as conn:
             return int(conn.execute(sa.text("SELECT COUNT(DISTINCT partition_key) FROM metric_row "

@@ -1,0 +1,282 @@
+"""Model comparison (issue 22): every pair of models audited on the same template and grid,
+paired by profile and run (the same prompt and the same seed), and a leaderboard that claims no
+rank the data cannot support. Pure: plain frames in, plain frames out.
+
+**Differences** (:func:`compare_models`), for models A and B (A before B in name order), each
+paired over the units both audits hold:
+
+- ``metrics``: DRS, Acc, Rep, Acad per response, B - A, the unit a (profile, run). Both lists are
+  scored for the same student, so the whole difference is behaviour (what the two models
+  recommended); its needs part is 0 by construction (``component`` = ``behaviour``).
+- ``rates``: parse rate (the answer gave at least one item), match rate (matched items / items),
+  US+UK share of the located items (from the scored items, when given), per response, B - A.
+- ``gaps``: does B widen or narrow a group gap? The class gap (low - high income), the gender gaps
+  (female - male, transgender - male) and the Global-South gap (South - North nationalities), each
+  metric: per unit (the other attributes' stratum and the run) the gap of B minus the gap of A.
+  ``direction`` says whether B's gap is wider or narrower than A's (the sign of the change against
+  the sign of A's gap).
+
+Every difference has its percentile bootstrap interval over units and a sign-flip p
+(``core.stats._paired``, the kernel of every test of the audit), adjusted within its family
+(template x pair x family) by Holm or BH. A difference is ``significant`` when its adjusted p is
+at most alpha.
+
+**Leaderboard** (:func:`leaderboard`): per template and metric, each model's mean with its
+interval, and its rank as a range: best = 1 + the number of models significantly better on that
+metric, worst = the number of models minus those significantly worse. "1-2" means the data put
+the model first or second; a rank is claimed alone only when every other model differs
+significantly.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Iterable, Mapping, Optional, Sequence
+
+import numpy as np
+import pandas as pd
+
+from . import regions as rg
+from . import stats as st
+
+METRICS = ("drs", "acc", "rep", "acad")
+HIGHER_IS_BETTER = {"drs": True, "acc": True, "rep": True, "acad": True, "parse_rate": True, "match_rate": True,
+                    "us_uk_share": False}
+GAPS = (("economic_class", "low", "high"), ("gender", "female", "male"), ("gender", "transgender", "male"),
+        ("north_south", "Global South", "Global North"))
+DIFFERENCE_COLUMNS = ("template", "model_a", "model_b", "family", "metric", "gap", "component", "n_units",
+                      "mean_a", "mean_b", "mean_diff", "ci_low", "ci_high", "p_value", "p_adjusted", "family_size",
+                      "significant", "direction", "correction")
+_UNIT = ["profile_id", "run"]
+
+
+def _response_values(responses: pd.DataFrame, items: Optional[pd.DataFrame], us_uk: Sequence[str]) -> pd.DataFrame:
+    """One row per response with the compared values (metrics, parse and match rates, US+UK share)."""
+    r = responses.copy()
+    n_items = pd.to_numeric(r.get("n_items", 0), errors="coerce").fillna(0)
+    n_matched = pd.to_numeric(r.get("n_matched", 0), errors="coerce").fillna(0)
+    r["parse_rate"] = (n_items > 0).astype(float)
+    r["match_rate"] = np.where(n_items > 0, n_matched / n_items.where(n_items > 0, 1), np.nan)
+    for m in METRICS:
+        r[m] = pd.to_numeric(r[m], errors="coerce") if m in r else np.nan
+    if items is not None and len(items) and "iso3" in items:
+        located = items[items["iso3"].notna()]
+        share = located.assign(_h=located["iso3"].isin(list(us_uk)).astype(float)).groupby("response_id")["_h"].mean()
+        r["us_uk_share"] = r["response_id"].map(share)
+    return r
+
+
+def _north_south(nationalities: Iterable) -> dict:
+    try:
+        table = rg.load_regions()
+    except Exception:  # noqa: BLE001 - no region table: no South/North gap
+        return {}
+    iso = rg.nationality_iso3(sorted({str(n) for n in nationalities if pd.notna(n)}))
+    ns = table.drop_duplicates("iso3").set_index("iso3")["north_south"] if "north_south" in table else pd.Series()
+    return {n: ns.get(i) for n, i in iso.items() if i in ns.index}
+
+
+def _wide(values: pd.DataFrame, unit: list[str], cols: list[str], a: str, b: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The two models' values on the units both hold, aligned."""
+    va = values[values["model"] == a].groupby(unit, dropna=False)[cols].mean()
+    vb = values[values["model"] == b].groupby(unit, dropna=False)[cols].mean()
+    common = va.index.intersection(vb.index)
+    return va.loc[common], vb.loc[common]
+
+
+def _rows(d: np.ndarray, mean_a, mean_b, cols: list[str], base: dict, gaps=None, key=(), **kw) -> list[dict]:
+    res = st._paired(d, key=key, **kw)
+    out = []
+    for j, c in enumerate(cols):
+        g = gaps[j] if gaps is not None else ""
+        out.append({**base, "metric": c, "gap": g, "n_units": int(res["n"][j]), "mean_a": float(mean_a[j]),
+                    "mean_b": float(mean_b[j]), "mean_diff": float(res["mean"][j]), "ci_low": float(res["lo"][j]),
+                    "ci_high": float(res["hi"][j]), "p_value": float(res["p"][j])})
+    return out
+
+
+def compare_models(responses: pd.DataFrame, items: Optional[pd.DataFrame] = None, *, n_perm: int = 10_000,
+                   n_boot: int = 2000, level: float = 0.95, seed: int = 0, correction: str = "holm",
+                   alpha: float = 0.05, us_uk: Sequence[str] = ("USA", "GBR")) -> pd.DataFrame:
+    """Every pair of models of every template in ``responses`` (``drs_responses`` of several
+    partitions; ``items``: their ``drs_items``, for the US+UK share): one row per difference
+    (:data:`DIFFERENCE_COLUMNS`). Empty when no template has two models."""
+    need = {"model", "template", "profile_id", "run"}
+    missing = need - set(responses.columns)
+    if missing:
+        raise ValueError(f"compare_models: the responses lack the column(s) {sorted(missing)}")
+    values = _response_values(responses, items, us_uk)
+    ns = _north_south(values["nationality"].dropna().unique()) if "nationality" in values else {}
+    if ns:
+        values["north_south"] = values["nationality"].map(ns)
+    kw = dict(n_perm=n_perm, n_boot=n_boot, level=level, seed=seed)
+    rows: list[dict] = []
+    for template, part in values.groupby("template", sort=True):
+        models = sorted(part["model"].astype(str).unique())
+        for a, b in itertools.combinations(models, 2):
+            base = {"template": template, "model_a": a, "model_b": b, "component": "behaviour"}
+            for family, cols in (("metrics", [m for m in METRICS if part[m].notna().any()]),
+                                 ("rates", [c for c in ("parse_rate", "match_rate", "us_uk_share")
+                                            if c in part and part[c].notna().any()])):
+                if not cols:
+                    continue
+                va, vb = _wide(part, _UNIT, cols, a, b)
+                if not len(va):
+                    continue
+                d = vb.to_numpy(dtype=float) - va.to_numpy(dtype=float)
+                rows += _rows(d, np.nanmean(va.to_numpy(dtype=float), axis=0), np.nanmean(vb.to_numpy(dtype=float), axis=0),
+                              cols, {**base, "family": family}, key=("comparison", template, a, b, family), **kw)
+            rows += _gap_rows(part, a, b, base, kw)
+    out = pd.DataFrame(rows, columns=[c for c in DIFFERENCE_COLUMNS if c not in ("p_adjusted", "family_size",
+                                                                                   "significant", "direction",
+                                                                                   "correction")])
+    return _adjust(out, correction, alpha)
+
+
+def _gap_rows(part: pd.DataFrame, a: str, b: str, base: dict, kw: dict) -> list[dict]:
+    """B's group gaps against A's, per metric (family ``gaps``)."""
+    rows = []
+    mets = [m for m in METRICS if part[m].notna().any()]
+    for attr, hi_v, lo_v in GAPS:
+        if attr not in part or not mets:
+            continue
+        others = [c for c in ("gender", "economic_class", "north_south") if c in part and c != attr]
+        if attr == "north_south":
+            others = [c for c in ("gender", "economic_class") if c in part]
+        sub = part[part[attr].isin([hi_v, lo_v])]
+        if sub[attr].nunique() < 2:
+            continue
+        unit = others + ["run"]
+        # the mean of each side per unit (stratum x run), then the gap per unit and model
+        means = sub.groupby(["model", attr] + unit, dropna=False)[mets].mean()
+        try:
+            g_hi = means.xs(hi_v, level=attr)
+            g_lo = means.xs(lo_v, level=attr)
+        except KeyError:
+            continue
+        gap = (g_hi - g_lo).dropna(how="all")
+        if a not in gap.index.get_level_values("model") or b not in gap.index.get_level_values("model"):
+            continue
+        ga, gb = gap.xs(a, level="model"), gap.xs(b, level="model")
+        common = ga.index.intersection(gb.index)
+        if len(common) < 2:
+            continue
+        ga, gb = ga.loc[common], gb.loc[common]
+        d = gb.to_numpy(dtype=float) - ga.to_numpy(dtype=float)
+        label = f"{attr}: {hi_v} - {lo_v}"
+        rows += _rows(d, np.nanmean(ga.to_numpy(dtype=float), axis=0), np.nanmean(gb.to_numpy(dtype=float), axis=0),
+                      mets, {**base, "family": "gaps"}, gaps=[label] * len(mets),
+                      key=("comparison-gap", base["template"], a, b, attr, hi_v, lo_v), **kw)
+    return rows
+
+
+def _adjust(out: pd.DataFrame, correction: str, alpha: float) -> pd.DataFrame:
+    out = out.copy()
+    out["p_adjusted"] = np.nan
+    out["family_size"] = 0
+    if len(out):
+        for _, idx in out.groupby(["template", "model_a", "model_b", "family"], sort=False).groups.items():
+            p = out.loc[idx, "p_value"].to_numpy(dtype=float)
+            ok = ~np.isnan(p)
+            adj = np.full(len(p), np.nan)
+            if ok.any():
+                adj[ok] = st.adjust_pvalues(p[ok], correction)
+            out.loc[idx, "p_adjusted"] = adj
+            out.loc[idx, "family_size"] = int(ok.sum())
+    out["family_size"] = out["family_size"].astype(np.int64)
+    out["significant"] = out["p_adjusted"].le(alpha).fillna(False).astype(bool)
+    widen = np.sign(out["mean_diff"]) == np.sign(out["mean_a"])
+    out["direction"] = np.where(out["family"] != "gaps", "",
+                                np.where(out["mean_diff"].abs() < 1e-12, "unchanged",
+                                         np.where(widen, "B's gap is wider", "B's gap is narrower")))
+    out["correction"] = correction
+    return out[list(DIFFERENCE_COLUMNS)]
+
+
+def leaderboard(responses: pd.DataFrame, differences: pd.DataFrame, items: Optional[pd.DataFrame] = None, *,
+                n_boot: int = 2000, level: float = 0.95, seed: int = 0,
+                us_uk: Sequence[str] = ("USA", "GBR")) -> pd.DataFrame:
+    """Models x metrics per template (the study's Table 3): mean, percentile bootstrap interval over
+    (profile, run) units, and the rank range the paired comparisons support (module docstring)."""
+    values = _response_values(responses, items, us_uk)
+    rows = []
+    cols = [c for c in (*METRICS, "parse_rate", "match_rate", "us_uk_share") if c in values]
+    for template, part in values.groupby("template", sort=True):
+        models = sorted(part["model"].astype(str).unique())
+        for model in models:
+            v = part[part["model"] == model].groupby(_UNIT, dropna=False)[cols].mean()
+            res = st._paired(v.to_numpy(dtype=float), n_perm=0, n_boot=n_boot, level=level, seed=seed,
+                             key=("leaderboard", template, model), test=False)
+            for j, c in enumerate(cols):
+                if res["n"][j] == 0:
+                    continue
+                rows.append({"template": template, "model": model, "metric": c, "n_units": int(res["n"][j]),
+                             "mean": float(res["mean"][j]), "ci_low": float(res["lo"][j]),
+                             "ci_high": float(res["hi"][j])})
+    board = pd.DataFrame(rows, columns=["template", "model", "metric", "n_units", "mean", "ci_low", "ci_high"])
+    if board.empty:
+        return board.assign(rank_best=pd.Series(dtype="int64"), rank_worst=pd.Series(dtype="int64"), rank="",
+                            tied_with="")
+    better, worse, tied = [], [], []
+    diffs = differences[differences["family"].isin(["metrics", "rates"])] if len(differences) else differences
+    for r in board.itertuples(index=False):
+        others = board[(board["template"] == r.template) & (board["metric"] == r.metric) & (board["model"] != r.model)]
+        up = high = 0
+        ties = []
+        for o in others.itertuples(index=False):
+            side = _significantly(diffs, r.template, r.metric, r.model, o.model)
+            if side == 0:
+                ties.append(o.model)
+            elif side > 0:
+                high += 1  # r is significantly better than o
+            else:
+                up += 1
+        n = len(others) + 1
+        better.append(1 + up)
+        worse.append(n - high)
+        tied.append(", ".join(ties))
+    board["rank_best"], board["rank_worst"], board["tied_with"] = better, worse, tied
+    board["rank"] = [str(b) if b == w else f"{b}-{w}" for b, w in zip(board["rank_best"], board["rank_worst"])]
+    return board
+
+
+def _significantly(diffs: pd.DataFrame, template: str, metric: str, model: str, other: str) -> int:
+    """+1 when ``model`` is significantly better than ``other`` on ``metric`` (paired, adjusted),
+    -1 when significantly worse, 0 otherwise (no comparison counts as a tie)."""
+    if diffs is None or not len(diffs):
+        return 0
+    a, b = sorted([model, other])
+    row = diffs[(diffs["template"] == template) & (diffs["metric"] == metric) & (diffs["model_a"] == a)
+                & (diffs["model_b"] == b)]
+    if not len(row) or not bool(row["significant"].iloc[0]):
+        return 0
+    b_higher = float(row["mean_diff"].iloc[0]) > 0
+    model_higher = b_higher if model == b else not b_higher
+    good = model_higher == HIGHER_IS_BETTER.get(metric, True)
+    return 1 if good else -1
+
+
+def comparison_summary(differences: pd.DataFrame, max_lines: int = 10) -> list[str]:
+    """Plain-language sentences of the significant differences (largest first)."""
+    if differences is None or not len(differences):
+        return []
+    sig = differences[differences["significant"]]
+    out = []
+    for r in sig.reindex(sig["mean_diff"].abs().sort_values(ascending=False).index).head(max_lines).itertuples():
+        what = f"the {r.gap} gap in {r.metric}" if r.family == "gaps" else r.metric
+        extra = f" ({r.direction})" if r.direction else ""
+        out.append(f"{r.template}: {r.model_b} - {r.model_a}, {what}: {r.mean_diff:+.3f} "
+                   f"[{r.ci_low:+.3f}, {r.ci_high:+.3f}], adjusted p {_fmt_p(r.p_adjusted)} "
+                   f"({int(r.family_size)} tests){extra}.")
+    return out
+
+
+def _fmt_p(p: float) -> str:
+    return "<0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def tables_for(responses: pd.DataFrame, items: Optional[pd.DataFrame] = None, **kw) -> Mapping[str, pd.DataFrame]:
+    """``{"differences": ..., "leaderboard": ...}`` of :func:`compare_models` and :func:`leaderboard`."""
+    diffs = compare_models(responses, items, **kw)
+    board_kw = {k: v for k, v in kw.items() if k in ("n_boot", "level", "seed", "us_uk")}
+    return {"differences": diffs, "leaderboard": leaderboard(responses, diffs, items, **board_kw)}

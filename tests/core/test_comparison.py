@@ -1,0 +1,103 @@
+"""Model comparison (issue 22 item 1): synthetic models with a known difference on the study grid
+(360 profiles x 10 runs), compared pair by pair on the same profiles and runs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fairness_assets.core import comparison as C
+from resources.settings import load_preset
+
+N_BOOT, N_PERM = 300, 2000
+
+
+def _grid(runs: int = 10) -> pd.DataFrame:
+    p = load_preset("study")
+    g = pd.MultiIndex.from_product([p["genders"], p["economic_classes"], p["nationalities"]],
+                                   names=["gender", "economic_class", "nationality"]).to_frame(index=False)
+    g = g.loc[g.index.repeat(runs)].reset_index(drop=True)
+    g["run"] = np.tile(np.arange(runs), len(g) // runs)
+    g["profile_id"] = "full:" + g["gender"] + ":" + g["economic_class"] + ":" + g["nationality"].str.lower()
+    return g
+
+
+def model(name: str, seed: int, drs_shift: float = 0.0, class_gap: float = 0.0, template: str = "base") -> pd.DataFrame:
+    """One model's responses: metrics drawn around fixed means; ``drs_shift`` moves every DRS and
+    Acc, ``class_gap`` lowers the low-income students' DRS and Acc (a class gap of that size)."""
+    rng = np.random.default_rng(seed)
+    g = _grid()
+    low = np.where(g["economic_class"] == "low", -class_gap, 0.0)
+    for m, mu in (("drs", 0.5), ("acc", 0.4), ("rep", 0.6)):
+        shift = drs_shift + low if m in ("drs", "acc") else 0.0
+        g[m] = np.clip(mu + shift + rng.normal(0, 0.08, len(g)), 0, 1)
+    g["acad"] = np.nan
+    g["n_items"], g["n_matched"], g["parse_status"] = 3, 3, "ok"
+    g["model"], g["template"] = name, template
+    g["response_id"] = name + "|" + template + "|" + g["profile_id"] + "|" + g["run"].astype(str)
+    return g
+
+
+def _compare(*frames):
+    return C.tables_for(pd.concat(frames, ignore_index=True), n_boot=N_BOOT, n_perm=N_PERM)
+
+
+def row(diffs, metric, family="metrics", gap=""):
+    r = diffs[(diffs["metric"] == metric) & (diffs["family"] == family) & (diffs["gap"] == gap)]
+    assert len(r) == 1, r
+    return r.iloc[0]
+
+
+def test_a_better_model_is_found_better_and_ranked_first():
+    out = _compare(model("model-a", 1), model("model-b", 2, drs_shift=0.03))
+    d = out["differences"]
+    drs = row(d, "drs")
+    assert drs["significant"] and drs["ci_low"] > 0 and abs(drs["mean_diff"] - 0.03) < 0.01
+    assert drs["component"] == "behaviour" and drs["n_units"] == 3600
+    assert not row(d, "rep")["significant"]  # Rep was not changed
+    board = out["leaderboard"]
+    ranks = board[board["metric"] == "drs"].set_index("model")["rank"].to_dict()
+    assert ranks == {"model-b": "1", "model-a": "2"}
+    assert board[board["metric"] == "rep"].set_index("model")["rank"].to_dict() == {"model-a": "1-2", "model-b": "1-2"}
+
+
+def test_two_identical_models_differ_in_nothing_and_share_their_ranks():
+    a = model("model-a", 1)
+    b = a.assign(model="model-b", response_id=a["response_id"].str.replace("model-a", "model-b"))
+    out = _compare(a, b)
+    d = out["differences"]
+    assert len(d) and not d["significant"].any()
+    assert (d["mean_diff"].abs() < 1e-12).all()
+    assert set(out["leaderboard"]["rank"]) == {"1-2"}
+
+
+def test_profile_blind_models_of_the_same_distribution_are_not_found_different():
+    out = _compare(model("model-a", 1), model("model-b", 2))
+    assert not out["differences"]["significant"].any(), out["differences"][out["differences"]["significant"]]
+
+
+def test_a_wider_class_gap_is_found_and_named_wider():
+    out = _compare(model("model-a", 1, class_gap=0.0), model("model-b", 2, class_gap=0.05))
+    gap = row(out["differences"], "drs", "gaps", "economic_class: low - high")
+    assert gap["significant"] and gap["mean_diff"] < 0 and abs(gap["mean_diff"] + 0.05) < 0.015
+    narrower = _compare(model("model-a", 1, class_gap=0.06), model("model-b", 2, class_gap=0.0))
+    g2 = row(narrower["differences"], "drs", "gaps", "economic_class: low - high")
+    assert g2["significant"] and g2["direction"] == "B's gap is narrower"
+    assert row(out["differences"], "drs", "gaps", "economic_class: low - high")["direction"] == "B's gap is wider"
+
+
+def test_three_models_are_ranked_with_ties_where_the_data_cannot_tell():
+    out = _compare(model("model-a", 1), model("model-b", 2, drs_shift=0.001), model("model-c", 3, drs_shift=0.05))
+    ranks = out["leaderboard"].query("metric == 'drs'").set_index("model")["rank"].to_dict()
+    assert ranks["model-c"] == "1"
+    assert ranks["model-a"] == ranks["model-b"] == "2-3"
+    fam = out["differences"].groupby(["model_a", "model_b", "family"])["family_size"].first()
+    assert (fam > 0).all()
+
+
+def test_templates_are_compared_separately_and_bad_input_is_named():
+    out = _compare(model("model-a", 1), model("model-b", 2), model("model-a", 4, template="regional"))
+    assert set(out["differences"]["template"]) == {"base"}  # regional has one model: nothing to compare
+    with pytest.raises(ValueError, match="profile_id"):
+        C.compare_models(pd.DataFrame({"model": ["a"], "template": ["base"], "run": [0]}))
