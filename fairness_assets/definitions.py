@@ -35,6 +35,7 @@ from .defs.operations.sensors import SENSORS
 from .defs.reference import assets as reference_assets
 from .defs.scoring import assets as scoring_assets
 from .defs.reporting import assets as reporting_assets
+from .defs.reporting import comparison as comparison_assets
 from .defs.reporting import geography as geography_assets
 from .defs.scoring import drift as drift_assets
 from .defs.understanding import assets as understanding_assets
@@ -42,7 +43,7 @@ from .defs.understanding import assets as understanding_assets
 
 ASSETS = dg.load_assets_from_modules(
     [reference_assets, generation_assets, understanding_assets, scoring_assets, drift_assets, reporting_assets,
-     geography_assets])
+     geography_assets, comparison_assets])
 
 RESOURCE_CLASSES = {
     "database": ResultsDatabase,

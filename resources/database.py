@@ -341,6 +341,14 @@ class StatisticRow(_LongRow, table=True):
     __tablename__ = "statistic_row"
 
 
+class ComparisonRow(_LongRow, table=True):
+    """Cells of the model comparison (issue 22: the paired differences between models of a template,
+    the leaderboard, the release gate's verdicts; core.comparison, core.gate), one stored row per
+    table row (core.tables packed format), partition key "". Migration 0008."""
+
+    __tablename__ = "comparison_row"
+
+
 class FigureFile(_Row, table=True):
     """One figure of an audit: where its PNG is, or why it was not drawn."""
 
@@ -441,6 +449,7 @@ TABLES: dict[str, Type[SQLModel]] = {
     "grs_by_country": GRSCountry,
     "analysis_tables": MetricRow,
     "base_vs_regional": MetricRow,
+    "model_comparison": ComparisonRow,
     "audit_drift": DriftRow,
     "audit_statistics": StatisticRow,
     "audit_geography": GeographyRow,

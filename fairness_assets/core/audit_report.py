@@ -617,6 +617,45 @@ def _integer_counts(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+COMPARISON_TITLE = "Model comparison"
+
+
+def comparison_section(comparison: Optional[Mapping[str, pd.DataFrame]]) -> Optional[rep.ReportSection]:
+    """The report's section comparing the models of each template (issue 22; ``comparison``: the
+    tables of the ``model_comparison`` asset, :func:`core.comparison.tables_for` plus the gate's
+    verdicts); None when no template has two models."""
+    from . import comparison as comparison_core
+
+    diffs = (comparison or {}).get("differences")
+    if diffs is None or not len(diffs):
+        return None
+    diffs = diffs.assign(significant=diffs["significant"].map(rep._truthy).eq(True))
+    tables: dict[str, pd.DataFrame] = {}
+    gate = (comparison or {}).get("gate")
+    if gate is not None and len(gate):
+        tables["Release gate: each line, candidate - baseline"] = gate
+    board = (comparison or {}).get("leaderboard")
+    if board is not None and len(board):
+        tables["Leaderboard: mean [95% interval] and the rank the paired tests support (a range where they cannot "
+               "tell the models apart)"] = board[[c for c in ("template", "metric", "model", "n_units", "mean",
+                                                            "ci_low", "ci_high", "rank", "tied_with")
+                                                  if c in board.columns]]
+    order = diffs.assign(_s=~diffs["significant"], _a=-diffs["mean_diff"].abs()).sort_values(
+        ["_s", "template", "model_a", "model_b", "family", "_a"], kind="stable").index
+    tables["Differences B - A, paired by profile and run (significant first)"] = diffs.loc[order, [
+        c for c in comparison_core.DIFFERENCE_COLUMNS if c not in ("component", "correction")]]
+    figures = [fig.comparison_forest(diffs, template=r.template, model_a=r.model_a, model_b=r.model_b)
+               for r in diffs[["template", "model_a", "model_b"]].drop_duplicates().itertuples(index=False)]
+    intro = ["Every pair of models audited on the same template, paired by profile and run (the same prompt and "
+             "seed): the difference B - A of each metric per response (both lists scored for the same student, so "
+             "all of it is behaviour), of the parse and match rates and the US+UK share, and the change of each "
+             "group gap (B's gap minus A's: does B widen or narrow it?). Each difference has a 95% percentile "
+             "bootstrap interval over the (profile, run) units and a sign-flip test, adjusted within template x "
+             "pair x family. The leaderboard ranks the models by the paired tests: a rank range such as 1-2 says "
+             "the data cannot tell those models apart."]
+    return rep.ReportSection("comparison", COMPARISON_TITLE, intro=intro, tables=tables, figures=figures)
+
+
 MATCHES_TITLE = "Matches to audit"
 
 
@@ -646,6 +685,7 @@ def build_report(parts: Sequence[Any], *, provenance: Mapping[str, Any], quality
                  geography: Optional[Mapping[str, pd.DataFrame]] = None,
                  geography_figures: Optional[Sequence[fig.Figure]] = None,
                  matches: Optional[Mapping[str, pd.DataFrame]] = None,
+                 comparison: Optional[Mapping[str, pd.DataFrame]] = None,
                  ) -> tuple[str, str, list[fig.Figure]]:
     """``(html, markdown, figures)`` of one audit (every partition given, each a
     :class:`PartitionResult` or, to hold less, already a :class:`PartitionDigest`).
@@ -663,7 +703,10 @@ def build_report(parts: Sequence[Any], *, provenance: Mapping[str, Any], quality
 
     ``matches`` (``model|template`` -> :func:`understanding.non_exact_matches`, issue 21): the
     most frequent non-exact matches of each partition, listed right after the parse-quality
-    table so that a reader can audit them at a glance."""
+    table so that a reader can audit them at a glance.
+
+    ``comparison`` (issue 22): the ``model_comparison`` tables (differences, leaderboard, gate); the
+    report then has a "Model comparison" section and its summary the significant differences."""
     if not parts:
         raise ValueError("build_report: no scored partition to report on")
     given = figures_by_partition or {}
@@ -673,6 +716,13 @@ def build_report(parts: Sequence[Any], *, provenance: Mapping[str, Any], quality
     for d in digests:  # issue 20: what the model did differently leads
         summary += d.behaviour_lines
     summary += component_change_summary(base_vs_regional)  # did the regional template move what the model did?
+    compared = comparison_section(comparison)
+    if compared is not None:
+        from . import comparison as comparison_core
+
+        summary += [f"Model comparison: {s}" for s in comparison_core.comparison_summary(
+            compared.tables["Differences B - A, paired by profile and run (significant first)"], max_lines=5)]
+        sections.append(compared)
     if matches is not None:
         sections.append(matches_section(matches))
     behaviour = behaviour_section(digests)

@@ -556,6 +556,48 @@ def model_comparison(table: pd.DataFrame, *, title: str = "Model comparison", te
     return Figure(name, full_title, caption, _png(fig), "", template)
 
 
+def comparison_forest(differences: pd.DataFrame, *, template: str, model_a: str, model_b: str) -> Figure:
+    """A forest plot of one pair of models on one template (issue 22): each difference B - A (the
+    metrics, the rates and the change of each group gap) as a point with its 95% interval, the
+    significant ones (adjusted p <= alpha) filled, a vertical line at 0.
+
+    ``differences``: :func:`core.comparison.compare_models`'s table."""
+    name = f"comparison_{model_a}_vs_{model_b}"
+    title = f"{model_b} − {model_a} — {template} template"
+    if differences is None or differences.empty:
+        return _skip(name, title, "no comparison of the two models", model_b, template)
+    d = differences[(differences["template"] == template) & (differences["model_a"] == model_a)
+                    & (differences["model_b"] == model_b)]
+    d = d[pd.to_numeric(d["mean_diff"], errors="coerce").notna()]
+    if d.empty:
+        return _skip(name, title, "no difference could be estimated (no common profile and run)", model_b, template)
+    labels = [f"{r.metric} ({r.gap} gap)" if r.gap else str(r.metric) for r in d.itertuples()]
+    y = np.arange(len(d))[::-1]
+    fig = _new_figure(7.5, 1.3 + 0.32 * len(d))
+    ax = fig.subplots()
+    est = d["mean_diff"].to_numpy(dtype=float)
+    lo, hi = d["ci_low"].to_numpy(dtype=float), d["ci_high"].to_numpy(dtype=float)
+    sig = d["significant"].astype(bool).to_numpy()
+    ax.errorbar(est, y, xerr=np.vstack([np.nan_to_num(est - lo), np.nan_to_num(hi - est)]).clip(min=0), fmt="none",
+                ecolor="#555555", elinewidth=1, capsize=2)
+    ax.scatter(est[sig], y[sig], color=BAR, s=26, zorder=3, label="significant (adjusted p ≤ alpha)")
+    ax.scatter(est[~sig], y[~sig], facecolors="white", edgecolors=BAR, s=26, zorder=3, label="not significant")
+    ax.axvline(0, color="#333333", lw=0.8)
+    ax.set_yticks(y)
+    ax.set_yticklabels([shorten(t, 60) for t in labels], fontsize=FONT - 2)
+    ax.set_xlabel(f"difference {shorten(model_b, 30)} − {shorten(model_a, 30)} (95% bootstrap interval)",
+                  fontsize=FONT - 1)
+    ax.tick_params(axis="x", labelsize=FONT - 2)
+    ax.grid(axis="x", alpha=0.3)
+    ax.legend(fontsize=FONT - 2, loc="lower right")
+    fig.suptitle(shorten(title, 110), fontsize=FONT + 1)
+    fig.tight_layout()
+    caption = (f"Each row: the paired difference {model_b} − {model_a} over the profiles and runs both audits "
+               "hold (a gap row: the change of the gap), with its 95% percentile bootstrap interval; filled points "
+               "are significant after the family's correction.")
+    return Figure(name, title, caption, _png(fig), model_b, template)
+
+
 def drift(table: pd.DataFrame, *, model: str = "", previous_label: str = "previous", current_label: str = "current",
           max_rows: int = 30) -> Figure:
     """Metric changes between two audit runs of one model: one panel per metric, one bar per

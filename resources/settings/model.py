@@ -87,6 +87,12 @@ class FairnessSettings(BaseSettings):
         "", "Folder for figures and reports; empty: `$FAIRNESS_HOME/reports`. A shared volume when steps run "
         "on several machines.", group="storage", read=RUN, targets=(("report_settings", "output_dir"),),
         used_by="assets `audit_report`, the figures")
+    gate_file: str = setting(
+        "", "A release-gate file (YAML, docs/operations.md \"Release gate\"): the baseline and candidate "
+        "models and the metrics and gaps the candidate must not make worse; checked by the blocking "
+        "asset check `release_gate` of `model_comparison`; empty: no gate (the check passes and says so).",
+        group="storage", read=RUN, targets=(("report_settings", "gate_file"),),
+        used_by="asset `model_comparison` (check `release_gate`), the report")
     qs_corpus: str = setting(
         "", "Path to your QS World University Rankings CSV export; empty: the illustrative demo corpus "
         "(`data/demo`, not the QS ranking).", group="storage", read=RUN, targets=(("reference", "corpus_path"),),

@@ -23,6 +23,8 @@ class ReportResource(ConfigurableResource):
     alpha: float = Field(default=0.05, description="Significance level after correction.")
     output_dir: str = Field(default=default_of("reports_dir"), description="Folder for reports and figures "
                             "(default: <results>/reports; FAIRNESS_REPORTS_DIR).")
+    gate_file: str = Field(default="", description="Release-gate file (YAML; FAIRNESS_GATE_FILE): checked by "
+                           "the blocking asset check release_gate of model_comparison; empty: no gate.")
     figure_workers: int = Field(default=0, ge=0, description="Processes drawing the figures of several partitions "
                                 "at once (0: one per CPU core, at most 8; 1: draw in the step's own process).")
 

@@ -145,3 +145,51 @@ def test_rerunning_the_report_adds_no_second_row_for_the_same_report(two_models)
     assert dg.materialize(report, resources=resources(db, DEMO_RESPONSES)).success  # same audits, same code
     after = db.read_rows(D.ReportFile)
     assert after["report_id"].is_unique and len(after) == len(before)
+
+
+def test_model_comparison_is_stored_with_its_leaderboard_and_in_the_report(two_models):
+    """Issue 22: model-b sends students to the University of Lagos instead of MIT: lower Rep, paired by
+    profile and run; the leaderboard, the differences and a forest plot reach the report."""
+    db, runs, tmp = two_models
+    stored = tables_core.from_long(db.read_rows(D.ComparisonRow, [""]))
+    diffs, board = stored["differences"], stored["leaderboard"]
+    rep = diffs[(diffs["metric"] == "rep") & (diffs["family"] == "metrics")].iloc[0]
+    assert (rep["model_a"], rep["model_b"], rep["template"]) == ("model-a", "model-b", "base")
+    assert float(rep["mean_diff"]) < 0 and 10 <= int(rep["n_units"]) <= 12  # units with Rep in both audits
+    assert set(board["model"]) == {"model-a", "model-b"} and board["rank"].notna().all()
+    gate = stored["gate"]
+    assert gate.empty  # no gate configured
+    check = [e for e in runs[-1].all_events if e.event_type_value == "ASSET_CHECK_EVALUATION"
+             and e.event_specific_data.check_name == "release_gate"]
+    assert check and check[-1].event_specific_data.passed
+    html = Path(db.read_rows(D.ReportFile).iloc[-1]["html_path"]).read_text()
+    assert "Model comparison" in html and "Leaderboard" in html and "comparison_model-a_vs_model-b" in html
+
+
+@pytest.mark.parametrize("margin,passed,verdict", [(1.0, True, "pass"), (0.0, False, None)])
+def test_release_gate_is_a_blocking_check_with_each_line(two_models, margin, passed, verdict):
+    """The gate file of FAIRNESS_GATE_FILE judged by the blocking check: a margin no difference can
+    reach passes; a zero margin on Rep, which model-b lowers, does not (fail or inconclusive), and
+    the report downstream is blocked."""
+    from fairness_assets.defs.reporting import assets as reporting, comparison
+    from resources.settings import ReportResource
+
+    db, runs, tmp = two_models
+    gate = tmp / f"gate-{margin}.yaml"
+    gate.write_text(f"baseline: model-a\ncandidate: model-b\nlines:\n  - metric: rep\n    must_not_drop_by: {margin}\n",
+                    encoding="utf-8")
+    from tests.helpers.pipeline import resources
+    res = resources(db, tmp / "b.jsonl", report_settings=ReportResource(
+        output_dir=str(tmp / "gate-reports"), gate_file=str(gate), n_boot=200, n_perm=500))
+    result = dg.materialize([comparison.model_comparison, reporting.audit_report_file],
+                            instance=dg.DagsterInstance.ephemeral(), resources=res, raise_on_error=False)
+    evals = [e.event_specific_data for e in result.all_events
+             if e.event_type_value == "ASSET_CHECK_EVALUATION"]
+    assert len(evals) == 1 and evals[0].passed is passed
+    shown = evals[0].metadata["verdict"].value
+    assert shown == verdict if verdict else shown in ("fail", "inconclusive")
+    assert "rep" in evals[0].metadata["lines"].value
+    report_ran = any(e.is_step_success and e.step_key == "audit_report" for e in result.all_events)
+    assert report_ran is passed  # a gate that does not pass blocks the report downstream
+    stored = tables_core.from_long(db.read_rows(D.ComparisonRow, [""]))["gate"]
+    assert list(stored["metric"]) == ["rep"] and stored["verdict"].iloc[0] == shown

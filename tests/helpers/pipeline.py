@@ -11,6 +11,7 @@ from fairness_assets.defs.generation import assets as gen
 from fairness_assets.defs.partitions import MODEL_PARTITIONS
 from fairness_assets.defs.reference import assets as ref
 from fairness_assets.defs.reporting import assets as reporting
+from fairness_assets.defs.reporting import comparison
 from fairness_assets.defs.scoring import assets as sco
 from fairness_assets.defs.scoring import drift
 from fairness_assets.defs.understanding import assets as und
@@ -26,7 +27,7 @@ DEMO_RESPONSES = ROOT / "data" / "examples" / "demo_responses.jsonl"
 DEMO_MODEL = "qwen2.5-0.5b-demo"
 DEMO_KEY = f"{DEMO_MODEL}|base"
 
-ASSETS = dg.load_assets_from_modules([ref, gen, und, sco, drift, reporting])
+ASSETS = dg.load_assets_from_modules([ref, gen, und, sco, drift, reporting, comparison])
 
 
 def resources(database: D.ResultsDatabase, responses, **overrides) -> dict:

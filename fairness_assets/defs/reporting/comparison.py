@@ -1,0 +1,127 @@
+"""Choosing a model (issue 22): ``model_comparison`` compares every pair of models audited on the
+same template (``core.comparison``: paired by profile and run, interval and test per difference,
+Holm within each family, a leaderboard with the ranks the data support), and its blocking check
+``release_gate`` judges a candidate against a baseline with the gate file of
+``FAIRNESS_GATE_FILE`` (``core.gate``; docs/operations.md, "Release gate").
+"""
+
+import dagster as dg
+import pandas as pd
+
+from fairness_assets.core import comparison as comparison_core
+from fairness_assets.core import figures as fig_core
+from fairness_assets.core import gate as gate_core
+from fairness_assets.core import tables as tables_core
+from fairness_assets.core.partition import PartitionKey
+from resources import database as D
+from resources.database import ResultsDatabase
+from resources.settings import ReportResource, stable_hash
+
+from ..metadata import png_md, table_md
+
+STORED = ("differences", "leaderboard", "gate")
+SHOWN = ("template", "model_a", "model_b", "family", "metric", "gap", "mean_a", "mean_b", "mean_diff", "ci_low",
+         "ci_high", "p_adjusted", "family_size", "significant", "direction")
+
+
+def stored_inputs(database: ResultsDatabase, template: str, keys: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The per-response scores (``drs_responses``) and the items' countries of ``keys``, one template."""
+    frames = []
+    for key in keys:
+        long = database.read_rows(D.MetricRow, [key])
+        if len(long):
+            frames.append(tables_core.from_long(long)["drs_responses"])
+    items = database.read_rows(D.DRSItem, keys)
+    items = items[[c for c in ("response_id", "iso3") if c in items.columns]]
+    return (pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()), items
+
+
+def compare_stored(database: ResultsDatabase, settings: dict, log=None) -> dict[str, pd.DataFrame]:
+    """Every template with two or more scored models, compared (read one template at a time)."""
+    keys = sorted(str(k) for k in database.distinct(D.MetricRow, ["partition_key"])["partition_key"] if k)
+    by_template: dict[str, list[str]] = {}
+    for k in keys:
+        by_template.setdefault(PartitionKey.parse(k).template, []).append(k)
+    diffs, boards = [], []
+    for template, tkeys in sorted(by_template.items()):
+        if len(tkeys) < 2:
+            continue
+        responses, items = stored_inputs(database, template, tkeys)
+        if log is not None:
+            log(f"model comparison: template {template}, {len(tkeys)} models, {len(responses):,} responses")
+        out = comparison_core.tables_for(responses, items, **settings)
+        diffs.append(out["differences"])
+        boards.append(out["leaderboard"])
+    return {"differences": pd.concat(diffs, ignore_index=True) if diffs
+            else pd.DataFrame(columns=list(comparison_core.DIFFERENCE_COLUMNS)),
+            "leaderboard": pd.concat(boards, ignore_index=True) if boards else pd.DataFrame(
+                columns=["template", "model", "metric", "n_units", "mean", "ci_low", "ci_high", "rank_best",
+                         "rank_worst", "tied_with", "rank"])}
+
+
+def gate_result(gate_file: str, differences: pd.DataFrame) -> tuple[str, pd.DataFrame, str]:
+    """``(verdict, lines, text)`` of the configured gate; ``("none", empty, why)`` without one."""
+    if not gate_file:
+        return "none", pd.DataFrame(columns=list(gate_core.VERDICT_COLUMNS)), \
+            "no gate configured (set FAIRNESS_GATE_FILE to a gate file: docs/operations.md, Release gate)"
+    gate = gate_core.load_gate(gate_file)
+    verdict, table = gate_core.evaluate(gate, differences)
+    return verdict, table, gate_core.summary_markdown(gate, verdict, table)
+
+
+@dg.asset(
+    group_name="reporting",
+    io_manager_key="results_io",
+    deps=["analysis_tables", "drs_scores"],
+    kinds={"pandas", "sql"},
+    check_specs=[dg.AssetCheckSpec(
+        "release_gate", asset="model_comparison", blocking=True,
+        description="The release gate of FAIRNESS_GATE_FILE: the candidate against the baseline, each line's "
+        "estimate, interval, margin and verdict (pass / fail / inconclusive); a failed or inconclusive gate "
+        "blocks the assets downstream.")],
+    description="Every pair of models audited on the same template, paired by profile and run: differences in "
+    "DRS, Acc, Rep, Acad (behaviour: both lists scored for the same student), parse and match rate, US+UK share, "
+    "and whether B widens or narrows the class, gender and Global-South gaps, each with a bootstrap interval and "
+    "a sign-flip test, Holm within each family; a leaderboard with the ranks the data support (ties where they "
+    "cannot tell); the release gate's verdicts.",
+)
+def model_comparison(context: dg.AssetExecutionContext, database: ResultsDatabase, report_settings: ReportResource):
+    settings = report_settings.as_dict()
+    tables = compare_stored(database, settings, log=context.log.info)
+    diffs, board = tables["differences"], tables["leaderboard"]
+    try:
+        verdict, lines, gate_text = gate_result(report_settings.gate_file, diffs)
+    except gate_core.GateError as exc:
+        verdict, lines, gate_text = "error", pd.DataFrame(columns=list(gate_core.VERDICT_COLUMNS)), str(exc)
+        context.log.error(f"release gate: {exc}")
+    stored = database.stamp(tables_core.to_long({**tables, "gate": lines}, packed=STORED).assign(
+        audit_id="comparison", params_hash=stable_hash(settings)), "model_comparison",
+        config_json={**settings, "gate_file": report_settings.gate_file})
+    pairs = diffs[["template", "model_a", "model_b"]].drop_duplicates() if len(diffs) else diffs
+    figures = {}
+    for r in pairs.head(6).itertuples(index=False):
+        f = fig_core.comparison_forest(diffs, template=r.template, model_a=r.model_a, model_b=r.model_b)
+        image = png_md(f.png, f.name, f.title)
+        if image is not None:
+            figures[f"forest {r.template}: {r.model_b} - {r.model_a}"] = image
+    sentences = comparison_core.comparison_summary(diffs)
+    why_empty = "no template has two scored models: audit a second model on the same template to compare them"
+    yield dg.Output(stored, metadata={
+        "dagster/row_count": len(stored),
+        "pairs_compared": len(pairs),
+        "significant_differences": int(diffs["significant"].sum()) if len(diffs) else 0,
+        "leaderboard": table_md(board[["template", "metric", "model", "mean", "ci_low", "ci_high", "rank",
+                                       "tied_with"]]) if len(board) else why_empty,
+        "differences": table_md(diffs[list(SHOWN)].sort_values("significant", ascending=False, kind="stable"))
+        if len(diffs) else why_empty,
+        "summary": dg.MetadataValue.md("\n".join(f"- {s}" for s in sentences) or
+                                       ("no difference between models is significant" if len(diffs) else why_empty)),
+        "release_gate": dg.MetadataValue.md(gate_text),
+        **figures,
+    })
+    yield dg.AssetCheckResult(
+        check_name="release_gate", asset_key="model_comparison", passed=verdict in ("pass", "none"),
+        severity=dg.AssetCheckSeverity.ERROR,
+        description=gate_text.splitlines()[0] if verdict not in ("none", "error") else gate_text,
+        metadata={"verdict": verdict, "lines": table_md(lines) if len(lines) else "none",
+                  "gate_file": report_settings.gate_file or "none"})
