@@ -6,6 +6,9 @@
 same assets as the UI, materialized in this process on an ephemeral Dagster instance and a
 throw-away SQLite results database (``--database URL`` to keep them), the tables, statistics and
 report exported to DIR;
+``fairness-audit gate --gate GATE.yaml --responses FILE --corpus QS.csv --out DIR`` (or
+``--database URL`` holding both audits) judges a candidate model against its baseline: exit 0 on
+pass, 1 on fail, 2 on inconclusive or bad input, the verdict in DIR/gate.md;
 ``fairness-audit ui`` starts the Dagster UI.
 
 Runs print one line per event, a failed step as its one-line cause; the stack traces go to a log
@@ -21,7 +24,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .local import RunFailed, ScoreFailed, UsageError, run_job, score_responses, start_ui
+from .local import RunFailed, ScoreFailed, UsageError, gate_audits, run_job, score_responses, start_ui
 
 
 def score_file(responses: str, corpus_path: str, out: str, tagger: str = "rules", rank_column: str = "2024 RANK",
@@ -50,6 +53,16 @@ def main(argv: list[str] | None = None) -> int:
     score.add_argument("--database", default="", help="results database URL to keep the stored rows in "
                        "(default: a throw-away SQLite file)")
     score.add_argument("--verbose", action="store_true", help=VERBOSE_HELP + " (DIR/score.log)")
+    gate = sub.add_parser("gate", help="the release gate: is the candidate model at least as fair as the baseline? "
+                          "(exit 0 pass, 1 fail, 2 inconclusive or bad input; docs/operations.md)")
+    gate.add_argument("--gate", required=True, help="gate file (YAML): baseline, candidate, lines")
+    gate.add_argument("--responses", default="", help="responses file holding both models' answers (scored first)")
+    gate.add_argument("--corpus", default="", help="QS World University Rankings export (CSV), with --responses")
+    gate.add_argument("--database", default="", help="results database URL: keep the scored rows (with "
+                      "--responses) or compare the audits it already holds (without)")
+    gate.add_argument("--out", required=True, help="folder for gate.md, gate.csv (and the scored tables)")
+    gate.add_argument("--tagger", default="rules", choices=["rules", "llm"], help="subject tagger, with --responses")
+    gate.add_argument("--verbose", action="store_true", help=VERBOSE_HELP + " (DIR/score.log)")
     demo = sub.add_parser("demo", help="run the demo audit (job demo_audit) on the configured preset")
     demo.add_argument("--verbose", action="store_true", help=VERBOSE_HELP + " ($DAGSTER_HOME/logs/)")
     run = sub.add_parser("run", help="run a job of the code location by name")
@@ -67,7 +80,11 @@ def main(argv: list[str] | None = None) -> int:
     from resources.settings import ConfigError
 
     expected: tuple = (UsageError, ConfigError, ModelUnavailableError, RunFailed)
-    if args.command == "score":
+    if args.command == "gate":
+        from .core.gate import GateError
+
+        expected += (GateError,)
+    if args.command in ("score", "gate"):
         from .core.corpus import CorpusError
         from .core.geo import CountryResolutionError
         from .core.responses import ResponsesFileError
@@ -80,6 +97,12 @@ def main(argv: list[str] | None = None) -> int:
             score_file(args.responses, args.corpus, args.out, args.tagger, args.rank_column,
                        database_url=args.database, max_items=args.max_items, verbose=args.verbose)
             return 0
+        if args.command == "gate":
+            from .core.gate import EXIT_CODES
+
+            verdict = gate_audits(args.gate, args.out, responses=args.responses, corpus_path=args.corpus,
+                                  database_url=args.database, tagger=args.tagger, verbose=args.verbose)
+            return EXIT_CODES[verdict]
         if args.command == "demo":
             return run_job("demo_audit", verbose=args.verbose)
         if args.command == "run":

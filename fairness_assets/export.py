@@ -34,7 +34,8 @@ TABLES = ["recommendations", "drs_items", "grs_by_country", *ANALYSIS]
 # the tables stored per partition, in the order they are exported
 EXPORTED = [*TABLES, *STATISTICS, *[f"geography_{n}" for n in GEOGRAPHY]]
 # the tables stored across partitions (base vs regional, partition key "")
-COMPARISON = ["base_vs_regional_drs_change", "base_vs_regional_grs_change", "base_vs_regional_component_change"]
+COMPARISON = ["base_vs_regional_drs_change", "base_vs_regional_grs_change", "base_vs_regional_component_change",
+              "model_comparison_differences", "model_comparison_leaderboard", "model_comparison_gate"]
 DIGEST = ("answers_left_out", "volume_diversity", "concentration", "drs_mean", "grs_positive")
 _INTERNAL = ["id", "partition_key", "provenance_id", "params_hash"]
 
@@ -162,11 +163,15 @@ def partition_results(database: D.ResultsDatabase, key: str) -> dict[str, pd.Dat
 
 
 def _comparison(database: D.ResultsDatabase) -> dict[str, pd.DataFrame]:
-    """Base vs regional (stored across partitions, key ``""``)."""
-    comparison = tables_core.from_long(database.read_rows(D.MetricRow, [""]))
-    return {name: _drop_internal("", comparison.get(name.removeprefix("base_vs_regional_"),
-                                                    pd.DataFrame(columns=["model"])))
-            for name in COMPARISON}
+    """Base vs regional and the model comparison (stored across partitions, key ``""``)."""
+    stored = {"base_vs_regional_": tables_core.from_long(database.read_rows(D.MetricRow, [""])),
+              "model_comparison_": tables_core.from_long(database.read_rows(D.ComparisonRow, [""]))}
+    out = {}
+    for name in COMPARISON:
+        prefix = next(p for p in stored if name.startswith(p))
+        empty = pd.DataFrame(columns=["model"] if prefix == "base_vs_regional_" else ["template"])
+        out[name] = _drop_internal("", stored[prefix].get(name.removeprefix(prefix), empty))
+    return out
 
 
 def read_results(database: D.ResultsDatabase, keys: Optional[Sequence[str]] = None) -> dict[str, pd.DataFrame]:

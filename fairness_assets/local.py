@@ -550,6 +550,59 @@ def score_responses(responses: str, corpus_path: str, out: str, tagger: str = "r
     return tables
 
 
+def gate_audits(gate_path: str, out: str, responses: str = "", corpus_path: str = "", database_url: str = "",
+                tagger: str = "rules", log: Callable[[str], None] = print, verbose: bool = False) -> str:
+    """``fairness-audit gate``: the release gate of ``gate_path`` (core.gate) on a candidate and its
+    baseline, and the verdict (``pass`` / ``fail`` / ``inconclusive``). With ``responses``, the file
+    (both models' answers) is scored first, as ``score`` does, into ``out`` (and ``database_url``
+    when given); without it, the audits already stored in ``database_url`` are compared. Writes
+    ``out/gate.md`` (the verdict and every line, for CI logs) and ``out/gate.csv``. A partition that
+    failed to score makes a passing gate inconclusive (not every answer was judged)."""
+    from .core import gate as gate_core
+    from .defs.reporting.comparison import compare_stored
+    from resources import database as D
+    from resources.secrets import quote_userinfo
+    from resources.settings import ReportResource
+
+    gate = gate_core.load_gate(gate_path)  # a bad gate file is named before any work
+    outdir = output_folder(out)
+    notes: list[str] = []
+    if responses:
+        if not corpus_path:
+            raise UsageError("gate --responses needs --corpus (the QS export the answers are matched to)")
+        try:
+            score_responses(responses, corpus_path, str(outdir), tagger=tagger, database_url=database_url, log=log,
+                            verbose=verbose)
+        except ScoreFailed as exc:
+            notes.append(f"{len(exc.failures)} scoring failure(s) (summary.md lists them): the gate cannot pass")
+        path = outdir / "model_comparison_differences.csv"
+        diffs = pd.read_csv(path) if path.exists() and path.stat().st_size else pd.DataFrame()
+        if len(diffs):
+            diffs["gap"] = diffs["gap"].fillna("")
+            diffs["significant"] = diffs["significant"].astype(str) == "True"
+    else:
+        if not database_url:
+            raise UsageError("gate needs --responses FILE (with --corpus) or --database URL holding both audits")
+        database = D.ResultsDatabase(url=quote_userinfo(database_url))
+        try:
+            diffs = compare_stored(database, ReportResource().as_dict(), log=log)["differences"]
+        finally:
+            database.dispose()
+    audited = sorted(set(diffs["model_a"]) | set(diffs["model_b"])) if len(diffs) else []
+    for model in (gate.baseline, gate.candidate):
+        if model not in audited:
+            notes.append(f"model {model!r} is not among the audited models compared ({', '.join(audited) or 'none'})")
+    verdict, table = gate_core.evaluate(gate, diffs)
+    if notes and verdict == "pass":
+        verdict = "inconclusive"
+    text = gate_core.summary_markdown(gate, verdict, table, notes)
+    (outdir / "gate.md").write_text(text, encoding="utf-8")
+    table.to_csv(outdir / "gate.csv", index=False)
+    log(text)
+    log(f"gate verdict: {verdict} (written to {outdir / 'gate.md'})")
+    return verdict
+
+
 def _partition_failures(database_url: str, run_id: str) -> list[tuple[str, str, str, str]]:
     """(partition, asset, status, reason) of each partition an asset of run ``run_id`` failed or
     blocked (``partition_outcome``, defs/isolation.py): the first such asset per partition, the
