@@ -98,8 +98,16 @@ def replicate(url: str, copies: int) -> int:
         tables = [m for m in vars(D).values() if isinstance(m, type) and issubclass(m, D.SQLModel)
                   and hasattr(m, "__table__") and "partition_key" in m.__table__.columns
                   and "id" in m.__table__.columns]
-        have = {str(k).split("|")[0] for k in db.distinct(D.MetricRow, ["partition_key"])["partition_key"] if k}
-        for i in range(len(have), copies):
+        have = sorted({str(k).split("|")[0] for k in db.distinct(D.MetricRow, ["partition_key"])["partition_key"]
+                       if k and str(k).startswith(SEED_MODEL + "-copy")})
+        keep = {f"{SEED_MODEL}-copy{i:02d}" for i in range(1, copies)}
+        with db.engine().begin() as conn:  # fewer partitions than stored: the copies beyond are removed
+            for model in [m for m in have if m not in keep]:
+                for table in tables:
+                    conn.execute(table.__table__.delete().where(
+                        table.__table__.c.partition_key.like(f"{model}|%")))
+        have = [m for m in have if m in keep]
+        for i in range(len(have) + 1, copies):
             model = f"{SEED_MODEL}-copy{i:02d}"
             for table in tables:
                 rows = db.read_rows(table, seed_keys)
