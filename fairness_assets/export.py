@@ -35,7 +35,8 @@ TABLES = ["recommendations", "drs_items", "grs_by_country", *ANALYSIS]
 EXPORTED = [*TABLES, *STATISTICS, *[f"geography_{n}" for n in GEOGRAPHY]]
 # the tables stored across partitions (base vs regional, partition key "")
 COMPARISON = ["base_vs_regional_drs_change", "base_vs_regional_grs_change", "base_vs_regional_component_change",
-              "model_comparison_differences", "model_comparison_leaderboard", "model_comparison_gate"]
+              "model_comparison_differences", "model_comparison_leaderboard", "model_comparison_gate",
+              "sensitivity_verdicts", "sensitivity_comparison_by_setting"]
 DIGEST = ("answers_left_out", "volume_diversity", "concentration", "drs_mean", "grs_positive")
 _INTERNAL = ["id", "partition_key", "provenance_id", "params_hash"]
 
@@ -165,7 +166,8 @@ def partition_results(database: D.ResultsDatabase, key: str) -> dict[str, pd.Dat
 def _comparison(database: D.ResultsDatabase) -> dict[str, pd.DataFrame]:
     """Base vs regional and the model comparison (stored across partitions, key ``""``)."""
     stored = {"base_vs_regional_": tables_core.from_long(database.read_rows(D.MetricRow, [""])),
-              "model_comparison_": tables_core.from_long(database.read_rows(D.ComparisonRow, [""]))}
+              "model_comparison_": tables_core.from_long(database.read_rows(D.ComparisonRow, [""])),
+              "sensitivity_": tables_core.from_long(database.read_rows(D.SensitivityRow, [""]))}
     out = {}
     for name in COMPARISON:
         prefix = next(p for p in stored if name.startswith(p))

@@ -559,10 +559,12 @@ def gate_audits(gate_path: str, out: str, responses: str = "", corpus_path: str 
     ``out/gate.md`` (the verdict and every line, for CI logs) and ``out/gate.csv``. A partition that
     failed to score makes a passing gate inconclusive (not every answer was judged)."""
     from .core import gate as gate_core
-    from .defs.reporting.comparison import compare_stored
+    from .core import sensitivity as sens
+    from .defs.reporting.comparison import _typed, compare_stored, sensitivity_tables
+    from .defs.services import scoring_params
     from resources import database as D
     from resources.secrets import quote_userinfo
-    from resources.settings import ReportResource
+    from resources.settings import ReferenceDataResource, ReportResource, ScoringResource
 
     gate = gate_core.load_gate(gate_path)  # a bad gate file is named before any work
     outdir = output_folder(out)
@@ -575,24 +577,34 @@ def gate_audits(gate_path: str, out: str, responses: str = "", corpus_path: str 
                             verbose=verbose)
         except ScoreFailed as exc:
             notes.append(f"{len(exc.failures)} scoring failure(s) (summary.md lists them): the gate cannot pass")
-        path = outdir / "model_comparison_differences.csv"
-        diffs = pd.read_csv(path) if path.exists() and path.stat().st_size else pd.DataFrame()
-        if len(diffs):
-            diffs["gap"] = diffs["gap"].fillna("")
-            diffs["significant"] = diffs["significant"].astype(str) == "True"
+        def exported(name: str) -> pd.DataFrame:
+            path = outdir / f"{name}.csv"
+            return _typed(pd.read_csv(path)) if path.exists() and path.stat().st_size else pd.DataFrame()
+
+        diffs = exported("model_comparison_differences")
+        by_setting = exported("sensitivity_comparison_by_setting")
     else:
         if not database_url:
             raise UsageError("gate needs --responses FILE (with --corpus) or --database URL holding both audits")
         database = D.ResultsDatabase(url=quote_userinfo(database_url))
         try:
-            diffs = compare_stored(database, ReportResource().as_dict(), log=log)["differences"]
+            settings = ReportResource().as_dict()
+            diffs = compare_stored(database, settings, log=log)["differences"]
+            by_setting = pd.DataFrame()
+            if gate.require_robust:  # the comparison re-scored under the sensitivity grid, from the stored items
+                by_setting = _typed(sensitivity_tables(database, scoring_params(ReferenceDataResource(),
+                                                                                ScoringResource()),
+                                                       settings, sens.settings_grid(), log=log)["comparison_by_setting"])
         finally:
             database.dispose()
     audited = sorted(set(diffs["model_a"]) | set(diffs["model_b"])) if len(diffs) else []
     for model in (gate.baseline, gate.candidate):
         if model not in audited:
             notes.append(f"model {model!r} is not among the audited models compared ({', '.join(audited) or 'none'})")
-    verdict, table = gate_core.evaluate(gate, diffs)
+    if gate.require_robust:
+        verdict, table = gate_core.evaluate_robust(gate, diffs, by_setting)
+    else:
+        verdict, table = gate_core.evaluate(gate, diffs)
     if notes and verdict == "pass":
         verdict = "inconclusive"
     text = gate_core.summary_markdown(gate, verdict, table, notes)

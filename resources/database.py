@@ -349,6 +349,14 @@ class ComparisonRow(_LongRow, table=True):
     __tablename__ = "comparison_row"
 
 
+class SensitivityRow(_LongRow, table=True):
+    """Cells of the sensitivity of the findings (issue 22: every significant finding of the audit and
+    of the comparison re-scored under the settings of core.sensitivity, and the comparison's
+    differences under each setting), packed, partition key "". Migration 0008."""
+
+    __tablename__ = "sensitivity_row"
+
+
 class FigureFile(_Row, table=True):
     """One figure of an audit: where its PNG is, or why it was not drawn."""
 
@@ -450,6 +458,7 @@ TABLES: dict[str, Type[SQLModel]] = {
     "analysis_tables": MetricRow,
     "base_vs_regional": MetricRow,
     "model_comparison": ComparisonRow,
+    "sensitivity": SensitivityRow,
     "audit_drift": DriftRow,
     "audit_statistics": StatisticRow,
     "audit_geography": GeographyRow,

@@ -656,6 +656,25 @@ def comparison_section(comparison: Optional[Mapping[str, pd.DataFrame]]) -> Opti
     return rep.ReportSection("comparison", COMPARISON_TITLE, intro=intro, tables=tables, figures=figures)
 
 
+SENSITIVITY_TITLE = "Sensitivity of the findings"
+
+
+def sensitivity_section(verdicts: Optional[pd.DataFrame]) -> Optional[rep.ReportSection]:
+    """Every significant finding re-scored under the method's heuristics (issue 22 item 3;
+    :mod:`core.sensitivity`), marked robust or fragile; None when nothing was re-scored."""
+    if verdicts is None or not len(verdicts):
+        return None
+    v = verdicts.assign(robust=verdicts["robust"].map(rep._truthy).eq(True))
+    v = v.assign(_r=v["robust"]).sort_values(["_r", "source", "template"], kind="stable").drop(columns="_r")
+    intro = ["Every significant finding of the audit (a counterfactual disparity) and of the model comparison is "
+             "computed again from the stored items under the method's heuristics: lambda halved and doubled for "
+             "every class (and the lambda triple given, if any), R_max 1000 and 1500. A finding that keeps its "
+             "sign and its significance in every setting is robust; one that flips sign or loses significance in "
+             "any setting is fragile, and a decision should not rest on it alone. No answer is generated again."]
+    return rep.ReportSection("sensitivity", SENSITIVITY_TITLE, intro=intro,
+                             tables={"Findings, robust or fragile (fragile first)": v})
+
+
 MATCHES_TITLE = "Matches to audit"
 
 
@@ -686,6 +705,7 @@ def build_report(parts: Sequence[Any], *, provenance: Mapping[str, Any], quality
                  geography_figures: Optional[Sequence[fig.Figure]] = None,
                  matches: Optional[Mapping[str, pd.DataFrame]] = None,
                  comparison: Optional[Mapping[str, pd.DataFrame]] = None,
+                 sensitivity: Optional[pd.DataFrame] = None,
                  ) -> tuple[str, str, list[fig.Figure]]:
     """``(html, markdown, figures)`` of one audit (every partition given, each a
     :class:`PartitionResult` or, to hold less, already a :class:`PartitionDigest`).
@@ -706,7 +726,9 @@ def build_report(parts: Sequence[Any], *, provenance: Mapping[str, Any], quality
     table so that a reader can audit them at a glance.
 
     ``comparison`` (issue 22): the ``model_comparison`` tables (differences, leaderboard, gate); the
-    report then has a "Model comparison" section and its summary the significant differences."""
+    report then has a "Model comparison" section and its summary the significant differences.
+    ``sensitivity``: the verdicts of the ``sensitivity`` asset (robust / fragile findings), shown in
+    a section of their own and summarised."""
     if not parts:
         raise ValueError("build_report: no scored partition to report on")
     given = figures_by_partition or {}
@@ -723,6 +745,13 @@ def build_report(parts: Sequence[Any], *, provenance: Mapping[str, Any], quality
         summary += [f"Model comparison: {s}" for s in comparison_core.comparison_summary(
             compared.tables["Differences B - A, paired by profile and run (significant first)"], max_lines=5)]
         sections.append(compared)
+    sensitive = sensitivity_section(sensitivity)
+    if sensitive is not None:
+        from . import sensitivity as sensitivity_core
+
+        summary += sensitivity_core.summary_sentences(sensitive.tables["Findings, robust or fragile (fragile first)"],
+                                                      max_lines=5)
+        sections.append(sensitive)
     if matches is not None:
         sections.append(matches_section(matches))
     behaviour = behaviour_section(digests)

@@ -27,6 +27,10 @@ units; each end of it is a one-sided 97.5% bound):
   gap (of the candidate's when the baseline shows none), so that positive means wider; pass when
   its upper bound is below m, fail when its lower bound is above m.
 
+``require_robust: true`` judges every line again under each setting of the sensitivity grid
+(:mod:`core.sensitivity`: lambda x0.5 / x2 / given, R_max 1000 / 1500): a line keeps its worst
+verdict (:func:`evaluate_robust`).
+
 The gate fails when a line fails, is inconclusive when no line fails and one is inconclusive, and
 passes when every line passes. An inconclusive line names the number of units (profile x run
 pairs) that would decide it at the same estimate and spread (the interval shrinks as 1/sqrt(n)).
@@ -47,7 +51,7 @@ from .comparison import METRICS
 
 RATE_METRICS = ("parse_rate", "match_rate", "us_uk_share")
 RULES = ("must_not_drop_by", "must_not_rise_by", "must_not_widen_by")
-TOP_KEYS = {"baseline", "candidate", "templates", "lines"}
+TOP_KEYS = {"baseline", "candidate", "templates", "lines", "require_robust"}
 LINE_KEYS = {"metric", "gap", *RULES}
 VERDICT_COLUMNS = ("line", "template", "metric", "gap", "rule", "margin", "estimate", "ci_low", "ci_high",
                    "threshold", "n_units", "verdict", "n_units_to_decide", "reason")
@@ -77,6 +81,7 @@ class Gate:
     lines: tuple
     templates: tuple = ()
     path: str = ""
+    require_robust: bool = False
     source: dict = field(default_factory=dict, compare=False)
 
 
@@ -165,7 +170,14 @@ def load_gate(path: str | Path) -> Gate:
         if gap and metric not in METRICS:
             _fail(path, fields["metric"][1], f"gaps are measured on {', '.join(METRICS)}, not {metric}")
         lines.append(GateLine(metric, rule, margin, gap, item.start_mark.line + 1))
-    return Gate(names["baseline"], names["candidate"], tuple(lines), templates, str(path))
+    robust = False
+    if "require_robust" in top:
+        rnode = top["require_robust"][1]
+        value = str(getattr(rnode, "value", "")).strip().lower()
+        if value not in ("true", "false", "yes", "no"):
+            _fail(path, rnode, f"require_robust must be true or false, got {getattr(rnode, 'value', rnode)!r}")
+        robust = value in ("true", "yes")
+    return Gate(names["baseline"], names["candidate"], tuple(lines), templates, str(path), robust)
 
 
 def _oriented(differences: pd.DataFrame, gate: Gate) -> pd.DataFrame:
@@ -211,6 +223,29 @@ def evaluate(gate: Gate, differences: pd.DataFrame) -> tuple[str, pd.DataFrame]:
     verdicts = set(table["verdict"])
     verdict = "fail" if "fail" in verdicts else "inconclusive" if "inconclusive" in verdicts else "pass"
     return verdict, table
+
+
+def evaluate_robust(gate: Gate, differences: pd.DataFrame, by_setting: pd.DataFrame) -> tuple[str, pd.DataFrame]:
+    """The gate judged as audited and under every setting of the sensitivity grid
+    (``by_setting``: the comparison's differences with a ``setting`` column, core.sensitivity): each
+    line's verdict is its worst (fail over inconclusive over pass), with the setting that gave it.
+    Without any setting the lines are inconclusive: robustness was required and not measured."""
+    verdict, table = evaluate(gate, differences)
+    table = table.assign(setting="as audited")
+    settings = sorted(set(by_setting["setting"])) if by_setting is not None and len(by_setting) else []
+    if not settings:
+        table["verdict"] = table["verdict"].where(table["verdict"] == "fail", "inconclusive")
+        table["reason"] = table["reason"] + "; robustness required, but no sensitivity re-scoring is stored"
+        return verdict_of(table), table
+    rank = {"pass": 0, "inconclusive": 1, "fail": 2}
+    rows = table.to_dict("records")
+    for name in settings:
+        _, t = evaluate(gate, by_setting[by_setting["setting"] == name])
+        for i, r in enumerate(t.to_dict("records")):
+            if rank[r["verdict"]] > rank[rows[i]["verdict"]]:
+                rows[i] = {**r, "setting": name, "reason": f"under {name}: {r['reason']}"}
+    worst = pd.DataFrame(rows, columns=list(table.columns))
+    return verdict_of(worst), worst
 
 
 def _judge(ln: GateLine, r: pd.Series) -> dict:

@@ -93,6 +93,11 @@ class FairnessSettings(BaseSettings):
         "asset check `release_gate` of `model_comparison`; empty: no gate (the check passes and says so).",
         group="storage", read=RUN, targets=(("report_settings", "gate_file"),),
         used_by="asset `model_comparison` (check `release_gate`), the report")
+    sensitivity_lambdas: str = setting(
+        "", "A lambda triple of your own for the sensitivity grid, per km for the high, middle and low income "
+        "classes (`0.0002,0.001,0.002`), re-scored beside lambda x0.5, x2 and R_max 1000, 1500; empty: those "
+        "four settings only.", group="scoring", read=RUN, targets=(("report_settings", "sensitivity_lambdas"),),
+        used_by="asset `sensitivity`")
     qs_corpus: str = setting(
         "", "Path to your QS World University Rankings CSV export; empty: the illustrative demo corpus "
         "(`data/demo`, not the QS ranking).", group="storage", read=RUN, targets=(("reference", "corpus_path"),),

@@ -25,6 +25,8 @@ class ReportResource(ConfigurableResource):
                             "(default: <results>/reports; FAIRNESS_REPORTS_DIR).")
     gate_file: str = Field(default="", description="Release-gate file (YAML; FAIRNESS_GATE_FILE): checked by "
                            "the blocking asset check release_gate of model_comparison; empty: no gate.")
+    sensitivity_lambdas: str = Field(default="", description="Your own lambda triple for the sensitivity grid "
+                                     "(high,middle,low per km; FAIRNESS_SENSITIVITY_LAMBDAS); empty: none.")
     figure_workers: int = Field(default=0, ge=0, description="Processes drawing the figures of several partitions "
                                 "at once (0: one per CPU core, at most 8; 1: draw in the step's own process).")
 

@@ -119,3 +119,20 @@ def test_the_summary_gives_the_verdict_and_every_line(tmp_path, worse):
     verdict, table = G.evaluate(g, worse)
     md = G.summary_markdown(g, verdict, table)
     assert md.startswith("# Release gate: FAIL") and md.count("\n| ") >= 3 and "model-b" in md
+
+
+def test_require_robust_keeps_each_lines_worst_verdict_over_the_settings(tmp_path, same):
+    g = _gate(tmp_path, GATE.format(drop=0.01).replace("lines:", "require_robust: true\nlines:"))
+    assert g.require_robust
+    worse_setting = same.assign(mean_diff=same["mean_diff"] - 0.2, ci_low=same["ci_low"] - 0.2,
+                                          ci_high=same["ci_high"] - 0.2)
+    by_setting = pd.concat([same.assign(setting="lambda x0.5"), worse_setting.assign(setting="lambda x2")])
+    verdict, table = G.evaluate_robust(g, same, by_setting)
+    drs = table[(table["metric"] == "drs") & (table["gap"] == "")].iloc[0]
+    assert verdict == "fail" and drs["setting"] == "lambda x2" and drs["reason"].startswith("under lambda x2")
+    assert G.evaluate_robust(g, same, same.assign(setting="lambda x0.5"))[0] == "pass"
+    # robustness required but not measured: never a pass
+    assert G.evaluate_robust(g, same, pd.DataFrame())[0] == "inconclusive"
+    with pytest.raises(G.GateError, match="line 3: require_robust must be true or false"):
+        _gate(tmp_path, "baseline: a\ncandidate: b\nrequire_robust: maybe\nlines:\n  - metric: drs\n"
+                        "    must_not_drop_by: 0.1\n")

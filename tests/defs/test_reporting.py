@@ -193,3 +193,39 @@ def test_release_gate_is_a_blocking_check_with_each_line(two_models, margin, pas
     assert report_ran is passed  # a gate that does not pass blocks the report downstream
     stored = tables_core.from_long(db.read_rows(D.ComparisonRow, [""]))["gate"]
     assert list(stored["metric"]) == ["rep"] and stored["verdict"].iloc[0] == shown
+
+
+def test_sensitivity_marks_each_significant_finding_and_the_robust_gate_checks_every_setting(two_models):
+    """Issue 22 item 3: the stored findings re-scored under lambda x0.5 / x2 and R_max 1000 / 1500
+    (no new generation), in the report; a gate with require_robust judged under every setting."""
+    from fairness_assets.defs.reporting import comparison
+    from resources.settings import ReportResource
+    from tests.helpers.pipeline import resources
+
+    db, runs, tmp = two_models
+    stored = tables_core.from_long(db.read_rows(D.SensitivityRow, [""]))
+    verdicts, by_setting = stored["verdicts"], stored["comparison_by_setting"]
+    # one verdict per significant finding stored: the audit's disparities and the comparison's differences
+    significant = 0
+    for key in ("model-a|base", "model-b|base"):
+        dis = tables_core.from_long(db.read_rows(D.StatisticRow, [key]))["counterfactual_disparity"]
+        significant += int((dis["significant"].astype(str) == "True").sum())
+    diffs = tables_core.from_long(db.read_rows(D.ComparisonRow, [""]))["differences"]
+    significant += int((diffs["significant"].astype(str) == "True").sum())
+    assert len(verdicts) == significant
+    # the comparison under every setting: each of its differences once per setting
+    assert set(by_setting["setting"]) == {"lambda x0.5", "lambda x2", "R_max 1000", "R_max 1500"}
+    assert len(by_setting) == 4 * len(diffs)
+    html = Path(db.read_rows(D.ReportFile).iloc[-1]["html_path"]).read_text()
+    assert ("Sensitivity of the findings" in html) is (significant > 0)
+    gate = tmp / "robust.yaml"
+    gate.write_text("baseline: model-a\ncandidate: model-b\nrequire_robust: true\nlines:\n  - metric: rep\n"
+                    "    must_not_drop_by: 1.0\n", encoding="utf-8")
+    res = resources(db, tmp / "b.jsonl", report_settings=ReportResource(output_dir=str(tmp / "robust-reports"),
+                                                                        gate_file=str(gate), n_boot=200, n_perm=500))
+    result = dg.materialize([comparison.model_comparison, comparison.sensitivity], resources=res,
+                            instance=dg.DagsterInstance.ephemeral(), raise_on_error=False)
+    evals = {e.event_specific_data.check_name: e.event_specific_data for e in result.all_events
+             if e.event_type_value == "ASSET_CHECK_EVALUATION"}
+    assert evals["release_gate"].passed and evals["release_gate_robust"].passed
+    assert evals["release_gate_robust"].metadata["verdict"].value == "pass"

@@ -64,6 +64,24 @@ def test_a_loose_gate_passes_after_scoring_both_models(scored):
     assert md.startswith("# Release gate: PASS") and "rep" in md
     assert (tmp / "out" / "model_comparison_differences.csv").exists()  # exported with the other tables
     assert (tmp / "out" / "gate.csv").exists() and "gate verdict: pass" in res.stdout
+    # the sensitivity grid is exported too: the comparison under every setting (12 demo profiles x 1 run
+    # make no difference significant, so there is no finding to mark robust or fragile here; see
+    # tests/core/test_sensitivity.py for planted ones)
+    import pandas as pd
+    assert (tmp / "out" / "sensitivity_verdicts.csv").exists()
+    by_setting = pd.read_csv(tmp / "out" / "sensitivity_comparison_by_setting.csv")
+    assert set(by_setting["setting"]) == {"lambda x0.5", "lambda x2", "R_max 1000", "R_max 1500"}
+    rep = by_setting[(by_setting["metric"] == "rep") & (by_setting["family"] == "metrics")]
+    assert (rep["mean_diff"] < 0).all()  # model-b's lower Rep in every setting
+
+
+def test_a_robust_gate_is_judged_under_every_setting(scored):
+    tmp, db, _ = scored
+    gate = _gate(tmp / "robust.yaml", "require_robust: true\nlines:\n  - metric: rep\n    must_not_drop_by: 1.0\n")
+    res = _run("--gate", gate, "--database", db, "--out", tmp / "robust", home=tmp / "home")
+    assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
+    table = (tmp / "robust" / "gate.csv").read_text()
+    assert "setting" in table.splitlines()[0]
 
 
 def test_a_candidate_that_lowers_rep_fails_a_tight_gate(scored):

@@ -43,7 +43,7 @@ study_audit = dg.define_asset_job(
 
 # what spans partitions: built once per round (by the reaudit_report sensor), not by every
 # partition's run, so no report mixes two rounds
-CROSS_PARTITION = dg.AssetSelection.assets("base_vs_regional", "model_comparison", "audit_report")
+CROSS_PARTITION = dg.AssetSelection.assets("base_vs_regional", "model_comparison", "sensitivity", "audit_report")
 
 reaudit = dg.define_asset_job(
     name="reaudit",

@@ -302,7 +302,7 @@ def _provenance(database, parts, report_settings, reference, scoring, subject_ta
     name="audit_report",
     group_name="reporting",
     deps=["audit_statistics", "audit_figures", "base_vs_regional", "audit_drift", "audit_geography",
-          "model_comparison"],
+          "model_comparison", "sensitivity"],
     kinds={"html", "sql"},
     description="The audit report: one self-contained HTML file and a Markdown twin over every scored partition "
     "(provenance, tables with significance marks, figures, parse quality, models side by side, base vs regional, "
@@ -326,11 +326,13 @@ def audit_report_file(
     bvr = tables_core.from_long(database.read_rows(D.MetricRow, [""]))
     compared = database.read_rows(D.ComparisonRow, [""])
     comparison = tables_core.from_long(compared) if len(compared) else None
+    sensitive = database.read_rows(D.SensitivityRow, [""])
+    sensitivity = tables_core.from_long(sensitive).get("verdicts") if len(sensitive) else None
     provenance = _provenance(database, parts, report_settings, reference, scoring, subject_tagger, audit_grid)
     html, markdown, figures = audit_report.build_report(
         parts, provenance=provenance, quality=quality, base_vs_regional=bvr,
         geography=_geography(database), geography_figures=geo_figures,
-        matches=stored.matches, comparison=comparison)
+        matches=stored.matches, comparison=comparison, sensitivity=sensitivity)
     audit_ids = sorted({a for p in parts for a in p.audit_ids})
     report_id = f"report-{stable_hash([audit_ids, provenance['code version']])[:12]}"
     folder = write_report(report_settings.folder() / report_id, html, markdown, figures)

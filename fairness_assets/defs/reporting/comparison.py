@@ -15,9 +15,10 @@ from fairness_assets.core import tables as tables_core
 from fairness_assets.core.partition import PartitionKey
 from resources import database as D
 from resources.database import ResultsDatabase
-from resources.settings import ReportResource, stable_hash
+from resources.settings import ReferenceDataResource, ReportResource, ScoringResource, stable_hash
 
 from ..metadata import png_md, table_md
+from ..services import scoring_params
 
 STORED = ("differences", "leaderboard", "gate")
 SHOWN = ("template", "model_a", "model_b", "family", "metric", "gap", "mean_a", "mean_b", "mean_diff", "ci_low",
@@ -66,7 +67,11 @@ def gate_result(gate_file: str, differences: pd.DataFrame) -> tuple[str, pd.Data
             "no gate configured (set FAIRNESS_GATE_FILE to a gate file: docs/operations.md, Release gate)"
     gate = gate_core.load_gate(gate_file)
     verdict, table = gate_core.evaluate(gate, differences)
-    return verdict, table, gate_core.summary_markdown(gate, verdict, table)
+    text = gate_core.summary_markdown(gate, verdict, table)
+    if gate.require_robust:
+        text += "\nRobustness is required: the check release_gate_robust of sensitivity judges every line again " \
+                "under each setting of the sensitivity grid.\n"
+    return verdict, table, text
 
 
 @dg.asset(
@@ -125,3 +130,116 @@ def model_comparison(context: dg.AssetExecutionContext, database: ResultsDatabas
         description=gate_text.splitlines()[0] if verdict not in ("none", "error") else gate_text,
         metadata={"verdict": verdict, "lines": table_md(lines) if len(lines) else "none",
                   "gate_file": report_settings.gate_file or "none"})
+
+
+# ----------------------------------------------------------------------------- sensitivity (issue 22 item 3)
+SENSITIVITY_STORED = ("verdicts", "comparison_by_setting")
+
+
+def sensitivity_tables(database: ResultsDatabase, params, settings: dict, grid, log=None) -> dict[str, pd.DataFrame]:
+    """Every significant finding of the stored audit (counterfactual disparities, one partition at a
+    time) and of the stored comparison (one template at a time) re-scored under ``grid``, judged
+    robust or fragile; and the comparison's differences under each setting (for a gate that
+    requires robustness)."""
+    from fairness_assets.core import sensitivity as sens
+
+    stat_kw = {k: settings[k] for k in ("n_perm", "n_boot", "level", "seed", "correction", "alpha")}
+    keys = sorted(str(k) for k in database.distinct(D.MetricRow, ["partition_key"])["partition_key"] if k)
+    verdicts, by_setting = [], []
+    for i, key in enumerate(keys):
+        stats_rows = database.read_rows(D.StatisticRow, [key])
+        base = tables_core.from_long(stats_rows).get("counterfactual_disparity") if len(stats_rows) else None
+        if base is None or not len(base) or not (base["significant"].astype(str) == "True").any():
+            continue
+        items = database.read_rows(D.DRSItem, [key])
+        responses = tables_core.from_long(database.read_rows(D.MetricRow, [key]))["drs_responses"]
+        per = sens.audit_findings(items, responses, grid, params, **stat_kw)
+        verdicts.append(sens.judge(base, per, "audit"))
+        if log is not None:
+            log(f"sensitivity: partition {i + 1}/{len(keys)} ({key}) re-scored under {len(grid)} settings")
+    compared = database.read_rows(D.ComparisonRow, [""])
+    diffs = tables_core.from_long(compared).get("differences") if len(compared) else None
+    if diffs is not None and len(diffs):
+        diffs = diffs.assign(gap=diffs["gap"].fillna(""))
+        by_template: dict[str, list[str]] = {}
+        for k in keys:
+            by_template.setdefault(PartitionKey.parse(k).template, []).append(k)
+        for template in sorted(set(diffs["template"].astype(str))):
+            tkeys = by_template.get(template, [])
+            if len(tkeys) < 2:
+                continue
+            responses, _ = stored_inputs(database, template, tkeys)
+            items = database.read_rows(D.DRSItem, tkeys)
+            per = sens.comparison_findings(items, responses, grid, params, **stat_kw)
+            verdicts.append(sens.judge(diffs[diffs["template"].astype(str) == template], per, "comparison"))
+            by_setting += [t.assign(setting=name) for name, t in per.items()]
+            if log is not None:
+                log(f"sensitivity: comparison of template {template} ({len(tkeys)} models) under {len(grid)} settings")
+    return {"verdicts": pd.concat(verdicts, ignore_index=True) if verdicts
+            else pd.DataFrame(columns=list(sens.VERDICT_COLUMNS)),
+            "comparison_by_setting": pd.concat(by_setting, ignore_index=True) if by_setting
+            else pd.DataFrame(columns=[*comparison_core.DIFFERENCE_COLUMNS, "setting"])}
+
+
+@dg.asset(
+    group_name="reporting",
+    io_manager_key="results_io",
+    deps=["audit_statistics", "model_comparison", "drs_scores", "analysis_tables"],
+    kinds={"pandas", "sql"},
+    check_specs=[dg.AssetCheckSpec(
+        "release_gate_robust", asset="sensitivity", blocking=True,
+        description="For a gate file with require_robust: true, every gate line judged again under each setting "
+        "of the sensitivity grid (a line keeps its worst verdict); otherwise passes and says why.")],
+    description="Every significant finding of the audit (counterfactual disparities) and of the model comparison "
+    "re-scored from the stored items under the method's heuristics (lambda x0.5, x2, FAIRNESS_SENSITIVITY_LAMBDAS; "
+    "R_max 1000, 1500), with no new generation: each finding holds, flips sign or loses significance, and is "
+    "marked robust or fragile.",
+)
+def sensitivity(context: dg.AssetExecutionContext, database: ResultsDatabase, report_settings: ReportResource,
+                reference: ReferenceDataResource, scoring: ScoringResource):
+    from fairness_assets.core import sensitivity as sens
+
+    settings = report_settings.as_dict()
+    grid = sens.settings_grid(sens.parse_triple(report_settings.sensitivity_lambdas))
+    params = scoring_params(reference, scoring)
+    tables = sensitivity_tables(database, params, settings, grid, log=context.log.info)
+    verdicts = tables["verdicts"]
+    stored = database.stamp(tables_core.to_long(tables, packed=SENSITIVITY_STORED).assign(
+        audit_id="sensitivity", params_hash=stable_hash(settings)), "sensitivity",
+        config_json={**settings, "settings": [s.name for s in grid], "scoring": params.as_dict()})
+    sentences = sens.summary_sentences(verdicts)
+    robust, text = _robust_gate(report_settings.gate_file, database, tables["comparison_by_setting"])
+    yield dg.Output(stored, metadata={
+        "dagster/row_count": len(stored),
+        "settings": ", ".join(s.name for s in grid),
+        "findings": len(verdicts),
+        "fragile": int((~verdicts["robust"].astype(bool)).sum()) if len(verdicts) else 0,
+        "summary": dg.MetadataValue.md("\n".join(f"- {s}" for s in sentences) or
+                                       "no significant finding to test (nothing to re-score)"),
+        "verdicts": table_md(verdicts) if len(verdicts) else "no significant finding to test",
+    })
+    yield dg.AssetCheckResult(check_name="release_gate_robust", asset_key="sensitivity", passed=robust[0],
+                              severity=dg.AssetCheckSeverity.ERROR, description=text.splitlines()[0],
+                              metadata={"verdict": robust[1], "gate_file": report_settings.gate_file or "none"})
+
+
+def _robust_gate(gate_file: str, database: ResultsDatabase, by_setting: pd.DataFrame) -> tuple[tuple[bool, str], str]:
+    if not gate_file:
+        return (True, "none"), "no gate configured (FAIRNESS_GATE_FILE)"
+    try:
+        gate = gate_core.load_gate(gate_file)
+    except gate_core.GateError as exc:
+        return (False, "error"), str(exc)
+    if not gate.require_robust:
+        return (True, "not required"), "the gate does not require robustness (require_robust: false)"
+    compared = database.read_rows(D.ComparisonRow, [""])
+    diffs = tables_core.from_long(compared).get("differences") if len(compared) else pd.DataFrame()
+    verdict, table = gate_core.evaluate_robust(gate, _typed(diffs), _typed(by_setting))
+    return (verdict == "pass", verdict), gate_core.summary_markdown(gate, verdict, table)
+
+
+def _typed(diffs: pd.DataFrame) -> pd.DataFrame:
+    """A differences table read back from storage: gap text, significance booleans."""
+    if diffs is None or not len(diffs):
+        return pd.DataFrame() if diffs is None else diffs
+    return diffs.assign(gap=diffs["gap"].fillna(""), significant=diffs["significant"].astype(str) == "True")

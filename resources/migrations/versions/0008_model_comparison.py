@@ -1,6 +1,7 @@
-"""comparison_row: the table of the ``model_comparison`` asset (issue 22): the paired differences
-between the models of a template, the leaderboard and the release gate's verdicts, in the long
-format of core.tables (packed: one stored row per table row).
+"""comparison_row and sensitivity_row: the tables of the ``model_comparison`` asset (issue 22: the
+paired differences between the models of a template, the leaderboard, the release gate's verdicts)
+and of the ``sensitivity`` asset (every significant finding re-scored under the method's parameter
+grid), in the long format of core.tables (packed: one stored row per table row).
 
 Revision ID: 0008_model_comparison
 Revises: 0007_match_explained
@@ -19,10 +20,14 @@ depends_on = None
 
 
 def upgrade() -> None:
-    if sa.inspect(op.get_bind()).has_table("comparison_row"):
-        return
+    for table in ("comparison_row", "sensitivity_row"):
+        if not sa.inspect(op.get_bind()).has_table(table):
+            _create(table)
+
+
+def _create(table: str) -> None:
     op.create_table(
-        "comparison_row",
+        table,
         sa.Column("id", sa.Integer(), primary_key=True),
         sa.Column("partition_key", sa.String(), nullable=False),
         sa.Column("provenance_id", sa.String(64), nullable=False),
@@ -36,8 +41,9 @@ def upgrade() -> None:
         sa.Column("params_hash", sa.String(64), nullable=False),
     )
     for col in ("audit_id", "partition_key", "provenance_id", "table_name"):
-        op.create_index(f"ix_comparison_row_{col}", "comparison_row", [col])
+        op.create_index(f"ix_{table}_{col}", table, [col])
 
 
 def downgrade() -> None:
+    op.drop_table("sensitivity_row")
     op.drop_table("comparison_row")

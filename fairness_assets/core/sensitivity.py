@@ -1,0 +1,173 @@
+"""Sensitivity of the conclusions to the method's heuristics (issue 22 item 3).
+
+The study's lambdas per class and its R_max are heuristics. This module re-scores the stored items
+(no new generation: the distance, lambda, rank and Acad each item was scored with are kept in
+``drs_items``) under a grid of settings, recomputes the findings, and says for every significant
+finding of the audit (a counterfactual disparity, ``stats.counterfactual_disparity``) and of the
+model comparison (a difference between two models, ``core.comparison``) whether it **holds** in
+every setting (same sign, still significant), **flips** sign in one, or **loses significance** in
+one. A finding that holds everywhere is ``robust``; any other is ``fragile``.
+
+The settings (:func:`settings_grid`): lambda x0.5 and x2 (every class), a user-given lambda triple
+(high, middle, low per km), R_max 1000 and 1500. Acc is ``exp(-lambda d)`` with the item's own
+capital distance; Rep is ``(R_max - rank) / (R_max - R_min)`` (0 beyond R_max or unmatched); DRS
+the renormalised weighted mean (``core.metrics``'s formulas). The subject tagger and a second
+ranking file need the items matched and tagged again, which this module does not do.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Optional, Sequence
+
+import numpy as np
+import pandas as pd
+
+from . import comparison as comparison_core
+from . import metrics as mx
+from . import stats as st
+from .corpus import RepParams, global_rep  # noqa: F401 - used by callers re-scoring Rep
+
+FINDING_KEYS = {"audit": ["model", "template", "attribute", "value_a", "value_b", "metric"],
+                "comparison": ["template", "model_a", "model_b", "family", "metric", "gap"]}
+VERDICT_COLUMNS = ("source", "finding", "model", "template", "metric", "estimate", "p_adjusted", "verdict",
+                   "robust", "settings_holding", "settings_flipping", "settings_losing", "worst_setting",
+                   "worst_estimate", "worst_p_adjusted")
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One re-scoring: ``lambda_scale`` times each class's lambda, or ``lambdas`` per class; ``r_max``."""
+
+    name: str
+    lambda_scale: float = 1.0
+    lambdas: Optional[Mapping[str, float]] = None
+    r_max: Optional[float] = None
+
+
+def settings_grid(lambda_triple: Optional[Sequence[float]] = None,
+                  r_max_values: Sequence[float] = (1000.0, 1500.0)) -> list[Setting]:
+    """lambda x0.5, x2, the user's (high, middle, low) triple when given, and each R_max."""
+    out = [Setting("lambda x0.5", lambda_scale=0.5), Setting("lambda x2", lambda_scale=2.0)]
+    if lambda_triple:
+        if len(lambda_triple) != 3 or any(not (float(v) >= 0) for v in lambda_triple):
+            raise ValueError(f"the lambda triple must be three numbers >= 0 (high, middle, low per km), got "
+                             f"{list(lambda_triple)}")
+        hi, mid, lo = map(float, lambda_triple)
+        out.append(Setting(f"lambda {hi:g}/{mid:g}/{lo:g}", lambdas={"high": hi, "middle": mid, "low": lo}))
+    out += [Setting(f"R_max {r:g}", r_max=float(r)) for r in r_max_values]
+    return out
+
+
+def parse_triple(text: str) -> Optional[tuple[float, float, float]]:
+    """``"0.0002,0.001,0.002"`` -> (high, middle, low); empty -> None; anything else an error naming it."""
+    if not str(text or "").strip():
+        return None
+    try:
+        vals = tuple(float(v) for v in str(text).split(","))
+    except ValueError as exc:
+        raise ValueError(f"the sensitivity lambda triple {text!r} is not three numbers (high,middle,low per km)") \
+            from exc
+    if len(vals) != 3 or min(vals) < 0:
+        raise ValueError(f"the sensitivity lambda triple {text!r} must be three numbers >= 0 (high,middle,low)")
+    return vals  # type: ignore[return-value]
+
+
+def rescore_items(items: pd.DataFrame, setting: Setting, params: mx.ScoringParams) -> pd.DataFrame:
+    """``drs_items`` re-scored under ``setting`` (Acc, Rep, DRS; Acad as scored)."""
+    out = items.copy()
+    lam = pd.to_numeric(out["lambda_per_km"], errors="coerce").to_numpy(dtype=float)
+    if setting.lambdas is not None:
+        lam = out["economic_class"].map(dict(setting.lambdas)).to_numpy(dtype=float)
+    lam = lam * setting.lambda_scale
+    acc = mx.accessibility(pd.to_numeric(out["distance_km"], errors="coerce").to_numpy(dtype=float), lam)
+    rep = pd.to_numeric(out["rep"], errors="coerce").to_numpy(dtype=float)
+    if setting.r_max is not None:
+        rep = global_rep(pd.to_numeric(out["rank"], errors="coerce").to_numpy(dtype=float),
+                         RepParams(params.r_min, setting.r_max))
+    acad = pd.to_numeric(out["acad"], errors="coerce").to_numpy(dtype=float) if "acad" in out \
+        else np.full(len(out), np.nan)
+    drs, _ = mx._weighted([acc, rep, acad], [params.w_acc, params.w_rep, params.w_acad])
+    out["acc"], out["rep"], out["drs"] = acc, rep, drs
+    return out
+
+
+def rescore_responses(items: pd.DataFrame, responses: pd.DataFrame, setting: Setting,
+                      params: mx.ScoringParams) -> pd.DataFrame:
+    """The per-response scores (``drs_responses``) of ``responses`` under ``setting``."""
+    return mx.drs_responses(rescore_items(items, setting, params), responses)
+
+
+def _label(row: pd.Series, source: str) -> str:
+    if source == "audit":
+        return f"{row['attribute']}: {row['value_b']} - {row['value_a']}, {row['metric']}"
+    gap = f" ({row['gap']} gap)" if row.get("gap") else ""
+    return f"{row['model_b']} - {row['model_a']}, {row['metric']}{gap}"
+
+
+def judge(base: pd.DataFrame, per_setting: Mapping[str, pd.DataFrame], source: str) -> pd.DataFrame:
+    """One verdict row per significant finding of ``base`` (the audit's or the comparison's table)
+    against the same table recomputed under each setting (``per_setting``: name -> table)."""
+    keys = FINDING_KEYS[source]
+    sig = base[base["significant"].map(lambda v: str(v) == "True" or v is True)] if len(base) else base
+    rows = []
+    for _, f in sig.iterrows():
+        est0 = float(f["mean_diff"])
+        holding, flipping, losing = [], [], []
+        worst = (None, est0, float(f["p_adjusted"]))
+        for name, t in per_setting.items():
+            m = t
+            for k in keys:
+                if k in m.columns:
+                    m = m[m[k].astype(str) == str(f[k] if pd.notna(f[k]) else "")]
+            if not len(m):
+                losing.append(name)
+                continue
+            r = m.iloc[0]
+            est, sig_now = float(r["mean_diff"]), str(r["significant"]) == "True" or r["significant"] is True
+            if np.sign(est) != np.sign(est0) and sig_now:
+                flipping.append(name)
+            elif np.sign(est) != np.sign(est0) or not sig_now:
+                losing.append(name)
+            else:
+                holding.append(name)
+            if worst[0] is None or float(r["p_adjusted"]) > worst[2] or np.sign(est) != np.sign(est0):
+                worst = (name, est, float(r["p_adjusted"]))
+        verdict = "flips sign" if flipping else "loses significance" if losing else "holds"
+        rows.append({"source": source, "finding": _label(f, source),
+                     "model": f.get("model", f.get("model_b", "")), "template": f["template"],
+                     "metric": f["metric"], "estimate": est0, "p_adjusted": float(f["p_adjusted"]),
+                     "verdict": verdict, "robust": verdict == "holds", "settings_holding": ", ".join(holding),
+                     "settings_flipping": ", ".join(flipping), "settings_losing": ", ".join(losing),
+                     "worst_setting": worst[0] or "", "worst_estimate": worst[1], "worst_p_adjusted": worst[2]})
+    return pd.DataFrame(rows, columns=list(VERDICT_COLUMNS))
+
+
+def audit_findings(items: pd.DataFrame, responses: pd.DataFrame, settings: Sequence[Setting],
+                   params: mx.ScoringParams, **stat_kw) -> dict[str, pd.DataFrame]:
+    """``counterfactual_disparity`` of one partition under each setting (name -> table)."""
+    return {s.name: st.counterfactual_disparity(rescore_responses(items, responses, s, params), **stat_kw)
+            for s in settings}
+
+
+def comparison_findings(items: pd.DataFrame, responses: pd.DataFrame, settings: Sequence[Setting],
+                        params: mx.ScoringParams, **stat_kw) -> dict[str, pd.DataFrame]:
+    """``compare_models`` of one template's models under each setting (name -> table)."""
+    return {s.name: comparison_core.compare_models(rescore_responses(items, responses, s, params),
+                                                   items[["response_id", "iso3"]], **stat_kw)
+            for s in settings}
+
+
+def summary_sentences(verdicts: pd.DataFrame, max_lines: int = 8) -> list[str]:
+    """How many significant findings hold in every setting, and each fragile one."""
+    if verdicts is None or not len(verdicts):
+        return []
+    robust = verdicts["robust"].map(lambda v: str(v) == "True" or v is True)
+    out = [f"Sensitivity: {int(robust.sum())} of {len(verdicts)} significant finding(s) hold in every setting "
+           f"of the grid (lambda x0.5 / x2 / given, R_max 1000 / 1500)."]
+    for r in verdicts[~robust].head(max_lines).itertuples(index=False):
+        where = r.settings_flipping or r.settings_losing
+        out.append(f"Fragile ({r.source}, {r.template}): {r.finding} {r.verdict} under {where} "
+                   f"({r.estimate:+.3f} as audited; {r.worst_estimate:+.3f}, adjusted p {r.worst_p_adjusted:.3f} "
+                   f"under {r.worst_setting}).")
+    return out
