@@ -24,7 +24,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .local import RunFailed, ScoreFailed, UsageError, gate_audits, run_job, score_responses, start_ui
+from .local import (GATE_EXIT_CODES, RunFailed, ScoreFailed, UsageError, gate_audits, run_job, score_responses,
+                    start_ui)
 
 
 def score_file(responses: str, corpus_path: str, out: str, tagger: str = "rules", rank_column: str = "2024 RANK",
@@ -98,11 +99,9 @@ def main(argv: list[str] | None = None) -> int:
                        database_url=args.database, max_items=args.max_items, verbose=args.verbose)
             return 0
         if args.command == "gate":
-            from .core.gate import EXIT_CODES
-
             verdict = gate_audits(args.gate, args.out, responses=args.responses, corpus_path=args.corpus,
                                   database_url=args.database, tagger=args.tagger, verbose=args.verbose)
-            return EXIT_CODES[verdict]
+            return GATE_EXIT_CODES[verdict]
         if args.command == "demo":
             return run_job("demo_audit", verbose=args.verbose)
         if args.command == "run":

@@ -550,6 +550,9 @@ def score_responses(responses: str, corpus_path: str, out: str, tagger: str = "r
     return tables
 
 
+GATE_EXIT_CODES = {"pass": 0, "fail": 1, "inconclusive": 2}  # `fairness-audit gate`; bad input is 2 too
+
+
 def gate_audits(gate_path: str, out: str, responses: str = "", corpus_path: str = "", database_url: str = "",
                 tagger: str = "rules", log: Callable[[str], None] = print, verbose: bool = False) -> str:
     """``fairness-audit gate``: the release gate of ``gate_path`` (core.gate) on a candidate and its

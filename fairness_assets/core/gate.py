@@ -302,9 +302,6 @@ def summary_markdown(gate: Gate, verdict: str, table: pd.DataFrame, notes: Seque
     return "\n".join(out) + "\n"
 
 
-EXIT_CODES = {"pass": 0, "fail": 1, "inconclusive": 2}
-
-
 def verdict_of(table: Optional[pd.DataFrame]) -> str:
     if table is None or not len(table):
         return "inconclusive"
