@@ -143,9 +143,10 @@ def write_doc(rows: list[dict], runs: int) -> None:
     start = text.find(f"## {SECTION}\n")
     if start >= 0:
         body = text[start:text.find("\n## ", start + 3) if text.find("\n## ", start + 3) >= 0 else len(text)]
-        labels = {r["label"] for r in rows}
+        measured = {(r["label"], str(r["partitions"])) for r in rows}  # rows measured again replace their old one
         old = [line for line in body.splitlines() if line.startswith("| ") and not line.startswith("| code")
-               and not line.startswith("| ---") and line.split("|")[1].strip() not in labels]
+               and not line.startswith("| ---")
+               and (line.split("|")[1].strip(), line.split("|")[2].strip()) not in measured]
     head = (f"`benchmarks/report_memory.py`, {date.today().isoformat()}, {platform.machine()}, {os.cpu_count()} "
             f"cores, Python {platform.python_version()}. One synthetic model's three study-size partitions (360 "
             f"profiles x {runs} runs each, base/regional/academic) are scored once with `fairness-audit score`, "
@@ -154,8 +155,10 @@ def write_doc(rows: list[dict], runs: int) -> None:
             "(VmHWM, exact). **before** = the code before the report digested its partitions, **after** = this "
             "checkout, both on the same databases in the same session.")
     table = ["| code | partitions | peak RSS (VmHWM) | wall time | report.html |", "| --- | --- | --- | --- | --- |"]
-    table += old + [f"| {r['label']} | {r['partitions']} | **{r['peak_gb']:.2f} GB** | {r['wall_s']:.0f} s | "
+    new = [f"| {r['label']} | {r['partitions']} | **{r['peak_gb']:.2f} GB** | {r['wall_s']:.0f} s | "
                     f"{r['html_mb']:.1f} MB |" for r in rows]
+    table += sorted(old + new, key=lambda line: (line.split("|")[1].strip() != "before",
+                                                   int(line.split("|")[2].strip())))
     write_section(SECTION, head + "\n\n" + "\n".join(table) + "\n")
 
 
@@ -169,12 +172,18 @@ def main() -> None:
     ap.add_argument("--label", default="after")
     ap.add_argument("--keep", default="", help="folder for the databases (kept; reused when it holds them)")
     ap.add_argument("--write", action="store_true")
+    ap.add_argument("--saved", default="", help="a log of an earlier run (its JSON lines): write those rows too")
     a = ap.parse_args()
     work = Path(a.keep) if a.keep else Path(tempfile.mkdtemp(prefix="report-memory-"))
     work.mkdir(parents=True, exist_ok=True)
     code = Path(a.code).resolve() if a.code else ROOT
     url = f"sqlite:///{work / 'seed.db'}" if (work / "seed.db").exists() else score_seed(work, Path(a.corpus), a.runs)
     rows = []
+    if a.saved:  # rows an earlier run printed (one JSON object a line), e.g. before it was stopped
+        for line in Path(a.saved).read_text(encoding="utf-8").splitlines():
+            if line.startswith("{"):
+                r = json.loads(line)
+                rows.append({k: r[k] for k in ("label", "wall_s", "peak_gb", "partitions", "html_mb")})
     for n in sorted(a.partitions):
         stored = replicate(url, n // 3)
         r = {"label": a.label, **measure(code, url, work / "home", Path(a.corpus))}

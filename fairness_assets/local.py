@@ -592,12 +592,12 @@ def gate_audits(gate_path: str, out: str, responses: str = "", corpus_path: str 
         database = D.ResultsDatabase(url=quote_userinfo(database_url))
         try:
             settings = ReportResource().as_dict()
-            diffs = compare_stored(database, settings, log=log)["differences"]
+            params = scoring_params(ReferenceDataResource(), ScoringResource())
+            diffs = compare_stored(database, settings, log=log, params=params)["differences"]
             by_setting = pd.DataFrame()
             if gate.require_robust:  # the comparison re-scored under the sensitivity grid, from the stored items
-                by_setting = _typed(sensitivity_tables(database, scoring_params(ReferenceDataResource(),
-                                                                                ScoringResource()),
-                                                       settings, sens.settings_grid(), log=log)["comparison_by_setting"])
+                by_setting = _typed(sensitivity_tables(database, params, settings, sens.settings_grid(),
+                                                       log=log)["comparison_by_setting"])
         finally:
             database.dispose()
     audited = sorted(set(diffs["model_a"]) | set(diffs["model_b"])) if len(diffs) else []

@@ -10,6 +10,9 @@ paired over the units both audits hold:
   recommended); its needs part is 0 by construction (``component`` = ``behaviour``).
 - ``rates``: parse rate (the answer gave at least one item), match rate (matched items / items),
   US+UK share of the located items (from the scored items, when given), per response, B - A.
+- ``geography`` (given the corpus): country coverage and GRS per corpus country, B - A; figures of a
+  whole partition, so the units are the runs (the interval resamples the same runs for both models,
+  the test swaps the two models' answers run by run).
 - ``gaps``: does B widen or narrow a group gap? The class gap (low - high income), the gender gaps
   (female - male, transgender - male) and the Global-South gap (South - North nationalities), each
   metric: per unit (the other attributes' stratum and the run) the gap of B minus the gap of A.
@@ -41,10 +44,10 @@ from . import stats as st
 
 METRICS = ("drs", "acc", "rep", "acad")
 HIGHER_IS_BETTER = {"drs": True, "acc": True, "rep": True, "acad": True, "parse_rate": True, "match_rate": True,
-                    "us_uk_share": False}
+                    "us_uk_share": False, "country_coverage": True, "grs": True}
 GAPS = (("economic_class", "low", "high"), ("gender", "female", "male"), ("gender", "transgender", "male"),
         ("north_south", "Global South", "Global North"))
-DIFFERENCE_COLUMNS = ("template", "model_a", "model_b", "family", "metric", "gap", "component", "n_units",
+DIFFERENCE_COLUMNS = ("template", "model_a", "model_b", "family", "metric", "gap", "country", "component", "n_units",
                       "mean_a", "mean_b", "mean_diff", "ci_low", "ci_high", "p_value", "p_adjusted", "family_size",
                       "significant", "direction", "correction")
 _UNIT = ["profile_id", "run"]
@@ -89,7 +92,7 @@ def _rows(d: np.ndarray, mean_a, mean_b, cols: list[str], base: dict, gaps=None,
     out = []
     for j, c in enumerate(cols):
         g = gaps[j] if gaps is not None else ""
-        out.append({**base, "metric": c, "gap": g, "n_units": int(res["n"][j]), "mean_a": float(mean_a[j]),
+        out.append({**base, "metric": c, "gap": g, "country": "", "n_units": int(res["n"][j]), "mean_a": float(mean_a[j]),
                     "mean_b": float(mean_b[j]), "mean_diff": float(res["mean"][j]), "ci_low": float(res["lo"][j]),
                     "ci_high": float(res["hi"][j]), "p_value": float(res["p"][j])})
     return out
@@ -97,10 +100,15 @@ def _rows(d: np.ndarray, mean_a, mean_b, cols: list[str], base: dict, gaps=None,
 
 def compare_models(responses: pd.DataFrame, items: Optional[pd.DataFrame] = None, *, n_perm: int = 10_000,
                    n_boot: int = 2000, level: float = 0.95, seed: int = 0, correction: str = "holm",
-                   alpha: float = 0.05, us_uk: Sequence[str] = ("USA", "GBR")) -> pd.DataFrame:
+                   alpha: float = 0.05, us_uk: Sequence[str] = ("USA", "GBR"),
+                   corpus: Optional[pd.DataFrame] = None, params=None) -> pd.DataFrame:
     """Every pair of models of every template in ``responses`` (``drs_responses`` of several
     partitions; ``items``: their ``drs_items``, for the US+UK share): one row per difference
-    (:data:`DIFFERENCE_COLUMNS`). Empty when no template has two models."""
+    (:data:`DIFFERENCE_COLUMNS`). Empty when no template has two models.
+
+    Given the ``corpus`` (``qs_corpus``) and the scoring ``params`` too, also the partition-level
+    figures (family ``geography``): country coverage and GRS per corpus country, B - A, with the runs
+    as units (:func:`_run_level_rows`)."""
     need = {"model", "template", "profile_id", "run"}
     missing = need - set(responses.columns)
     if missing:
@@ -127,6 +135,8 @@ def compare_models(responses: pd.DataFrame, items: Optional[pd.DataFrame] = None
                 rows += _rows(d, np.nanmean(va.to_numpy(dtype=float), axis=0), np.nanmean(vb.to_numpy(dtype=float), axis=0),
                               cols, {**base, "family": family}, key=("comparison", template, a, b, family), **kw)
             rows += _gap_rows(part, a, b, base, kw)
+            if corpus is not None and params is not None and items is not None and len(items):
+                rows += _run_level_rows(items, part, a, b, base, corpus, params, kw)
     out = pd.DataFrame(rows, columns=[c for c in DIFFERENCE_COLUMNS if c not in ("p_adjusted", "family_size",
                                                                                    "significant", "direction",
                                                                                    "correction")])
@@ -168,6 +178,116 @@ def _gap_rows(part: pd.DataFrame, a: str, b: str, base: dict, kw: dict) -> list[
                       mets, {**base, "family": "gaps"}, gaps=[label] * len(mets),
                       key=("comparison-gap", base["template"], a, b, attr, hi_v, lo_v), **kw)
     return rows
+
+
+class _RunCounts:
+    """Per run of one model: recommendations per corpus university and the located countries."""
+
+    def __init__(self, items: pd.DataFrame, runs: np.ndarray, uni_pos: Mapping, country_pos: Mapping):
+        self.uni = np.zeros((len(runs), len(uni_pos)))
+        self.located = np.zeros((len(runs), len(country_pos)))
+        run_pos = {r: i for i, r in enumerate(runs)}
+        r = items["run"].map(run_pos)
+        u = pd.to_numeric(items["university_id"], errors="coerce").map(uni_pos)
+        ok = r.notna() & u.notna()
+        np.add.at(self.uni, (r[ok].astype(int).to_numpy(), u[ok].astype(int).to_numpy()), 1.0)
+        c = items["iso3"].map(country_pos)
+        okc = r.notna() & c.notna()
+        self.located[r[okc].astype(int).to_numpy(), c[okc].astype(int).to_numpy()] = 1.0
+
+
+def _geo_figures(weights: np.ndarray, ca: _RunCounts, cb: _RunCounts, geo: dict) -> tuple[np.ndarray, np.ndarray]:
+    """(coverage, GRS per country) of the runs weighted by ``weights`` (k, runs) for each side
+    (``ca`` gets the weights, ``cb`` 1 - weights when ``geo["swap"]``), the formulas of
+    ``metrics.grs_by_country`` and ``metrics.concentration``: (k,) and (k, countries)."""
+    counts = weights @ ca.uni
+    located = (weights @ ca.located) > 0
+    if cb is not None:
+        counts = counts + (1.0 - weights) @ cb.uni
+        located = located | (((1.0 - weights) @ cb.located) > 0)
+    member, rep_local, total, avail, eps = geo["member"], geo["rep_local"], geo["total"], geo["avail"], geo["eps"]
+    recs = (counts > 0).astype(float) @ member
+    n_rec = counts @ member
+    num = counts @ (member * rep_local[:, None])
+    repr_ = np.minimum(1.0, recs / total)
+    scaled = np.minimum(1.0, repr_ / (avail + eps))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        covg = np.where(n_rec > 0, num / np.where(n_rec > 0, n_rec, 1.0), 0.0)
+    grs = np.where(n_rec > 0, np.sqrt(scaled * covg), 0.0)
+    coverage = located[:, geo["corpus_country"]].sum(axis=1) / max(1, int(geo["corpus_country"].sum()))
+    return coverage, grs
+
+
+def _geo_setup(corpus: pd.DataFrame, params) -> dict:
+    from . import metrics as mx
+    from .corpus import avail, local_rep
+
+    ranks = mx.band_ranks(corpus["rank_raw"], params.band_rule).to_numpy(dtype=float)
+    iso = corpus["iso3"].astype(str).to_numpy()
+    countries = sorted(set(iso))
+    cpos = {c: i for i, c in enumerate(countries)}
+    frame = pd.DataFrame({"iso3": iso, "rank": ranks})
+    grp = frame.groupby("iso3")["rank"]
+    rep_local = local_rep(ranks, grp.transform("min").to_numpy(), grp.transform("max").to_numpy())
+    member = np.zeros((len(corpus), len(countries)))
+    member[np.arange(len(corpus)), [cpos[c] for c in iso]] = 1.0
+    total = member.sum(axis=0)
+    return {"uni_pos": {u: i for i, u in enumerate(pd.to_numeric(corpus["university_id"]).astype(np.int64))},
+            "countries": countries, "country_pos": cpos, "member": member, "rep_local": rep_local, "total": total,
+            "avail": avail(total, len(corpus)), "eps": params.epsilon}
+
+
+def _run_level_rows(items: pd.DataFrame, part: pd.DataFrame, a: str, b: str, base: dict, corpus: pd.DataFrame,
+                    params, kw: dict) -> list[dict]:
+    """Country coverage and GRS per corpus country, B - A (family ``geography``). They are figures of a
+    whole partition, so the units are the runs both audits hold: the interval resamples runs (the same
+    runs for both models), the two-sided test swaps the two models' answers run by run (every swap
+    when 2^runs <= n_perm, else n_perm random ones). Countries neither model recommended are left out
+    (GRS 0 for both)."""
+    geo = _geo_setup(corpus, params)
+    ids = set(part.loc[part["model"] == a, "response_id"]) | set(part.loc[part["model"] == b, "response_id"])
+    it = items[items["response_id"].isin(ids)]
+    if "run" not in it.columns or "model" not in it.columns:
+        return []
+    runs = np.array(sorted(set(it.loc[it["model"] == a, "run"]) & set(it.loc[it["model"] == b, "run"])))
+    if len(runs) < 2:
+        return []
+    ca = _RunCounts(it[it["model"] == a], runs, geo["uni_pos"], geo["country_pos"])
+    cb = _RunCounts(it[it["model"] == b], runs, geo["uni_pos"], geo["country_pos"])
+    geo["corpus_country"] = np.ones(len(geo["countries"]), dtype=bool)
+    one = np.ones((1, len(runs)))
+    cov_a, grs_a = _geo_figures(one, ca, None, geo)
+    cov_b, grs_b = _geo_figures(one, cb, None, geo)
+    shown = np.flatnonzero((grs_a[0] > 0) | (grs_b[0] > 0))
+    obs = np.r_[cov_b - cov_a, (grs_b - grs_a)[0, shown]]
+    rng = st._rng(kw["seed"], "comparison-geography", base["template"], a, b)
+    n = len(runs)
+    w = st._boot_weights(rng, n, kw["n_boot"])
+    bcov_a, bgrs_a = _geo_figures(w, ca, None, geo)
+    bcov_b, bgrs_b = _geo_figures(w, cb, None, geo)
+    boot = np.c_[bcov_b - bcov_a, (bgrs_b - bgrs_a)[:, shown]]
+    q = [(1 - kw["level"]) / 2, 1 - (1 - kw["level"]) / 2]
+    lo, hi = np.quantile(boot, q, axis=0)
+    exact = n < 63 and 2 ** n <= kw["n_perm"]
+    if exact:
+        keep = ((np.arange(2 ** n)[:, None] >> np.arange(n)[None, :]) & 1).astype(float)
+    else:
+        keep = rng.integers(0, 2, size=(kw["n_perm"], n)).astype(float)
+    # a swap vector: keep[r] = 1 leaves run r as it is, 0 swaps the two models' answers in it
+    pa_cov, pa_grs = _geo_figures(keep, ca, cb, geo)
+    pb_cov, pb_grs = _geo_figures(keep, cb, ca, geo)
+    perm = np.c_[pb_cov - pa_cov, (pb_grs - pa_grs)[:, shown]]
+    tol = 1e-9 * np.maximum(1.0, np.abs(obs))
+    count = (np.abs(perm) >= np.abs(obs) - tol).sum(axis=0)
+    p = count / keep.shape[0] if exact else (count + 1.0) / (kw["n_perm"] + 1.0)
+    means_a = np.r_[cov_a, grs_a[0, shown]]
+    means_b = np.r_[cov_b, grs_b[0, shown]]
+    names = ["country_coverage"] + ["grs"] * len(shown)
+    where = [""] + [geo["countries"][i] for i in shown]
+    return [{**base, "family": "geography", "metric": m, "gap": "", "country": c, "n_units": n,
+             "mean_a": float(ma), "mean_b": float(mb), "mean_diff": float(o), "ci_low": float(l),
+             "ci_high": float(h), "p_value": float(pv)}
+            for m, c, ma, mb, o, l, h, pv in zip(names, where, means_a, means_b, obs, lo, hi, p)]
 
 
 def _adjust(out: pd.DataFrame, correction: str, alpha: float) -> pd.DataFrame:

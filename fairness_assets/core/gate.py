@@ -49,7 +49,7 @@ import yaml
 
 from .comparison import METRICS
 
-RATE_METRICS = ("parse_rate", "match_rate", "us_uk_share")
+RATE_METRICS = ("parse_rate", "match_rate", "us_uk_share", "country_coverage")
 RULES = ("must_not_drop_by", "must_not_rise_by", "must_not_widen_by")
 TOP_KEYS = {"baseline", "candidate", "templates", "lines", "require_robust"}
 LINE_KEYS = {"metric", "gap", *RULES}

@@ -29,7 +29,7 @@ from . import stats as st
 from .corpus import RepParams, global_rep  # noqa: F401 - used by callers re-scoring Rep
 
 FINDING_KEYS = {"audit": ["model", "template", "attribute", "value_a", "value_b", "metric"],
-                "comparison": ["template", "model_a", "model_b", "family", "metric", "gap"]}
+                "comparison": ["template", "model_a", "model_b", "family", "metric", "gap", "country"]}
 VERDICT_COLUMNS = ("source", "finding", "model", "template", "metric", "estimate", "p_adjusted", "verdict",
                    "robust", "settings_holding", "settings_flipping", "settings_losing", "worst_setting",
                    "worst_estimate", "worst_p_adjusted")
@@ -101,21 +101,24 @@ def rescore_responses(items: pd.DataFrame, responses: pd.DataFrame, setting: Set
 def _label(row: pd.Series, source: str) -> str:
     if source == "audit":
         return f"{row['attribute']}: {row['value_b']} - {row['value_a']}, {row['metric']}"
-    gap = f" ({row['gap']} gap)" if row.get("gap") else ""
-    return f"{row['model_b']} - {row['model_a']}, {row['metric']}{gap}"
+    gap = f" ({row['gap']} gap)" if isinstance(row.get("gap"), str) and row.get("gap") else ""
+    country = f" ({row['country']})" if isinstance(row.get("country"), str) and row.get("country") else ""
+    return f"{row['model_b']} - {row['model_a']}, {row['metric']}{gap}{country}"
 
 
 def judge(base: pd.DataFrame, per_setting: Mapping[str, pd.DataFrame], source: str) -> pd.DataFrame:
     """One verdict row per significant finding of ``base`` (the audit's or the comparison's table)
     against the same table recomputed under each setting (``per_setting``: name -> table)."""
-    keys = FINDING_KEYS[source]
+    keys = FINDING_KEYS[source]  # (a comparison's GRS finding is also keyed by its country)
     sig = base[base["significant"].map(lambda v: str(v) == "True" or v is True)] if len(base) else base
     rows = []
     for _, f in sig.iterrows():
         est0 = float(f["mean_diff"])
         holding, flipping, losing = [], [], []
         worst = (None, est0, float(f["p_adjusted"]))
-        for name, t in per_setting.items():
+        if source == "comparison" and str(f.get("family")) == "geography":
+            holding = list(per_setting)  # coverage and GRS use neither lambda nor R_max: the same in every setting
+        for name, t in ({} if holding else per_setting).items():
             m = t
             for k in keys:
                 if k in m.columns:

@@ -101,3 +101,48 @@ def test_templates_are_compared_separately_and_bad_input_is_named():
     assert set(out["differences"]["template"]) == {"base"}  # regional has one model: nothing to compare
     with pytest.raises(ValueError, match="profile_id"):
         C.compare_models(pd.DataFrame({"model": ["a"], "template": ["base"], "run": [0]}))
+
+
+def _geo_items(model_name: str, shares: dict, seed: int, runs: int = 10) -> pd.DataFrame:
+    """Items of one model: per run 60 recommendations drawn over the corpus universities with
+    per-country ``shares`` (iso3 -> probability)."""
+    rng = np.random.default_rng(seed)
+    corpus = _corpus()
+    rows = []
+    for run in range(runs):
+        for k in range(60):
+            iso = rng.choice(list(shares), p=list(shares.values()))
+            uid = int(rng.choice(corpus.loc[corpus["iso3"] == iso, "university_id"]))
+            rows.append({"response_id": f"{model_name}|base|p{k}|{run}", "model": model_name, "template": "base",
+                         "run": run, "university_id": uid, "iso3": iso})
+    return pd.DataFrame(rows)
+
+
+def _corpus() -> pd.DataFrame:
+    iso = ["AAA"] * 10 + ["BBB"] * 10 + ["CCC"] * 5
+    return pd.DataFrame({"university_id": range(1, 26), "iso3": iso, "country": iso,
+                         "rank_raw": [str(r) for r in range(1, 26)]})
+
+
+def test_coverage_and_grs_per_country_are_compared_with_the_runs_as_units():
+    from fairness_assets.core import metrics as mx
+
+    params = mx.ScoringParams()
+    ia = _geo_items("model-a", {"AAA": 0.5, "BBB": 0.5}, 1)
+    ib = _geo_items("model-b", {"AAA": 0.4, "BBB": 0.3, "CCC": 0.3}, 2)
+    items = pd.concat([ia, ib], ignore_index=True)
+    resp = items.drop_duplicates("response_id").assign(profile_id=lambda d: d["response_id"].str.split("|").str[2],
+                                                       drs=0.5, acc=0.5, rep=0.5, acad=np.nan, n_items=1, n_matched=1)
+    d = C.compare_models(resp, items, n_boot=300, n_perm=2000, corpus=_corpus(), params=params)
+    geo = d[d["family"] == "geography"].set_index(["metric", "country"])
+    # the observed GRS of each model is metrics.grs_by_country's
+    for name, it, col in (("model-a", ia, "mean_a"), ("model-b", ib, "mean_b")):
+        ref = mx.grs_by_country(it, _corpus(), params).set_index("iso3")["grs"]
+        for iso in ("AAA", "BBB", "CCC"):
+            if ("grs", iso) in geo.index:
+                assert abs(geo.loc[("grs", iso), col] - ref[iso]) < 1e-12, (name, iso)
+    ccc = geo.loc[("grs", "CCC")]
+    assert ccc["mean_a"] == 0 and ccc["mean_b"] > 0 and ccc["significant"] and ccc["n_units"] == 10
+    cov = geo.loc[("country_coverage", "")]
+    assert abs(cov["mean_diff"] - 1 / 3) < 1e-12 and cov["significant"]
+    assert int(d.loc[d["family"] == "geography", "family_size"].iloc[0]) == len(geo)

@@ -33,12 +33,15 @@ def stored_inputs(database: ResultsDatabase, template: str, keys: list[str]) -> 
         if len(long):
             frames.append(tables_core.from_long(long)["drs_responses"])
     items = database.read_rows(D.DRSItem, keys)
-    items = items[[c for c in ("response_id", "iso3") if c in items.columns]]
+    items = items[[c for c in ("response_id", "iso3", "university_id", "model", "run") if c in items.columns]]
     return (pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()), items
 
 
-def compare_stored(database: ResultsDatabase, settings: dict, log=None) -> dict[str, pd.DataFrame]:
-    """Every template with two or more scored models, compared (read one template at a time)."""
+def compare_stored(database: ResultsDatabase, settings: dict, log=None, params=None) -> dict[str, pd.DataFrame]:
+    """Every template with two or more scored models, compared (read one template at a time); with
+    the scoring ``params``, the stored corpus gives the coverage and GRS per country too."""
+    corpus = database.read_rows(D.CorpusUniversity, [""]) if params is not None else None
+    extra = {"corpus": corpus, "params": params} if corpus is not None and len(corpus) else {}
     keys = sorted(str(k) for k in database.distinct(D.MetricRow, ["partition_key"])["partition_key"] if k)
     by_template: dict[str, list[str]] = {}
     for k in keys:
@@ -50,7 +53,7 @@ def compare_stored(database: ResultsDatabase, settings: dict, log=None) -> dict[
         responses, items = stored_inputs(database, template, tkeys)
         if log is not None:
             log(f"model comparison: template {template}, {len(tkeys)} models, {len(responses):,} responses")
-        out = comparison_core.tables_for(responses, items, **settings)
+        out = comparison_core.tables_for(responses, items, **settings, **extra)
         diffs.append(out["differences"])
         boards.append(out["leaderboard"])
     return {"differences": pd.concat(diffs, ignore_index=True) if diffs
@@ -90,9 +93,10 @@ def gate_result(gate_file: str, differences: pd.DataFrame) -> tuple[str, pd.Data
     "a sign-flip test, Holm within each family; a leaderboard with the ranks the data support (ties where they "
     "cannot tell); the release gate's verdicts.",
 )
-def model_comparison(context: dg.AssetExecutionContext, database: ResultsDatabase, report_settings: ReportResource):
+def model_comparison(context: dg.AssetExecutionContext, database: ResultsDatabase, report_settings: ReportResource,
+                     reference: ReferenceDataResource, scoring: ScoringResource):
     settings = report_settings.as_dict()
-    tables = compare_stored(database, settings, log=context.log.info)
+    tables = compare_stored(database, settings, log=context.log.info, params=scoring_params(reference, scoring))
     diffs, board = tables["differences"], tables["leaderboard"]
     try:
         verdict, lines, gate_text = gate_result(report_settings.gate_file, diffs)
@@ -160,7 +164,7 @@ def sensitivity_tables(database: ResultsDatabase, params, settings: dict, grid, 
     compared = database.read_rows(D.ComparisonRow, [""])
     diffs = tables_core.from_long(compared).get("differences") if len(compared) else None
     if diffs is not None and len(diffs):
-        diffs = diffs.assign(gap=diffs["gap"].fillna(""))
+        diffs = _typed(diffs)
         by_template: dict[str, list[str]] = {}
         for k in keys:
             by_template.setdefault(PartitionKey.parse(k).template, []).append(k)
@@ -242,4 +246,5 @@ def _typed(diffs: pd.DataFrame) -> pd.DataFrame:
     """A differences table read back from storage: gap text, significance booleans."""
     if diffs is None or not len(diffs):
         return pd.DataFrame() if diffs is None else diffs
-    return diffs.assign(gap=diffs["gap"].fillna(""), significant=diffs["significant"].astype(str) == "True")
+    out = diffs.assign(gap=diffs["gap"].fillna(""), significant=diffs["significant"].astype(str) == "True")
+    return out.assign(country=out["country"].fillna("")) if "country" in out else out
