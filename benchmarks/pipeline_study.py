@@ -124,6 +124,8 @@ def main() -> None:
     ap.add_argument("--postgres", default="", help="also run on this PostgreSQL database URL")
     ap.add_argument("--small", action="store_true", help="the tests' size: one model, the base template, one run")
     ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--save", default="", help="also save the figures as JSON to this file "
+                    "(benchmarks/choosing_cost.py compares two such files)")
     args = ap.parse_args()
     models, templates = (MODELS[:1], ("base",)) if args.small else (MODELS, ())
     if args.small:
@@ -146,6 +148,8 @@ def main() -> None:
     # the figures are drawn in worker processes (spawned: their peaks are their own); the largest one
     out["peak_child_rss_gb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024 / 1024
     print(json.dumps({k: v for k, v in out.items() if k != "databases"}, indent=2))
+    if args.save:
+        Path(args.save).write_text(json.dumps(out, indent=2), encoding="utf-8")
     if not args.no_write:
         write_doc(out)
 

@@ -59,3 +59,19 @@ def test_cpu_generation_benchmark_small_variant():
     for mode in ("plain_batched", "engine_batched", "plain_single", "engine_single"):
         assert r[f"{mode}_tokens"] == 2 * 4  # the same token budget in every mode
     assert r["ratio_batched"] > 0 and r["same_text"] <= 2
+
+
+def test_choosing_cost_reports_what_the_new_steps_add(tmp_path):
+    """benchmarks/choosing_cost.py reads two pipeline_study.py --save files and adds up the new steps."""
+    before = {"answers": 33780, "databases": {"SQLite": {"wall_s": 150.0, "partitions": 18,
+                                                         "steps": {"audit_report": 10.0, "scores": 40.0}}}}
+    after = {"answers": 33780, "databases": {"SQLite": {"wall_s": 170.0, "partitions": 18, "steps": {
+        "audit_report": 12.0, "scores": 41.0, "model_comparison": 6.0, "sensitivity": 9.5}}}}
+    for name, data in (("b.json", before), ("a.json", after)):
+        (tmp_path / name).write_text(json.dumps(data))
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "choosing_cost.py"), "--before",
+                           str(tmp_path / "b.json"), "--after", str(tmp_path / "a.json")],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "| difference (after - before) | +20.0 |" in proc.stdout
+    assert "| **added by the new steps** (their sum and the report's change) | **17.5** |" in proc.stdout
