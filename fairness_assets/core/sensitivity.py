@@ -9,10 +9,11 @@ every setting (same sign, still significant), **flips** sign in one, or **loses 
 one. A finding that holds everywhere is ``robust``; any other is ``fragile``.
 
 The settings (:func:`settings_grid`): lambda x0.5 and x2 (every class), a user-given lambda triple
-(high, middle, low per km), R_max 1000 and 1500. Acc is ``exp(-lambda d)`` with the item's own
-capital distance; Rep is ``(R_max - rank) / (R_max - R_min)`` (0 beyond R_max or unmatched); DRS
-the renormalised weighted mean (``core.metrics``'s formulas). The subject tagger and a second
-ranking file need the items matched and tagged again, which this module does not do.
+(high, middle, low per km), R_max 1000 and 1500, and a second ranking file when one is given (THE,
+ARWU: ``core.ranking``; the items are matched to it again and get its ranks). Acc is
+``exp(-lambda d)`` with the item's own capital distance; Rep is ``(R_max - rank) / (R_max - R_min)``
+(0 beyond R_max or unmatched); DRS the renormalised weighted mean (``core.metrics``'s formulas).
+Another subject tagger needs the programs tagged again, which this module does not do.
 """
 
 from __future__ import annotations
@@ -43,11 +44,13 @@ class Setting:
     lambda_scale: float = 1.0
     lambdas: Optional[Mapping[str, float]] = None
     r_max: Optional[float] = None
+    rank_column: Optional[str] = None  # a second ranking: the items' rank in it (core.ranking.ranks_of_items)
 
 
 def settings_grid(lambda_triple: Optional[Sequence[float]] = None,
-                  r_max_values: Sequence[float] = (1000.0, 1500.0)) -> list[Setting]:
-    """lambda x0.5, x2, the user's (high, middle, low) triple when given, and each R_max."""
+                  r_max_values: Sequence[float] = (1000.0, 1500.0), ranking: str = "") -> list[Setting]:
+    """lambda x0.5, x2, the user's (high, middle, low) triple when given, each R_max, and a second
+    ranking when given (``ranking``: its label; the items then need a ``rank_alt`` column)."""
     out = [Setting("lambda x0.5", lambda_scale=0.5), Setting("lambda x2", lambda_scale=2.0)]
     if lambda_triple:
         if len(lambda_triple) != 3 or any(not (float(v) >= 0) for v in lambda_triple):
@@ -56,6 +59,8 @@ def settings_grid(lambda_triple: Optional[Sequence[float]] = None,
         hi, mid, lo = map(float, lambda_triple)
         out.append(Setting(f"lambda {hi:g}/{mid:g}/{lo:g}", lambdas={"high": hi, "middle": mid, "low": lo}))
     out += [Setting(f"R_max {r:g}", r_max=float(r)) for r in r_max_values]
+    if ranking:
+        out.append(Setting(ranking, rank_column="rank_alt"))
     return out
 
 
@@ -82,9 +87,12 @@ def rescore_items(items: pd.DataFrame, setting: Setting, params: mx.ScoringParam
     lam = lam * setting.lambda_scale
     acc = mx.accessibility(pd.to_numeric(out["distance_km"], errors="coerce").to_numpy(dtype=float), lam)
     rep = pd.to_numeric(out["rep"], errors="coerce").to_numpy(dtype=float)
-    if setting.r_max is not None:
-        rep = global_rep(pd.to_numeric(out["rank"], errors="coerce").to_numpy(dtype=float),
-                         RepParams(params.r_min, setting.r_max))
+    if setting.r_max is not None or setting.rank_column is not None:
+        if setting.rank_column is not None and setting.rank_column not in out:
+            raise ValueError(f"setting {setting.name!r}: the items have no {setting.rank_column!r} column (their rank "
+                             "in the second ranking: core.ranking.ranks_of_items)")
+        rank = pd.to_numeric(out[setting.rank_column or "rank"], errors="coerce").to_numpy(dtype=float)
+        rep = global_rep(rank, RepParams(params.r_min, setting.r_max or params.r_max))
     acad = pd.to_numeric(out["acad"], errors="coerce").to_numpy(dtype=float) if "acad" in out \
         else np.full(len(out), np.nan)
     drs, _ = mx._weighted([acc, rep, acad], [params.w_acc, params.w_rep, params.w_acad])
@@ -167,7 +175,7 @@ def summary_sentences(verdicts: pd.DataFrame, max_lines: int = 8) -> list[str]:
         return []
     robust = verdicts["robust"].map(lambda v: str(v) == "True" or v is True)
     out = [f"Sensitivity: {int(robust.sum())} of {len(verdicts)} significant finding(s) hold in every setting "
-           f"of the grid (lambda x0.5 / x2 / given, R_max 1000 / 1500)."]
+           f"of the grid (lambda x0.5 / x2 / given, R_max 1000 / 1500, a second ranking when given)."]
     for r in verdicts[~robust].head(max_lines).itertuples(index=False):
         where = r.settings_flipping or r.settings_losing
         out.append(f"Fragile ({r.source}, {r.template}): {r.finding} {r.verdict} under {where} "

@@ -152,7 +152,8 @@ def test_parse_quality_alert_fires_on_every_tick_in_the_daemon(tmp_path, instanc
     assert len(check_posts(webhook)) == len(failed_checks(first)) + len(failed_checks(second))
     # the cursor holds, per check, the newest record: nothing is left open, not even the planned ones
     cursor = json.loads(t3.cursor)["checks"]
-    assert len(cursor) == 7
+    # every check of the code location: the seven parse-quality checks and the two release gates
+    assert len(cursor) == 9 and {"model_comparison:release_gate", "sensitivity:release_gate_robust"} <= set(cursor)
     for key, state in cursor.items():
         newest = instance.event_log_storage.get_asset_check_execution_history(
             dg.AssetCheckKey.from_user_string(key), limit=1)[0]

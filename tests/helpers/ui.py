@@ -34,7 +34,7 @@ ADD_PARTITION = "Add a partition"     # in the launch dialog, under the dynamic 
 # generations and everything downstream of it: what "Materialize all…" launches from the Lineage tab
 GENERATIONS_AND_DOWNSTREAM = ("generations", "recommendations", "subject_tags", "drs_scores", "grs_by_country",
                               "analysis_tables", "base_vs_regional", "audit_drift", "audit_statistics",
-                              "audit_figures", "audit_geography", "audit_report")
+                              "audit_figures", "audit_geography", "model_comparison", "sensitivity", "audit_report")
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
@@ -250,20 +250,23 @@ def lineage_materialize_all(driver, base: str, path: Path, dialog_path: Path | N
     button(driver, "Downstream").click()
     time.sleep(1)
     button(driver, "All").click()
-    wait_for_text(driver, list(GENERATIONS_AND_DOWNSTREAM) + [MATERIALIZE_ALL])
-    assert "lineageScope=downstream" in driver.current_url, driver.current_url
     size = driver.get_window_size()
     driver.set_window_size(size["width"], 1300)  # a taller window for the whole lineage
     try:
+        # the graph draws only the nodes in the window: wait for the tab, zoom out until every node of
+        # the lineage is drawn, then require them all
+        wait_for_text(driver, ["generations", "recommendations", MATERIALIZE_ALL])
+        assert "lineageScope=downstream" in driver.current_url, driver.current_url
         time.sleep(2)
         from selenium.webdriver.common.by import By
 
         zoom_out = driver.find_elements(By.XPATH, "//button[.//*[@aria-label='zoom_out']]")
-        for _ in range(8):
+        for _ in range(10):
             if not _in_view(driver, GENERATIONS_AND_DOWNSTREAM) or not zoom_out:
                 break
             zoom_out[0].click()
             time.sleep(1)
+        wait_for_text(driver, list(GENERATIONS_AND_DOWNSTREAM) + [MATERIALIZE_ALL])
         time.sleep(1)
         shots = [save(driver, path)]
         button(driver, MATERIALIZE_ALL).click()

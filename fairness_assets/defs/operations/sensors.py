@@ -198,7 +198,8 @@ def write_cursor(state: dict[str, tuple[int, set[int]]], since: float | None) ->
 @dg.sensor(
     minimum_interval_seconds=60,
     default_status=dg.DefaultSensorStatus.RUNNING,
-    description="Alerts (FAIRNESS_ALERT_CHANNELS) on every failed parse-quality asset check, blocking or not.",
+    description="Alerts (FAIRNESS_ALERT_CHANNELS) on every failed asset check, blocking or not: the parse-quality "
+    "checks and the release gates (release_gate, release_gate_robust).",
 )
 def parse_quality_alert(context: dg.SensorEvaluationContext, alerts: AlertResource):
     state, since = read_cursor(context)
