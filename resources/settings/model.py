@@ -98,6 +98,16 @@ class FairnessSettings(BaseSettings):
         "classes (`0.0002,0.001,0.002`), re-scored beside lambda x0.5, x2 and R_max 1000, 1500; empty: those "
         "four settings only.", group="scoring", read=RUN, targets=(("report_settings", "sensitivity_lambdas"),),
         used_by="asset `sensitivity`")
+    sensitivity_ranking: str = setting(
+        "", "A second ranking file (CSV: a THE or ARWU export) for the sensitivity grid: the recommendations are "
+        "matched to it again and re-scored with its ranks; empty: no second ranking. Its columns are read through "
+        "`FAIRNESS_SENSITIVITY_RANKING_COLUMNS`.", group="scoring", read=RUN,
+        targets=(("report_settings", "sensitivity_ranking"),), used_by="asset `sensitivity`")
+    sensitivity_ranking_columns: str = setting(
+        "name=Name,rank=Rank,country=Location", "Column mapping of the second ranking file: "
+        "`name=<column>,rank=<column>,country=<column>` (THE: `name=Name,rank=Rank,country=Location`; ARWU: "
+        "`name=University,rank=World Rank,country=Country/Region`).", group="scoring", read=RUN,
+        targets=(("report_settings", "sensitivity_ranking_columns"),), used_by="asset `sensitivity`")
     qs_corpus: str = setting(
         "", "Path to your QS World University Rankings CSV export; empty: the illustrative demo corpus "
         "(`data/demo`, not the QS ranking).", group="storage", read=RUN, targets=(("reference", "corpus_path"),),

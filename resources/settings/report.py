@@ -27,6 +27,10 @@ class ReportResource(ConfigurableResource):
                            "the blocking asset check release_gate of model_comparison; empty: no gate.")
     sensitivity_lambdas: str = Field(default="", description="Your own lambda triple for the sensitivity grid "
                                      "(high,middle,low per km; FAIRNESS_SENSITIVITY_LAMBDAS); empty: none.")
+    sensitivity_ranking: str = Field(default="", description="A second ranking file (THE or ARWU export, CSV) for "
+                                     "the sensitivity grid (FAIRNESS_SENSITIVITY_RANKING); empty: none.")
+    sensitivity_ranking_columns: str = Field(default="name=Name,rank=Rank,country=Location",
+                                             description="Its column mapping (FAIRNESS_SENSITIVITY_RANKING_COLUMNS).")
     figure_workers: int = Field(default=0, ge=0, description="Processes drawing the figures of several partitions "
                                 "at once (0: one per CPU core, at most 8; 1: draw in the step's own process).")
 

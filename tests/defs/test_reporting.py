@@ -229,3 +229,40 @@ def test_sensitivity_marks_each_significant_finding_and_the_robust_gate_checks_e
              if e.event_type_value == "ASSET_CHECK_EVALUATION"}
     assert evals["release_gate"].passed and evals["release_gate_robust"].passed
     assert evals["release_gate_robust"].metadata["verdict"].value == "pass"
+
+
+def test_sensitivity_rescores_with_a_second_ranking_file(two_models):
+    """FAIRNESS_SENSITIVITY_RANKING: a THE-style file (the stored corpus with its ranks reversed) is a
+    setting of the grid: the recommendations are matched to it again and Rep is re-scored."""
+    import csv
+
+    from fairness_assets.defs.reporting import comparison
+    from resources.settings import ReportResource
+    from tests.helpers.pipeline import resources
+
+    db, runs, tmp = two_models
+    corpus = db.read_rows(D.CorpusUniversity, [""]).sort_values("rank")
+    path = tmp / "the.csv"
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(["Rank", "Name", "Location"])
+        for i, r in enumerate(corpus.itertuples(index=False)):
+            w.writerow([len(corpus) - i, r.name, r.country_raw])
+    res = resources(db, tmp / "b.jsonl", report_settings=ReportResource(
+        output_dir=str(tmp / "ranking-reports"), sensitivity_ranking=str(path), n_boot=200, n_perm=500))
+    result = dg.materialize([comparison.sensitivity], resources=res, instance=dg.DagsterInstance.ephemeral(),
+                            raise_on_error=False)
+    assert result.success, [e.message for e in result.all_events if e.is_failure]
+    by_setting = tables_core.from_long(db.read_rows(D.SensitivityRow, [""]))["comparison_by_setting"]
+    assert "ranking the.csv" in set(by_setting["setting"])
+    rep = by_setting[(by_setting["metric"] == "rep") & (by_setting["family"] == "metrics")].set_index("setting")
+    assert float(rep.loc["ranking the.csv", "mean_diff"]) != pytest.approx(float(rep.loc["lambda x2", "mean_diff"]))
+    # a mapping that names a missing column fails the step with the file, the line and the mapping
+    bad = resources(db, tmp / "b.jsonl", report_settings=ReportResource(
+        output_dir=str(tmp / "ranking-reports"), sensitivity_ranking=str(path),
+        sensitivity_ranking_columns="name=University,rank=Rank,country=Location"))
+    failed = dg.materialize([comparison.sensitivity], resources=bad, instance=dg.DagsterInstance.ephemeral(),
+                            raise_on_error=False)
+    assert not failed.success
+    assert any("the.csv: line 1: the column mapping names columns the file lacks" in str(e.message)
+               or "the.csv: line 1" in str(getattr(e.event_specific_data, "error", "")) for e in failed.all_events)

@@ -140,11 +140,25 @@ def model_comparison(context: dg.AssetExecutionContext, database: ResultsDatabas
 SENSITIVITY_STORED = ("verdicts", "comparison_by_setting")
 
 
-def sensitivity_tables(database: ResultsDatabase, params, settings: dict, grid, log=None) -> dict[str, pd.DataFrame]:
+def with_second_ranking(database: ResultsDatabase, items: pd.DataFrame, keys: list[str], second) -> pd.DataFrame:
+    """``items`` with ``rank_alt``: each item's rank in the second ranking (``second``: (ranking,
+    index) of core.ranking, or None: items unchanged), matched from its stored text and stated country."""
+    if second is None or not len(items):
+        return items
+    from fairness_assets.core import ranking as ranking_core
+
+    recs = database.read_rows(D.Recommendation, keys)[["response_id", "item_index", "university_text", "stated_iso3"]]
+    recs = recs[recs["university_text"].notna()].reset_index(drop=True)
+    recs["rank_alt"] = ranking_core.ranks_of_items(recs, second[0], second[1]).to_numpy()
+    return items.merge(recs[["response_id", "item_index", "rank_alt"]], on=["response_id", "item_index"], how="left")
+
+
+def sensitivity_tables(database: ResultsDatabase, params, settings: dict, grid, log=None,
+                       second=None) -> dict[str, pd.DataFrame]:
     """Every significant finding of the stored audit (counterfactual disparities, one partition at a
     time) and of the stored comparison (one template at a time) re-scored under ``grid``, judged
     robust or fragile; and the comparison's differences under each setting (for a gate that
-    requires robustness)."""
+    requires robustness). ``second``: the second ranking and its index, when the grid holds one."""
     from fairness_assets.core import sensitivity as sens
 
     stat_kw = {k: settings[k] for k in ("n_perm", "n_boot", "level", "seed", "correction", "alpha")}
@@ -155,7 +169,7 @@ def sensitivity_tables(database: ResultsDatabase, params, settings: dict, grid, 
         base = tables_core.from_long(stats_rows).get("counterfactual_disparity") if len(stats_rows) else None
         if base is None or not len(base) or not (base["significant"].astype(str) == "True").any():
             continue
-        items = database.read_rows(D.DRSItem, [key])
+        items = with_second_ranking(database, database.read_rows(D.DRSItem, [key]), [key], second)
         responses = tables_core.from_long(database.read_rows(D.MetricRow, [key]))["drs_responses"]
         per = sens.audit_findings(items, responses, grid, params, **stat_kw)
         verdicts.append(sens.judge(base, per, "audit"))
@@ -173,7 +187,7 @@ def sensitivity_tables(database: ResultsDatabase, params, settings: dict, grid, 
             if len(tkeys) < 2:
                 continue
             responses, _ = stored_inputs(database, template, tkeys)
-            items = database.read_rows(D.DRSItem, tkeys)
+            items = with_second_ranking(database, database.read_rows(D.DRSItem, tkeys), tkeys, second)
             per = sens.comparison_findings(items, responses, grid, params, **stat_kw)
             verdicts.append(sens.judge(diffs[diffs["template"].astype(str) == template], per, "comparison"))
             by_setting += [t.assign(setting=name) for name, t in per.items()]
@@ -204,9 +218,11 @@ def sensitivity(context: dg.AssetExecutionContext, database: ResultsDatabase, re
     from fairness_assets.core import sensitivity as sens
 
     settings = report_settings.as_dict()
-    grid = sens.settings_grid(sens.parse_triple(report_settings.sensitivity_lambdas))
+    second = second_ranking(report_settings, reference)
+    grid = sens.settings_grid(sens.parse_triple(report_settings.sensitivity_lambdas),
+                              ranking=ranking_label(report_settings.sensitivity_ranking))
     params = scoring_params(reference, scoring)
-    tables = sensitivity_tables(database, params, settings, grid, log=context.log.info)
+    tables = sensitivity_tables(database, params, settings, grid, log=context.log.info, second=second)
     verdicts = tables["verdicts"]
     stored = database.stamp(tables_core.to_long(tables, packed=SENSITIVITY_STORED).assign(
         audit_id="sensitivity", params_hash=stable_hash(settings)), "sensitivity",
@@ -225,6 +241,26 @@ def sensitivity(context: dg.AssetExecutionContext, database: ResultsDatabase, re
     yield dg.AssetCheckResult(check_name="release_gate_robust", asset_key="sensitivity", passed=robust[0],
                               severity=dg.AssetCheckSeverity.ERROR, description=text.splitlines()[0],
                               metadata={"verdict": robust[1], "gate_file": report_settings.gate_file or "none"})
+
+
+def ranking_label(path: str) -> str:
+    from fairness_assets.core import ranking as ranking_core
+
+    return ranking_core.label(path)
+
+
+def second_ranking(report_settings: ReportResource, reference: ReferenceDataResource):
+    """(ranking, matcher index) of FAIRNESS_SENSITIVITY_RANKING, or None when none is configured."""
+    if not report_settings.sensitivity_ranking:
+        return None
+    from fairness_assets.core import geo, match
+    from fairness_assets.core import ranking as ranking_core
+
+    resolver = geo.CountryResolver(geo.load_aliases(reference.country_aliases_path))
+    ranking = ranking_core.load_ranking(report_settings.sensitivity_ranking,
+                                        ranking_core.parse_mapping(report_settings.sensitivity_ranking_columns),
+                                        resolver.resolve)
+    return ranking, match.UniversityIndex.build(ranking)
 
 
 def _robust_gate(gate_file: str, database: ResultsDatabase, by_setting: pd.DataFrame) -> tuple[tuple[bool, str], str]:
