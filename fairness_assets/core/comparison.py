@@ -5,7 +5,9 @@ rank the data cannot support. Pure: plain frames in, plain frames out.
 **Differences** (:func:`compare_models`), for models A and B (A before B in name order), each
 paired over the units both audits hold:
 
-- ``metrics``: DRS, Acc, Rep, Acad per response, B - A, the unit a (profile, run). Both lists are
+- ``metrics``: DRS, Acc, Rep, Acad per response, B - A, paired by (profile, run) and averaged per
+  profile over the runs both audits hold: the unit is the profile, as in the audit's counterfactual
+  tests (the runs are replicates of one prompt, not independent units). Both lists are
   scored for the same student, so the whole difference is behaviour (what the two models
   recommended); its needs part is 0 by construction (``component`` = ``behaviour``).
 - ``rates``: parse rate (the answer gave at least one item), match rate (matched items / items),
@@ -19,7 +21,8 @@ paired over the units both audits hold:
   ``direction`` says whether B's gap is wider or narrower than A's (the sign of the change against
   the sign of A's gap).
 
-Every difference has its percentile bootstrap interval over units and a sign-flip p
+Every difference has its percentile bootstrap interval over units (profiles; strata x runs for the
+gaps; runs for the geography) and a sign-flip p
 (``core.stats._paired``, the kernel of every test of the audit), adjusted within its family
 (template x pair x family) by Holm or BH. A difference is ``significant`` when its adjusted p is
 at most alpha.
@@ -131,8 +134,14 @@ def compare_models(responses: pd.DataFrame, items: Optional[pd.DataFrame] = None
                 va, vb = _wide(part, _UNIT, cols, a, b)
                 if not len(va):
                     continue
-                d = vb.to_numpy(dtype=float) - va.to_numpy(dtype=float)
-                rows += _rows(d, np.nanmean(va.to_numpy(dtype=float), axis=0), np.nanmean(vb.to_numpy(dtype=float), axis=0),
+                # paired by (profile, run); the unit of the interval and the test is the profile (the
+                # mean of its paired differences over the runs both audits hold), as in the audit's
+                # counterfactual tests: the runs are replicates of one profile, not independent units
+                d = (vb - va).groupby(level="profile_id", sort=True).mean()
+                ma = va.where(vb.notna()).groupby(level="profile_id", sort=True).mean()
+                mb = vb.where(va.notna()).groupby(level="profile_id", sort=True).mean()
+                rows += _rows(d.to_numpy(dtype=float), np.nanmean(ma.to_numpy(dtype=float), axis=0),
+                              np.nanmean(mb.to_numpy(dtype=float), axis=0),
                               cols, {**base, "family": family}, key=("comparison", template, a, b, family), **kw)
             rows += _gap_rows(part, a, b, base, kw)
             if corpus is not None and params is not None and items is not None and len(items):
@@ -317,14 +326,15 @@ def leaderboard(responses: pd.DataFrame, differences: pd.DataFrame, items: Optio
                 n_boot: int = 2000, level: float = 0.95, seed: int = 0,
                 us_uk: Sequence[str] = ("USA", "GBR")) -> pd.DataFrame:
     """Models x metrics per template (the study's Table 3): mean, percentile bootstrap interval over
-    (profile, run) units, and the rank range the paired comparisons support (module docstring)."""
+    profiles (each the mean over its runs), and the rank range the paired comparisons support (module
+    docstring)."""
     values = _response_values(responses, items, us_uk)
     rows = []
     cols = [c for c in (*METRICS, "parse_rate", "match_rate", "us_uk_share") if c in values]
     for template, part in values.groupby("template", sort=True):
         models = sorted(part["model"].astype(str).unique())
         for model in models:
-            v = part[part["model"] == model].groupby(_UNIT, dropna=False)[cols].mean()
+            v = part[part["model"] == model].groupby(["profile_id"], dropna=False)[cols].mean()
             res = st._paired(v.to_numpy(dtype=float), n_perm=0, n_boot=n_boot, level=level, seed=seed,
                              key=("leaderboard", template, model), test=False)
             for j, c in enumerate(cols):

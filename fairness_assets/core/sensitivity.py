@@ -13,7 +13,8 @@ The settings (:func:`settings_grid`): lambda x0.5 and x2 (every class), a user-g
 ARWU: ``core.ranking``; the items are matched to it again and get its ranks). Acc is
 ``exp(-lambda d)`` with the item's own capital distance; Rep is ``(R_max - rank) / (R_max - R_min)``
 (0 beyond R_max or unmatched); DRS the renormalised weighted mean (``core.metrics``'s formulas).
-Another subject tagger needs the programs tagged again, which this module does not do.
+Another subject tagger (the deterministic rules when the audit used the LLM tagger, an LLM tagger
+whose cached tags cover every program) gives Acad with its tags (:func:`acad_with_tags`).
 """
 
 from __future__ import annotations
@@ -45,10 +46,12 @@ class Setting:
     lambdas: Optional[Mapping[str, float]] = None
     r_max: Optional[float] = None
     rank_column: Optional[str] = None  # a second ranking: the items' rank in it (core.ranking.ranks_of_items)
+    acad_column: Optional[str] = None  # another subject tagger: the items' Acad with its tags (:func:`acad_with_tags`)
 
 
 def settings_grid(lambda_triple: Optional[Sequence[float]] = None,
-                  r_max_values: Sequence[float] = (1000.0, 1500.0), ranking: str = "") -> list[Setting]:
+                  r_max_values: Sequence[float] = (1000.0, 1500.0), ranking: str = "",
+                  taggers: Sequence[str] = ()) -> list[Setting]:
     """lambda x0.5, x2, the user's (high, middle, low) triple when given, each R_max, and a second
     ranking when given (``ranking``: its label; the items then need a ``rank_alt`` column)."""
     out = [Setting("lambda x0.5", lambda_scale=0.5), Setting("lambda x2", lambda_scale=2.0)]
@@ -61,6 +64,27 @@ def settings_grid(lambda_triple: Optional[Sequence[float]] = None,
     out += [Setting(f"R_max {r:g}", r_max=float(r)) for r in r_max_values]
     if ranking:
         out.append(Setting(ranking, rank_column="rank_alt"))
+    out += [Setting(f"tagger {t}", acad_column=f"acad_{t}") for t in taggers]
+    return out
+
+
+def acad_with_tags(items: pd.DataFrame, tags_of: Mapping[str, tuple], interest: Mapping[str, Sequence[str]]
+                   ) -> np.ndarray:
+    """Acad of each item (``template``, ``program_text``) with another tagger's tags (``tags_of``:
+    normalised program name -> areas): Jaccard of the template's student interest and the program's
+    areas, missing for templates without an interest and for untagged programs (METHOD.md §5)."""
+    from .tags import normalize_program
+
+    out = np.full(len(items), np.nan)
+    programs = items["program_text"].map(lambda p: normalize_program(p) if isinstance(p, str) else "")
+    for template, wanted in interest.items():
+        if not wanted:
+            continue
+        sel = (items["template"] == template).to_numpy()
+        t_s = frozenset(wanted)
+        for i in np.flatnonzero(sel):
+            tags = tags_of.get(programs.iloc[i])
+            out[i] = mx.jaccard(t_s, frozenset(tags)) if tags else np.nan
     return out
 
 
@@ -93,8 +117,13 @@ def rescore_items(items: pd.DataFrame, setting: Setting, params: mx.ScoringParam
                              "in the second ranking: core.ranking.ranks_of_items)")
         rank = pd.to_numeric(out[setting.rank_column or "rank"], errors="coerce").to_numpy(dtype=float)
         rep = global_rep(rank, RepParams(params.r_min, setting.r_max or params.r_max))
-    acad = pd.to_numeric(out["acad"], errors="coerce").to_numpy(dtype=float) if "acad" in out \
+    if setting.acad_column is not None and setting.acad_column not in out:
+        raise ValueError(f"setting {setting.name!r}: the items have no {setting.acad_column!r} column (their Acad "
+                         "with that tagger's tags: acad_with_tags)")
+    acad_col = setting.acad_column or "acad"
+    acad = pd.to_numeric(out[acad_col], errors="coerce").to_numpy(dtype=float) if acad_col in out \
         else np.full(len(out), np.nan)
+    out["acad"] = acad
     drs, _ = mx._weighted([acc, rep, acad], [params.w_acc, params.w_rep, params.w_acad])
     out["acc"], out["rep"], out["drs"] = acc, rep, drs
     return out

@@ -54,7 +54,7 @@ def test_a_better_model_is_found_better_and_ranked_first():
     d = out["differences"]
     drs = row(d, "drs")
     assert drs["significant"] and drs["ci_low"] > 0 and abs(drs["mean_diff"] - 0.03) < 0.01
-    assert drs["component"] == "behaviour" and drs["n_units"] == 3600
+    assert drs["component"] == "behaviour" and drs["n_units"] == 360  # profiles, each over its 10 runs
     assert not row(d, "rep")["significant"]  # Rep was not changed
     board = out["leaderboard"]
     ranks = board[board["metric"] == "drs"].set_index("model")["rank"].to_dict()

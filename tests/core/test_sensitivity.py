@@ -103,3 +103,20 @@ def test_the_grid_and_the_triple_are_validated():
     for bad in ("0.1,0.2", "a,b,c", "0.1,-1,0.2"):
         with pytest.raises(ValueError, match="lambda triple"):
             S.parse_triple(bad)
+
+
+def test_another_taggers_tags_rescore_acad():
+    items = pd.DataFrame({"template": ["academic", "academic", "base"],
+                          "program_text": ["MSc Mechanical Engineering", "MA History", "MSc Physics"]})
+    interest = {"academic": ("Engineering & Technology",)}
+    tags_of = {"msc mechanical engineering": ("Engineering & Technology",), "ma history": ("Arts & Humanities",)}
+    from fairness_assets.core.tags import normalize_program
+    tags_of = {normalize_program(k): v for k, v in tags_of.items()}
+    acad = S.acad_with_tags(items, tags_of, interest)
+    assert acad[0] == 1.0 and acad[1] == 0.0 and np.isnan(acad[2])  # no interest on base: missing
+    setting = S.settings_grid(taggers=("rules",))[-1]
+    assert setting.name == "tagger rules" and setting.acad_column == "acad_rules"
+    frame = pd.DataFrame({"distance_km": [0.0] * 3, "lambda_per_km": [1e-4] * 3, "rep": [0.5] * 3,
+                          "acad": [0.0, 1.0, np.nan], "acad_rules": acad})
+    out = S.rescore_items(frame, setting, PARAMS)
+    assert list(out["acad"][:2]) == [1.0, 0.0] and out["drs"].iloc[0] == pytest.approx((1 + 0.5 + 1) / 3)

@@ -15,7 +15,10 @@ from fairness_assets.core import tables as tables_core
 from fairness_assets.core.partition import PartitionKey
 from resources import database as D
 from resources.database import ResultsDatabase
+from typing import Optional
+
 from resources.settings import ReferenceDataResource, ReportResource, ScoringResource, stable_hash
+from resources.tagger import SubjectTaggerResource
 
 from ..metadata import png_md, table_md
 from ..services import scoring_params
@@ -153,12 +156,59 @@ def with_second_ranking(database: ResultsDatabase, items: pd.DataFrame, keys: li
     return items.merge(recs[["response_id", "item_index", "rank_alt"]], on=["response_id", "item_index"], how="left")
 
 
+def other_taggers(database: ResultsDatabase, audited: str, overrides: dict) -> dict[str, dict]:
+    """The subject taggers other than the audit's (``audited``: its tagger name): the deterministic
+    rules (always available; the reviewed overrides win), and every tagger whose tags are cached in
+    the database (an LLM tagger run before); name -> {normalised program: areas}. A cached tagger is
+    used only for the programs it tagged: :func:`with_other_tags` leaves it out of a partition
+    whose programs it does not all cover."""
+    import json
+
+    from fairness_assets.core import tags as tags_core
+
+    out: dict[str, dict] = {}
+    if audited != tags_core.RULES_VERSION:
+        out["rules"] = {"__rules__": overrides}
+    cache = database.read_rows(D.SubjectTagCache) if hasattr(D, "SubjectTagCache") else pd.DataFrame()
+    for name, g in (cache.groupby("tagger") if len(cache) else []):
+        if name in (audited, tags_core.RULES_VERSION):
+            continue
+        out[str(name)] = {r.program_norm: tuple(json.loads(r.tags)) for r in g.itertuples(index=False)}
+    return out
+
+
+def with_other_tags(database: ResultsDatabase, items: pd.DataFrame, keys: list[str], taggers: dict,
+                    interest: dict) -> tuple[pd.DataFrame, list[str]]:
+    """``items`` with ``acad_<tagger>`` for each other tagger that covers every program of these
+    partitions (the names of those used); none when no template states an interest (no Acad)."""
+    if not taggers or not len(items) or not any(interest.values()):
+        return items, []
+    from fairness_assets.core import sensitivity as sens
+    from fairness_assets.core import tags as tags_core
+
+    recs = database.read_rows(D.Recommendation, keys)[["response_id", "item_index", "template", "program_text"]]
+    recs = items[["response_id", "item_index"]].merge(recs, on=["response_id", "item_index"], how="left")
+    programs = {tags_core.normalize_program(p) for p in recs["program_text"].dropna()}
+    out, used = items.copy(), []
+    for name, tags_of in taggers.items():
+        if "__rules__" in tags_of:  # the rules tagger: tag every program now, the overrides winning
+            overrides = tags_of["__rules__"]
+            tags_of = {p: overrides.get(p) or tags_core.tag_rules(p) for p in programs}
+        elif not programs <= set(tags_of):
+            continue  # a cached tagger that did not tag every program of these partitions
+        out[f"acad_{name}"] = sens.acad_with_tags(recs, tags_of, interest)
+        used.append(name)
+    return out, used
+
+
 def sensitivity_tables(database: ResultsDatabase, params, settings: dict, grid, log=None,
-                       second=None) -> dict[str, pd.DataFrame]:
+                       second=None, taggers: Optional[dict] = None) -> dict[str, pd.DataFrame]:
     """Every significant finding of the stored audit (counterfactual disparities, one partition at a
     time) and of the stored comparison (one template at a time) re-scored under ``grid``, judged
     robust or fragile; and the comparison's differences under each setting (for a gate that
-    requires robustness). ``second``: the second ranking and its index, when the grid holds one."""
+    requires robustness). ``second``: the second ranking and its index, when the grid holds one;
+    ``taggers``: the other subject taggers (:func:`other_taggers`), each a setting where it covers the
+    partition's programs."""
     from fairness_assets.core import sensitivity as sens
 
     stat_kw = {k: settings[k] for k in ("n_perm", "n_boot", "level", "seed", "correction", "alpha")}
@@ -170,8 +220,9 @@ def sensitivity_tables(database: ResultsDatabase, params, settings: dict, grid, 
         if base is None or not len(base) or not (base["significant"].astype(str) == "True").any():
             continue
         items = with_second_ranking(database, database.read_rows(D.DRSItem, [key]), [key], second)
+        items, used = with_other_tags(database, items, [key], taggers or {}, dict(params.student_interest))
         responses = tables_core.from_long(database.read_rows(D.MetricRow, [key]))["drs_responses"]
-        per = sens.audit_findings(items, responses, grid, params, **stat_kw)
+        per = sens.audit_findings(items, responses, _with_taggers(grid, used), params, **stat_kw)
         verdicts.append(sens.judge(base, per, "audit"))
         if log is not None:
             log(f"sensitivity: partition {i + 1}/{len(keys)} ({key}) re-scored under {len(grid)} settings")
@@ -188,7 +239,8 @@ def sensitivity_tables(database: ResultsDatabase, params, settings: dict, grid, 
                 continue
             responses, _ = stored_inputs(database, template, tkeys)
             items = with_second_ranking(database, database.read_rows(D.DRSItem, tkeys), tkeys, second)
-            per = sens.comparison_findings(items, responses, grid, params, **stat_kw)
+            items, used = with_other_tags(database, items, tkeys, taggers or {}, dict(params.student_interest))
+            per = sens.comparison_findings(items, responses, _with_taggers(grid, used), params, **stat_kw)
             verdicts.append(sens.judge(diffs[diffs["template"].astype(str) == template], per, "comparison"))
             by_setting += [t.assign(setting=name) for name, t in per.items()]
             if log is not None:
@@ -197,6 +249,12 @@ def sensitivity_tables(database: ResultsDatabase, params, settings: dict, grid, 
             else pd.DataFrame(columns=list(sens.VERDICT_COLUMNS)),
             "comparison_by_setting": pd.concat(by_setting, ignore_index=True) if by_setting
             else pd.DataFrame(columns=[*comparison_core.DIFFERENCE_COLUMNS, "setting"])}
+
+
+def _with_taggers(grid: list, used: list[str]) -> list:
+    from fairness_assets.core import sensitivity as sens
+
+    return [*grid, *[sens.Setting(f"tagger {t}", acad_column=f"acad_{t}") for t in used]]
 
 
 @dg.asset(
@@ -214,7 +272,7 @@ def sensitivity_tables(database: ResultsDatabase, params, settings: dict, grid, 
     "marked robust or fragile.",
 )
 def sensitivity(context: dg.AssetExecutionContext, database: ResultsDatabase, report_settings: ReportResource,
-                reference: ReferenceDataResource, scoring: ScoringResource):
+                reference: ReferenceDataResource, scoring: ScoringResource, subject_tagger: SubjectTaggerResource):
     from fairness_assets.core import sensitivity as sens
 
     settings = report_settings.as_dict()
@@ -222,7 +280,9 @@ def sensitivity(context: dg.AssetExecutionContext, database: ResultsDatabase, re
     grid = sens.settings_grid(sens.parse_triple(report_settings.sensitivity_lambdas),
                               ranking=ranking_label(report_settings.sensitivity_ranking))
     params = scoring_params(reference, scoring)
-    tables = sensitivity_tables(database, params, settings, grid, log=context.log.info, second=second)
+    taggers = other_taggers(database, subject_tagger.tagger_name(), subject_tagger.overrides())
+    tables = sensitivity_tables(database, params, settings, grid, log=context.log.info, second=second,
+                                taggers=taggers)
     verdicts = tables["verdicts"]
     stored = database.stamp(tables_core.to_long(tables, packed=SENSITIVITY_STORED).assign(
         audit_id="sensitivity", params_hash=stable_hash(settings)), "sensitivity",
@@ -231,7 +291,8 @@ def sensitivity(context: dg.AssetExecutionContext, database: ResultsDatabase, re
     robust, text = _robust_gate(report_settings.gate_file, database, tables["comparison_by_setting"])
     yield dg.Output(stored, metadata={
         "dagster/row_count": len(stored),
-        "settings": ", ".join(s.name for s in grid),
+        "settings": ", ".join(s.name for s in grid) + "".join(f", tagger {t} (where it covers the programs)"
+                                                           for t in taggers),
         "findings": len(verdicts),
         "fragile": int((~verdicts["robust"].astype(bool)).sum()) if len(verdicts) else 0,
         "summary": dg.MetadataValue.md("\n".join(f"- {s}" for s in sentences) or
