@@ -3,7 +3,13 @@ same template (``core.comparison``: paired by profile and run, interval and test
 Holm within each family, a leaderboard with the ranks the data support), and its blocking check
 ``release_gate`` judges a candidate against a baseline with the gate file of
 ``FAIRNESS_GATE_FILE`` (``core.gate``; docs/operations.md, "Release gate").
+
+``sensitivity`` re-scores every significant finding of the audit and of the comparison from the
+stored items under the method's heuristics (``core.sensitivity``), and its blocking check
+``release_gate_robust`` applies a gate that requires robustness.
 """
+
+from typing import Optional
 
 import dagster as dg
 import pandas as pd
@@ -15,8 +21,6 @@ from fairness_assets.core import tables as tables_core
 from fairness_assets.core.partition import PartitionKey
 from resources import database as D
 from resources.database import ResultsDatabase
-from typing import Optional
-
 from resources.settings import ReferenceDataResource, ReportResource, ScoringResource, stable_hash
 from resources.tagger import SubjectTaggerResource
 
