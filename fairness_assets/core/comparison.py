@@ -393,8 +393,11 @@ def comparison_summary(differences: pd.DataFrame, max_lines: int = 10) -> list[s
     sig = differences[differences["significant"]]
     out = []
     for r in sig.reindex(sig["mean_diff"].abs().sort_values(ascending=False).index).head(max_lines).itertuples():
-        what = f"the {r.gap} gap in {r.metric}" if r.family == "gaps" else r.metric
-        extra = f" ({r.direction})" if r.direction else ""
+        text = lambda v: v if isinstance(v, str) else ""  # noqa: E731 - a cell read back from storage may be NaN
+        what = f"the {text(r.gap)} gap in {r.metric}" if r.family == "gaps" else str(r.metric)
+        country = text(getattr(r, "country", ""))
+        what += f" of {country}" if country else ""
+        extra = f" ({text(r.direction)})" if text(r.direction) else ""
         out.append(f"{r.template}: {r.model_b} - {r.model_a}, {what}: {r.mean_diff:+.3f} "
                    f"[{r.ci_low:+.3f}, {r.ci_high:+.3f}], adjusted p {_fmt_p(r.p_adjusted)} "
                    f"({int(r.family_size)} tests){extra}.")

@@ -146,3 +146,18 @@ def test_coverage_and_grs_per_country_are_compared_with_the_runs_as_units():
     cov = geo.loc[("country_coverage", "")]
     assert abs(cov["mean_diff"] - 1 / 3) < 1e-12 and cov["significant"]
     assert int(d.loc[d["family"] == "geography", "family_size"].iloc[0]) == len(geo)
+
+
+def test_summary_sentences_read_back_from_storage_name_the_country_and_no_nan():
+    """The report builds its sentences from the stored table, where empty text cells come back as
+    NaN: a GRS sentence names its country, a metric sentence carries no "(nan)"."""
+    rows = pd.DataFrame([
+        {"template": "base", "model_a": "a", "model_b": "b", "family": "geography", "metric": "grs", "gap": np.nan,
+         "country": "NGA", "mean_diff": 0.2, "ci_low": 0.1, "ci_high": 0.3, "p_adjusted": 0.001, "family_size": 4,
+         "significant": True, "direction": np.nan},
+        {"template": "base", "model_a": "a", "model_b": "b", "family": "metrics", "metric": "drs", "gap": np.nan,
+         "country": np.nan, "mean_diff": -0.05, "ci_low": -0.07, "ci_high": -0.03, "p_adjusted": 0.002,
+         "family_size": 4, "significant": True, "direction": np.nan}])
+    lines = C.comparison_summary(rows)
+    assert lines[0].startswith("base: b - a, grs of NGA: +0.200") and "nan" not in " ".join(lines)
+    assert lines[1].startswith("base: b - a, drs: -0.050")
