@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import functools
 import itertools
-from typing import Mapping, Optional, Sequence
+from typing import Callable, Mapping, Optional, Sequence
 
 import numpy as np
 import pandas as pd
@@ -1002,30 +1002,43 @@ def geo_statistics(items: pd.DataFrame, responses: pd.DataFrame, params: mx.Scor
                    n_perm: int = 10_000, n_boot: int = 2000, level: float = 0.95, seed: int = 0,
                    correction: str = "holm", alpha: float = 0.05, replicates: str = "runs",
                    base: str = "base", other: str = "regional",
-                   distances: Optional[pd.DataFrame] = None) -> dict[str, pd.DataFrame]:
+                   distances: Optional[pd.DataFrame] = None,
+                   log: Optional[Callable[[str], object]] = None) -> dict[str, pd.DataFrame]:
     """Every table of this module for the partitions in ``items`` (``drs_items``) and
     ``responses`` (``drs_responses``): keys ``geo_responses``, ``region_metrics``,
     ``geo_contrasts``, ``class_gap_interactions``, ``home_bias``, ``home_bias_change``,
-    ``class_gap_decomposition``, ``families``."""
+    ``class_gap_decomposition``, ``families``. ``log``: receives progress lines (done/total stages,
+    ETA; at most one every 5 s, :class:`core.progress.Progress`)."""
+    from .progress import Progress
+
+    n_parts = len(pd.unique(items["partition_key"])) if "partition_key" in items else 1
+    progress = Progress("audit_geography", 5, log or (lambda _line: None), unit="stage")
     table = rg.load_regions() if table is None else table
     kw = dict(n_perm=n_perm, n_boot=n_boot, level=level, seed=seed, correction=correction, alpha=alpha)
     geo = response_geography(items, responses, table, student_iso3)
     iso = dict(student_iso3) if student_iso3 is not None else \
         geo.dropna(subset=["student_iso3"]).groupby("nationality")["student_iso3"].first().to_dict()
     dist = _distances_for(items, iso) if distances is None else distances
+    where = f"{n_parts} partition(s)"
     contrasts = geo_contrasts(geo, replicates=replicates, items=items, params=params, distances=dist,
                               student_iso3=iso, table=table, **kw)
+    progress.advance(detail=f"{where}: one-vs-rest and South/North contrasts")
     cache: dict = {}
-    inter = pd.concat([class_gap_interactions(geo, f, replicates=replicates, items=items, params=params,
-                                              distances=dist, student_iso3=iso, _cache=cache, **kw)
-                       for f in ("gender", "region")],
-                      ignore_index=True)
+    inter = []
+    for f in ("gender", "region"):
+        inter.append(class_gap_interactions(geo, f, replicates=replicates, items=items, params=params,
+                                            distances=dist, student_iso3=iso, _cache=cache, **kw))
+        progress.advance(detail=f"{where}: class-gap interactions by {f}")
+    inter = pd.concat(inter, ignore_index=True)
     gi = item_geography(items, table, student_iso3)
     home = home_bias(gi)
     dec = class_gap_decomposition(items, responses, params, **kw)
+    progress.advance(detail=f"{where}: home bias and the class-gap decomposition")
+    regions = region_metrics(geo, n_boot=n_boot, level=level, seed=seed)
+    progress.finish(detail=f"{where}: region metrics")
     return {
         "geo_responses": geo,
-        "region_metrics": region_metrics(geo, n_boot=n_boot, level=level, seed=seed),
+        "region_metrics": regions,
         "geo_contrasts": contrasts,
         "class_gap_interactions": inter,
         "home_bias": home,

@@ -19,6 +19,7 @@ from fairness_assets.core import figures as fig_core
 from fairness_assets.core import gate as gate_core
 from fairness_assets.core import tables as tables_core
 from fairness_assets.core.partition import PartitionKey
+from fairness_assets.core.progress import Progress
 from resources import database as D
 from resources.database import ResultsDatabase
 from resources.settings import ReferenceDataResource, ReportResource, ScoringResource, stable_hash
@@ -54,15 +55,15 @@ def compare_stored(database: ResultsDatabase, settings: dict, log=None, params=N
     for k in keys:
         by_template.setdefault(PartitionKey.parse(k).template, []).append(k)
     diffs, boards = [], []
-    for template, tkeys in sorted(by_template.items()):
-        if len(tkeys) < 2:
-            continue
+    comparable = {t: k for t, k in sorted(by_template.items()) if len(k) >= 2}
+    progress = Progress("model_comparison", len(comparable), log or (lambda _line: None), unit="template")
+    for template, tkeys in comparable.items():
         responses, items = stored_inputs(database, template, tkeys)
-        if log is not None:
-            log(f"model comparison: template {template}, {len(tkeys)} models, {len(responses):,} responses")
         out = comparison_core.tables_for(responses, items, **settings, **extra)
         diffs.append(out["differences"])
         boards.append(out["leaderboard"])
+        progress.advance(detail=f"{template}: {len(tkeys)} models, {len(responses):,} responses")
+    progress.finish()
     return {"differences": pd.concat(diffs, ignore_index=True) if diffs
             else pd.DataFrame(columns=list(comparison_core.DIFFERENCE_COLUMNS)),
             "leaderboard": pd.concat(boards, ignore_index=True) if boards else pd.DataFrame(
@@ -218,37 +219,40 @@ def sensitivity_tables(database: ResultsDatabase, params, settings: dict, grid, 
     stat_kw = {k: settings[k] for k in ("n_perm", "n_boot", "level", "seed", "correction", "alpha")}
     keys = sorted(str(k) for k in database.distinct(D.MetricRow, ["partition_key"])["partition_key"] if k)
     verdicts, by_setting = [], []
-    for i, key in enumerate(keys):
+    compared = database.read_rows(D.ComparisonRow, [""])
+    diffs = tables_core.from_long(compared).get("differences") if len(compared) else None
+    by_template: dict[str, list[str]] = {}
+    for k in keys:
+        by_template.setdefault(PartitionKey.parse(k).template, []).append(k)
+    templates = ([t for t in sorted(set(diffs["template"].astype(str))) if len(by_template.get(t, [])) >= 2]
+                 if diffs is not None and len(diffs) else [])
+    progress = Progress("sensitivity", len(keys) + len(templates), log or (lambda _line: None),
+                        unit="partition or template")
+    for key in keys:
         stats_rows = database.read_rows(D.StatisticRow, [key])
         base = tables_core.from_long(stats_rows).get("counterfactual_disparity") if len(stats_rows) else None
         if base is None or not len(base) or not (base["significant"].astype(str) == "True").any():
+            progress.advance(detail=f"{key}: no significant finding to re-score")
             continue
         items = with_second_ranking(database, database.read_rows(D.DRSItem, [key]), [key], second)
         items, used = with_other_tags(database, items, [key], taggers or {}, dict(params.student_interest))
         responses = tables_core.from_long(database.read_rows(D.MetricRow, [key]))["drs_responses"]
         per = sens.audit_findings(items, responses, _with_taggers(grid, used), params, **stat_kw)
         verdicts.append(sens.judge(base, per, "audit"))
-        if log is not None:
-            log(f"sensitivity: partition {i + 1}/{len(keys)} ({key}) re-scored under {len(grid)} settings")
-    compared = database.read_rows(D.ComparisonRow, [""])
-    diffs = tables_core.from_long(compared).get("differences") if len(compared) else None
-    if diffs is not None and len(diffs):
+        progress.advance(detail=f"{key} re-scored under {len(grid)} settings")
+    if templates:
         diffs = _typed(diffs)
-        by_template: dict[str, list[str]] = {}
-        for k in keys:
-            by_template.setdefault(PartitionKey.parse(k).template, []).append(k)
-        for template in sorted(set(diffs["template"].astype(str))):
-            tkeys = by_template.get(template, [])
-            if len(tkeys) < 2:
-                continue
+        for template in templates:
+            tkeys = by_template[template]
             responses, _ = stored_inputs(database, template, tkeys)
             items = with_second_ranking(database, database.read_rows(D.DRSItem, tkeys), tkeys, second)
             items, used = with_other_tags(database, items, tkeys, taggers or {}, dict(params.student_interest))
             per = sens.comparison_findings(items, responses, _with_taggers(grid, used), params, **stat_kw)
             verdicts.append(sens.judge(diffs[diffs["template"].astype(str) == template], per, "comparison"))
             by_setting += [t.assign(setting=name) for name, t in per.items()]
-            if log is not None:
-                log(f"sensitivity: comparison of template {template} ({len(tkeys)} models) under {len(grid)} settings")
+            progress.advance(detail=f"comparison of template {template} ({len(tkeys)} models) "
+                                    f"under {len(grid)} settings")
+    progress.finish()
     return {"verdicts": pd.concat(verdicts, ignore_index=True) if verdicts
             else pd.DataFrame(columns=list(sens.VERDICT_COLUMNS)),
             "comparison_by_setting": pd.concat(by_setting, ignore_index=True) if by_setting

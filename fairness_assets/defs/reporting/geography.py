@@ -84,7 +84,8 @@ def audit_geography(context: dg.AssetExecutionContext, drs_scores: pd.DataFrame,
 
     def statistics(scores: pd.DataFrame, answers: pd.DataFrame) -> dict:
         return geostats.geo_statistics(scores, answers, scoring_params(reference, scoring),
-                                       student_iso3={k: v for k, v in students.items() if v}, **settings)
+                                       student_iso3={k: v for k, v in students.items() if v}, **settings,
+                                       log=context.log.info)
 
     try:
         tables = statistics(drs_scores, responses)
