@@ -11,8 +11,9 @@ report exported to DIR;
 pass, 1 on fail, 2 on inconclusive or bad input, the verdict in DIR/gate.md;
 ``fairness-audit ui`` starts the Dagster UI.
 
-Runs print one line per event, a failed step as its one-line cause; the stack traces go to a log
-file whose path is printed (``--verbose`` prints them too). ``score`` writes what it could score
+Runs print one line per asset step (rows stored, checks, progress of long steps), a failed step as
+its one-line cause; Dagster's full event stream, stack traces included, goes to a log file whose
+path is printed (``--verbose`` prints it too). ``score`` writes what it could score
 and exits 1 with the list of what failed.
 
 What each command runs lives in :mod:`fairness_assets.local`; this module parses arguments and
@@ -35,7 +36,7 @@ def score_file(responses: str, corpus_path: str, out: str, tagger: str = "rules"
                            database_url=database_url, max_items=max_items, log=log, verbose=verbose)
 
 
-VERBOSE_HELP = ("print every event in full, failed steps with their stack traces (by default: one line per event, "
+VERBOSE_HELP = ("print every event in full, failed steps with their stack traces (by default: one line per step, "
                 "a failed step as its cause; the traces go to the log file whose path is printed)")
 
 

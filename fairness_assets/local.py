@@ -206,8 +206,9 @@ class _FileHandler(logging.Handler):
 
 
 class RunLog:
-    """The loggers of a command's runs: the console gets one line per event at ``level`` and up
-    (``verbose``: the full events), the file at ``path`` every event in full at DEBUG and up."""
+    """The loggers of a command's runs: the console gets one compact line per asset step
+    (:class:`fairness_assets.console.CompactConsole`; ``verbose``: every event in full at DEBUG and up),
+    the file at ``path`` every event in full at DEBUG and up."""
 
     def __init__(self, path: Path, verbose: bool = False, level: str = "INFO"):
         self.path, self.verbose, self.level = Path(path), verbose, level
@@ -226,13 +227,19 @@ class RunLog:
         verbose, path = self.verbose, self.path
 
         @dg.logger(config_schema={"log_level": dg.Field(str, is_required=False, default_value="INFO")},
-                   description="One line per event on the console, every event in full in the command's log file.")
+                   description="One compact line per asset step on the console (verbose: every event in full), "
+                   "every event in full in the command's log file.")
         def fairness_console(init_context) -> logging.Logger:
-            from dagster._core.utils import coerce_valid_log_level
+            from resources.secrets import redact
+
+            from .console import CompactConsole
 
             logger = logging.Logger("fairness-audit", level=logging.DEBUG)
-            console = _ConsoleHandler(verbose)
-            console.setLevel(coerce_valid_log_level(init_context.logger_config["log_level"]))
+            if verbose:  # Dagster's full event stream, DEBUG events and stack traces included
+                console = _ConsoleHandler(True)
+                console.setLevel(logging.DEBUG)
+            else:
+                console = CompactConsole(redact=redact, error_text=_error_text)
             logger.addHandler(console)
             logger.addHandler(_FileHandler(path))
             return logger

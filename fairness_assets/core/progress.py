@@ -57,7 +57,7 @@ class Progress:
         self.done = 0
         self.t0 = clock()
         self._last: Optional[float] = None
-        self._finished = False
+        self._finished = self._said_done = False
 
     def advance(self, n: int = 1, detail: str = "") -> None:
         """``n`` more units done; logs a line when the last one is at least ``every_s`` old."""
@@ -65,6 +65,7 @@ class Progress:
         now = self.clock()
         if self._last is None or now - self._last >= self.every_s:
             self._last = now
+            self._said_done = self.done >= self.total
             self.log(progress_line(self.what, self.done, self.total, now - self.t0, self.unit, detail))
 
     def finish(self, detail: str = "") -> None:
@@ -72,5 +73,7 @@ class Progress:
         if self._finished:
             return
         self._finished = True
+        if self._said_done and not detail:
+            return  # the last unit's line already said "done"
         self.done = max(self.done, self.total)
         self.log(progress_line(self.what, self.done, self.total, self.clock() - self.t0, self.unit, detail))

@@ -54,3 +54,11 @@ def test_geo_statistics_reports_its_stages():
     geostats.geo_statistics(items, responses, params, n_perm=200, n_boot=100, log=lines.append)
     assert lines and all(line.startswith("audit_geography progress: ") for line in lines)
     assert lines[-1].startswith("audit_geography progress: 5/5 stages (100%)") and "done" in lines[-1]
+
+
+def test_a_one_unit_step_says_done_once():
+    lines = []
+    p = Progress("sensitivity", total=1, log=lines.append, clock=Clock())
+    p.advance(detail="m|base")
+    p.finish()
+    assert lines == ["sensitivity progress: 1/1 item (100%), 0 s elapsed, done (m|base)"]
