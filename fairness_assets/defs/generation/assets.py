@@ -118,7 +118,8 @@ def _stream_into_database(context, database, pairs, client, todo, params, audit_
             if len(pending) >= every or now - last_commit > 2.0 or not getattr(client, "streams_requests", False):
                 commit()
                 if now - last_log > 5.0 or done == len(todo):
-                    context.log.info(f"{key}: " + gen_core.progress_line(done, len(todo), tokens, now - t0))
+                    context.log.info(f"generations progress: {key}: "  # the console shows it in place
+                                     + gen_core.progress_line(done, len(todo), tokens, now - t0))
                     last_log = now
     finally:  # answers that finished before a failure are kept: a rerun generates only the rest
         if pending:
