@@ -5,6 +5,12 @@ A model partition can be added in the UI under any name, including one Dagster c
 says which of the registered model partitions cannot be audited and why; the re-audit schedule
 skips them and the ``invalid_partition_alert`` sensor alerts on them, with :func:`delete_hint`
 (how to delete one: in the UI, or with a Python one-liner).
+
+No one has to add a model by hand: :func:`plan_model_sync` says which models of the source the
+audit uses (the registry, or the responses file when FAIRNESS_RESPONSES is set) are not partitions
+yet; the ``model_partitions_sync`` sensor adds them every SYNC_INTERVAL_S seconds and
+:func:`prepare_model_partitions` before ``fairness-audit ui`` starts. Nothing is ever deleted:
+partitions neither source has are reported with :func:`delete_hint`'s instructions.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from pathlib import Path
 from typing import Iterable, Optional
 
 import dagster as dg
+from dagster._core.definitions.partitions.utils.base import INVALID_PARTITION_SUBSTRINGS
 
 from fairness_assets.core.partition import SEPARATOR, PartitionKey
 from fairness_assets.core.prompts import load_templates
@@ -106,13 +113,15 @@ class KnownModels:
         return f"the model is not in the responses file {self.responses_path} (FAIRNESS_RESPONSES){also}"
 
 
-_RESPONSE_MODELS: dict = {}   # (path, mtime_ns, size) -> models named in the file; sensors tick often
+_RESPONSE_MODELS: dict = {}   # (path, mtime_ns, size) -> the models named in the file, or its read error
 _RESPONSE_MODELS_LOCK = threading.Lock()
 
 
-def responses_file_models(path) -> frozenset:
-    """The models of the usable rows of responses file ``path`` (as the generations asset reads it),
-    cached while the file is unchanged. An unreadable file raises ResponsesFileError naming it."""
+def responses_file_model_names(path) -> frozenset:
+    """Every model name of the usable rows of responses file ``path`` (as the generations asset reads
+    it), also names no partition can hold (with ``|``); read a chunk at a time (the file's rows are
+    never held) and cached while the file is unchanged, a read error too (sensors tick often). An
+    unreadable file raises ResponsesFileError naming it."""
     from fairness_assets.core.responses import ResponsesFileError, response_models
 
     path = Path(path)
@@ -123,10 +132,23 @@ def responses_file_models(path) -> frozenset:
     key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size)
     with _RESPONSE_MODELS_LOCK:
         if key not in _RESPONSE_MODELS:
-            models = response_models(path)  # a chunk at a time: the file's rows are never held
+            try:
+                found = frozenset(response_models(path))
+            except ResponsesFileError as exc:
+                found = exc
             _RESPONSE_MODELS.clear()
-            _RESPONSE_MODELS[key] = frozenset(m for m in models if SEPARATOR not in m)
-        return _RESPONSE_MODELS[key]
+            _RESPONSE_MODELS[key] = found
+        found = _RESPONSE_MODELS[key]
+    if isinstance(found, Exception):
+        raise ResponsesFileError(str(found))
+    return found
+
+
+def responses_file_models(path) -> frozenset:
+    """The models of the usable rows of responses file ``path`` that can be partitions (names
+    without ``|``), cached while the file is unchanged. An unreadable file raises ResponsesFileError
+    naming it."""
+    return frozenset(m for m in responses_file_model_names(path) if SEPARATOR not in m)
 
 
 def known_models(audit_grid, generation_source) -> KnownModels:
@@ -150,6 +172,186 @@ def invalid_models(models: Iterable[str], known: KnownModels) -> dict[str, str]:
         elif not known.knows(model):
             problems[model] = known.missing(model)
     return problems
+
+
+# ---------------------------------------------------------------------------------------------
+# the models of the sources as partitions, without clicks (the model_partitions_sync sensor, and
+# `fairness-audit ui` / `demo` before they start)
+
+SYNC_SENSOR = "model_partitions_sync"
+SYNC_INTERVAL_S = 30
+# `fairness-audit ui` reads a responses file before the UI starts only up to this size (about 7 s
+# here, 27 MB/s); a larger one is left to the sensor's first tick, so that the UI starts at once
+UI_START_FILE_BYTES = 200 * 1024 * 1024
+
+
+def partition_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot be a model partition; None when it can."""
+    if not name.strip():
+        return "the name is empty"
+    if SEPARATOR in name:
+        return (f"the name contains {SEPARATOR!r}, which separates model and template in partition keys (Dagster "
+                f"could not address its partitions)")
+    bad = [s for s in INVALID_PARTITION_SUBSTRINGS if s in name]
+    if bad:
+        return (f"the name contains {', '.join(map(repr, bad))}, which Dagster does not allow in partition keys "
+                "('...' marks a range of partitions, the others are control characters)")
+    return None
+
+
+@dataclass(frozen=True)
+class ModelSources:
+    """The model names of the registry and of the configured responses file, as read now.
+
+    ``registry`` / ``responses`` is None when that source could not be read (``errors`` says why,
+    naming the file) or, for ``responses``, when no file is configured (``responses_path`` empty)
+    or it was left unread (``deferred`` says why)."""
+
+    registry: Optional[frozenset]
+    registry_path: str
+    responses: Optional[frozenset] = None
+    responses_path: str = ""
+    errors: tuple = ()
+    deferred: str = ""
+
+    def source(self) -> str:
+        """The source the audit takes its models from, in words."""
+        if self.responses_path:
+            return f"the responses file {self.responses_path} (FAIRNESS_RESPONSES)"
+        return f"the model registry {self.registry_path}"
+
+    def audited(self) -> frozenset:
+        """The models of the source the audit uses (partitions.KnownModels): the responses file's when
+        one is configured, else the registry's; empty when that source could not be read."""
+        found = self.responses if self.responses_path else self.registry
+        return found if found is not None else frozenset()
+
+    def known(self) -> Optional[frozenset]:
+        """Every name either source has; None when a source could not be read (then no partition can
+        be said to have left both)."""
+        if self.registry is None or (self.responses_path and self.responses is None):
+            return None
+        return self.registry | (self.responses or frozenset())
+
+
+def read_model_sources(audit_grid, generation_source, max_file_bytes: Optional[int] = None) -> ModelSources:
+    """The registry's and the responses file's model names (``audit_grid``, ``generation_source``
+    resources). Never raises: a source that cannot be read is an error naming the file. With
+    ``max_file_bytes``, a larger responses file is not read (``deferred``)."""
+    errors = []
+    registry_path = str(audit_grid.model_registry_path)
+    try:
+        registry = frozenset(audit_grid.model_registry())
+    except Exception as exc:  # noqa: BLE001 - reported, naming the file: ConfigError, or whatever reading raised
+        registry = None
+        text = str(exc) or type(exc).__name__
+        errors.append(text if registry_path in text else f"model registry {registry_path} cannot be read: {text}")
+    path = generation_source.resolved_path()
+    responses, deferred = None, ""
+    if path is not None:
+        size = path.stat().st_size if max_file_bytes is not None and path.is_file() else 0
+        if max_file_bytes is not None and size > max_file_bytes:
+            deferred = (f"the responses file {path} is {size / 2**20:.0f} MiB (over {max_file_bytes / 2**20:.0f} "
+                        f"MiB): its models are added by the {SYNC_SENSOR} sensor's first tick")
+        else:
+            try:
+                responses = responses_file_model_names(path)
+            except Exception as exc:  # noqa: BLE001 - reported, naming the file (ResponsesFileError names it)
+                text = f"{type(exc).__name__}: {exc}" if not isinstance(exc, ValueError) else str(exc)
+                errors.append(text if str(path) in text else
+                              f"responses file {path} (FAIRNESS_RESPONSES) cannot be read: {text}")
+    return ModelSources(registry, registry_path, responses, str(path or ""), tuple(errors), deferred)
+
+
+@dataclass(frozen=True)
+class ModelSync:
+    """What syncing the 'models' partitions with the sources does: ``add`` the audited source's
+    models that are not partitions yet; ``unusable``: names of a source no partition can hold
+    ({name: why}; reported, not added); ``vanished``: partitions neither source has (reported, never
+    deleted); ``idle``: partitions of registered models the audit does not use now (a responses file
+    is configured and lacks them)."""
+
+    sources: ModelSources
+    partitions: tuple
+    add: tuple
+    unusable: dict
+    vanished: tuple
+    idle: tuple
+
+    def message(self) -> str:
+        """One paragraph: what was added, what is reported and how to delete a vanished partition."""
+        src, name = self.sources.source(), MODEL_PARTITIONS.name
+        parts = []
+        if self.add:
+            parts.append(f"added {len(self.add)} model(s) of {src} to the '{name}' partitions: "
+                         + ", ".join(map(repr, self.add)))
+        elif self.sources.audited() - set(self.unusable):
+            parts.append(f"every model of {src} is a '{name}' partition "
+                         f"({len(self.sources.audited() - set(self.unusable))})")
+        elif not self.sources.errors and not self.sources.deferred:
+            parts.append(f"{src} names no model")
+        if self.unusable:
+            parts.append("not added (no partition can hold the name; rename it in its source): "
+                         + "; ".join(f"{m!r}: {why}" for m, why in self.unusable.items()))
+        if self.vanished:
+            which = "neither the model registry nor the responses file has" if self.sources.responses_path \
+                else "the model registry does not have"
+            parts.append(f"{len(self.vanished)} partition(s) that {which}, kept (never deleted here): " + ", ".join(map(repr, self.vanished))
+                         + f". To delete one: {UI_DELETE}; or run "
+                         + " / ".join(f"`{remove_command(m)}`" for m in self.vanished)
+                         + " with the same DAGSTER_HOME")
+        if self.idle:
+            parts.append(f"{len(self.idle)} partition(s) of registered models that {src} lacks (kept; runs of them "
+                         f"fail while the file is configured): " + ", ".join(map(repr, self.idle)))
+        if self.sources.deferred:
+            parts.append(self.sources.deferred)
+        for error in self.sources.errors:
+            parts.append(f"not read: {error}")
+        if self.sources.known() is None and self.partitions:
+            parts.append("partitions that left both sources are not looked for until every source can be read")
+        return "; ".join(parts) + "."
+
+
+def plan_model_sync(partitions: Iterable[str], sources: ModelSources) -> ModelSync:
+    """What the 'models' partitions need, given the partitions there are and the sources as read."""
+    present = sorted(set(partitions))
+    have = set(present)
+    unusable = {m: why for m in sorted(sources.audited()) if (why := partition_name_problem(m))}
+    add = tuple(m for m in sorted(sources.audited()) if m not in have and m not in unusable)
+    known = sources.known()
+    vanished = tuple(m for m in present if known is not None and m not in known)
+    idle = tuple(m for m in present if sources.responses_path and sources.responses is not None
+                 and sources.registry is not None and m in sources.registry and m not in sources.responses)
+    return ModelSync(sources, tuple(present), add, unusable, vanished, idle)
+
+
+def add_model_partitions(instance, audit_grid, generation_source, max_file_bytes: Optional[int] = None) -> ModelSync:
+    """Add the audited source's models that are not partitions yet to ``instance`` at once (what the
+    sensor requests on its tick); returns what was done and what is reported."""
+    plan = plan_model_sync(instance.get_dynamic_partitions(MODEL_PARTITIONS.name),
+                           read_model_sources(audit_grid, generation_source, max_file_bytes))
+    if plan.add:
+        instance.add_dynamic_partitions(MODEL_PARTITIONS.name, list(plan.add))
+    return plan
+
+
+def prepare_model_partitions() -> str:
+    """For ``fairness-audit ui`` (and ``demo``) before they start, with DAGSTER_HOME set: the models
+    of the registry (or of FAIRNESS_RESPONSES, when it is set and at most UI_START_FILE_BYTES) added
+    to the instance's 'models' partitions, so that the UI's first page already lists them. Returns
+    the line to print; never raises (a failure is the line: the sensor then adds them on its tick)."""
+    try:
+        from resources.settings import AuditGridResource, GenerationSourceResource, load_settings
+
+        settings = load_settings()
+        grid = AuditGridResource(model_registry_path=settings.model_registry)
+        source = GenerationSourceResource(responses_path=settings.responses)
+        with dg.DagsterInstance.get() as instance:
+            plan = add_model_partitions(instance, grid, source, max_file_bytes=UI_START_FILE_BYTES)
+        return plan.message()
+    except Exception as exc:  # noqa: BLE001 - the UI starts anyway; the sensor adds the models on its tick
+        return (f"the models were not added before the UI starts ({type(exc).__name__}: {exc}); the {SYNC_SENSOR} "
+                "sensor adds them on its first tick")
 
 
 # Run tag that makes a run a new audit round (set by the re-audit schedule): the generations

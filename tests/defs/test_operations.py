@@ -33,7 +33,8 @@ def test_code_location_has_the_jobs_schedule_and_sensors():
 
     assert study_audit.config["resources"]["audit_grid"]["config"]["preset"] == "study"
     assert defs.resolve_schedule_def("reaudit_schedule").cron_schedule == schedules.DEFAULT_CRON
-    for sensor in ("parse_quality_alert", "run_failure_alert", "invalid_partition_alert", "failed_tick_alert"):
+    for sensor in ("parse_quality_alert", "run_failure_alert", "invalid_partition_alert", "failed_tick_alert",
+                   "model_partitions_sync"):
         assert defs.resolve_sensor_def(sensor) is not None
     assert "alerts" in defs.resources
     for asset in ("audit_drift", "generations", "recommendations", "drs_scores"):

@@ -1,5 +1,6 @@
 """Alert sensors: a run failed, a parse-quality check failed, a model partition cannot be audited,
-or a schedule or sensor tick failed.
+or a schedule or sensor tick failed; and ``model_partitions_sync``, which keeps the 'models'
+partitions in step with the sources.
 
 A failing *blocking* check fails its run, but a non-blocking one (the group-gap findings, or
 any check with severity WARN) leaves the run green, so a run-failure sensor alone would miss
@@ -22,6 +23,14 @@ location's schedules and sensors, with the tick's error: it reads the ticks from
 schedule storage under the ids the daemon stores them by, rebuilt from the code location's origin,
 which the daemon sends with every sensor evaluation (``context.code_location_origin``); see
 :func:`code_location_instigators`.
+
+``model_partitions_sync`` (every 30 s) adds the models of the source the audit uses (the model
+registry; the responses file instead when FAIRNESS_RESPONSES is set, as partitions.KnownModels) that
+are not partitions yet, through ``SensorResult(dynamic_partitions_requests=...)``. It never deletes:
+partitions neither the registry nor the file has are named, with how to delete them, in the tick's
+skip reason (and its log when they change), and ``invalid_partition_alert`` alerts on each of them
+once. A source name no partition can hold (with ``|``, or ``...``) is not added and is alerted once.
+A source that cannot be read is an error on the tick's log and in its skip reason, naming the file.
 """
 
 from __future__ import annotations
@@ -42,8 +51,8 @@ from resources.alerts import Alert, AlertDeliveryError, AlertResource
 from resources.settings import AuditGridResource, GenerationSourceResource
 
 from fairness_assets.core.partition import PartitionKey
-from ..partitions import (AUDIT_ROUND_TAG, MODEL_PARTITIONS, UI_DELETE, delete_hint, invalid_models, known_models,
-                          remove_command)
+from ..partitions import (AUDIT_ROUND_TAG, MODEL_PARTITIONS, SYNC_INTERVAL_S, UI_DELETE, delete_hint, invalid_models,
+                          known_models, plan_model_sync, read_model_sources, remove_command)
 from .jobs import audit_report_job
 
 CHECK_BATCH = 200       # alerts sent per tick at most; the rest follow on the next ticks
@@ -398,6 +407,62 @@ def invalid_partition_alert(context: dg.SensorEvaluationContext, alerts: AlertRe
 
 
 # ---------------------------------------------------------------------------------------------
+# the models of the registry and of the responses file as partitions, without clicks
+
+SYNC_CURSOR_VERSION = 1
+
+
+def unusable_model_alert_for(name: str, why: str, source: str) -> Alert:
+    return Alert(
+        kind="unusable_model",
+        title=f"model {name!r} of {source} cannot be a partition",
+        summary=f"{source[0].upper() + source[1:]} names the model {name!r}, which cannot be a "
+                f"'{MODEL_PARTITIONS.name}' partition: {why}. It is not added and its answers are not audited; "
+                "rename it in its source.",
+        severity="WARN", partition=name, asset="generations", details={"reason": why, "source": source},
+    )
+
+
+@dg.sensor(
+    minimum_interval_seconds=SYNC_INTERVAL_S,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description="Adds every model of the model registry (or, with FAIRNESS_RESPONSES set, of that responses file) "
+    "to the 'models' partitions, so that no one has to click 'Add a partition'. Never deletes one: partitions "
+    "neither source has are named in the tick's reason with how to delete them; a source name no partition can "
+    "hold (with '|') is alerted (FAIRNESS_ALERT_CHANNELS) once, not added.",
+)
+def model_partitions_sync(context: dg.SensorEvaluationContext, audit_grid: AuditGridResource,
+                          generation_source: GenerationSourceResource, alerts: AlertResource):
+    sources = read_model_sources(audit_grid, generation_source)
+    plan = plan_model_sync(context.instance.get_dynamic_partitions(MODEL_PARTITIONS.name), sources)
+    data = versioned_cursor(context, SYNC_CURSOR_VERSION, "model_partitions_sync", "reporting again")
+    for error in sources.errors:
+        context.log.error(f"model_partitions_sync: {error}")
+    if plan.vanished and sorted(plan.vanished) != data.get("vanished"):  # logged when it changes, named every tick
+        context.log.warning(f"model_partitions_sync: {plan.message()}")
+    # a name that left its source is forgotten: back again, it is alerted again
+    alerted = {m for m in data.get("alerted", []) if m in plan.unusable}
+    failure = None
+    for name, why in plan.unusable.items():
+        if name in alerted:
+            continue
+        failure = deliver(alerts, unusable_model_alert_for(name, why, sources.source()), context.log)
+        if failure:  # not raised: the partitions are still added; the next tick retries this alert
+            context.log.error(failure)
+            break
+        alerted.add(name)
+    if plan.add:
+        context.log.info(f"model_partitions_sync: adding {list(plan.add)} to the '{MODEL_PARTITIONS.name}' "
+                         f"partitions ({sources.source()})")
+    cursor = json.dumps({"v": SYNC_CURSOR_VERSION, "vanished": sorted(plan.vanished), "alerted": sorted(alerted)})
+    return dg.SensorResult(
+        dynamic_partitions_requests=[MODEL_PARTITIONS.build_add_request(list(plan.add))] if plan.add else [],
+        skip_reason=plan.message() + (f" ALERT DELIVERY FAILED: {failure}" if failure else ""),
+        cursor=cursor,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
 # failed schedule and sensor ticks
 
 TICK_CURSOR_VERSION = 1
@@ -551,4 +616,5 @@ def failed_tick_alert(context: dg.SensorEvaluationContext, alerts: AlertResource
     return dg.SkipReason(f"{read} failed tick(s) read, {sent} alert(s) sent")
 
 
-SENSORS = [parse_quality_alert, run_failure_alert, reaudit_report, invalid_partition_alert, failed_tick_alert]
+SENSORS = [parse_quality_alert, run_failure_alert, reaudit_report, invalid_partition_alert, failed_tick_alert,
+           model_partitions_sync]
