@@ -21,6 +21,7 @@ import pandas as pd
 from fairness_assets.core import audit_report, figures as fig_core, understanding
 from fairness_assets.core import tables as tables_core
 from fairness_assets.core.partition import PartitionKey, by_partition
+from fairness_assets.core.progress import Progress
 from resources import database as D
 from resources.database import ResultsDatabase
 from resources.settings import (AuditGridResource, ParseQualityResource, ReferenceDataResource, ReportResource,
@@ -67,7 +68,10 @@ def audit_statistics(context: dg.AssetExecutionContext, analysis_tables: pd.Data
     students = {n: resolver.iso3(n) for n in nats}
     students = {k: v for k, v in students.items() if v}
     dist = distance_matrix(capital_distances, drs_scores, reference, students) if len(drs_scores) else None
-    for key, long in guard.partitions(analysis_tables):
+    keys = list(guard.partitions(analysis_tables))
+    progress = Progress("audit_statistics", len(keys), context.log.info, unit="partition")
+    for key, long in keys:
+        progress.advance(0, detail=f"{key} started")  # the first line at once, then at most every 5 s
         with guard.attempt(key):  # a partition whose statistics fail fails alone
             responses = tables_core.from_long(long)["drs_responses"]
             items = drs_scores[drs_scores["partition_key"] == str(key)] if len(drs_scores) else drs_scores
@@ -87,6 +91,8 @@ def audit_statistics(context: dg.AssetExecutionContext, analysis_tables: pd.Data
             context.log.info(f"{key}: {len(t['run_variability'])} variability rows, {len(dis)} disparity tests, "
                              f"{int(dis['significant'].sum()) if len(dis) else 0} significant; "
                              f"{n_beh} significant behaviour part(s)")
+        progress.advance(detail=str(key))
+    progress.finish()
     left_out = guard.finish()
     table = database.stamp(pd.concat(frames, ignore_index=True).assign(params_hash=stable_hash(report_settings.as_dict())),
                            "audit_statistics", config_json=report_settings.as_dict())
@@ -127,8 +133,13 @@ def audit_figures(context: dg.AssetExecutionContext, recommendations: pd.DataFra
              key.model, key.template) for key, recs in parts]
     workers = report_settings.drawing_processes() if len(jobs) > 1 else 1
     context.log.info(f"drawing the figures of {len(jobs)} partition(s) in {min(workers, len(jobs))} process(es)")
+    progress = Progress("audit_figures", len(jobs), context.log.info, unit="partition")
     try:
-        drawn = list(fig_core.many_partition_figures(jobs, workers))
+        drawn = []
+        for (key, _), figures in zip(parts, fig_core.many_partition_figures(jobs, workers)):
+            drawn.append(figures)
+            progress.advance(detail=str(key))
+        progress.finish()
     except Exception as exc:  # noqa: BLE001 - find the partition(s) that fail, draw the others
         context.log.warning(f"drawing the figures of {len(jobs)} partition(s) failed ({type(exc).__name__}: {exc}); "
                             "drawing them one partition at a time")
@@ -215,7 +226,8 @@ def _stored_partitions(database: ResultsDatabase, parse_quality: Optional[ParseQ
     out = StoredAudit([], {}, {}, [])
     keys = _report_keys(database)
     with_geography = bool(database.distinct(D.GeographyRow, ["partition_key"]).shape[0])
-    for i, key in enumerate(keys):
+    progress = Progress("audit_report", len(keys), log or (lambda _line: None), unit="partition")
+    for key in keys:
         figures = _stored_figures(database, key).get(key)
         part, recs = _stored_partition(database, key, figures)
         if parse_quality is not None and len(recs):
@@ -229,8 +241,8 @@ def _stored_partitions(database: ResultsDatabase, parse_quality: Optional[ParseQ
             del items
         out.parts.append(audit_report.digest(part, figures))
         del part
-        if log is not None and len(keys) > 1:
-            log(f"report: partition {i + 1}/{len(keys)} ({key}) read")
+        progress.advance(detail=f"{key} read")
+    progress.finish()
     if not with_geography:
         out.geo_figures = None
     return out
