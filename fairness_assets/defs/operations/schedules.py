@@ -78,8 +78,9 @@ def reaudit_schedule(context: dg.ScheduleEvaluationContext, audit_grid: AuditGri
     # names only: a key of the multi-partition set is never built or listed for a model before it is checked
     models = sorted(context.instance.get_dynamic_partitions(MODEL_PARTITIONS.name))
     if not models:
-        return dg.SkipReason(f"no model is registered in the '{MODEL_PARTITIONS.name}' partitions yet: add one in the "
-                             "UI (asset generations > Materialize… > Add a partition) or run an audit first")
+        return dg.SkipReason(f"no model is registered in the '{MODEL_PARTITIONS.name}' partitions yet: the "
+                             "model_partitions_sync sensor adds the models of the registry (or of FAIRNESS_RESPONSES) "
+                             "within 30 s once the daemon runs it")
     cfg = audit_grid.resolve()
     templates = [t for t in cfg.templates if t in TEMPLATE_PARTITIONS.get_partition_keys()]
     if not templates:
