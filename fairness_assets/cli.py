@@ -9,7 +9,8 @@ report exported to DIR;
 ``fairness-audit gate --gate GATE.yaml --responses FILE --corpus QS.csv --out DIR`` (or
 ``--database URL`` holding both audits) judges a candidate model against its baseline: exit 0 on
 pass, 1 on fail, 2 on inconclusive or bad input, the verdict in DIR/gate.md;
-``fairness-audit ui`` starts the Dagster UI.
+``fairness-audit ui`` starts the Dagster UI, and beside it a read-only server of the reports folder
+(the report links of the UI open there; :func:`fairness_assets.local.start_report_server`).
 
 Runs print one line per asset step (rows stored, checks, progress of long steps), a failed step as
 its one-line cause; Dagster's full event stream, stack traces included, goes to a log file whose
@@ -70,8 +71,9 @@ def main(argv: list[str] | None = None) -> int:
     run = sub.add_parser("run", help="run a job of the code location by name")
     run.add_argument("job", help="job name, e.g. demo_audit or reference_data")
     run.add_argument("--verbose", action="store_true", help=VERBOSE_HELP + " ($DAGSTER_HOME/logs/)")
-    ui = sub.add_parser("ui", help="start the Dagster UI (dagster dev on workspace.yaml); stops on SIGTERM or Ctrl-C "
-                        "even when started in the background by a script")
+    ui = sub.add_parser("ui", help="start the Dagster UI (dagster dev on workspace.yaml) and a read-only server of the "
+                        "reports folder on 127.0.0.1:FAIRNESS_REPORT_PORT (none when FAIRNESS_REPORT_BASE_URL is set); "
+                        "both stop on SIGTERM or Ctrl-C even when started in the background by a script")
     ui.add_argument("dagster_args", nargs=argparse.REMAINDER, help="passed on to `dagster dev` (e.g. -p 3001)")
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["ui"] and not {"-h", "--help"} & set(argv[1:]):

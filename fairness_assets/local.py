@@ -660,7 +660,8 @@ def _materialize(dg, assets, instance, resources, selection, run_log: RunLog, ta
 
 
 def start_ui(extra: list[str]) -> int:
-    """Replace this process with ``dagster dev -w workspace.yaml``, its signals reset first.
+    """Replace this process with ``dagster dev -w workspace.yaml``, its signals reset first, with the
+    reports folder served read-only beside it (:func:`start_report_server`).
 
     A process started in the background by a script inherits SIGINT as ignored, and Dagster maps
     SIGTERM to the SIGINT handler, so a plain ``dagster dev &`` ignores both SIGTERM and Ctrl-C (its
@@ -668,12 +669,53 @@ def start_ui(extra: list[str]) -> int:
     restored defaults are what Dagster's own handlers then build on.
     """
     from ._signals import restore_inherited_signals
+    from resources.settings import ConfigError
 
     restore_inherited_signals()
     home = dagster_home()  # the instance `fairness-audit demo` and `run` use: their runs show in the UI
+    try:
+        start_report_server()
+    except ConfigError as exc:
+        print(f"fairness-audit ui: error: {exc}", file=sys.stderr)
+        return 2
     print(f"[fairness-audit] Dagster UI on the instance {home}", flush=True)
     dagster = Path(sys.executable).parent / "dagster"
     command = [str(dagster) if dagster.exists() else "dagster", "dev", "-w", str(PROJECT_ROOT / "workspace.yaml"), *extra]
     os.chdir(PROJECT_ROOT)
     os.execv(command[0], command) if os.path.isabs(command[0]) else os.execvp(command[0], command)
     return 0  # not reached
+
+
+def start_report_server(log: Callable[[str], None] = lambda line: print(line, flush=True)) -> Optional[int]:
+    """Serve the reports folder read-only on ``127.0.0.1:FAIRNESS_REPORT_PORT`` in a child process
+    (:mod:`fairness_assets.report_server`) that stops when this process (``dagster dev`` after the
+    ``exec``) is gone, on SIGTERM and on Ctrl-C. Returns its pid; None when none is started:
+    ``FAIRNESS_REPORT_BASE_URL`` is set (the deployment publishes the folder) or the port is taken
+    or cannot be bound (said, and the UI starts all the same). A bad setting raises ``ConfigError`` naming it."""
+    import subprocess
+
+    from resources.settings import ReportResource, load_settings
+    from . import report_server
+
+    settings = load_settings()
+    report = ReportResource(output_dir=settings.reports_dir, port=settings.report_port,
+                            base_url=settings.report_base_url)
+    if settings.report_base_url:
+        log(f"[fairness-audit] report links point to {report.base()} (FAIRNESS_REPORT_BASE_URL): no report server "
+            "started")
+        return None
+    folder = report.folder()
+    try:
+        sock = report_server.listen(report.port)
+    except OSError as exc:
+        log(f"[fairness-audit] the reports are not served: cannot listen on 127.0.0.1:{report.port} "
+            f"({exc.strerror or exc}); set FAIRNESS_REPORT_PORT to a free port (the report links of the UI point "
+            "to that port)")
+        return None
+    with sock:
+        server = subprocess.Popen([sys.executable, "-m", "fairness_assets.report_server", "--folder", str(folder),
+                                   "--fd", str(sock.fileno()), "--parent", str(os.getpid())],
+                                  pass_fds=(sock.fileno(),), cwd=PROJECT_ROOT, stdin=subprocess.DEVNULL)
+    log(f"[fairness-audit] reports of {folder} served read-only at {report.base()}/ (FAIRNESS_REPORT_PORT; "
+        f"report server pid {server.pid})")
+    return server.pid

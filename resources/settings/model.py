@@ -54,6 +54,7 @@ GROUPS = {
 }
 DEFAULT_CRON = "0 6 * * 1"
 DEFAULT_BROKER = "pyamqp://guest@127.0.0.1//"
+DEFAULT_REPORT_PORT = 3001  # next to the Dagster UI's 3000
 
 
 def setting(default: Any, description: str, *, group: str, read: str, used_by: str,
@@ -87,6 +88,19 @@ class FairnessSettings(BaseSettings):
         "", "Folder for figures and reports; empty: `$FAIRNESS_HOME/reports`. A shared volume when steps run "
         "on several machines.", group="storage", read=RUN, targets=(("report_settings", "output_dir"),),
         used_by="assets `audit_report`, the figures")
+    report_port: int = setting(
+        DEFAULT_REPORT_PORT, "Local port on which `fairness-audit ui` serves the reports folder, read-only, "
+        "beside the Dagster UI (`http://127.0.0.1:<port>/<report id>/report.html`); the links in the metadata of "
+        "`audit_report` and `audit_figures` point there unless `FAIRNESS_REPORT_BASE_URL` is set.",
+        group="storage", read=RUN, targets=(("report_settings", "port"),), ge=1, le=65535,
+        used_by="`fairness-audit ui` (the report server); assets `audit_report`, `audit_figures` (their links)")
+    report_base_url: str = setting(
+        "", "Where a deployment publishes the reports folder (object storage or a web server serving it as it "
+        "is, e.g. `https://reports.example.org/fairness`): the links in the metadata become `<url>/<report "
+        "id>/report.html` and `<url>/figures/<figure>.png`, and `fairness-audit ui` starts no report server. "
+        "Empty: the local server of `FAIRNESS_REPORT_PORT`.", group="storage", read=RUN,
+        targets=(("report_settings", "base_url"),),
+        used_by="assets `audit_report`, `audit_figures` (their links); `fairness-audit ui`")
     gate_file: str = setting(
         "", "A release-gate file (YAML, docs/operations.md \"Release gate\"): the baseline and candidate "
         "models and the metrics and gaps the candidate must not make worse; checked by the blocking "
@@ -246,6 +260,11 @@ class FairnessSettings(BaseSettings):
     def _lower(cls, value):
         return value.strip().lower() if isinstance(value, str) else value
 
+    @field_validator("report_base_url")
+    @classmethod
+    def _base_url(cls, value: str) -> str:
+        return check_base_url(value)
+
     @field_validator("reaudit_cron")
     @classmethod
     def _cron(cls, value: str) -> str:
@@ -297,6 +316,23 @@ class FairnessSettings(BaseSettings):
         return {attr: {"env": spec.env} if spec.read == RUN else self.value(spec.name)
                 for spec in field_specs().values() for key, attr in spec.targets
                 if key == resource_key and self.is_set(spec.name)}
+
+
+def check_base_url(value: str) -> str:
+    """A report base URL as used (no trailing ``/``; empty stays empty), or ``ValueError`` saying
+    what is wrong: it must be an ``http`` or ``https`` URL with a host, without query or fragment
+    (the report's path is appended to it)."""
+    from urllib.parse import urlsplit
+
+    value = (value or "").strip()
+    if not value:
+        return ""
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError(f"{value!r} is not an http(s) URL with a host (e.g. https://reports.example.org/fairness)")
+    if parts.query or parts.fragment:
+        raise ValueError(f"{value!r} has a query or a fragment: the report's path is appended to it")
+    return value.rstrip("/")
 
 
 @dataclass(frozen=True)

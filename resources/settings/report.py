@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from urllib.parse import quote
 
 from dagster import ConfigurableResource
 from pydantic import Field
 
-from .model import default_of
+from .base import ConfigError
+from .model import check_base_url, default_of
 from .paths import results_dir
+
+LOCAL_HOST = "127.0.0.1"  # where `fairness-audit ui` serves the reports folder
 
 
 class ReportResource(ConfigurableResource):
@@ -31,11 +35,32 @@ class ReportResource(ConfigurableResource):
                                      "the sensitivity grid (FAIRNESS_SENSITIVITY_RANKING); empty: none.")
     sensitivity_ranking_columns: str = Field(default="name=Name,rank=Rank,country=Location",
                                              description="Its column mapping (FAIRNESS_SENSITIVITY_RANKING_COLUMNS).")
+    # no ge/le here: a variable set is passed as an EnvVar, checked by the settings model (1-65535)
+    port: int = Field(default=default_of("report_port"), description="Local port of the report server of "
+                      "`fairness-audit ui` (FAIRNESS_REPORT_PORT): the links in the metadata point there.")
+    base_url: str = Field(default=default_of("report_base_url"), description="Where a deployment publishes the "
+                          "reports folder (FAIRNESS_REPORT_BASE_URL); empty: the local report server.")
     figure_workers: int = Field(default=0, ge=0, description="Processes drawing the figures of several partitions "
                                 "at once (0: one per CPU core, at most 8; 1: draw in the step's own process).")
 
     def folder(self) -> Path:
         return Path(self.output_dir) if self.output_dir else results_dir() / "reports"
+
+    def base(self) -> str:
+        """The URL the reports folder is published at: ``base_url``, else the local report server."""
+        try:
+            base = check_base_url(self.base_url)
+        except ValueError as exc:
+            raise ConfigError(f"FAIRNESS_REPORT_BASE_URL: {exc}") from None
+        return base or f"http://{LOCAL_HOST}:{self.port}"
+
+    def url_of(self, path) -> str:
+        """The URL of ``path``, a file under the reports folder (:meth:`folder`): the base URL and the
+        path relative to the folder, each part percent-encoded."""
+        root, target = self.folder().resolve(), Path(path).resolve()
+        if target != root and root not in target.parents:
+            raise ValueError(f"{path} is not under the reports folder {root}: it has no URL")
+        return "/".join([self.base(), *(quote(part) for part in target.relative_to(root).parts)])
 
     def drawing_processes(self) -> int:
         return self.figure_workers or max(1, min(8, os.cpu_count() or 1))
