@@ -16,7 +16,7 @@ from fairness_assets.core import regions as regions_core
 from resources.database import ResultsDatabase
 from resources.settings import AuditGridResource, ReferenceDataResource
 
-from ..metadata import preview, table_md
+from ..metadata import number, preview, table_md
 from ..services import resolver_for
 
 GROUP = "reference"
@@ -129,7 +129,7 @@ def capital_distances(
             "dagster/row_count": len(dist),
             "countries": int(country_geography["iso3"].nunique()),
             "pairs": len(off),
-            "max_km": float(off["km"].max()) if len(off) else 0.0,
+            "max_km": number(off["km"].max(), 5) if len(off) else "n/a: fewer than two countries",
             "farthest_pairs": table_md(off.nlargest(5, "km")[["from_iso3", "to_iso3", "km"]]),
         },
     )

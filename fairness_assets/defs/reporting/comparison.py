@@ -140,8 +140,9 @@ def model_comparison(context: dg.AssetExecutionContext, database: ResultsDatabas
         check_name="release_gate", asset_key="model_comparison", passed=verdict in ("pass", "none"),
         severity=dg.AssetCheckSeverity.ERROR,
         description=gate_text.splitlines()[0] if verdict not in ("none", "error") else gate_text,
-        metadata={"verdict": verdict, "lines": table_md(lines) if len(lines) else "none",
-                  "gate_file": report_settings.gate_file or "none"})
+        metadata={"verdict": verdict if verdict != "none" else "none: no gate configured (FAIRNESS_GATE_FILE)",
+                  "lines": table_md(lines) if len(lines) else "none: no gate line was judged",
+                  "gate_file": report_settings.gate_file or "none: FAIRNESS_GATE_FILE is not set"})
 
 
 # ----------------------------------------------------------------------------- sensitivity (issue 22 item 3)
@@ -309,7 +310,8 @@ def sensitivity(context: dg.AssetExecutionContext, database: ResultsDatabase, re
     })
     yield dg.AssetCheckResult(check_name="release_gate_robust", asset_key="sensitivity", passed=robust[0],
                               severity=dg.AssetCheckSeverity.ERROR, description=text.splitlines()[0],
-                              metadata={"verdict": robust[1], "gate_file": report_settings.gate_file or "none"})
+                              metadata={"verdict": robust[1], "gate_file": report_settings.gate_file
+                                        or "none: FAIRNESS_GATE_FILE is not set"})
 
 
 def ranking_label(path: str) -> str:

@@ -130,7 +130,8 @@ def audit_geography(context: dg.AssetExecutionContext, drs_scores: pd.DataFrame,
         "region_metrics": table_md(tables["region_metrics"].head(40)) if len(tables["region_metrics"]) else "none",
         "significant_contrasts": table_md(significant[[c for c in (
             "model", "template", "analysis", "value", "metric", "component", "mean_diff", "ci_low", "ci_high",
-            "p_adjusted", "family_size") if c in significant.columns]].head(40)) if len(significant) else "none",
+            "p_adjusted", "family_size") if c in significant.columns]].head(40)) if len(significant)
+        else "none: no geographic contrast, behaviour or outcome, is significant after correction",
         "class_gap_decomposition": table_md(tables["class_gap_decomposition"].head(40))
         if len(tables["class_gap_decomposition"]) else "none",
         "regions": regions_core.source_line(),

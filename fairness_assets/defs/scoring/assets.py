@@ -21,12 +21,21 @@ from resources.database import GeographyRow, GRSCountry, MetricRow, ResultsDatab
 from resources.settings import ReferenceDataResource, ScoringResource, stable_hash
 
 from ..isolation import PartitionGuard
-from ..metadata import png_md, table_md
+from ..metadata import number, png_md, table_md
 from ..partitions import AUDIT_PARTITIONS, SINGLE_RUN
 from ..services import distance_matrix, resolver_for, scoring_params
 
 ANALYSIS = ["drs_responses", "drs_summary", "academic_alignment", "volume_diversity", "concentration",
             "reduced_context_top"]
+EMPTY_REASON = {  # why an analysis table can be empty (the asset page says it instead of a bare header)
+    "academic_alignment": "no academic-template partition in this run: Acad is measured on the programs the "
+                          "academic template asks for",
+    "reduced_context_top": "no reduced-context template (gender_only, nationality_only, ...) in this run",
+    "concentration": "no recommended university was matched",
+    "volume_diversity": "no recommendation was parsed",
+    "drs_summary": "no item was scored",
+}
+NO_PAIR = "no model has both its base and regional partitions scored"
 
 
 @dg.multi_asset(
@@ -81,7 +90,7 @@ def scores(
     tables = {name: pd.concat(frames, ignore_index=True) for name, frames in shown.items()}
     yield dg.Output(items_df, output_name="drs_scores", metadata={
         "dagster/row_count": len(items_df), **left_out, "params": dg.MetadataValue.json(params.as_dict()),
-        "mean_drs": float(items_df["drs"].mean()) if len(items_df) else 0.0,
+        "mean_drs": number(items_df["drs"].mean()) if items_df["drs"].notna().any() else "n/a: no item scored",
         "components_used": table_md(items_df["drs_components"].value_counts().to_frame()),
     })
     yield dg.Output(grs_df, output_name="grs_by_country", metadata={
@@ -92,7 +101,8 @@ def scores(
     })
     yield dg.Output(long_df, output_name="analysis_tables", metadata={
         "dagster/row_count": len(long_df),
-        **{name: table_md(tables[name]) for name in ANALYSIS if name != "drs_responses"},
+        **{name: table_md(tables[name], empty=EMPTY_REASON.get(name, "")) for name in ANALYSIS
+           if name != "drs_responses"},
     })
 
 
@@ -142,12 +152,13 @@ def base_vs_regional(context: dg.AssetExecutionContext, database: ResultsDatabas
     sentences = cc.summary_sentences(change)
     return dg.Output(long_df, metadata={
         "dagster/row_count": len(long_df),
-        "models_compared": ", ".join(models) or "none",
-        "drs_change": table_md(tables["drs_change"]),
-        "grs_change": table_md(tables["grs_change"].head(40)),
+        "models_compared": ", ".join(models) or f"none: {NO_PAIR}",
+        "drs_change": table_md(tables["drs_change"], empty=NO_PAIR),
+        "grs_change": table_md(tables["grs_change"].head(40), empty=NO_PAIR),
         "behaviour_moved": dg.MetadataValue.md("\n".join(f"- {s}" for s in sentences) or
                                                "no model has the behaviour / needs split in both templates"),
-        "component_verdicts": table_md(cc.model_verdicts(change)),
+        "component_verdicts": table_md(cc.model_verdicts(change), empty=NO_PAIR if not models else
+                                       "no behaviour / needs split stored for both templates"),
         "component_change": table_md(change[change["status"] == "moved"][COMPONENT_SHOWN].head(40))
         if len(change) and (change["status"] == "moved").any() else "no component moved",
         "component_rule": cc.RULE_TEXT,

@@ -17,7 +17,7 @@ from resources.llm.resource import LLMResource
 from resources.settings import AuditGridResource, ParseQualityResource, ReferenceDataResource
 from resources.tagger import SubjectTaggerResource
 
-from ..metadata import preview, table_md
+from ..metadata import number, preview, table_md
 from ..isolation import PartitionGuard
 from ..partitions import AUDIT_PARTITIONS, SINGLE_RUN
 from ..services import quality_outcomes, resolver_for, understanding_config, university_index
@@ -71,8 +71,9 @@ def _check_results(suite, per_partition, warn_only: bool = False, guard=None) ->
             else dg.AssetCheckSeverity.WARN,
             description=check.get("description"),
             metadata={
-                "observed": dg.MetadataValue.float(float(worst)) if worst is not None else "n/a",
-                "threshold": dg.MetadataValue.float(float(threshold)) if threshold is not None else "n/a",
+                "observed": dg.MetadataValue.float(number(worst)) if worst is not None and number(worst) is not None
+                else "n/a: no partition had rows to check",
+                "threshold": dg.MetadataValue.float(float(threshold)) if threshold is not None else "n/a: no threshold",
                 "by_partition": table_md(table),
                 **({"blocked_partitions": ", ".join(k for k, o in outcomes.items() if not o.success) or "none"}
                    if check.get("blocking") and not warn_only and not single else {}),
