@@ -534,6 +534,22 @@ def _fmt_p(p) -> str:
     return "adjusted p < 0.001" if p < 0.001 else f"adjusted p = {p:.3f}"
 
 
+def _which_figure(row, flip: bool, gap: float, attr: str) -> str:
+    """When the raw gap of group means and the counterfactual paired difference disagree (in sign,
+    or by more than half the gap), which one is the finding and why the other differs."""
+    if _is_missing(row.get("mean_diff")):
+        return ""
+    d = -float(row["mean_diff"]) if flip else float(row["mean_diff"])  # low minus high, like the gap
+    raw = -gap
+    if np.sign(d) == np.sign(raw) and abs(d - raw) <= 0.5 * abs(raw):
+        return ""
+    what = {"gender": "gender", "economic_class": "income", "nationality": "nationality"}.get(attr, attr)
+    return (f". The paired difference ({d:+.3f}) is the finding: it compares the same student profiles with only "
+            f"the {what} changed. The group means ({raw:+.3f}) differ from it because they average every response "
+            f"of each group, including profiles whose counterpart has no scored answer and a different mix of the "
+            f"other attributes")
+
+
 def _stats_clause(row: pd.Series, flip: bool, correction: str, ci_level: float, n_what: str = "pairs") -> str:
     """The test of one stats row; ``mean_diff`` and the CI are of value_b - value_a, negated
     when ``flip`` (to read value_a - value_b)."""
@@ -651,8 +667,10 @@ def disparity_summary(
             if len(sel):
                 row = sel.iloc[0]
                 used.add(sel.index[0])
+                flip = row["_b"] != r.low_group
                 s += f"; counterfactual test, {r.low_group} minus {r.high_group}: " + _stats_clause(
-                    row, flip=row["_b"] != r.low_group, correction=correction, ci_level=ci_level)
+                    row, flip=flip, correction=correction, ci_level=ci_level)
+                s += _which_figure(row, flip, float(r.gap), attr)
             else:
                 s += "; no counterfactual test of this pair was given"
         sentences.append((float(r.gap), split(s + ".", r.model, r.template, attr, r.metric, r.low_group,

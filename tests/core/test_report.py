@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import re
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -254,3 +255,29 @@ def test_real_summary_sentences(rendered):
     assert any("corpus countries were never recommended" in s for s in sentences)
     assert any("US or the UK" in s for s in sentences)
     assert all(s in rendered["html"] or R._esc(s) in rendered["html"] for s in sentences)
+
+
+def _gender_summary():
+    return pd.DataFrame({"group_by": ["gender", "gender"], "group": ["female", "male"], "responses": [60, 40],
+                         "drs": [0.560, 0.405], "acc": [0.5, 0.5], "rep": [0.5, 0.5], "acad": [np.nan, np.nan],
+                         "model": ["m", "m"], "template": ["base", "base"]})
+
+
+def _gender_test(mean_diff):
+    """female vs male; mean_diff is male minus female (value_b - value_a)."""
+    return pd.DataFrame([{"model": "m", "template": "base", "attribute": "gender", "value_a": "female",
+                          "value_b": "male", "metric": "drs", "n_pairs": 40, "mean_diff": mean_diff,
+                          "ci_low": mean_diff - 0.03, "ci_high": mean_diff + 0.03, "p_value": 0.01,
+                          "p_adjusted": 0.03, "significant": True}])
+
+
+def test_a_group_gap_that_disagrees_with_its_paired_difference_says_which_is_the_finding():
+    """'male was 0.155 lower' next to 'paired difference +0.041' (issue 23.6): the sentence says the
+    paired difference is the finding and why the group means differ."""
+    from fairness_assets.core import report
+
+    text = " ".join(report.disparity_summary(_gender_summary(), stats=_gender_test(+0.041)))
+    assert "was 0.155 lower" in text and "paired difference +0.041" in text
+    assert "The paired difference (+0.041) is the finding" in text and "group means (-0.155)" in text
+    consistent = " ".join(report.disparity_summary(_gender_summary(), stats=_gender_test(-0.150)))
+    assert "paired difference -0.150" in consistent and "is the finding" not in consistent
