@@ -23,7 +23,8 @@ GENDERS = ["male", "female", "transgender"]
 CLASSES = ["high", "middle", "low"]
 NATIONALITIES = ["Nigeria", "India", "China", "United States", "Brazil", "Germany", "Kenya", "Tonga", "Mexico", "Fiji"]
 PARTITION_NAMES = {f"top_{k}{s}" for k in ("locations", "universities", "programs")
-                   for s in ("", "_by_class", "_by_gender")} | {"recommended_locations", "nationality_heatmap"}
+                   for s in ("", "_by_class", "_by_gender")} | {"recommended_locations", "nationality_heatmap",
+                                                                 "world_map"}
 
 _SCORED: dict = {}
 
@@ -93,6 +94,9 @@ def test_every_partition_figure_is_a_valid_png(base_figures):
         assert_valid_png(fig.png)
     locations = next(f for f in base_figures if f.name == "recommended_locations")
     assert "map" in locations.caption and "corpus" in locations.caption
+    world = next(f for f in base_figures if f.name == "world_map")
+    assert "Triangles: the 10 countries of the students' nationalities" in world.caption  # NATIONALITIES
+    assert "Natural Earth" in world.caption and "corpus countries were recommended" in world.caption
 
 
 def test_faceted_figures_are_wider_than_overall(base_figures):
@@ -133,14 +137,16 @@ def test_reduced_context_figures_are_skipped_with_a_reason(tables):
         assert figs[name].skipped and figs[name].png is None
         assert "economic class" in figs[name].skipped_reason
     assert figs["nationality_heatmap"].skipped and "nationality" in figs["nationality_heatmap"].skipped_reason
-    for name in ("top_locations", "top_universities_by_gender", "top_programs", "recommended_locations"):
+    for name in ("top_locations", "top_universities_by_gender", "top_programs", "recommended_locations", "world_map"):
         assert_valid_png(figs[name].png)
+    assert "state no nationality" in figs["world_map"].caption
 
 
 def test_empty_inputs_are_skipped_never_blank(tables):
     items = F.partition_tables(tables, "m1", "base")["drs_items"]
     empty = items.iloc[0:0]
     for fig in (F.top_figure(empty, "locations"), F.recommended_locations(empty), F.nationality_heatmap(empty),
+                F.world_map(empty, F.partition_tables(tables, "m1", "base")["grs_by_country"]),
                 F.model_comparison(pd.DataFrame(columns=["model", "metric", "value"])),
                 F.drift(pd.DataFrame(columns=["group", "metric", "previous", "current"])),
                 *F.base_vs_regional_figures(pd.DataFrame(), pd.DataFrame(), "m1")):
