@@ -134,6 +134,7 @@ def test_natural_earth_iso3_quirks():
         assert countries[iso].path is not None and countries[iso].path.contains_point(countries[iso].anchor)
     # Norway's anchor lies in Norway although the centroid of its outline lies in Sweden
     assert not countries["SWE"].path.contains_point(countries["NOR"].anchor)
+    assert countries["VNM"].path.contains_point(countries["VNM"].anchor)  # its centroid lies in Laos
     assert countries["FRA"].area > countries["NOR"].area > countries["SGP"].area > 0
     assert countries["MCO"].path is None  # smaller than the grid: drawn as a dot only
 
@@ -158,6 +159,14 @@ def test_small_countries_are_dots_and_students_are_marked():
     assert any(t.startswith("students' nationality (2") for t in labels)
     assert any(t.startswith("corpus universities, not recommended (2)") for t in labels)
     assert any(t.startswith("small country") for t in labels)
+
+
+def test_students_countries_from_names_when_items_carry_no_iso3():
+    """The report draws from the stored recommendations (nationality names, no student_iso3)."""
+    items = synthetic_items({"Kenya": "KEN", "South Korea": "KOR", "Atlantis": None})
+    assert F._student_countries(items) == (["KEN", "KOR"], ["Atlantis"])
+    assert F._student_countries(items.drop(columns="student_iso3")) == (["KEN", "KOR"], ["Atlantis"])
+    assert F._student_countries(synthetic_items()) == ([], [])
 
 
 def test_the_figure_title_caption_and_numbers():
