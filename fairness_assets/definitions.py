@@ -27,6 +27,7 @@ from resources.settings import (
 )
 from resources.tagger import SubjectTaggerResource
 
+from .defs.catalog import catalogued
 from .defs.generation import assets as generation_assets
 from .defs.operations.executors import executor_from_env
 from .defs.operations.jobs import JOBS
@@ -41,9 +42,9 @@ from .defs.scoring import drift as drift_assets
 from .defs.understanding import assets as understanding_assets
 
 
-ASSETS = dg.load_assets_from_modules(
+ASSETS = catalogued(dg.load_assets_from_modules(  # kinds, owners and tags: defs/catalog.py
     [reference_assets, generation_assets, understanding_assets, scoring_assets, drift_assets, reporting_assets,
-     geography_assets, comparison_assets])
+     geography_assets, comparison_assets]))
 
 RESOURCE_CLASSES = {
     "database": ResultsDatabase,

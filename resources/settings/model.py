@@ -246,6 +246,10 @@ class FairnessSettings(BaseSettings):
     reaudit_cron: str = setting(
         DEFAULT_CRON, "Cron string of the re-audit schedule (default: Mondays 06:00).", group="operations",
         read=LOAD, used_by="`fairness_assets/defs/operations/schedules.py` (`reaudit_schedule`)")
+    asset_owners: str = setting(
+        "team:fairness-audit", "Owners of every asset in the Dagster catalog: comma-separated e-mail addresses or "
+        "`team:NAME`.", group="operations", read=LOAD,
+        used_by="`fairness_assets/defs/catalog.py` (the catalog's owners of every asset)")
     reaudit_timezone: str = setting(
         "UTC", "Time zone of the re-audit schedule.", group="operations", read=LOAD,
         used_by="`fairness_assets/defs/operations/schedules.py` (`reaudit_schedule`)")

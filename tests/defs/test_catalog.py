@@ -1,0 +1,51 @@
+"""The catalog: every asset has kinds that say what it is made with, owners and tags (issue 23.6)."""
+
+import pytest
+
+from fairness_assets.defs import catalog
+
+
+def _nodes():
+    from fairness_assets.definitions import defs
+
+    return {n.key.to_user_string(): n for n in defs.resolve_asset_graph().asset_nodes}
+
+
+def test_every_asset_is_catalogued_with_owners_stage_and_partitioning():
+    nodes = _nodes()
+    assert set(nodes) == set(catalog.CATALOG)  # no asset without an entry, no entry without an asset
+    for key, node in nodes.items():
+        entry = catalog.CATALOG[key]
+        assert set(node.kinds) == set(entry.kinds), key
+        assert node.owners == ["team:fairness-audit"], key
+        assert node.tags["stage"] == entry.stage, key
+        assert node.tags["partitioning"] == entry.partitioning.replace(" ", "_")
+        partitioned = node.partitions_def is not None
+        assert partitioned == (entry.partitioning == catalog.M_T), key  # the tag says what the definition does
+        assert node.metadata["method"] == entry.method
+
+
+def test_kinds_tell_the_assets_apart():
+    kinds = {key: frozenset(n.kinds) for key, n in _nodes().items()}
+    assert len(set(kinds.values())) >= 8
+    assert "great_expectations" in kinds["recommendations"] and "matplotlib" in kinds["audit_figures"]
+    assert "html" in kinds["audit_report"] and "huggingface" in kinds["generations"]
+
+
+def test_blocking_checks_are_tagged_where_they_are():
+    from fairness_assets.definitions import defs
+
+    with_checks = {k.asset_key.to_user_string() for k in defs.resolve_asset_graph().asset_check_keys}
+    tagged = {k for k, n in _nodes().items() if n.tags.get("blocking_checks") == "yes"}
+    assert {"recommendations", "model_comparison", "sensitivity"} <= tagged <= with_checks
+
+
+@pytest.mark.parametrize("value, ok", [("team:audit", True), ("ana@example.org", True), ("ana", False),
+                                       ("team:", False)])
+def test_owners_come_from_the_setting_and_a_bad_one_is_named(monkeypatch, value, ok):
+    monkeypatch.setenv("FAIRNESS_ASSET_OWNERS", value)
+    if ok:
+        assert catalog.owners() == [value]
+    else:
+        with pytest.raises(ValueError, match="FAIRNESS_ASSET_OWNERS"):
+            catalog.owners()
