@@ -230,6 +230,7 @@ def test_run_failure_alert_carries_the_error_the_link_and_the_partition(monkeypa
     alert = run_failure_posts(webhook)[0]
     assert alert["run_id"] == run_id and alert["job"] == "demo_audit"
     assert alert["partition"] == f"{model}|base"
+    assert alert["title"] == f"run of job demo_audit failed [partition {model}|base]"
     assert alert["url"] == f"{UI_URL}/runs/{run_id}"
     assert cause[:200] in alert.get("error", "") and len(alert["error"]) <= 600, alert["text"]
     assert alert["summary"].startswith(f"Step '{step}' failed: ") and cause[:200] in alert["text"]
@@ -429,3 +430,18 @@ def test_failed_tick_alert_reports_the_daemons_failed_schedule_and_sensor_ticks(
                if p["details"].get("sensor") == "invalid_partition_alert"]
     assert sorted(alerted) == sorted(str(f.tick_id) for f in failures)  # each failed tick once
     assert len([p for p in tick_posts(webhook) if p["details"].get("schedule")]) == 1
+
+
+def test_an_alert_names_the_assets_of_a_ui_materialization_not_the_implicit_job():
+    """'Materialize' in the UI runs Dagster's implicit __ASSET_JOB: the alert names the assets (issue 23.6)."""
+    from fairness_assets.defs.operations.sensors import run_subject
+
+    def run(job, keys=None):
+        return dg.DagsterRun(job_name=job, run_id="r", asset_selection=keys)
+
+    assert run_subject(run("demo_audit")) == "job demo_audit"
+    assert run_subject(run("__ASSET_JOB", {dg.AssetKey("recommendations")})) == "asset recommendations"
+    keys = {dg.AssetKey(k) for k in ("generations", "recommendations", "drs_scores", "audit_report", "sensitivity")}
+    assert run_subject(run("__ASSET_JOB", keys)) == \
+        "assets audit_report, drs_scores, generations, recommendations (+1 more)"
+    assert run_subject(run("__ASSET_JOB"), ["qs_corpus"]) == "asset qs_corpus"

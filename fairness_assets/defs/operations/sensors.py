@@ -76,6 +76,19 @@ def run_partition(tags) -> str:
     return ""
 
 
+def run_subject(run, failed_steps=()) -> str:
+    """What a run was, for an alert's title: its job's name, or for the UI's implicit job
+    (``__ASSET_JOB``: "Materialize" on an asset page or the lineage) the assets it materialized."""
+    name = str(run.job_name or "")
+    if name and not name.startswith("__"):
+        return f"job {name}"
+    keys = sorted(k.to_user_string() for k in (run.asset_selection or ())) or list(failed_steps)
+    if not keys:
+        return "assets"
+    shown = ", ".join(keys[:4]) + (f" (+{len(keys) - 4} more)" if len(keys) > 4 else "")
+    return f"asset{'s' if len(keys) > 1 else ''} {shown}"
+
+
 def trim(text: str, limit: int = ERROR_CHARS) -> str:
     text = str(text).strip()
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "\u2026"
@@ -303,9 +316,10 @@ def run_failure_alert(context: dg.RunFailureSensorContext, alerts: AlertResource
         summary = f"The run failed outside a step: {cause}"
     details = {"failed steps": ", ".join(steps) or "none (the run failed outside a step)"}
     details.update({f"error in {step}": message for step, message in list(steps.items())[1:]})
+    what = run_subject(run, steps)
     alert = Alert(
         kind="run_failure",
-        title=f"run of {run.job_name} failed" + (f" [{partition}]" if partition else ""),
+        title=f"run of {what} failed" + (f" [partition {partition}]" if partition else ""),
         summary=summary, error=cause,
         job=run.job_name, run_id=run.run_id, partition=partition,
         details=details, url=alerts.run_url(run.run_id),
