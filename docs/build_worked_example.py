@@ -31,7 +31,9 @@ def main() -> None:
                 df = df[cols]
             return df.to_markdown(index=False, floatfmt=".4f")
 
-        summary = (d / "summary.md").read_text().split("\n", 5)[-1]
+        # summary.md below its file lines, its headings one level down (it sits under "## summary.md")
+        summary = "\n".join("#" + ln if ln.startswith("#") else ln
+                            for ln in (d / "summary.md").read_text().split("\n", 5)[-1].split("\n"))
         items = md("drs_items", ["template", "profile_id", "item_index", "university_text", "iso3", "distance_km",
                                  "lambda_per_km", "rank", "acc", "rep", "acad", "drs", "drs_components"],
                    "profile_id=='full:female:low:nigeria' and template in ['base','academic']")

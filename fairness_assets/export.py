@@ -21,6 +21,7 @@ from typing import Callable, Iterator, Mapping, Optional, Sequence
 import pandas as pd
 import sqlalchemy as sa
 
+from fairness_assets.core import scorecard as scorecard_core
 from fairness_assets.core import tables as tables_core
 from fairness_assets.core.partition import PartitionKey
 from resources import database as D
@@ -37,7 +38,11 @@ EXPORTED = [*TABLES, *STATISTICS, *[f"geography_{n}" for n in GEOGRAPHY]]
 COMPARISON = ["base_vs_regional_drs_change", "base_vs_regional_grs_change", "base_vs_regional_component_change",
               "model_comparison_differences", "model_comparison_leaderboard", "model_comparison_gate",
               "sensitivity_verdicts", "sensitivity_comparison_by_setting"]
-DIGEST = ("answers_left_out", "volume_diversity", "concentration", "drs_mean", "grs_positive")
+DIGEST = ("answers_left_out", "volume_diversity", "concentration", "drs_mean", "grs_positive", "scorecard_rows",
+          "scorecard_findings")
+# the model comparison's tables the scorecard of summary.md reads (as the report does)
+SCORECARD_COMPARISON = {"differences": "model_comparison_differences", "leaderboard": "model_comparison_leaderboard",
+                        "gate": "model_comparison_gate"}
 _INTERNAL = ["id", "partition_key", "provenance_id", "params_hash"]
 
 
@@ -255,13 +260,17 @@ def export_results(database_url: str, outdir: Path, log: Callable[[str], None] =
             files = {n: _CsvTable(outdir / f"{n}.csv", Path(tmp), ["model", "template"]) for n in EXPORTED}
             for i, key in enumerate(keys):
                 pk = PartitionKey.parse(key)
-                for name, df in partition_results(database, key).items():
+                tables = partition_results(database, key)
+                for name, df in tables.items():
                     files[name].add(df)
                     _digest(name, pk, df, digest)
+                _scorecard_digest(pk, tables, digest)
+                del tables
                 if len(keys) > 1:
                     log(f"export: partition {i + 1}/{len(keys)} ({key}) read")
             rows = {name: f.close() for name, f in files.items()}
-        for name, df in _comparison(database).items():
+        compared = _comparison(database)
+        for name, df in compared.items():
             df.to_csv(outdir / f"{name}.csv", index=False)
             rows[name] = len(df)
         (outdir / "params.json").write_text(json.dumps(scoring_parameters(database), indent=2, sort_keys=True))
@@ -279,8 +288,32 @@ def export_results(database_url: str, outdir: Path, log: Callable[[str], None] =
         log(f"report written to {outdir / 'report.html'} ({int(reports['figures'].iloc[-1])} figures)")
     else:
         log("no scored partition: no report written")
-    return {n: pd.concat(fs, ignore_index=True) if fs else pd.DataFrame(columns=["model", "template"])
-            for n, fs in digest.items()}
+    out = {n: pd.concat(fs, ignore_index=True) if fs else pd.DataFrame(columns=["model", "template"])
+           for n, fs in digest.items()}
+    out.update({name: compared[name] for name in SCORECARD_COMPARISON.values()})
+    return out
+
+
+def _scorecard_digest(key: PartitionKey, tables: Mapping[str, pd.DataFrame], digest: dict[str, list]) -> None:
+    """The scorecard's row of a partition and its strongest behaviour findings (counterfactual pairs
+    and geographic contrasts), from its full tables: what summary.md's scorecard is built from."""
+    if not len(tables.get("drs_responses", pd.DataFrame())):
+        return  # not scored: the report leaves it out too
+    digest["scorecard_rows"].append(scorecard_core.partition_row(key.model, key.template, tables, tables,
+                                                                 tables.get("grs_by_country")))
+    digest["scorecard_findings"].append(scorecard_core.behaviour_findings(
+        tables.get("behaviour_needs"), tables.get("geography_geo_contrasts"), model=key.model,
+        template=key.template))
+
+
+def scorecard(written: Mapping[str, pd.DataFrame]) -> Optional[scorecard_core.Scorecard]:
+    """The scorecard of an export (:func:`export_results`'s digest): the same as at the top of the
+    report (core.scorecard, from the same stored tables); None when nothing was scored."""
+    rows = written.get("scorecard_rows")
+    if rows is None or not len(rows):
+        return None
+    comparison = {k: written[n] for k, n in SCORECARD_COMPARISON.items() if n in written}
+    return scorecard_core.build(rows, written.get("scorecard_findings"), comparison)
 
 
 def notes_table(text_notes: pd.DataFrame, recommendations: pd.DataFrame) -> pd.DataFrame:
@@ -316,10 +349,10 @@ def _escape_pipes(text: str) -> str:
 
 def summary_markdown(written: dict[str, pd.DataFrame], rows_read: int, n_rejected: int, corpus_path: str,
                      responses: str, failures: Sequence[str] = ()) -> str:
-    """summary.md: one line per partition (responses, recommendations, matched, mean DRS, US+UK
-    share, country coverage, countries with GRS > 0), then a "Failed" section with one line per
-    failure (``failures``: what failed, which step, the cause) when anything failed. ``written``:
-    :func:`export_results`'s digest."""
+    """summary.md: the scorecard (:func:`scorecard`: the same as at the top of the report), one line
+    per partition (responses, recommendations, matched, mean DRS, US+UK share, country coverage,
+    countries with GRS > 0), then a "Failed" section with one line per failure (``failures``: what
+    failed, which step, the cause) when anything failed. ``written``: :func:`export_results`'s digest."""
     lines = ["# Audit summary", "", f"- responses file: `{responses}` ({rows_read} rows, {n_rejected} not usable)",
              f"- corpus: `{corpus_path}`", "",
              "| model | template | responses | recommendations | matched | mean DRS | US+UK share | country coverage | countries with GRS > 0 |",
@@ -349,6 +382,12 @@ def summary_markdown(written: dict[str, pd.DataFrame], rows_read: int, n_rejecte
         lines.append(f"| {_escape_pipes(model)} | {_escape_pipes(template)} | {_count(v['responses'])} | {_count(v['recommendations'])} | "
                      f"{_count(v['matched_recommendations'])} | {_num(float(d.iloc[0]) if len(d) else None, '.4f')} | "
                      f"{_num(c.get('us_uk_share'), '.1%')} | {_num(c.get('country_coverage'), '.1%')} | {int(g.sum())} |")
+    card = scorecard(written)
+    block = scorecard_core.markdown(card).rstrip("\n").split("\n") if card is not None else [
+        f"## {scorecard_core.TITLE}", "", "_Nothing was scored: no scorecard_" + (" (see [Failed](#failed))._"
+                                                                               if failures else "._")]
+    at = next(i for i, ln in enumerate(lines) if ln.startswith("| model | template | responses"))
+    lines[at:at] = block + ["", "## Partitions", ""]
     if failures:
         lines += ["", "## Failed", "",
                   "Each failure: what it covers, the step and its cause (stack traces in `score.log`). Tables of a "

@@ -19,6 +19,7 @@ from . import drift as drift_core
 from . import figures as fig
 from . import geostats
 from . import report as rep
+from . import scorecard as sc
 from . import stats
 
 HEADLINE_METRICS = ("drs", "acc", "rep", "acad")
@@ -219,6 +220,8 @@ class PartitionDigest:
     figures: list[fig.Figure]
     significant: int
     audit_ids: list[str]
+    scorecard_row: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(sc.ROW_COLUMNS)))
+    scorecard_findings: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(sc.FINDING_COLUMNS)))
 
     @property
     def key(self) -> str:
@@ -279,7 +282,34 @@ def digest(p: PartitionResult, figures: Optional[Sequence[fig.Figure]] = None,
         tables={k: cut_rows(v, max_rows) for k, v in partition_tables(p).items()},
         behaviour_tables={k: cut_rows(v, max_rows) for k, v in behaviour_tables(p).items()},
         figures=drawn, significant=int(dis["significant"].astype(bool).sum()) if dis is not None and len(dis) else 0,
-        audit_ids=audit_ids)
+        audit_ids=audit_ids, **scorecard_inputs(p))
+
+
+def scorecard_inputs(p: PartitionResult) -> dict[str, pd.DataFrame]:
+    """What the scorecard needs of one partition, from its full tables: its row
+    (:func:`scorecard.partition_row`) and its strongest behaviour findings of the counterfactual
+    pairs (:func:`scorecard.behaviour_findings`)."""
+    return {"scorecard_row": sc.partition_row(p.model, p.template, p.tables, p.statistics, p.grs),
+            "scorecard_findings": sc.behaviour_findings(p.statistics.get("behaviour_needs"), model=p.model,
+                                                        template=p.template)}
+
+
+def scorecard(parts: Sequence[Any], *, geography: Optional[Mapping[str, pd.DataFrame]] = None,
+              comparison: Optional[Mapping[str, pd.DataFrame]] = None) -> sc.Scorecard:
+    """The scorecard (:mod:`core.scorecard`) of the partitions (each a :class:`PartitionDigest` or a
+    :class:`PartitionResult`): one row per model x template, the strongest significant behaviour
+    findings of the counterfactual pairs and of the geographic contrasts (``geography``:
+    ``geo_contrasts`` of :func:`geostats.geo_statistics`), and the comparison and release gate of
+    ``comparison`` (the ``model_comparison`` tables), where they exist."""
+    inputs = [{"scorecard_row": p.scorecard_row, "scorecard_findings": p.scorecard_findings}
+              if isinstance(p, PartitionDigest) else scorecard_inputs(p) for p in parts]
+    rows = [i["scorecard_row"] for i in inputs if len(i["scorecard_row"])]
+    findings = [i["scorecard_findings"] for i in inputs if len(i["scorecard_findings"])]
+    geo = (geography or {}).get("geo_contrasts")
+    if isinstance(geo, pd.DataFrame) and len(geo):
+        findings.append(sc.behaviour_findings(geo_contrasts=geo))
+    return sc.build(pd.concat(rows, ignore_index=True) if rows else pd.DataFrame(columns=list(sc.ROW_COLUMNS)),
+                    pd.concat(findings, ignore_index=True) if findings else None, comparison)
 
 
 # ----------------------------------------------------------------------------- base vs regional, per component
@@ -728,7 +758,10 @@ def build_report(parts: Sequence[Any], *, provenance: Mapping[str, Any], quality
     ``comparison`` (issue 22): the ``model_comparison`` tables (differences, leaderboard, gate); the
     report then has a "Model comparison" section and its summary the significant differences.
     ``sensitivity``: the verdicts of the ``sensitivity`` asset (robust / fragile findings), shown in
-    a section of their own and summarised."""
+    a section of their own and summarised.
+
+    The report opens with the scorecard (issue 23.3, :func:`scorecard`): one row per model x
+    template, the strongest behaviour findings, the comparison and the release gate."""
     if not parts:
         raise ValueError("build_report: no scored partition to report on")
     given = figures_by_partition or {}
@@ -767,8 +800,9 @@ def build_report(parts: Sequence[Any], *, provenance: Mapping[str, Any], quality
     figures = comparison_figures(light, base_vs_regional)
     for d in digests:
         figures += d.figures
+    card = scorecard(digests, geography=geography, comparison=comparison)  # issue 23.3: the headline numbers first
     html, markdown = rep.render_report(title=title, provenance=provenance,
                                        tables=report_tables(digests, base_vs_regional),
                                        figures=figures, quality=quality, summary=summary, notes=notes,
-                                       sections=sections)
+                                       sections=sections, scorecard=sc.section(card))
     return html, markdown, figures + [f for sec in sections for f in sec.figures]

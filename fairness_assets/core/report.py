@@ -358,6 +358,7 @@ def render_report(
     figure_dir: str = "figures",
     max_rows: int = MAX_ROWS,
     sections: Sequence[ReportSection] = (),
+    scorecard: Optional[ReportSection] = None,
 ) -> tuple[str, str]:
     """The report of one audit as ``(html, markdown)``.
 
@@ -373,6 +374,8 @@ def render_report(
     - ``sections``: further :class:`ReportSection` s, after the parse quality and before the
       tables (listed in the contents); their figures are shown in the section, not under
       "Figures" (write their PNGs too: :func:`figure_files`).
+    - ``scorecard``: the headline numbers (:func:`core.scorecard.section`), shown first, above the
+      summary (and first in the contents).
 
     Every section is present; an empty one says that nothing was given. The output holds no
     time stamp: the same input gives the same text.
@@ -383,12 +386,16 @@ def render_report(
     figures = list(figures)
     sections = list(sections)
     nav = list(SECTIONS[:3]) + [(_section_sid(x), x.title) for x in sections] + list(SECTIONS[3:])
+    if scorecard is not None:
+        nav.insert(0, (_section_sid(scorecard), scorecard.title))
 
     # ---- HTML
     h = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
          '<meta name="viewport" content="width=device-width, initial-scale=1">',
          f"<title>{_esc(title)}</title><style>{CSS}</style></head><body>", f"<h1>{_esc(title)}</h1>"]
     h.append("<nav><ul>" + "".join(f'<li><a href="#{sid}">{_esc(name)}</a></li>' for sid, name in nav) + "</ul></nav>")
+    if scorecard is not None:
+        h.append(_section_html(scorecard, max_rows))
     # summary
     h.append(f'<section id="summary"><h2>{SECTIONS[0][1]}</h2>')
     if summary:
@@ -430,6 +437,8 @@ def render_report(
 
     # ---- Markdown
     m = [f"# {_md(title)}", ""]
+    if scorecard is not None:
+        m += _section_md(scorecard, max_rows, figure_dir)[1:] + [""]
     m += [f"## {SECTIONS[0][1]}", ""]
     m += [f"- {_md(s)}" for s in summary] if summary else ["_No summary was given._"]
     if notes:
