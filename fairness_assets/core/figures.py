@@ -341,6 +341,9 @@ def recommended_locations(items: pd.DataFrame, grs: Optional[pd.DataFrame] = Non
 
 
 # ----------------------------------------------------------------------------- heatmap
+HEATMAP_BAR_LABEL = "% of the nationality's\nrecommendations"
+
+
 def nationality_heatmap(items: pd.DataFrame, *, model: str = "", template: str = "", max_countries: int = 25) -> Figure:
     """Student nationality (rows) x university country (columns): each row is the share of that
     nationality's recommendations going to each country. The ``max_countries`` most recommended
@@ -365,7 +368,8 @@ def nationality_heatmap(items: pd.DataFrame, *, model: str = "", template: str =
     tab = tab.reindex(columns=cols, fill_value=0).sort_index()
     share = tab.div(tab.sum(axis=1), axis=0).to_numpy(dtype=float)
     nr, nc = share.shape
-    fig = _new_figure(2.6 + 0.34 * nc, 1.9 + 0.3 * nr)
+    # tall enough for the colour bar's two-line label (a short heatmap of a few nationalities cut it off)
+    fig = _new_figure(2.6 + 0.34 * nc, max(3.4, 1.9 + 0.3 * nr))
     ax = fig.subplots()
     vmax = max(10.0, float(np.ceil(share.max() * 10) * 10))  # contrast: the scale ends at the largest share
     im = ax.imshow(share * 100, cmap="Blues", vmin=0, vmax=vmax, aspect="auto", interpolation="nearest")
@@ -381,7 +385,7 @@ def nationality_heatmap(items: pd.DataFrame, *, model: str = "", template: str =
                 ax.text(j, i, f"{v * 100:.0f}", ha="center", va="center", fontsize=FONT - 3,
                         color="white" if v * 100 > vmax * 0.6 else "black")
     cb = fig.colorbar(im, ax=ax, fraction=0.04, pad=0.02)
-    cb.set_label("% of the nationality's recommendations", fontsize=FONT - 1)
+    cb.set_label(HEATMAP_BAR_LABEL, fontsize=FONT - 1)
     cb.ax.tick_params(labelsize=FONT - 2)
     ax.set_title(shorten(title, 100), fontsize=FONT + 1)
     fig.tight_layout()

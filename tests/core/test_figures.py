@@ -253,3 +253,30 @@ def test_partitions_drawn_in_worker_processes_give_the_same_bytes(tables):
     assert [[f.name for f in figs] for figs in parallel] == [[f.name for f in figs] for figs in serial]
     assert [[f.png for f in figs] for figs in parallel] == [[f.png for f in figs] for figs in serial]
     assert {f.model for f in serial[1]} == {"m2"}
+
+
+@pytest.mark.parametrize("nationalities", [1, 2, 12])
+def test_the_heatmaps_colour_bar_label_is_not_cut_off(monkeypatch, nationalities):
+    """Issue 23.6: with a few nationalities the heatmap was shorter than its colour bar's label."""
+    from fairness_assets.core import figures as F
+
+    measured = []
+    real = F._png
+
+    def png(fig):  # the label's extent against the figure's, measured before the figure is saved and cleared
+        renderer = fig.canvas.get_renderer()
+        labels = [ax.yaxis.label for ax in fig.axes if ax.yaxis.label.get_text() == F.HEATMAP_BAR_LABEL]
+        measured.append((labels[0].get_window_extent(renderer) if labels else None, fig.bbox))
+        return real(fig)
+
+    monkeypatch.setattr(F, "_png", png)
+    nats = [f"Country{i}" for i in range(nationalities)]
+    items = pd.DataFrame({"nationality": [n for n in nats for _ in range(3)],
+                          "country": ["Kenya", "France", "Japan"] * nationalities,
+                          "iso3": ["KEN", "FRA", "JPN"] * nationalities,
+                          "university_id": ["u1", "u2", "u3"] * nationalities})
+    fig = F.nationality_heatmap(items, model="m", template="base")
+    assert not fig.skipped and measured
+    extent, box = measured[-1]
+    assert extent is not None, "the colour bar has its label"
+    assert extent.y0 >= box.y0 - 1 and extent.y1 <= box.y1 + 1, (extent, box)
