@@ -36,6 +36,7 @@ GENERATIONS_AND_DOWNSTREAM = ("generations", "recommendations", "subject_tags", 
                               "analysis_tables", "base_vs_regional", "audit_drift", "audit_statistics",
                               "audit_figures", "audit_geography", "model_comparison", "sensitivity", "audit_report")
 PNG = b"\x89PNG\r\n\x1a\n"
+TEMPLATES = sorted(p.stem for p in (ROOT / "data" / "templates").glob("*.yaml"))  # the static `template` dimension
 
 
 # ---------------------------------------------------------------- the demo and the webserver
@@ -95,6 +96,30 @@ def webserver(env: dict, startup_timeout: float = 120):
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(web.pid, signal.SIGKILL)
             web.wait()
+
+
+@contextlib.contextmanager
+def fairness_ui(env: dict, startup_timeout: float = 240):
+    """``fairness-audit ui`` (``dagster dev``: webserver, daemon and code server) on a free port, in
+    its own process group, as a new user starts it; yields its base URL. Stopped with SIGTERM to the
+    group, SIGKILL after 30 s."""
+    port = free_port()
+    cli = BIN / "fairness-audit"
+    cmd = [str(cli)] if cli.exists() else [sys.executable, "-m", "fairness_assets.cli"]
+    proc = subprocess.Popen(cmd + ["ui", "--host", "127.0.0.1", "-p", str(port)], cwd=ROOT, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        wait_for_http(f"http://127.0.0.1:{port}/server_info", proc, startup_timeout, "fairness-audit ui")
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
 
 
 @contextlib.contextmanager
@@ -240,6 +265,88 @@ def materialize_dialog(driver, base: str, path: Path, add_partition_path: Path |
         time.sleep(1)
     button(driver, "Cancel", within=dialog(driver, "Launch runs to materialize generations")).click()
     return shots
+
+
+SELECT_PARTITION = "Select a partition or create one"   # the placeholder of each dimension's picker
+
+
+def _open_launch_dialog(driver, base: str):
+    """generations' page → "Materialize…" → the launch dialog (confirming "Are you sure?", which a
+    fresh instance shows because the reference assets upstream are not materialized yet)."""
+    open_page(driver, base + "/assets/generations")
+    button(driver, MATERIALIZE).click()
+    for _ in range(20):
+        shown = [d for d in driver.find_elements("css selector", "[role=dialog]") if d.is_displayed()]
+        if any(d.text.startswith("Launch runs to materialize generations") for d in shown):
+            break
+        sure = [d for d in shown if d.text.startswith("Are you sure?")]
+        if sure:
+            button(driver, "Confirm", within=sure[0]).click()
+        time.sleep(0.5)
+    return dialog(driver, "Launch runs to materialize generations")
+
+
+def _picker_items(driver, launch, index: int) -> tuple[object, list[str]]:
+    """Open the partition picker of dimension ``index`` (0: model, 1: template); (its popover, the
+    partition names it lists)."""
+    from selenium.webdriver.common.by import By
+
+    pickers = launch.find_elements(By.XPATH, f".//*[normalize-space(text())='{SELECT_PARTITION}']")
+    assert len(pickers) == 2, launch.text[:500]
+    pickers[index].click()
+    time.sleep(1)
+    shown = [p for p in driver.find_elements(By.CSS_SELECTOR, "[data-radix-popper-content-wrapper]")
+             if p.is_displayed()]
+    assert shown, f"the picker of dimension {index} did not open: {launch.text[:500]}"
+    lines = [ln.strip() for ln in shown[-1].text.splitlines()]
+    return shown[-1], [ln for ln in lines if ln and ln != "Add partition" and not ln.startswith("Select all (")]
+
+
+def _close_picker(driver) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    driver.find_element(By.TAG_NAME, "body").send_keys(Keys.ESCAPE)
+    time.sleep(1)
+
+
+def launch_registered_model(driver, base: str, model: str, path: Path, timeout: float = 120) -> list[str]:
+    """A new user's first launch: generations' page → "Materialize…" → in the launch dialog the
+    ``model`` picker already lists ``model`` (no "Add a partition" click; the page is opened again
+    until it does, up to ``timeout``): tick it, click template "All", and the dialog is ready to
+    "Launch backfill" (screenshot at ``path``). Cancels: no run is launched. Returns the models
+    the picker listed."""
+    from selenium.webdriver.common.by import By
+
+    deadline = time.time() + timeout
+    while True:
+        launch = _open_launch_dialog(driver, base)
+        popover, models = _picker_items(driver, launch, 0)
+        if model in models or time.time() > deadline:
+            break
+        _close_picker(driver)
+        button(driver, "Cancel", within=launch).click()
+        time.sleep(3)
+    assert model in models, f"after {timeout} s the model picker lists {models}, not {model!r}"
+    popover.find_element(By.XPATH, f".//*[normalize-space(text())='{model}']").click()
+    time.sleep(1)
+    _close_picker(driver)
+    launch = dialog(driver, "Launch runs to materialize generations")
+    button(driver, "All", within=launch)  # two "All" buttons: model's, then template's
+    alls = [b for b in launch.find_elements(By.XPATH, ".//button[normalize-space()='All']") if b.is_displayed()]
+    assert len(alls) == 2, launch.text[:500]
+    alls[1].click()
+    time.sleep(1)
+    templates = len(TEMPLATES)
+    text = wait_for_text(driver, [f"{templates} partitions", "Launch backfill"])
+    assert "Could not find partition" not in text, text[-1500:]
+    launch = dialog(driver, "Launch runs to materialize generations")
+    assert button(driver, "Launch backfill", within=launch).is_enabled()
+    _collapse_warnings(driver, launch)
+    save(driver, path)
+    button(driver, "Cancel", within=launch).click()
+    time.sleep(1)
+    return models
 
 
 def lineage_materialize_all(driver, base: str, path: Path, dialog_path: Path | None = None) -> list[Path]:
