@@ -3,10 +3,16 @@
 - ``audit_statistics`` (per partition): run-to-run variability and paired counterfactual
   disparity of the partition's responses, significance-marked (docs/statistics.md).
 - ``audit_figures`` (per partition): every figure of METHOD.md §8.8 as PNG files in the
-  reports folder, shown on the asset's page.
+  reports folder, shown on the asset's page (a few inline; per partition its map and a link to
+  every figure file).
 - ``audit_report``: one HTML file (self-contained) and its Markdown twin for the audit, over
-  every scored partition, with provenance, tables, figures, parse quality, model comparison,
-  base vs regional, drift, and a plain-language summary of the largest disparities.
+  every scored partition, opening with the scorecard (core.scorecard), with provenance, tables,
+  figures, parse quality, model comparison, base vs regional, drift, and a plain-language
+  summary of the largest disparities; its page links to the report.
+
+The links (``report_url``, each partition's figures) point to where the reports folder is served:
+``fairness-audit ui``'s report server (``FAIRNESS_REPORT_PORT``) or a deployment's
+``FAIRNESS_REPORT_BASE_URL`` (``ReportResource.url_of``).
 """
 
 
@@ -36,6 +42,8 @@ from ..services import (distance_matrix, quality_frame, quality_outcomes, resolv
                         software_provenance, write_report)
 
 SHOWN_IN_UI = ("top_locations", "recommended_locations", "nationality_heatmap")
+# the map of a partition's figures entry, by name: the first of these that is drawn (issue 23.1)
+MAP_FIGURES = ("world_map", "recommended_locations")
 
 
 # the large statistics tables are stored one row per table row (core.tables, packed): a study-size
@@ -118,7 +126,8 @@ BEHAVIOUR_SHOWN = ("partition", "attribute", "value_a", "value_b", "metric", "co
     kinds={"pandas", "sql"},
     description="The figures of METHOD.md §8.8 (top-20 locations, universities and programs overall, by class and "
     "by gender; every recommended location; nationality x university-country heatmap) as PNG files in the "
-    "reports folder; figures with nothing to draw are listed with the reason.",
+    "reports folder; figures with nothing to draw are listed with the reason. Per partition, its map and a link "
+    "to every figure file (served by `fairness-audit ui`, or at FAIRNESS_REPORT_BASE_URL).",
 )
 def audit_figures(context: dg.AssetExecutionContext, recommendations: pd.DataFrame, grs_by_country: pd.DataFrame,
                   report_settings: ReportResource, database: ResultsDatabase) -> dg.Output[pd.DataFrame]:
@@ -151,24 +160,52 @@ def audit_figures(context: dg.AssetExecutionContext, recommendations: pd.DataFra
     for (key, recs), (_, model, template), figures in zip(parts, jobs, drawn):
         if figures is None:
             continue
+        links = []
         for f in figures:
             path = None if f.skipped else folder / f"{f.slug}.png"
             if path is not None:
                 path.write_bytes(f.png)
+            links.append((f, report_settings.url_of(path) if path is not None else None))
             rows.append({"partition_key": str(key), "audit_id": str(recs["audit_id"].iloc[0]), "model": model,
                          "template": template, "name": f.name, "title": f.title, "caption": f.caption,
                          "path": str(path) if path else None, "skipped_reason": f.skipped_reason})
             image = png_md(f.png, f.name, f.title) if f.name in SHOWN_IN_UI else None
             if image is not None:
                 shown[f"{key} {f.name}"] = image
+        shown[f"{key} figures"] = dg.MetadataValue.md(figure_links_md(links))
         context.log.info(f"{key}: {sum(not f.skipped for f in figures)} figure(s) written to {folder}, "
                          f"{sum(f.skipped for f in figures)} skipped")
     left_out = guard.finish()
     table = database.stamp(pd.DataFrame(rows), "audit_figures", config_json={"folder": str(folder)})
     return dg.Output(table, metadata={
         "dagster/row_count": len(table), **left_out, "folder": dg.MetadataValue.path(str(folder)),
+        "folder_url": dg.MetadataValue.url(report_settings.url_of(folder) + "/"),
         "figures": table_md(table[["partition_key", "name", "path", "skipped_reason"]]), **shown,
     })
+
+
+def _md_text(text) -> str:
+    """Text inside a Markdown link or image label: brackets, pipes and line breaks made harmless."""
+    return " ".join(str(text).split()).replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]") \
+        .replace("|", "\\|")
+
+
+def figure_links_md(links) -> str:
+    """One partition's figures as Markdown (``links``: (figure, its URL or None when not drawn)): its
+    map shown as an image (the first drawn of :data:`MAP_FIGURES`), then a link to every figure
+    file (served by ``fairness-audit ui``, or at ``FAIRNESS_REPORT_BASE_URL``), and the figures not
+    drawn with the reason."""
+    drawn = {f.name: (f, url) for f, url in links if url is not None}
+    out = []
+    shown = next((drawn[name] for name in MAP_FIGURES if name in drawn), None)
+    if shown is not None:
+        out += [f"![{_md_text(shown[0].title)}]({shown[1]})", ""]
+    else:
+        out += [f"_No map drawn ({', '.join(MAP_FIGURES)}: none has anything to draw)._", ""]
+    out += [f"- [{_md_text(f.title)}]({url})" for f, url in links if url is not None]
+    out += [f"- {_md_text(f.title)}: not drawn ({_md_text(f.skipped_reason or 'nothing to draw')})"
+            for f, url in links if url is None]
+    return "\n".join(out)
 
 
 def _report_keys(database: ResultsDatabase) -> list[str]:
@@ -317,8 +354,11 @@ def _provenance(database, parts, report_settings, reference, scoring, subject_ta
           "model_comparison", "sensitivity"],
     kinds={"html", "sql"},
     description="The audit report: one self-contained HTML file and a Markdown twin over every scored partition "
-    "(provenance, tables with significance marks, figures, parse quality, models side by side, base vs regional, "
-    "drift, and a plain-language summary of the largest disparities).",
+    "(the scorecard first: DRS, GRS coverage, US+UK share, parse and match rate per model x template, the strongest "
+    "behaviour findings, the comparison and gate; then provenance, tables with significance marks, figures, parse "
+    "quality, models side by side, base vs regional, drift, and a plain-language summary of the largest "
+    "disparities). Its page links to report.html (report_url: served by `fairness-audit ui`, or at "
+    "FAIRNESS_REPORT_BASE_URL) and shows the scorecard and the summary.",
 )
 def audit_report_file(
     context: dg.AssetExecutionContext,
@@ -364,19 +404,28 @@ def audit_report_file(
     else:
         database.append_rows(D.ReportFile, row)
     return dg.MaterializeResult(metadata={
+        # the report one click away: served by `fairness-audit ui`, or where FAIRNESS_REPORT_BASE_URL publishes it
+        "report_url": dg.MetadataValue.url(report_settings.url_of(folder / "report.html")),
+        "scorecard": dg.MetadataValue.md(_markdown_section(markdown, "Scorecard") or "(no scorecard)"),
+        "summary": dg.MetadataValue.md(_summary_md(markdown)),
         "report": dg.MetadataValue.path(str(folder / "report.html")),
         "markdown": dg.MetadataValue.path(str(folder / "report.md")),
+        "markdown_url": dg.MetadataValue.url(report_settings.url_of(folder / "report.md")),
         "partitions": ", ".join(p.key for p in parts), "significant_findings": significant,
-        "summary": dg.MetadataValue.md(_summary_md(markdown)),
         "quality_failures": int((~quality["passed"]).sum()) if len(quality) else 0,
     })
 
 
+def _markdown_section(markdown: str, title: str) -> str:
+    """The section of the Markdown report whose ``## `` heading holds ``title`` ("" when none)."""
+    lines = markdown.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith("## ") and title in line), None)
+    if start is None:
+        return ""
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+    return "\n".join(lines[start:end]).strip()
+
+
 def _summary_md(markdown: str) -> str:
     """The summary section of the Markdown report."""
-    lines = markdown.splitlines()
-    start = next((i for i, line in enumerate(lines) if line.startswith("## ") and "Summary" in line), None)
-    if start is None:
-        return "(no summary)"
-    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
-    return "\n".join(lines[start:end])
+    return _markdown_section(markdown, "Summary") or "(no summary)"
