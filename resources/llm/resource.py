@@ -79,8 +79,10 @@ class LLMResource(ConfigurableResource):
                                  "engine needs hundreds to reach its throughput; lower it for hosted APIs).")
     requests_per_minute: int = Field(default=0, description="Request-rate limit for an openai endpoint (hosted "
                                      "APIs publish theirs per minute); 0: none.")
-    continuous_batching: bool = Field(default=False, description="transformers generate_batch where supported "
-                                      "(one random stream: per-sample seeds no longer hold).")
+    continuous_batching: bool = Field(default=True, description="transformers: the continuous-batching engine "
+                                      "(resources/llm/engine.py: finished rows leave the batch, waiting prompts "
+                                      "join it; per-sample seeds hold) where the model supports it; False: static "
+                                      "batches (model.generate).")
     _clients: dict = PrivateAttr(default_factory=dict)
 
     def registry(self) -> dict[str, ModelSpec]:

@@ -2,8 +2,11 @@
 
 - the model's own chat template; a system text is folded into the user turn when the
   template rejects a system role (gemma) or the registry says so;
-- left padding, static batches; fp32 on CPU, bf16 on GPU; ``device_map`` through accelerate
-  for models larger than one device;
+- continuous batching (:mod:`resources.llm.engine`, the default): a running batch from which
+  finished rows leave at once and into which waiting prompts are prefilled, so no row is computed
+  after its EOS; static left-padded batches (``model.generate``) where the engine does not support
+  the model, or with ``continuous_batching=False``; fp32 on CPU, bf16 on GPU; ``device_map``
+  through accelerate for models larger than one device;
 - per-sample seeds: :class:`~resources.llm.sampling.CounterSampler` samples every row on the
   device with counter-based noise keyed by (seed, step) and exact top-p (no sort, no per-row
   loop, no host round-trip) and hands ``generate`` a one-hot choice, so a sample does not
@@ -29,9 +32,10 @@ class TransformersClient(TextsFromSamples):
     def __init__(self, model, tokenizer, name: str = "transformers", batch_size: int = 8,
                  system_prompt: Optional[str] = None, system_role: bool = True,
                  model_source: str = "", model_revision: Optional[str] = None, log=None,
-                 continuous_batching: bool = False):
+                 continuous_batching: bool = True):
         self.model = model
         self.continuous_batching = continuous_batching
+        self._engine_checked = False
         self.tokenizer = tokenizer
         self.name = name
         self.batch_size = batch_size
@@ -48,7 +52,7 @@ class TransformersClient(TextsFromSamples):
     def load(cls, path: str | Path, *, gguf_file: Optional[str] = None, device: Optional[str] = None,
              name: Optional[str] = None, batch_size: int = 8, revision: Optional[str] = None,
              system_role: bool = True, model_revision: Optional[str] = None, log=None,
-             continuous_batching: bool = False) -> "TransformersClient":
+             continuous_batching: bool = True) -> "TransformersClient":
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -98,11 +102,73 @@ class TransformersClient(TextsFromSamples):
         return tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
 
     # ------------------------------------------------------------------ generation
+    @property
+    def streams_requests(self) -> bool:
+        """With the engine, samples finish one by one: the generation asset commits them every few
+        seconds (as for an endpoint) instead of once per finished sample."""
+        return self._uses_engine()
+
+    def _uses_engine(self) -> bool:
+        if not self.continuous_batching:
+            return False
+        if not self._engine_checked:
+            from .engine import supports
+
+            self._engine_checked = True
+            ok, why = supports(self.model)
+            if not ok:
+                self.log(f"{self.name}: continuous batching not available for this model ({why}); static batches")
+                self.continuous_batching = False
+        return self.continuous_batching
+
     def generate_samples(self, prompts: list[str], seeds: list[int], params: SamplingParams) -> list[Sample]:
-        if self.continuous_batching:
-            result = self._continuous(prompts, seeds, params)
-            if result is not None:
-                return result
+        if self._uses_engine():
+            out: list[Optional[Sample]] = [None] * len(prompts)
+            for chunk in self.stream_samples(prompts, seeds, params):
+                for i, sample in chunk:
+                    out[i] = sample
+            return out  # type: ignore[return-value]
+        return self._static(prompts, seeds, params)
+
+    def stream_samples(self, prompts: list, seeds: list[int], params: SamplingParams, labels=None):
+        """Lists of ``(index, sample)`` as they are ready: with the engine, each sample as it
+        finishes; with static batches, each batch."""
+        if not self._uses_engine():
+            yield from super().stream_samples(prompts, seeds, params, labels)
+            return
+        yield from self._engine_stream(prompts, seeds, params)
+
+    def _engine_stream(self, prompts: list, seeds: list[int], params: SamplingParams):
+        from .engine import ContinuousEngine, eos_ids
+
+        ids = [self.tokenizer(self.render(p), add_special_tokens=False).input_ids for p in prompts]
+        left = list(range(len(prompts)))
+        while left:
+            engine = ContinuousEngine(self.model, pad_token_id=self.tokenizer.pad_token_id,
+                                      eos_token_ids=eos_ids(self.model, self.tokenizer), batch_size=self.batch_size)
+            t0 = time.perf_counter()
+            done: set[int] = set()
+            try:
+                for f in engine.run([ids[i] for i in left], [int(seeds[i]) for i in left],
+                                    max_new_tokens=params.max_new_tokens, temperature=params.temperature,
+                                    top_p=params.top_p, do_sample=params.do_sample):
+                    i = left[f.index]
+                    done.add(i)
+                    text = self.tokenizer.decode(f.tokens, skip_special_tokens=True)
+                    yield [(i, Sample(text, f.prompt_tokens, len(f.tokens), time.perf_counter() - t0))]
+                left = []
+            except Exception as exc:  # noqa: BLE001
+                size = self.batch_size
+                if not _is_oom(exc) or size == 1:
+                    raise
+                # finished samples do not depend on the batch: only the unfinished ones run again
+                left = [i for i in left if i not in done]
+                self.batch_size = max(1, size // 2)
+                self.log(f"{self.name}: out of GPU memory at batch {size}; {len(left)} sample(s) continue with "
+                         f"batch {self.batch_size}")
+                _empty_cuda_cache()
+
+    def _static(self, prompts: list[str], seeds: list[int], params: SamplingParams) -> list[Sample]:
         out: list[Sample] = []
         start = 0
         while start < len(prompts):
@@ -142,40 +208,6 @@ class TransformersClient(TextsFromSamples):
         stop = {self.tokenizer.pad_token_id, self.tokenizer.eos_token_id}
         out_tokens = [int(sum(1 for t in row.tolist() if t not in stop)) for row in new]
         return [Sample(t, int(p), o, latency) for t, p, o in zip(texts, prompt_tokens, out_tokens)]
-
-
-    def _continuous(self, prompts: list[str], seeds: list[int], params: SamplingParams) -> Optional[list[Sample]]:
-        """transformers' continuous batching (``generate_batch``), where the model and device
-        support it. It samples from one random stream (seeded with the first sample's seed), so
-        samples are reproducible only for the same set of prompts; on failure the static path runs."""
-        import torch
-        from transformers import GenerationConfig
-
-        if not hasattr(self.model, "generate_batch"):
-            self.log(f"{self.name}: this transformers has no generate_batch; using static batches")
-            self.continuous_batching = False
-            return None
-        ids = [self.tokenizer(self.render(p), add_special_tokens=False).input_ids for p in prompts]
-        cfg = GenerationConfig(max_new_tokens=params.max_new_tokens, do_sample=params.do_sample,
-                               temperature=params.temperature if params.do_sample else None,
-                               top_p=params.top_p if params.do_sample else None,
-                               eos_token_id=self.tokenizer.eos_token_id, pad_token_id=self.tokenizer.pad_token_id)
-        torch.manual_seed(int(seeds[0]) if seeds else 0)
-        t0 = time.perf_counter()
-        try:
-            outputs = self.model.generate_batch(ids, generation_config=cfg, progress_bar=False)
-        except Exception as exc:  # noqa: BLE001 - unsupported model/device: fall back
-            self.log(f"{self.name}: continuous batching unavailable ({type(exc).__name__}: {exc}); using static batches")
-            self.continuous_batching = False
-            return None
-        latency = time.perf_counter() - t0
-        ordered = sorted(outputs.values(), key=lambda o: int(str(o.request_id).rsplit("_", 1)[-1]))
-        if len(ordered) != len(prompts) or any(getattr(o, "error", None) or not o.generated_tokens for o in ordered):
-            self.log(f"{self.name}: continuous batching failed on this model/device; using static batches")
-            self.continuous_batching = False
-            return None
-        return [Sample(self.tokenizer.decode(o.generated_tokens, skip_special_tokens=True), len(i),
-                       len(o.generated_tokens), latency) for o, i in zip(ordered, ids)]
 
 
 def _is_oom(exc: Exception) -> bool:

@@ -159,16 +159,6 @@ def test_openai_backend_against_a_real_local_server(tmp_path, tiny):
 
 
 @pytest.mark.slow
-def test_continuous_batching_falls_back_to_static_where_unsupported(tiny):
-    logs = []
-    client = TransformersClient.load(tiny, device="cpu", batch_size=2, continuous_batching=True, log=logs.append)
-    samples = client.generate_samples(["hello", "world", "again"], [1, 2, 3], SamplingParams(max_new_tokens=4))
-    assert len(samples) == 3 and all(isinstance(s.text, str) for s in samples)
-    if not client.continuous_batching:  # CPU: paged attention is not supported here
-        assert any("static batches" in m for m in logs)
-
-
-@pytest.mark.slow
 def test_openai_backend_against_transformers_serve_with_the_built_in_model(tmp_path):
     """The streaming OpenAI-compatible engine against a real server on loopback serving the
     built-in model (`transformers serve`): the generations asset stores real answers."""
