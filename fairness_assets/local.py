@@ -674,7 +674,7 @@ def start_ui(extra: list[str]) -> int:
     restore_inherited_signals()
     home = dagster_home()  # the instance `fairness-audit demo` and `run` use: their runs show in the UI
     try:
-        start_report_server()
+        start_report_server(ui_port=_dagster_port(extra))
     except ConfigError as exc:
         print(f"fairness-audit ui: error: {exc}", file=sys.stderr)
         return 2
@@ -686,15 +686,32 @@ def start_ui(extra: list[str]) -> int:
     return 0  # not reached
 
 
-def start_report_server(log: Callable[[str], None] = lambda line: print(line, flush=True)) -> Optional[int]:
+def _dagster_port(args: Sequence[str]) -> int:
+    """The port ``dagster dev`` is given in ``args`` (``-p N``, ``--port N``, ``--port=N``), else its default 3000."""
+    for i, arg in enumerate(args):
+        value = None
+        if arg in ("-p", "--port") and i + 1 < len(args):
+            value = args[i + 1]
+        elif arg.startswith("--port="):
+            value = arg.split("=", 1)[1]
+        elif arg.startswith("-p") and arg[2:].isdigit():
+            value = arg[2:]
+        if value is not None and value.isdigit():
+            return int(value)
+    return 3000
+
+
+def start_report_server(log: Callable[[str], None] = lambda line: print(line, flush=True),
+                        ui_port: Optional[int] = None) -> Optional[int]:
     """Serve the reports folder read-only on ``127.0.0.1:FAIRNESS_REPORT_PORT`` in a child process
     (:mod:`fairness_assets.report_server`) that stops when this process (``dagster dev`` after the
     ``exec``) is gone, on SIGTERM and on Ctrl-C. Returns its pid; None when none is started:
     ``FAIRNESS_REPORT_BASE_URL`` is set (the deployment publishes the folder) or the port is taken
-    or cannot be bound (said, and the UI starts all the same). A bad setting raises ``ConfigError`` naming it."""
+    or cannot be bound (said, and the UI starts all the same). A bad setting, or a report port that
+    is the UI's own (``ui_port``), raises ``ConfigError`` naming it."""
     import subprocess
 
-    from resources.settings import ReportResource, load_settings
+    from resources.settings import ConfigError, ReportResource, load_settings
     from . import report_server
 
     settings = load_settings()
@@ -704,6 +721,9 @@ def start_report_server(log: Callable[[str], None] = lambda line: print(line, fl
         log(f"[fairness-audit] report links point to {report.base()} (FAIRNESS_REPORT_BASE_URL): no report server "
             "started")
         return None
+    if ui_port == report.port:
+        raise ConfigError(f"FAIRNESS_REPORT_PORT={report.port} is the port the Dagster UI is given too: set "
+                          "FAIRNESS_REPORT_PORT (the report server's port) or the UI's -p to another port")
     folder = report.folder()
     try:
         sock = report_server.listen(report.port)

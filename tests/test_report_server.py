@@ -157,3 +157,51 @@ def test_a_taken_port_is_named(tmp_path):
                               "--port", str(port)], cwd=ROOT, capture_output=True, text=True, timeout=60,
                              env={**os.environ})
     assert out.returncode == 2 and f"127.0.0.1:{port}" in out.stderr, out.stderr
+
+
+# ---------------------------------------------------------------- what `fairness-audit ui` starts
+def test_the_ui_port_is_read_from_the_dagster_dev_arguments():
+    from fairness_assets.local import _dagster_port
+
+    assert _dagster_port([]) == 3000
+    assert _dagster_port(["-p", "3001"]) == _dagster_port(["--port", "3001"]) == _dagster_port(["--port=3001"]) \
+        == _dagster_port(["-h", "0.0.0.0", "-p3001"]) == 3001
+
+
+def test_start_report_server_serves_or_says_why_not(tmp_path, monkeypatch):
+    import signal
+    import urllib.request
+
+    from fairness_assets.local import start_report_server
+    from fairness_assets.report_server import listen
+    from resources.settings import ConfigError
+
+    (tmp_path / "reports" / "report-1").mkdir(parents=True)
+    (tmp_path / "reports" / "report-1" / "report.html").write_text("ok")
+    monkeypatch.setenv("FAIRNESS_REPORTS_DIR", str(tmp_path / "reports"))
+    monkeypatch.delenv("FAIRNESS_REPORT_BASE_URL", raising=False)
+    lines = []
+    with listen(0) as taken:
+        port = taken.getsockname()[1]
+        monkeypatch.setenv("FAIRNESS_REPORT_PORT", str(port))
+        assert start_report_server(lines.append) is None  # the UI starts all the same
+        assert f"cannot listen on 127.0.0.1:{port}" in lines[-1] and "FAIRNESS_REPORT_PORT" in lines[-1]
+    with pytest.raises(ConfigError, match="FAIRNESS_REPORT_PORT"):
+        start_report_server(lines.append, ui_port=port)
+    pid = start_report_server(lines.append, ui_port=3000)
+    try:
+        assert f"http://127.0.0.1:{port}/" in lines[-1]
+        deadline = time.time() + 30
+        while True:
+            try:
+                assert urllib.request.urlopen(f"http://127.0.0.1:{port}/report-1/report.html", timeout=5).read() == b"ok"
+                break
+            except OSError:
+                assert time.time() < deadline
+                time.sleep(0.2)
+    finally:
+        os.kill(pid, signal.SIGTERM)
+        os.waitpid(pid, 0)
+    monkeypatch.setenv("FAIRNESS_REPORT_BASE_URL", "https://reports.example.org/a/")
+    assert start_report_server(lines.append) is None
+    assert "https://reports.example.org/a" in lines[-1] and "no report server" in lines[-1]

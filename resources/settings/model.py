@@ -54,7 +54,7 @@ GROUPS = {
 }
 DEFAULT_CRON = "0 6 * * 1"
 DEFAULT_BROKER = "pyamqp://guest@127.0.0.1//"
-DEFAULT_REPORT_PORT = 3001  # next to the Dagster UI's 3000
+DEFAULT_REPORT_PORT = 3080  # not the Dagster UI's 3000, nor 3001 that docs use for a second UI
 
 
 def setting(default: Any, description: str, *, group: str, read: str, used_by: str,

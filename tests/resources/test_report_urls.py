@@ -8,9 +8,9 @@ from resources.settings import ConfigError, ReportResource, load_settings
 
 def test_links_point_to_the_local_report_server_by_default(tmp_path):
     r = ReportResource(output_dir=str(tmp_path / "reports"))
-    assert r.base() == "http://127.0.0.1:3001"
+    assert r.base() == "http://127.0.0.1:3080"
     assert r.url_of(tmp_path / "reports" / "report-1a2b" / "report.html") == \
-        "http://127.0.0.1:3001/report-1a2b/report.html"
+        "http://127.0.0.1:3080/report-1a2b/report.html"
     assert ReportResource(output_dir=str(tmp_path), port=4567).url_of(tmp_path / "figures" / "m__base__map.png") == \
         "http://127.0.0.1:4567/figures/m__base__map.png"
 
