@@ -51,7 +51,9 @@ def main() -> None:
     texts = [base.render(g, c, n) for g, c, n in grid[["gender", "economic_class", "nationality"]].head(args.prompts).itertuples(index=False)]
     seeds = list(range(len(texts)))
     params = SamplingParams(temperature=0.75, top_p=0.95, max_new_tokens=args.new_tokens)
-    client = LLMResource(device="cpu", batch_size=args.batch).client("qwen2.5-0.5b-demo")
+    # static batches: this benchmark compares samplers at a fixed length (benchmarks/continuous_generation.py
+    # measures continuous batching at real lengths)
+    client = LLMResource(device="cpu", batch_size=args.batch, continuous_batching=False).client("qwen2.5-0.5b-demo")
     client.generate_samples(texts[:2], seeds[:2], SamplingParams(max_new_tokens=4))  # warm-up
 
     def plain(texts_subset):

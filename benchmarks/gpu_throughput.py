@@ -17,6 +17,14 @@ For each batch size (sequences in flight) it measures, in one run on the same mo
 - ``counter_static_cache``: the same with ``cache_implementation="static"``;
 - ``continuous``: transformers' continuous batching (``generate_batch``, paged attention), with
   its own sampler;
+- at **real answer lengths** (issue 24): every sample's length is drawn from the distribution of
+  real answers (``--lengths``, default ``benchmarks/answer_lengths.json``: the shared external set
+  of 13 open models and the built-in model's demo answers) and the answer ends there (an EOS forced
+  at the drawn length: random weights never choose when to stop). ``engine``: the project's
+  continuous-batching engine (``resources/llm/engine.py``) over ``--queue`` x the batch samples:
+  finished rows leave, waiting prompts are prefilled in. ``counter_real``: static batches of the same
+  samples (``model.generate`` with the project's sampler, each batch computed until its longest
+  answer ends). Useful tokens/s counts the answers' own tokens only;
 
 and, for the sampler alone on logits of this model's shape: the project's sampler, transformers'
 top-p warper + multinomial, and the previous per-row loop (``.cpu()``, a CPU generator per row),
@@ -29,7 +37,13 @@ short still returns what it measured.
     python benchmarks/gpu_throughput.py --tiny --device cpu --out /tmp/r.json   # CPU-sized variant (tests)
 
 Targets (issue 12): >= 10,000 output tokens/s on one H200, study grid (three models) <= 30 min,
-sampling <= 5% of a decode step at batch 256.
+sampling <= 5% of a decode step at batch 256. Issue 24: at real lengths the engine keeps >= 90% of
+the fixed-length throughput at the same batch and >= 12,000 useful tokens/s on one H200; the
+projection of the study grid is made from the real-length figure.
+
+The one prepared command for a lent H200 (about 8 minutes; writes $OUT/gpu_throughput.json):
+
+    python benchmarks/gpu_throughput.py --variants counter:256/512,greedy:256/512,engine:256/512,counter_real:256/512 --budget-s 480
 """
 
 from __future__ import annotations
@@ -49,6 +63,31 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "benchmarks"]
 sys.path.insert(0, str(ROOT))
 STUDY_SAMPLES_PER_MODEL = (360 * 3 + 46) * 10  # 11,260 generations
+LENGTHS_FILE = ROOT / "benchmarks" / "answer_lengths.json"
+
+
+def load_lengths(path, source: str = "") -> list[int]:
+    """The answer lengths (tokens) of a lengths file: ``{"lengths": [...]}``, or histograms
+    (``{"bin_width": w, "counts": [...]}``: bin k holds lengths k*w .. k*w+w-1, drawn at its middle),
+    the file's own or that of ``sources[source]`` (``benchmarks/answer_lengths.json``: builtin, external)."""
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    if source:
+        if source not in data.get("sources", {}):
+            raise SystemExit(f"{path}: no lengths source {source!r} (it has: {sorted(data.get('sources', {}))})")
+        data = data["sources"][source]
+    if "lengths" in data:
+        return [int(x) for x in data["lengths"] if int(x) > 0]
+    hist = data["histogram"]
+    w = int(hist["bin_width"])
+    return [max(1, k * w + w // 2) for k, c in enumerate(hist["counts"]) for _ in range(int(c))]
+
+
+def draw_lengths(lengths: list[int], n: int, cap: int, seed: int = 0) -> list[int]:
+    """``n`` lengths drawn with replacement from ``lengths``, each at most ``cap`` (the token budget)."""
+    import random
+
+    rng = random.Random(seed)
+    return [min(cap, rng.choice(lengths)) for _ in range(n)]
 
 
 def llama_config(tiny: bool):
@@ -101,7 +140,8 @@ def _inputs(model, batch: int, n: int, prompt_len: int, device: str):
 
 
 def generate_run(model, variant: str, batch: int, n: int, prompt_len: int, new_tokens: int, device: str,
-                 temperature: float = 0.75, top_p: float = 0.95) -> dict:
+                 temperature: float = 0.75, top_p: float = 0.95, lengths: list[int] | None = None,
+                 queue: int = 4) -> dict:
     import torch
     from transformers import GenerationConfig, LogitsProcessorList
 
@@ -110,6 +150,9 @@ def generate_run(model, variant: str, batch: int, n: int, prompt_len: int, new_t
     ids, mask = _inputs(model, batch, n, prompt_len, device)
     pad = model.config.pad_token_id
     seeds = torch.arange(batch, dtype=torch.int64) * 7919 + 1
+    if variant in ("engine", "counter_real"):
+        return real_length_run(model, variant, batch, n, prompt_len, new_tokens, device, temperature, top_p,
+                               lengths=lengths, queue=queue)
     if variant == "continuous":
         cfg = GenerationConfig(max_new_tokens=new_tokens, min_new_tokens=new_tokens, do_sample=True,
                                temperature=temperature, top_p=top_p, eos_token_id=model.config.eos_token_id,
@@ -144,6 +187,51 @@ def generate_run(model, variant: str, batch: int, n: int, prompt_len: int, new_t
     tokens = (out.shape[1] - ids.shape[1]) * out.shape[0]
     return {"variant": variant, "sequences": int(out.shape[0]), "seconds": dt, "output_tokens": int(tokens),
             "tokens_per_s": tokens / dt, "step_ms": 1000 * dt / new_tokens}
+
+
+def real_length_run(model, variant: str, batch: int, n: int, prompt_len: int, new_tokens: int, device: str,
+                    temperature: float, top_p: float, lengths: list[int] | None, queue: int) -> dict:
+    """``queue`` x ``batch`` samples whose answers end at lengths drawn from ``lengths`` (capped at
+    ``new_tokens``): the continuous engine over all of them (``engine``), or static batches of
+    ``batch`` (``counter_real``: each batch runs until its longest answer, the others' rows padding)."""
+    import torch
+    from transformers import LogitsProcessorList
+
+    from resources.llm.engine import ContinuousEngine
+    from resources.llm.sampling import CounterSampler
+
+    total = batch * queue
+    budgets = draw_lengths(lengths or [new_tokens], total, new_tokens, seed=batch)
+    ids, _ = _inputs(model, total, n, prompt_len, device)
+    seeds = [i * 7919 + 1 for i in range(total)]
+    useful = sum(budgets)
+    _sync(device)
+    t0 = time.perf_counter()
+    if variant == "engine":
+        engine = ContinuousEngine(model, pad_token_id=model.config.pad_token_id, eos_token_ids=set(), batch_size=batch)
+        produced = sum(len(f.tokens) for f in engine.run(ids.tolist(), seeds, max_new_tokens=budgets,
+                                                          temperature=temperature, top_p=top_p))
+        steps, row_steps = engine.stats.decode_steps, engine.stats.row_steps + engine.stats.prefill_rows
+    else:
+        produced, steps, row_steps = 0, 0, 0
+        for start in range(0, total, batch):
+            chunk = slice(start, start + batch)
+            longest = max(budgets[chunk])
+            sampler = CounterSampler(seeds[chunk], temperature, top_p, prompt_len, device=device)
+            with torch.inference_mode():
+                out = model.generate(input_ids=ids[chunk], attention_mask=torch.ones_like(ids[chunk]),
+                                     max_new_tokens=longest, min_new_tokens=longest, do_sample=False,
+                                     temperature=None, top_p=None, top_k=None, pad_token_id=model.config.pad_token_id,
+                                     logits_processor=LogitsProcessorList([sampler]))
+            produced += sum(budgets[chunk])  # each answer ends at its length: the rest of its row is padding
+            steps += longest
+            row_steps += (out.shape[1] - prompt_len) * out.shape[0]
+    _sync(device)
+    dt = time.perf_counter() - t0
+    return {"variant": variant, "sequences": batch, "samples": total, "seconds": dt, "output_tokens": int(produced),
+            "useful_tokens": int(useful), "tokens_per_s": useful / dt, "row_steps": int(row_steps),
+            "utilisation": useful / row_steps if row_steps else 0.0, "mean_length": useful / total,
+            "step_ms": 1000 * dt / max(1, steps)}
 
 
 def _time(fn, device: str, repeats: int) -> float:
@@ -218,7 +306,7 @@ def summarise(args, device_name: str, torch_version: str, build_s: float, runs: 
     for r in ok:
         if r["tokens_per_s"] > best_by.get(r["variant"], {}).get("tokens_per_s", 0):
             best_by[r["variant"]] = r
-    project = [r for r in ok if r["variant"] not in ("plain", "greedy")]  # sampling as the study does
+    project = [r for r in ok if r["variant"] not in ("plain", "greedy", "engine", "counter_real")]  # fixed length
     best = max(project, key=lambda r: r["tokens_per_s"]) if project else None
     summary = {
         "date": date.today().isoformat(), "device": device_name,
@@ -235,6 +323,22 @@ def summarise(args, device_name: str, torch_version: str, build_s: float, runs: 
                        best_tokens_per_s=best["tokens_per_s"],
                        projected_study_minutes_per_model=study_tokens / best["tokens_per_s"] / 60,
                        projected_three_model_minutes=3 * study_tokens / best["tokens_per_s"] / 60)
+    # issue 24: real answer lengths against the fixed-length figure at the same batch
+    fixed = {r["sequences"]: r["tokens_per_s"] for r in ok if r["variant"] == "counter"}
+    real = [r for r in ok if r["variant"] in ("engine", "counter_real")]
+    summary["real_lengths"] = [
+        {"variant": r["variant"], "batch": r["sequences"], "useful_tokens_per_s": r["tokens_per_s"],
+         "utilisation": r["utilisation"], "mean_length": r["mean_length"],
+         "share_of_fixed_length": r["tokens_per_s"] / fixed[r["sequences"]] if r["sequences"] in fixed else None}
+        for r in real]
+    engines = [r for r in real if r["variant"] == "engine"]
+    if engines:
+        e = max(engines, key=lambda r: r["tokens_per_s"])
+        mean = e["mean_length"]
+        summary.update(real_best_sequences=e["sequences"], real_best_tokens_per_s=e["tokens_per_s"],
+                       real_mean_length=mean,
+                       projected_study_minutes_per_model_real=STUDY_SAMPLES_PER_MODEL * mean / e["tokens_per_s"] / 60,
+                       projected_three_model_minutes_real=3 * STUDY_SAMPLES_PER_MODEL * mean / e["tokens_per_s"] / 60)
     # the sampler's share of a decode step, at the batch closest to 256
     steps = {r["sequences"]: r["step_ms"] for r in ok if r["variant"] == "counter"}
     shares = []
@@ -264,6 +368,9 @@ def main() -> None:
     ap.add_argument("--variants", default="counter:all,greedy:64/128/256/512,plain:256/512,continuous:256/512",
                     help="variant[:batch/batch...] (all: every --batches), comma-separated")
     ap.add_argument("--sampler-batches", default="64,256,512")
+    ap.add_argument("--lengths", default=str(LENGTHS_FILE), help="answer lengths file for engine / counter_real")
+    ap.add_argument("--lengths-source", default="", help="a source of that file (builtin, external); default: its own")
+    ap.add_argument("--queue", type=int, default=4, help="engine / counter_real: samples = queue x batch")
     ap.add_argument("--budget-s", type=float, default=400.0, help="skip what would start after this many seconds")
     ap.add_argument("--out", default=os.environ.get("OUT", ".") + "/gpu_throughput.json")
     args = ap.parse_args()
@@ -275,6 +382,8 @@ def main() -> None:
     generate_run(model, "counter", 2, 1, args.prompt_len, 4, args.device)  # warm-up
     generate_run(model, "plain", 2, 1, args.prompt_len, 4, args.device)
     batches = [int(x) for x in args.batches.split(",")]
+    lengths = load_lengths(args.lengths, args.lengths_source) \
+        if any(v in args.variants for v in ("engine", "counter_real")) else None
     plan = []
     for item in (v.strip() for v in args.variants.split(",") if v.strip()):
         name, _, which = item.partition(":")
@@ -304,7 +413,8 @@ def main() -> None:
             runs.append({"variant": v, "sequences": b, "error": "skipped: time budget spent"})
             continue
         try:
-            r = generate_run(model, v, b, args.n, args.prompt_len, args.new_tokens, args.device)
+            r = generate_run(model, v, b, args.n, args.prompt_len, args.new_tokens, args.device,
+                             lengths=lengths, queue=args.queue)
         except Exception as exc:  # noqa: BLE001 - out of memory, or continuous batching unsupported here
             r = {"variant": v, "sequences": b, "error": f"{type(exc).__name__}: {str(exc)[:300]}"}
             if args.device.startswith("cuda"):

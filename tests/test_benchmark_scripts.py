@@ -75,3 +75,29 @@ def test_choosing_cost_reports_what_the_new_steps_add(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "| difference (after - before) | +20.0 |" in proc.stdout
     assert "| **added by the new steps** (their sum and the report's change) | **17.5** |" in proc.stdout
+
+
+@pytest.mark.slow
+def test_gpu_throughput_script_at_real_lengths(tmp_path):
+    """Issue 24: answer lengths drawn from a lengths file; the engine against static batches of the same samples."""
+    pytest.importorskip("torch", reason="the llm extra (torch, transformers) is not installed")
+    lengths = tmp_path / "lengths.json"
+    lengths.write_text(json.dumps({"histogram": {"bin_width": 10, "counts": [0, 3, 1]},
+                                   "sources": {"other": {"lengths": [5, 7]}}}))
+    out = tmp_path / "r.json"
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "gpu_throughput.py"), "--tiny", "--device", "cpu",
+                           "--prompt-len", "12", "--new-tokens", "30", "--n", "2", "--batches", "4",
+                           "--sampler-batches", "4", "--variants", "counter:4,engine:4,counter_real:4",
+                           "--lengths", str(lengths), "--queue", "3", "--out", str(out)],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    r = json.loads(out.read_text())
+    runs = {x["variant"]: x for x in r["runs"]}
+    engine, static = runs["engine"], runs["counter_real"]
+    assert engine["samples"] == static["samples"] == 12
+    assert engine["useful_tokens"] == static["useful_tokens"] == engine["output_tokens"]  # each ends at its length
+    assert 15 <= engine["mean_length"] <= 25  # drawn at the bins' middles, 15 and 25
+    assert engine["utilisation"] == pytest.approx(1.0) and static["utilisation"] < 1.0
+    assert {x["variant"] for x in r["real_lengths"]} == {"engine", "counter_real"}
+    assert r["projected_study_minutes_per_model_real"] == pytest.approx(
+        11260 * r["real_mean_length"] / r["real_best_tokens_per_s"] / 60)

@@ -98,7 +98,8 @@ def supports(model) -> tuple[bool, str]:
     if any(type(layer) is not DynamicLayer for layer in layers):
         return False, "the model's cache has layers other than full-attention DynamicLayer"
     gen = getattr(model, "generation_config", None)
-    for name, neutral in (("repetition_penalty", 1.0), ("no_repeat_ngram_size", 0), ("encoder_repetition_penalty", 1.0)):
+    for name, neutral in (("repetition_penalty", 1.0), ("no_repeat_ngram_size", 0), ("encoder_repetition_penalty", 1.0),
+                          ("min_new_tokens", None), ("min_length", 0)):
         value = getattr(gen, name, None)
         if value not in (None, neutral):
             return False, f"generation_config.{name} = {value} (the engine applies no logits processor)"
@@ -109,9 +110,10 @@ class _Batch:
     """The running batch: cache, attention mask [B, L], next position [B], last token [B], and per
     row its request index, seed, generated tokens and prompt length."""
 
-    def __init__(self, cache, mask, position, last, index, seeds, generated, prompt_tokens):
+    def __init__(self, cache, mask, position, last, index, seeds, generated, prompt_tokens, budgets):
         self.cache, self.mask, self.position, self.last = cache, mask, position, last
         self.index, self.seeds, self.generated, self.prompt_tokens = index, seeds, generated, prompt_tokens
+        self.budgets = budgets
 
     def __len__(self) -> int:
         return len(self.index)
@@ -130,6 +132,7 @@ class _Batch:
         self.seeds = self.seeds.index_select(0, keep)
         self.generated = [self.generated[i] for i in rows]
         self.prompt_tokens = [self.prompt_tokens[i] for i in rows]
+        self.budgets = [self.budgets[i] for i in rows]
         self.trim()
 
     def trim(self) -> None:
@@ -161,6 +164,7 @@ class _Batch:
         self.seeds = torch.cat([self.seeds, other.seeds])
         self.generated += other.generated
         self.prompt_tokens += other.prompt_tokens
+        self.budgets += other.budgets
 
 
 def _left_pad(t: torch.Tensor, width: int) -> torch.Tensor:
@@ -212,32 +216,37 @@ class ContinuousEngine:
         except TypeError:
             return DynamicCache()
 
-    def _prefill(self, items: Sequence[tuple[int, list[int], int]], sample: Callable) -> _Batch:
-        width = max(len(ids) for _, ids, _ in items)
+    def _prefill(self, items: Sequence[tuple[int, list[int], int, int]], sample: Callable) -> _Batch:
+        width = max(len(ids) for _, ids, _, _ in items)
         ids = torch.full((len(items), width), self.pad, dtype=torch.long)
         mask = torch.zeros((len(items), width), dtype=torch.long)
-        for r, (_, toks, _) in enumerate(items):
+        for r, (_, toks, _, _) in enumerate(items):
             ids[r, width - len(toks):] = torch.tensor(toks, dtype=torch.long)
             mask[r, width - len(toks):] = 1
         ids, mask = ids.to(self.device), mask.to(self.device)
         position = (mask.cumsum(-1) - 1).clamp_(min=0)
         cache = self._new_cache()
         logits, cache = self._forward(cache, input_ids=ids, attention_mask=mask, position_ids=position, logits_to_keep=1)
-        seeds = torch.tensor([s for _, _, s in items], dtype=torch.int64, device=self.device)
+        seeds = torch.tensor([s for _, _, s, _ in items], dtype=torch.int64, device=self.device)
         steps = torch.zeros(len(items), dtype=torch.int64, device=self.device)
         token = sample(logits[:, -1, :], seeds, steps)
         self.stats.prefills += 1
         self.stats.prefill_rows += len(items)
-        return _Batch(cache, mask, position[:, -1] + 1, token, [i for i, _, _ in items], seeds,
-                      [[] for _ in items], [len(t) for _, t, _ in items])
+        return _Batch(cache, mask, position[:, -1] + 1, token, [i for i, _, _, _ in items], seeds,
+                      [[] for _ in items], [len(t) for _, t, _, _ in items], [b for _, _, _, b in items])
 
-    def run(self, prompts: Sequence[Sequence[int]], seeds: Sequence[int], *, max_new_tokens: int,
+    def run(self, prompts: Sequence[Sequence[int]], seeds: Sequence[int], *, max_new_tokens: int | Sequence[int],
             temperature: float = 0.0, top_p: float = 1.0, do_sample: bool = True) -> Iterator[Finished]:
-        """Yields every sample as it finishes (not in request order), each exactly once."""
+        """Yields every sample as it finishes (not in request order), each exactly once.
+        ``max_new_tokens``: one budget for every prompt, or one per prompt."""
         if len(prompts) != len(seeds):
             raise ValueError(f"{len(prompts)} prompts but {len(seeds)} seeds")
-        if max_new_tokens < 1:
-            raise ValueError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
+        budgets = [int(max_new_tokens)] * len(prompts) if isinstance(max_new_tokens, (int, float)) \
+            else [int(b) for b in max_new_tokens]
+        if len(budgets) != len(prompts):
+            raise ValueError(f"{len(prompts)} prompts but {len(budgets)} token budgets")
+        if budgets and min(budgets) < 1:
+            raise ValueError(f"max_new_tokens must be at least 1, got {min(budgets)}")
         empty = [i for i, p in enumerate(prompts) if not len(p)]
         if empty:
             raise ValueError(f"prompt(s) {empty[:10]} have no tokens")
@@ -257,7 +266,7 @@ class ContinuousEngine:
                 gen.append(tok)
                 if tok in self.eos:
                     done.append(Finished(b.index[r], gen[:-1], b.prompt_tokens[r], "eos"))
-                elif len(gen) >= max_new_tokens:
+                elif len(gen) >= b.budgets[r]:
                     done.append(Finished(b.index[r], list(gen), b.prompt_tokens[r], "length"))
                 else:
                     keep.append(r)
@@ -268,7 +277,7 @@ class ContinuousEngine:
                 b.select(torch.tensor(keep, dtype=torch.long, device=self.device))
             return b, done
 
-        queue = [(i, list(map(int, p)), int(s)) for i, (p, s) in enumerate(zip(prompts, seeds))]
+        queue = [(i, list(map(int, p)), int(s), budgets[i]) for i, (p, s) in enumerate(zip(prompts, seeds))]
         queue.reverse()  # pop() takes the next prompt in request order
         batch: Optional[_Batch] = None
         with torch.inference_mode():
@@ -299,7 +308,8 @@ class ContinuousEngine:
                 yield from finished
 
 
-def generate(model, tokenizer, prompts: Sequence[Sequence[int]], seeds: Sequence[int], *, max_new_tokens: int,
+def generate(model, tokenizer, prompts: Sequence[Sequence[int]], seeds: Sequence[int], *,
+             max_new_tokens: int | Sequence[int],
              temperature: float, top_p: float, do_sample: bool = True, batch_size: int = 16,
              refill_at: Optional[int] = None) -> tuple[list[Finished], EngineStats]:
     """Every sample in request order (a convenience for tests and benchmarks)."""

@@ -1,0 +1,201 @@
+"""Benchmark: continuous batching against static batches at real answer lengths (issue 24), built-in CPU model.
+
+The built-in model (Qwen2.5-Coder-0.5B-Instruct, fp32 on the CPU) answers the demo grid's
+profiles (3 genders x 2 classes x 2 nationalities) under the base, regional and academic
+templates, at the study's decoding (temperature 0.75, top-p 0.95, at most 300 new tokens): every
+answer ends where the model ends it. Measured in one run, each mode over the same prompts and
+seeds, batch ``--batch``:
+
+- ``plain``: ``model.generate(do_sample=True)`` in static batches, transformers' own sampler;
+- ``static``: the project's client with static batches (``continuous_batching=False``: the
+  seeded counter sampler in ``model.generate``);
+- ``engine``: the project's client with its continuous-batching engine (``resources/llm/engine.py``).
+
+Reported per mode: wall time, useful output tokens (the answers' tokens) per second, and the
+static paths' **utilisation**: useful tokens over computed row-steps (each static batch computes
+every row until its longest answer ends). Also: the distribution of answer lengths (this run's
+answers, and, when ``--external`` is readable, the shared external set's answers tokenized with
+the built-in model's tokenizer), written to ``benchmarks/answer_lengths.json`` for
+``benchmarks/gpu_throughput.py``; and whether the engine's answers equal the static path's
+(per-sample seeds). Targets: engine >= 1.5x static and >= 1.5x plain.
+
+    .venv/bin/python benchmarks/continuous_generation.py [--batch 16] [--templates base,regional,academic] [--no-write]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from datetime import date
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from fairness_assets.core import profiles, prompts  # noqa: E402
+from fairness_assets.core.generation import sample_seed  # noqa: E402
+from resources.llm.base import SamplingParams  # noqa: E402
+from resources.llm.resource import LLMResource  # noqa: E402
+from resources.settings import TEMPLATES_DIR, load_preset  # noqa: E402
+
+EXTERNAL = ROOT.parent / "shared" / "data" / "external" / "biais_llm_rec_responses.jsonl"
+LENGTHS_FILE = ROOT / "benchmarks" / "answer_lengths.json"
+SECTION = "Continuous batching at real answer lengths (CPU, built-in model)"
+BIN = 10
+
+
+def percentiles(values: list[int]) -> dict:
+    import numpy as np
+
+    a = np.asarray(values)
+    return {"n": int(a.size), "mean": float(a.mean()), "p10": float(np.percentile(a, 10)),
+            "p50": float(np.percentile(a, 50)), "p90": float(np.percentile(a, 90)), "max": int(a.max())}
+
+
+def histogram(values: list[int], width: int = BIN) -> dict:
+    counts = [0] * (max(values) // width + 1)
+    for v in values:
+        counts[v // width] += 1
+    return {"bin_width": width, "counts": counts}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--batch", type=int, default=16)
+    ap.add_argument("--templates", default="base,regional,academic")
+    ap.add_argument("--max-new-tokens", type=int, default=300)
+    ap.add_argument("--external", default=str(EXTERNAL))
+    ap.add_argument("--no-write", action="store_true")
+    args = ap.parse_args()
+    demo = load_preset("demo")
+    grid = profiles.full_profiles(profiles.Grid(demo["genders"], demo["economic_classes"], demo["nationalities"]))
+    names = [t.strip() for t in args.templates.split(",") if t.strip()]
+    templates = prompts.load_templates(TEMPLATES_DIR, names)
+    texts, seeds = [], []
+    for name in names:
+        for g, c, n, pid in grid[["gender", "economic_class", "nationality", "profile_id"]].itertuples(index=False):
+            texts.append(templates[name].render(g, c, n))
+            seeds.append(sample_seed("qwen2.5-0.5b-demo", name, pid, 0))
+    params = SamplingParams(temperature=0.75, top_p=0.95, max_new_tokens=args.max_new_tokens)
+    load = os.getloadavg()
+    resource = LLMResource(device="cpu", batch_size=args.batch)
+    engine = resource.client("qwen2.5-0.5b-demo")
+    from resources.llm.transformers_backend import TransformersClient
+
+    static = TransformersClient(engine.model, engine.tokenizer, name="static", batch_size=args.batch,
+                                continuous_batching=False)
+    tok, model = engine.tokenizer, engine.model
+    engine.generate_samples(texts[:2], seeds[:2], SamplingParams(max_new_tokens=4))  # warm-up
+    eos = {tok.pad_token_id, tok.eos_token_id}
+
+    def plain(chunk):
+        import torch
+
+        enc = tok([engine.render(t) for t in chunk], return_tensors="pt", padding=True, add_special_tokens=False)
+        torch.manual_seed(0)
+        with torch.inference_mode():
+            out = model.generate(**enc, do_sample=True, temperature=0.75, top_p=0.95, top_k=None,
+                                 max_new_tokens=args.max_new_tokens, pad_token_id=tok.pad_token_id)
+        new = out[:, enc["input_ids"].shape[1]:]
+        useful = [int(sum(1 for t in row.tolist() if t not in eos)) for row in new]
+        return useful, int(new.shape[0] * new.shape[1])
+
+    r = {"prompts": len(texts), "batch": args.batch, "templates": names, "max_new_tokens": args.max_new_tokens,
+         "load_average": load}
+    # plain and static batch by batch (each batch computed until its longest answer), then the engine over all
+    t0 = time.perf_counter()
+    plain_useful, plain_steps = 0, 0
+    for start in range(0, len(texts), args.batch):
+        useful, steps = plain(texts[start:start + args.batch])
+        plain_useful, plain_steps = plain_useful + sum(useful), plain_steps + steps
+    r["plain_s"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    static_out, static_steps = [], 0
+    for start in range(0, len(texts), args.batch):
+        out = static.generate_samples(texts[start:start + args.batch], seeds[start:start + args.batch], params)
+        static_out += out
+        # the batch ran until its longest answer: that many steps for every row
+        static_steps += len(out) * min(args.max_new_tokens, max(s.output_tokens for s in out) + 1)
+    r["static_s"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    engine_out = engine.generate_samples(texts, seeds, params)
+    r["engine_s"] = time.perf_counter() - t0
+    lengths = [s.output_tokens for s in engine_out]
+    r.update(plain_tokens=plain_useful, static_tokens=sum(s.output_tokens for s in static_out),
+             engine_tokens=sum(lengths), plain_utilisation=plain_useful / plain_steps,
+             static_utilisation=sum(s.output_tokens for s in static_out) / static_steps)
+    for m in ("plain", "static", "engine"):
+        r[f"{m}_tok_s"] = r[f"{m}_tokens"] / r[f"{m}_s"]
+    r["engine_vs_static"] = r["engine_tok_s"] / r["static_tok_s"]
+    r["engine_vs_plain"] = r["engine_tok_s"] / r["plain_tok_s"]
+    r["same_text"] = sum(a.text == b.text for a, b in zip(engine_out, static_out))
+    r["lengths_builtin"] = percentiles(lengths)
+    r["at_budget"] = sum(1 for x in lengths if x >= args.max_new_tokens)
+    dist = {"builtin": {"source": f"the built-in model's answers to the demo grid under {', '.join(names)} "
+                                  f"(temperature 0.75, top-p 0.95, at most {args.max_new_tokens} tokens; this benchmark)",
+                        **percentiles(lengths), "histogram": histogram(lengths)}}
+    external = Path(args.external)
+    if external.exists():
+        answers = [json.loads(line)["response"] for line in external.read_text(encoding="utf-8").splitlines()
+                   if line.strip()]
+        ext = [len(tok(a, add_special_tokens=False).input_ids) for a in answers]
+        r["lengths_external"] = percentiles(ext)
+        dist["external"] = {"source": "the shared external set (13 open models, lists of 20 colleges; "
+                                      "../shared/data/external), tokenized with the built-in model's tokenizer",
+                            **percentiles(ext), "histogram": histogram(ext)}
+    print(json.dumps(r, indent=2))
+    if not args.no_write:
+        LENGTHS_FILE.write_text(json.dumps({"date": date.today().isoformat(), "default": "builtin",
+                                            "histogram": dist["builtin"]["histogram"], "sources": dist},
+                                           indent=1) + "\n", encoding="utf-8")
+        write_doc(r)
+
+
+def write_doc(r: dict) -> None:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from _doc import write_section
+
+    b = r["lengths_builtin"]
+    lines = [
+        f"`benchmarks/continuous_generation.py`, {date.today().isoformat()}, {platform.machine()}, {os.cpu_count()} "
+        f"cores, torch CPU, fp32, load average {r['load_average'][0]:.2f} at the start. The built-in model "
+        f"(Qwen2.5-Coder-0.5B-Instruct) answers the demo grid's {r['prompts']} prompts (12 profiles x "
+        f"{', '.join(r['templates'])}) at the study's decoding (temperature 0.75, top-p 0.95, at most "
+        f"{r['max_new_tokens']} new tokens), batch {r['batch']}; every answer ends where the model ends it. All three "
+        "modes in one run, on the same prompts and seeds.",
+        "",
+        "| mode | time | useful output tokens | useful tokens/s | useful / computed row-steps |",
+        "| --- | --- | --- | --- | --- |",
+        f"| plain `model.generate` (its own sampler), static batches | {r['plain_s']:.1f} s | {r['plain_tokens']:,} | "
+        f"{r['plain_tok_s']:.1f} | {r['plain_utilisation']:.0%} |",
+        f"| this project, static batches (`continuous_batching=False`) | {r['static_s']:.1f} s | {r['static_tokens']:,} | "
+        f"{r['static_tok_s']:.1f} | {r['static_utilisation']:.0%} |",
+        f"| this project, continuous batching (the default) | {r['engine_s']:.1f} s | {r['engine_tokens']:,} | "
+        f"{r['engine_tok_s']:.1f} | 100% (a row leaves at its EOS) |",
+        "",
+        f"Continuous / static: **{r['engine_vs_static']:.2f}x**; continuous / plain `model.generate`: "
+        f"**{r['engine_vs_plain']:.2f}x** (targets >= 1.5x each: "
+        f"{'met' if min(r['engine_vs_static'], r['engine_vs_plain']) >= 1.5 else 'missed'}). "
+        f"{r['same_text']} of {r['prompts']} answers are identical between the continuous and the static path "
+        "(per-sample seeds; a near-tied token can differ where padding changes a floating-point sum).",
+        "",
+        f"Answer lengths of the built-in model here (tokens): mean {b['mean']:.0f}, p10 {b['p10']:.0f}, median "
+        f"{b['p50']:.0f}, p90 {b['p90']:.0f}, max {b['max']}; {r['at_budget']} of {b['n']} reached the "
+        f"{r['max_new_tokens']}-token budget.",
+    ]
+    if "lengths_external" in r:
+        e = r["lengths_external"]
+        lines.append(f"The shared external set's {e['n']:,} answers (13 open models, each a list of 20 colleges, so "
+                     f"longer than the study's three recommendations): mean {e['mean']:.0f}, median {e['p50']:.0f}, "
+                     f"p90 {e['p90']:.0f}, max {e['max']} tokens.")
+    lines.append("Both distributions are in `benchmarks/answer_lengths.json` (histograms of 10-token bins, no text), "
+                 "which `benchmarks/gpu_throughput.py` draws answer lengths from.")
+    write_section(SECTION, "\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
