@@ -673,6 +673,11 @@ def start_ui(extra: list[str]) -> int:
 
     restore_inherited_signals()
     home = dagster_home()  # the instance `fairness-audit demo` and `run` use: their runs show in the UI
+    from .defs.partitions import prepare_model_partitions
+
+    # the registered models (or those of FAIRNESS_RESPONSES) are partitions before the first page view;
+    # the model_partitions_sync sensor keeps them in sync afterwards
+    print(f"[fairness-audit] {prepare_model_partitions()}", flush=True)
     try:
         start_report_server(ui_port=_dagster_port(extra))
     except ConfigError as exc:
