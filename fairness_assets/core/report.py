@@ -17,7 +17,8 @@ the plain-language summary) and returns ``(html, markdown)``.
 
 Further sections (:class:`ReportSection`, e.g. the geography section of issue 15) can be given
 to :func:`render_report`; they come after the parse quality and before the tables, and a report
-given none is the same as before they existed.
+given none is the same as before they existed. The scorecard (:mod:`core.scorecard`, issue 23.3)
+is a section of its own that comes first, above the summary.
 """
 
 from __future__ import annotations
