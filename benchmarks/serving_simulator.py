@@ -80,8 +80,9 @@ class ServingSimulator:
     def __init__(self, capacity_tps: float = 12_000.0, per_request_tps: float = 80.0, prefill_s: float = 0.05,
                  prefill_tps: float = 50_000.0, min_tokens: int = 120, max_tokens: int = 300,
                  models: tuple[str, ...] = ("sim-model",), fail_every: int = 0, fail_status: int = 429,
-                 retry_after_s: float = 0.2, tick_s: float = 0.005):
+                 retry_after_s: float = 0.2, tick_s: float = 0.005, lengths: tuple[int, ...] = ()):
         self.capacity_tps, self.per_request_tps = float(capacity_tps), float(per_request_tps)
+        self.lengths = tuple(int(x) for x in lengths)  # answer lengths to draw from (by seed); else min..max
         self.prefill_s, self.prefill_tps = prefill_s, prefill_tps
         self.min_tokens, self.max_tokens = min_tokens, max_tokens
         self.models = tuple(models)
@@ -218,8 +219,11 @@ class ServingSimulator:
         if not self.stats.first_request_at:
             self.stats.first_request_at = time.perf_counter()
         seed = int(req.get("seed") or 0)
-        span = self.max_tokens - self.min_tokens + 1
-        tokens = self.min_tokens + int.from_bytes(hashlib.sha256(f"len{seed}".encode()).digest()[:4], "big") % span
+        draw = int.from_bytes(hashlib.sha256(f"len{seed}".encode()).digest()[:4], "big")
+        if self.lengths:
+            tokens = self.lengths[draw % len(self.lengths)]
+        else:
+            tokens = self.min_tokens + draw % (self.max_tokens - self.min_tokens + 1)
         tokens = min(tokens, int(req.get("max_tokens") or req.get("max_completion_tokens") or tokens))
         prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in req.get("messages") or [])
         await self._decode(tokens, prompt_tokens)

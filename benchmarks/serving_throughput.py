@@ -105,12 +105,22 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=10, help="runs per profile (study: 10 -> 3,600 samples)")
     ap.add_argument("--previous-requests", type=int, default=96)
     ap.add_argument("--small", action="store_true", help="the tests' size: 20x faster simulator, 1 run")
+    ap.add_argument("--lengths", default="", help="answer lengths file (benchmarks/answer_lengths.json): the "
+                    "simulator's answers take these lengths; default: 120-300 tokens")
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
+    lengths = ()
+    if args.lengths:
+        from resources.llm.lengths import load_lengths
+
+        lengths = tuple(min(300, x) for x in load_lengths(args.lengths))
     if args.small:
         args.capacity, args.per_request, args.runs, args.previous_requests = 240_000.0, 1_600.0, 1, 48
-    r = {"capacity_tps": args.capacity, "per_request_tps": args.per_request, "runs": args.runs}
-    with ServingSimulator(capacity_tps=args.capacity, per_request_tps=args.per_request, models=(MODEL,)) as sim, \
+    r = {"capacity_tps": args.capacity, "per_request_tps": args.per_request, "runs": args.runs,
+         "lengths": (f"drawn from {args.lengths} (mean {sum(lengths) / len(lengths):.0f} tokens)" if lengths
+                     else "120-300 tokens")}
+    with ServingSimulator(capacity_tps=args.capacity, per_request_tps=args.per_request, models=(MODEL,),
+                          lengths=lengths) as sim, \
             tempfile.TemporaryDirectory() as tmp:
         prompts = [f"prompt {i}" for i in range(args.previous_requests)]
         seeds = list(range(1_000_000, 1_000_000 + args.previous_requests))
@@ -141,7 +151,7 @@ def write_doc(r: dict) -> None:
         f"`benchmarks/serving_throughput.py`, {date.today().isoformat()}, {platform.machine()}, {os.cpu_count()} "
         f"cores, Python {platform.python_version()}. A loopback serving-engine simulator "
         f"(`benchmarks/serving_simulator.py`: {r['capacity_tps']:,.0f} output tokens/s shared by the requests in "
-        f"flight, at most {r['per_request_tps']:.0f} tokens/s per request, 50 ms prefill, answers of 120-300 tokens) "
+        f"flight, at most {r['per_request_tps']:.0f} tokens/s per request, 50 ms prefill, answers of {r['lengths']}) "
         "serving the study grid's request mix for one model; both engines in one run.\n\n"
         "| engine | requests | achieved tokens/s | share of capacity |\n| --- | --- | --- | --- |\n"
         f"| previous (16 prompts per step, 8 threads, urllib) | {r['previous_requests']:,} | {r['previous_tps']:,.0f} | "
