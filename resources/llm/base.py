@@ -43,12 +43,32 @@ class ModelUnavailableError(RuntimeError):
 
 @runtime_checkable
 class LLMClient(Protocol):
+    """What the generation engine (:class:`resources.llm.runner.GenerationRunner`), the
+    ``generations`` asset and the LLM subject tagger use of a client.
+
+    - ``name``: the registry's name of the model; ``backend``: ``transformers``, ``openai`` or
+      ``vllm``; ``model_source`` and ``model_revision``: what is served, stored with every row
+      (never a password);
+    - ``streams_requests``: whether ``stream_samples`` hands samples back one by one as they finish
+      (an endpoint, the continuous in-process engine: committed in groups) rather than whole
+      batches (committed batch by batch);
+    - ``stream_samples``: lists of ``(index, Sample)`` as they are ready (:class:`TextsFromSamples`
+      gives it on top of ``generate_samples``).
+
+    :func:`compute_kind` also reads ``model`` (a torch module) or ``devices`` where a client has them.
+    """
+
     name: str
     backend: str
     model_source: str
     model_revision: Optional[str]
+    streams_requests: bool
 
     def generate_samples(self, prompts: list[str], seeds: list[int], params: SamplingParams) -> list[Sample]:
+        ...
+
+    def stream_samples(self, prompts: list, seeds: list[int], params: SamplingParams,
+                       labels: Optional[Sequence[str]] = None) -> Iterator[list[tuple[int, Sample]]]:
         ...
 
     def generate_texts(self, prompts: list[str], *, max_new_tokens: int = 32, temperature: float = 0.0,
@@ -57,7 +77,10 @@ class LLMClient(Protocol):
 
 
 class TextsFromSamples:
-    """Mixin: ``generate_texts`` and ``stream_samples`` on top of ``generate_samples``."""
+    """Mixin: ``generate_texts`` and ``stream_samples`` on top of ``generate_samples``; samples are
+    handed back in whole chunks (``streams_requests`` false) unless a backend says otherwise."""
+
+    streams_requests: bool = False
 
     def stream_samples(self, prompts: list, seeds: list[int], params: SamplingParams,
                        labels: Optional[Sequence[str]] = None) -> Iterator[list[tuple[int, Sample]]]:

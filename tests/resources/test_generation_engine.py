@@ -206,11 +206,11 @@ def test_a_backend_that_returns_fewer_samples_fails_the_partition_and_keeps_what
     import dagster as dg
     import pandas as pd
 
-    from fairness_assets.defs.generation.assets import _stream_into_database
+    from fairness_assets.defs.generation.assets import PartitionJob, _run_job
     from resources.llm.base import Sample
 
     class ShortBackend:
-        backend, model_source, model_revision = "openai", "http://x/v1 (m)", None
+        backend, model_source, model_revision, streams_requests = "openai", "http://x/v1 (m)", None, True
 
         def stream_samples(self, prompts, seeds, params, labels=None):
             yield [(i, Sample(f"answer {i}", 3, 5, 0.1)) for i in range(len(prompts) - 2)]  # two never come back
@@ -224,9 +224,9 @@ def test_a_backend_that_returns_fewer_samples_fails_the_partition_and_keeps_what
     from resources.partition_lease import claim
 
     claim(database.engine(), ["m|base"], "run-1")  # as the asset does before it generates: commits are fenced
+    job = PartitionJob("m|base", plan, "a1", "{}", "prov-1")
     with pytest.raises(dg.Failure, match=r"returned 4 of 6 samples \(2 missing\)"):
-        _stream_into_database(context, database, [("m", "base")], ShortBackend(), plan, SamplingParams(), "a1", "{}",
-                              0, "m|base", "prov-1")
+        _run_job(context, database, [("m", "base")], ShortBackend(), job, SamplingParams(), 0)
     stored = database.read_rows(D.Generation, ["m|base"])
     assert sorted(stored["response_id"]) == sorted(plan["response_id"][:4])
     assert set(stored["provenance_id"]) == {"prov-1"}

@@ -1,13 +1,14 @@
 """Generations: one row per (model, template, profile, run), partitioned model x template.
 
 Two sources, one table: the generation engine (the LLM resource samples every profile and
-run of the audit grid; resumable: a rerun generates only missing samples, each batch is
-committed as it finishes, so a crash loses at most the batch in flight and never duplicates a
-row), or a bring-your-own responses file (``FAIRNESS_RESPONSES``).
+run of the audit grid through ``resources.llm.runner.GenerationRunner``; resumable: a rerun
+generates only missing samples, each batch is committed as it finishes, so a crash loses at most
+the batch in flight and never duplicates a row), or a bring-your-own responses file
+(``FAIRNESS_RESPONSES``).
 """
 
 import json
-import time
+from dataclasses import dataclass
 
 import dagster as dg
 import pandas as pd
@@ -17,8 +18,8 @@ from fairness_assets.core.partition import PartitionKey
 from fairness_assets.core import prompts as prompts_core
 from fairness_assets.core import responses as responses_core
 from resources.database import Generation, GenerationCost, ResultsDatabase, make_provenance
-from resources.llm.base import compute_kind
 from resources.llm.resource import LLMResource
+from resources.llm.runner import GenerationRunner, IncompleteGenerationError
 from resources.partition_lease import claim, keep_alive, run_finished_from, run_status_from
 from resources.settings import AuditGridResource, GenerationSourceResource, ReferenceDataResource, stable_hash
 
@@ -76,68 +77,54 @@ def _claim(context, database, pairs) -> None:
     keep_alive(database.engine(), keys, context.run.run_id, run_finished_from(context.instance, context.run.run_id))
 
 
-def _stream_into_database(context, database, pairs, client, todo, params, audit_id, decoding, commit_every, key,
-                          provenance_id):
-    """Generate ``todo`` through the client's stream (many requests in flight for serving engines),
-    committing what has finished: an in-process batch as soon as it finishes; answers streamed from an
-    endpoint once ``commit_every`` (default 64) are waiting or 2 s have passed since the last commit: a crash loses at most the uncommitted ones and never duplicates a row."""
-    every = commit_every or 64
-    t0 = last_commit = last_log = time.perf_counter()
-    tokens = done = prompt_tokens = 0
-    request_s = 0.0
-    pending: list[tuple[int, object]] = []
+@dataclass(frozen=True)
+class PartitionJob:
+    """The samples of one partition still to generate (``todo``: rows of the plan) and what every
+    stored row of them carries: the audit, the decoding, the provenance."""
 
-    def commit() -> None:
-        nonlocal done, tokens, last_commit, prompt_tokens, request_s
-        rows = todo.iloc[[i for i, _ in pending]]
-        samples = [s for _, s in pending]
-        rows = rows.assign(
-            audit_id=audit_id, response=[s.text for s in samples], prompt_tokens=[s.prompt_tokens for s in samples],
-            output_tokens=[s.output_tokens for s in samples], latency_s=[s.latency_s for s in samples],
-            model_source=client.model_source, model_revision=client.model_revision, backend=client.backend,
-            decoding_json=decoding, provenance_id=provenance_id,
-        )
-        # committed only while this run holds the partition (a run that lost its lease stops here):
-        # a crash loses at most the samples not yet here
-        database.append_rows(Generation, rows, run_id=context.run.run_id)
-        _claim(context, database, pairs)  # renew the lease
-        done += len(pending)
-        tokens += sum(s.output_tokens or 0 for s in samples)
-        prompt_tokens += sum(s.prompt_tokens or 0 for s in samples)
-        request_s += sum(s.latency_s or 0.0 for s in samples)
-        pending.clear()
-        last_commit = time.perf_counter()
+    key: str
+    todo: pd.DataFrame
+    audit_id: str
+    decoding: str
+    provenance_id: str
 
+    def rows(self, client, finished) -> pd.DataFrame:
+        """Generation rows of ``finished`` (``(index into todo, Sample)``, as the runner commits them)."""
+        samples = [s for _, s in finished]
+        return self.todo.iloc[[i for i, _ in finished]].assign(
+            audit_id=self.audit_id, response=[s.text for s in samples],
+            prompt_tokens=[s.prompt_tokens for s in samples], output_tokens=[s.output_tokens for s in samples],
+            latency_s=[s.latency_s for s in samples], model_source=client.model_source,
+            model_revision=client.model_revision, backend=client.backend, decoding_json=self.decoding,
+            provenance_id=self.provenance_id)
+
+    def cost(self, client, stats, run_id: str) -> dict:
+        """The partition's row of ``generation_cost`` for this run."""
+        pk = PartitionKey.parse(self.key)
+        return {"partition_key": self.key, "audit_id": self.audit_id, "run_id": run_id, "model": pk.model,
+                "template": pk.template, "backend": client.backend, "compute_kind": stats.compute_kind,
+                "samples": stats.samples, "prompt_tokens": stats.prompt_tokens, "output_tokens": stats.output_tokens,
+                "wall_s": round(stats.wall_s, 3),
+                # GPU-seconds in process; request-seconds (the sum of request latencies) for an endpoint
+                "compute_s": stats.compute_s, "output_tokens_per_s": stats.output_tokens_per_s,
+                "provenance_id": self.provenance_id}
+
+
+def _run_job(context, database, pairs, client, job: PartitionJob, params, commit_every: int) -> dict:
+    """Generate ``job`` with the engine (:class:`GenerationRunner`): each group of finished samples
+    stored in one transaction fenced by this run's lease (a run that lost it stops there), the
+    leases renewed after each, progress in the run's log. Returns the cost row (also stored)."""
+    run_id = context.run.run_id
+    runner = GenerationRunner(
+        client, lambda finished: database.append_rows(Generation, job.rows(client, finished), run_id=run_id),
+        label=job.key, renew=lambda: _claim(context, database, pairs), log=context.log.info,
+        commit_every=commit_every)
     try:
-        for finished in client.stream_samples(list(todo["prompt"]), [int(s) for s in todo["seed"]], params,
-                                              labels=list(todo["response_id"])):  # errors name the sample
-            pending.extend(finished)
-            now = time.perf_counter()
-            # a client that hands back whole batches (in process) is committed batch by batch; one that streams
-            # many requests (an endpoint) every ``every`` answers or every 2 s
-            if len(pending) >= every or now - last_commit > 2.0 or not getattr(client, "streams_requests", False):
-                commit()
-                if now - last_log > 5.0 or done == len(todo):
-                    context.log.info(f"generations progress: {key}: "  # the console shows it in place
-                                     + gen_core.progress_line(done, len(todo), tokens, now - t0))
-                    last_log = now
-    finally:  # answers that finished before a failure are kept: a rerun generates only the rest
-        if pending:
-            commit()
-    if done != len(todo):  # never a silently short partition: what was committed stays, a rerun fills in
-        raise dg.Failure(f"partition {key}: the {client.backend} backend returned {done} of {len(todo)} samples "
-                         f"({len(todo) - done} missing); the {done} are stored, launch the run again for the rest")
-    wall = time.perf_counter() - t0
-    context.log.info(f"{key}: " + gen_core.progress_line(done, len(todo), tokens, wall))
-    kind, devices = compute_kind(client)
-    pk = PartitionKey.parse(key)
-    model, template = pk.model, pk.template
-    cost = {"partition_key": key, "audit_id": audit_id, "run_id": context.run.run_id, "model": model,
-            "template": template, "backend": client.backend, "compute_kind": kind, "samples": done,
-            "prompt_tokens": prompt_tokens, "output_tokens": tokens, "wall_s": round(wall, 3),
-            # GPU-seconds in process; request-seconds (the sum of request latencies) for an endpoint
-            "compute_s": round(request_s if kind == "endpoint" else wall * max(devices, 1), 3),
-            "output_tokens_per_s": round(tokens / wall, 2) if wall > 0 else 0.0, "provenance_id": provenance_id}
+        stats = runner.run(list(job.todo["prompt"]), list(job.todo["seed"]), params,
+                           labels=list(job.todo["response_id"]))  # errors name the sample
+    except IncompleteGenerationError as exc:  # never a silently short partition: a rerun fills in
+        raise dg.Failure(str(exc)) from None
+    cost = job.cost(client, stats, run_id)
     database.append_rows(GenerationCost, pd.DataFrame([cost]))
     return cost
 
@@ -184,8 +171,8 @@ def _generate(context, guard, prompts, profiles, cfg, generation_source, llm, da
                                                 "source": client.model_source, "revision": client.model_revision,
                                                 "decoding": json.loads(decoding)})
             database.record_provenance(prov)
-            costs.append(_stream_into_database(context, database, pairs, client, todo, params, audit_id, decoding,
-                                               generation_source.commit_every, key, prov.provenance_id))
+            job = PartitionJob(key, todo, audit_id, decoding, prov.provenance_id)
+            costs.append(_run_job(context, database, pairs, client, job, params, generation_source.commit_every))
     stored = database.read_rows(Generation, [gen_core.partition_key(m, t) for m, t in pairs])
     stored = stored[stored["audit_id"] == audit_id]
     if costs:  # what this run's generation cost, per partition (also stored: table generation_cost)
