@@ -14,21 +14,20 @@ weighted means with one matrix product; a sign-flip permutation test multiplies 
 template, grouping, the units resampled), so a result does not depend on which other
 partitions or groups are in the input, nor on their order.
 
-Pure: pandas and numpy only.
+Pure: pandas and numpy only (and threadpoolctl, to run the matrix products on one BLAS thread).
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import itertools
 import threading
 import zlib
-from pathlib import Path
 from typing import Iterable, Iterator, Optional, Sequence
 
 import numpy as np
 import pandas as pd
+from threadpoolctl import ThreadpoolController
 
 METRICS = ("drs", "acc", "rep", "acad")
 PROFILE_ATTRIBUTES = ("gender", "economic_class", "nationality")
@@ -86,38 +85,8 @@ def adjust_pvalues(p, method: str = "holm") -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------- resampling kernels
-_BLAS_LOCK = threading.Lock()
-_BLAS_STATE = {"depth": 0, "previous": None}
-_BLAS_FUNCS: list = []  # [] not looked up yet; [None] no controllable OpenBLAS; [(get, set)]
-
-
-def _openblas_threads():
-    """(get_num_threads, set_num_threads) of the OpenBLAS bundled with numpy's wheel, or None
-    (another BLAS, or not found: the kernels then run as they are)."""
-    if _BLAS_FUNCS:
-        return _BLAS_FUNCS[0]
-    found = None
-    try:
-        libdir = Path(np.__file__).resolve().parent.parent / "numpy.libs"
-        for path in sorted(libdir.glob("*openblas*")) if libdir.is_dir() else []:
-            lib = ctypes.CDLL(str(path))
-            for suffix in ("64_", "_64_", ""):
-                for prefix in ("scipy_openblas_", "openblas_"):
-                    get = getattr(lib, f"{prefix}get_num_threads{suffix}", None)
-                    set_ = getattr(lib, f"{prefix}set_num_threads{suffix}", None)
-                    if get is not None and set_ is not None:
-                        get.restype, get.argtypes = ctypes.c_int, []
-                        set_.restype, set_.argtypes = None, [ctypes.c_int]
-                        found = (get, set_)
-                        break
-                if found:
-                    break
-            if found:
-                break
-    except (OSError, AttributeError):  # pragma: no cover - platform without the bundled OpenBLAS
-        found = None
-    _BLAS_FUNCS.append(found)
-    return found
+_BLAS_LOCK = threading.RLock()
+_BLAS: list = []  # threadpoolctl's controller of the process's BLAS libraries, looked up on first use
 
 
 @contextlib.contextmanager
@@ -128,25 +97,20 @@ def blas_single_thread():
     and synchronising BLAS threads costs more than the product, and on a busy machine much
     more (the study-grid statistics ran about twice as fast single-threaded on 2 cores).
     Results are the same up to floating-point summation order (last-bit differences in an
-    interval bound at most). A no-op where numpy's BLAS is not the bundled OpenBLAS."""
-    funcs = _openblas_threads()
-    if funcs is None:
-        yield
-        return
-    get, set_ = funcs
+    interval bound at most).
+
+    threadpoolctl sets the limit on every BLAS library loaded in the process (numpy's bundled
+    OpenBLAS, or MKL, BLIS, FlexiBLAS; looked up once, on first use: numpy loads its BLAS on
+    import). OpenBLAS keeps one thread count for the whole process, so the blocks of different
+    threads take turns (a re-entrant lock: a nested block in the same thread goes straight in);
+    threadpoolctl also lets only one thread at a time change it, so while another thread holds
+    a ``threadpool_limits`` of its own, the products run under that thread's limit. A no-op
+    where threadpoolctl finds no BLAS."""
     with _BLAS_LOCK:
-        if _BLAS_STATE["depth"] == 0:
-            _BLAS_STATE["previous"] = get()
-            if _BLAS_STATE["previous"] != 1:
-                set_(1)
-        _BLAS_STATE["depth"] += 1
-    try:
-        yield
-    finally:
-        with _BLAS_LOCK:
-            _BLAS_STATE["depth"] -= 1
-            if _BLAS_STATE["depth"] == 0 and _BLAS_STATE["previous"] not in (None, 1):
-                set_(_BLAS_STATE["previous"])
+        if not _BLAS:
+            _BLAS.append(ThreadpoolController().select(user_api="blas"))
+        with _BLAS[0].limit(limits=1, user_api="blas"):
+            yield
 
 
 def _rng(seed: int, *key) -> np.random.Generator:
