@@ -13,7 +13,11 @@ partition. So each partitioned asset goes through its partitions under a :class:
 - the results IO manager does not store a partition that the asset it stores failed or skipped in
   the run: its earlier rows, if any, are kept (resources/database.SQLResultsIOManager);
 - the asset's metadata lists them (``failed_partitions``), and the step fails only when no partition
-  of the run could be produced.
+  of the run could be produced;
+- Dagster still records a materialization for every partition of the step (the UI's Partitions tab
+  shows them all as materialized), so the event of each partition left out says so on the partition's
+  own page: ``partition_outcome`` (``failed`` / ``skipped`` / ``blocked``, not stored, and the reason)
+  and ``dagster/row_count`` 0.
 
 A lost lease (another run took the partition over) is never isolated: it stops the run.
 """
@@ -130,4 +134,17 @@ class PartitionGuard:
                              + "; ".join(f"{k} {s}: {r}" for k, (s, r) in self.outcomes.items()))
         self.context.log.error(f"{self.asset}: {len(self.outcomes)} of {len(self.keys)} partition(s) of the run not "
                                f"produced ({', '.join(self.outcomes)}); the others are stored")
+        self._mark_left_out()
         return {"failed_partitions": table_md(table)}
+
+    def _mark_left_out(self) -> None:
+        """The materialization event Dagster records for each partition left out names what happened to it
+        (partition-scoped metadata overrides the step's own: its row count is the whole run's)."""
+        raw_keys = dict(zip(self.keys, self.context.partition_keys))
+        for key, (status, reason) in self.outcomes.items():
+            if key not in raw_keys:
+                continue
+            for name in self.assets:
+                self.context.add_asset_metadata({"partition_outcome": f"{status}, not stored in this run: {reason}",
+                                                 "dagster/row_count": 0},
+                                                asset_key=name, partition_key=raw_keys[key])
