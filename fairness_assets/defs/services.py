@@ -22,7 +22,7 @@ from fairness_assets.core import report as report_core
 from fairness_assets.core.match import MATCHER_VERSION
 from fairness_assets.core.partition import by_partition
 from fairness_assets.core.parse import PARSER_VERSION
-from resources.database import code_version
+from resources.database import code_version, library_versions
 from resources.settings import ParseQualityResource, ReferenceDataResource, ScoringResource
 
 
@@ -101,7 +101,9 @@ def write_report(folder: Path, html: str, markdown: str, figures) -> Path:
 
 
 def software_provenance(tagger_name: str, scoring_parameters: dict, statistics: dict) -> dict:
-    """The part of a report's provenance that says which code and settings produced it (the
-    audit_report asset and `fairness-audit score` both record it)."""
+    """The part of a report's provenance that says which code, libraries and settings produced it
+    (the audit_report asset and `fairness-audit score` both record it): the library versions are
+    those every provenance record of the results database stores (``library_versions``)."""
     return {"parser": PARSER_VERSION, "matcher": MATCHER_VERSION, "subject tagger": tagger_name,
-            "scoring parameters": scoring_parameters, "statistics": statistics, "code version": code_version()}
+            "scoring parameters": scoring_parameters, "statistics": statistics, "code version": code_version(),
+            "library versions": library_versions()}
