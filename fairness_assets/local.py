@@ -16,16 +16,14 @@ No lineage is written here: only which assets run, for which partitions, with wh
 
 from __future__ import annotations
 
-import contextlib
 import datetime as _dt
 import logging
 import os
 import sys
 import tempfile
-import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, Mapping, Optional, Sequence
+from typing import Callable, Mapping, Optional, Sequence
 
 import pandas as pd
 
@@ -339,26 +337,30 @@ def output_folder(out: str) -> Path:
     return path
 
 
-_SCORE_LOCK = threading.Lock()
+def score_settings(responses: str, corpus_path: str, database_url: str, workdir: Path, staging_dir: str,
+                   tagger: str = "rules", max_items: Optional[int] = None):
+    """The settings of one ``score``: the environment's (``FAIRNESS_*``), with the command's files,
+    tagger, k and its own database, reports folder, home and staging folder in their place. Built
+    once and passed on (never written to ``os.environ``): two ``score`` calls in one process, in two
+    threads, each run with their own. A bad value raises ``ConfigError`` naming it."""
+    from resources.settings import load_settings
+
+    return load_settings(responses=responses, qs_corpus=corpus_path, tagger=tagger, database_url=database_url,
+                         reports_dir=str(workdir / "reports"), home=str(workdir / "home"), staging_dir=staging_dir,
+                         **({"max_items": int(max_items)} if max_items is not None else {}))
 
 
-def _set_environment(values: dict[str, Optional[str]]) -> None:
-    for k, v in values.items():
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v
+def resources_from(settings) -> dict:
+    """Every resource of the code location configured with the values of ``settings`` themselves
+    (``FairnessSettings.resource_config(key, env_vars=False)``: no ``EnvVar``, so a run reads
+    nothing from the environment), and the ``results_io`` IO manager on its database."""
+    from resources.database import SQLResultsIOManager
 
+    from .definitions import RESOURCE_CLASSES
 
-@contextlib.contextmanager
-def _environment(values: dict[str, Optional[str]]) -> Iterator[None]:
-    """``os.environ`` with ``values`` set (None: removed) for the block, restored after."""
-    saved = {k: os.environ.get(k) for k in values}
-    try:
-        _set_environment(values)
-        yield
-    finally:
-        _set_environment(saved)
+    built = {key: cls(**settings.resource_config(key, env_vars=False)) for key, cls in RESOURCE_CLASSES.items()}
+    built["results_io"] = SQLResultsIOManager(database=built["database"])
+    return built
 
 
 def partition_boxes(pairs: set[tuple[str, str]], models: list[str], templates: list[str]) -> list[tuple]:
@@ -477,64 +479,58 @@ def score_responses(responses: str, corpus_path: str, out: str, tagger: str = "r
     with staging, tempfile.TemporaryDirectory(prefix="fairness-score-") as tmp:
         # userinfo percent-encoded: a password holding '@' reaches the driver whole
         database_url = quote_userinfo(database_url) or f"sqlite:///{Path(tmp) / 'results.db'}"
-        env = {"FAIRNESS_RESPONSES": responses, "FAIRNESS_QS_CORPUS": corpus_path, "FAIRNESS_TAGGER": tagger,
-               "FAIRNESS_DATABASE_URL": database_url, "FAIRNESS_REPORTS_DIR": str(Path(tmp) / "reports"),
-               "FAIRNESS_HOME": str(Path(tmp) / "home"), "FAIRNESS_STAGING_DIR": staging.name}
-        if max_items is not None:
-            env["FAIRNESS_MAX_ITEMS"] = str(int(max_items))
-        # the settings are read from os.environ, which a process shares: score calls in one process
-        # (threads of a library user) take turns instead of seeing each other's files and databases
-        with _SCORE_LOCK, _environment(env):
-            from .definitions import build_resources, defs
-            from .defs.operations.jobs import CROSS_PARTITION
-            from .defs.partitions import MODEL_PARTITIONS
-            from .defs.understanding.assets import QUALITY_CHECKS_TAG
+        # this score's settings, passed to its resources (the environment is read, never changed)
+        settings = score_settings(responses, corpus_path, database_url, Path(tmp), staging.name, tagger, max_items)
+        from .definitions import defs
+        from .defs.operations.jobs import CROSS_PARTITION
+        from .defs.partitions import MODEL_PARTITIONS
+        from .defs.understanding.assets import QUALITY_CHECKS_TAG
 
-            resources = build_resources()
-            if rank_column != resources["reference"].rank_column:
-                resources["reference"] = resources["reference"].model_copy(update={"rank_column": rank_column})
-            instance = dg.DagsterInstance.ephemeral()
-            instance.add_dynamic_partitions(MODEL_PARTITIONS.name, models)
-            reference_group = dg.AssetSelection.groups("reference")
-            per_partition = dg.AssetSelection.all() - reference_group - CROSS_PARTITION
-            tags = {QUALITY_CHECKS_TAG: "warn"}
+        resources = resources_from(settings)
+        if rank_column != resources["reference"].rank_column:
+            resources["reference"] = resources["reference"].model_copy(update={"rank_column": rank_column})
+        instance = dg.DagsterInstance.ephemeral()
+        instance.add_dynamic_partitions(MODEL_PARTITIONS.name, models)
+        reference_group = dg.AssetSelection.groups("reference")
+        per_partition = dg.AssetSelection.all() - reference_group - CROSS_PARTITION
+        tags = {QUALITY_CHECKS_TAG: "warn"}
 
-            def run(selection, what: str, **kwargs):
-                run_log.note(f"run: {what}")
-                return _materialize(dg, list(defs.assets), instance, resources, selection, run_log, **kwargs)
+        def run(selection, what: str, **kwargs):
+            run_log.note(f"run: {what}")
+            return _materialize(dg, list(defs.assets), instance, resources, selection, run_log, **kwargs)
 
-            def failed(result, what: str) -> None:
-                """The failures of a run: each partition that an asset failed (or blocked) in it, from
-                the run's partition outcomes (the run goes on without it), then each failed step that
-                those do not explain (the run's own failure)."""
-                found: list[StepFailure] = []
-                explained: set[str] = set()
-                for key, asset, status, reason in _partition_failures(database_url, result.run_id):
-                    explained.add(asset)
-                    found.append(StepFailure(f"partition {key}", (asset,),
-                                             reason if status == "failed" else f"{status}: {reason}"))
-                if not result.success:
-                    for steps, cause in step_failures(instance, result.run_id):
-                        if not (steps and set(steps) <= explained):
-                            found.append(StepFailure(what, steps, cause))
-                for failure in found:
-                    log(f"failed: {failure.line()}")
-                failures.extend(found)
+        def failed(result, what: str) -> None:
+            """The failures of a run: each partition that an asset failed (or blocked) in it, from
+            the run's partition outcomes (the run goes on without it), then each failed step that
+            those do not explain (the run's own failure)."""
+            found: list[StepFailure] = []
+            explained: set[str] = set()
+            for key, asset, status, reason in _partition_failures(database_url, result.run_id):
+                explained.add(asset)
+                found.append(StepFailure(f"partition {key}", (asset,),
+                                         reason if status == "failed" else f"{status}: {reason}"))
+            if not result.success:
+                for steps, cause in step_failures(instance, result.run_id):
+                    if not (steps and set(steps) <= explained):
+                        found.append(StepFailure(what, steps, cause))
+            for failure in found:
+                log(f"failed: {failure.line()}")
+            failures.extend(found)
 
-            log("reference data (corpus, countries, distances, profiles, prompts)")
-            result = run(reference_group, "reference data", tags=tags)
-            failed(result, "reference data (every partition)")
-            if result.success:
-                boxes = bounded_boxes(partition_boxes(pairs, models, template_order), models, template_order)
-                for i, (m0, m1, t0, t1) in enumerate(boxes):
-                    box = f"partitions {m0}..{m1} x {t0}..{t1}"
-                    log(f"scoring {box} ({i + 1}/{len(boxes)})")
-                    result = run(per_partition, box, tags={
-                        **tags, "dagster/asset_partition_range_start": str(PartitionKey(m0, t0)),
-                        "dagster/asset_partition_range_end": str(PartitionKey(m1, t1))})
-                    failed(result, box)  # and on with the next box
-                log("base vs regional and the report, over what was scored")
-                failed(run(CROSS_PARTITION, "base vs regional and the report"), "every partition")
+        log("reference data (corpus, countries, distances, profiles, prompts)")
+        result = run(reference_group, "reference data", tags=tags)
+        failed(result, "reference data (every partition)")
+        if result.success:
+            boxes = bounded_boxes(partition_boxes(pairs, models, template_order), models, template_order)
+            for i, (m0, m1, t0, t1) in enumerate(boxes):
+                box = f"partitions {m0}..{m1} x {t0}..{t1}"
+                log(f"scoring {box} ({i + 1}/{len(boxes)})")
+                result = run(per_partition, box, tags={
+                    **tags, "dagster/asset_partition_range_start": str(PartitionKey(m0, t0)),
+                    "dagster/asset_partition_range_end": str(PartitionKey(m1, t1))})
+                failed(result, box)  # and on with the next box
+            log("base vs regional and the report, over what was scored")
+            failed(run(CROSS_PARTITION, "base vs regional and the report"), "every partition")
         try:
             written = export.export_results(database_url, outdir, log=log)
         except Exception as exc:  # noqa: BLE001 - the failures are reported below, with this one

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import threading
 from datetime import datetime, timezone
 from functools import lru_cache
 from typing import Any, Iterable, Optional, Sequence, Type
@@ -797,13 +798,20 @@ class ResultsDatabase(ConfigurableResource):
             self._engine = None
 
 
+# Alembic's migration context (``alembic.context``, ``alembic.op``) is one per process: threads of one
+# process (two `score` calls of a library user) opening databases at once upgrade them in turn
+_MIGRATION_LOCK = threading.Lock()
+
+
 def _create_tables(engine: sa.Engine) -> None:
     """Bring the database to the newest schema revision (Alembic, resources/migrations): a fresh
     database is created, one made by an earlier release is upgraded with its rows kept; parallel
-    steps opening it at once are serialised by a lock (docs/architecture.md, "Schema migrations")."""
+    steps opening it at once are serialised by a lock (docs/architecture.md, "Schema migrations"),
+    threads of one process by :data:`_MIGRATION_LOCK`."""
     from .migrations import upgrade
 
-    upgrade(engine)
+    with _MIGRATION_LOCK:
+        upgrade(engine)
 
 
 def _with_driver(url: str) -> str:

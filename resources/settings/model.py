@@ -299,19 +299,22 @@ class FairnessSettings(BaseSettings):
         value = getattr(self, field)
         return value.get_secret_value() if isinstance(value, SecretStr) else value
 
-    def resource_value(self, field: str) -> Any:
+    def resource_value(self, field: str, env_vars: bool = True) -> Any:
         """What a resource field receives: an ``EnvVar`` for a variable read at run time that is set
-        (Dagster reads it when a run starts), else the value of this model."""
+        (Dagster reads it when a run starts), else the value of this model. ``env_vars=False``: the
+        value of this model always (settings built in process, e.g. from a command line's arguments,
+        that the environment does not hold)."""
         info = field_specs()[field]
-        if info.read == RUN and self.is_set(field):
+        if env_vars and info.read == RUN and self.is_set(field):
             import dagster as dg
 
             return dg.EnvVar.int(self.env_name(field)) if info.type is int else dg.EnvVar(self.env_name(field))
         return self.value(field)
 
-    def resource_config(self, resource_key: str) -> dict[str, Any]:
-        """Keyword arguments of the resource ``resource_key`` that the variables set."""
-        return {attr: self.resource_value(spec.name)
+    def resource_config(self, resource_key: str, env_vars: bool = True) -> dict[str, Any]:
+        """Keyword arguments of the resource ``resource_key`` that the variables set (``env_vars``:
+        see :meth:`resource_value`)."""
+        return {attr: self.resource_value(spec.name, env_vars)
                 for spec in field_specs().values() for key, attr in spec.targets if key == resource_key}
 
     def run_config(self, resource_key: str) -> dict[str, Any]:
@@ -377,18 +380,24 @@ def iter_specs() -> Iterator[FieldSpec]:
     yield from field_specs().values()
 
 
-def load_settings() -> FairnessSettings:
-    """The settings as the environment says now; a bad value raises :class:`ConfigError` naming
-    the variable and the value."""
+def load_settings(**values: Any) -> FairnessSettings:
+    """The settings as the environment says now, with ``values`` (by field name, e.g.
+    ``qs_corpus=...``: a command line's arguments) taking the place of the variables; the
+    environment is only read, never changed. A bad value raises :class:`ConfigError` naming the
+    variable and the value."""
+    unknown = sorted(set(values) - set(FairnessSettings.model_fields))
+    if unknown:
+        raise ConfigError(f"unknown setting(s) {unknown}; the settings are the fields of FairnessSettings "
+                          "(docs/configuration.md)")
     try:
-        return FairnessSettings()
+        return FairnessSettings(**values)
     except ValidationError as exc:
         problems = []
         for err in exc.errors():
             loc = [str(p) for p in err.get("loc", ()) if p != "__root__"]
             if loc:
                 name = FairnessSettings.env_name(loc[0])
-                raw = os.environ.get(name, err.get("input"))
+                raw = values[loc[0]] if loc[0] in values else os.environ.get(name, err.get("input"))
                 shown = "***" if field_specs().get(loc[0]) and field_specs()[loc[0]].secret else raw
                 problems.append(f"{name}={shown!r}: {err['msg']}")
             else:

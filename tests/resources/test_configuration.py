@@ -135,6 +135,31 @@ def test_bad_values_name_the_variable(clean_env):
     assert isinstance(s, FairnessSettings)
 
 
+def test_settings_built_in_process_take_the_place_of_the_environment_without_changing_it(clean_env, tmp_path):
+    """load_settings(**values): a command line's arguments over the environment, validated and named
+    like variables; resource_config(env_vars=False): the values themselves, no EnvVar (a run reads
+    nothing from the environment), secrets included."""
+    import os
+
+    clean_env.setenv("FAIRNESS_QS_CORPUS", str(tmp_path / "env.csv"))
+    clean_env.setenv("FAIRNESS_PRESET", "study")
+    before = {k: v for k, v in os.environ.items() if k.startswith("FAIRNESS_")}
+    mine = load_settings(qs_corpus=str(tmp_path / "mine.csv"), database_url="postgresql://u:pw@db/audit", max_items=5)
+    assert {k: v for k, v in os.environ.items() if k.startswith("FAIRNESS_")} == before
+    assert mine.qs_corpus == str(tmp_path / "mine.csv") and mine.preset == "study" and mine.max_items == 5
+    assert load_settings().qs_corpus == str(tmp_path / "env.csv")  # the environment's settings are untouched
+    assert mine.resource_config("reference", env_vars=False)["corpus_path"] == str(tmp_path / "mine.csv")
+    assert mine.resource_config("database", env_vars=False) == {"url": "postgresql://u:pw@db/audit"}
+    assert mine.resource_config("audit_grid", env_vars=False)["preset"] == "study"
+    assert isinstance(mine.resource_config("reference")["corpus_path"], dg.EnvVar)  # the code location's way
+    with pytest.raises(ConfigError, match="FAIRNESS_MAX_ITEMS=0"):
+        load_settings(max_items=0)
+    with pytest.raises(ConfigError, match=r"FAIRNESS_DATABASE_URL='\*\*\*'"):
+        load_settings(database_url=12)
+    with pytest.raises(ConfigError, match=r"unknown setting\(s\) \['corpus'\]"):
+        load_settings(corpus="x.csv")
+
+
 def _score(tmp_path, name: str):
     """Reference data, generations (the demo responses), recommendations and scores of one
     partition, with every resource built by build_resources() from the environment."""
