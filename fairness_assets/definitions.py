@@ -1,78 +1,49 @@
-"""The Dagster code location: assets of every stage, resources, jobs.
+"""The Dagster code location, in Dagster's project layout (``[tool.dg]`` in pyproject.toml).
 
-Every deployment setting is a ``FAIRNESS_*`` environment variable, defined once in the settings
-model (``resources.settings.model.FairnessSettings``) and listed with its type, default, meaning,
-where it is used and when it is read in docs/configuration.md (generated from the model).
-``build_resources()`` reads the environment when it is called: variables Dagster can read at run
-time (strings, integers, and every secret) reach the resources as ``dagster.EnvVar`` (never shown
-in the UI); floats and booleans, the executor, the schedule and the Kubernetes tags are read when
-the code location loads.
+``defs`` is everything under ``fairness_assets/defs/``, loaded by ``dg.load_from_defs_folder``: the
+assets and checks of the stage folders (``reference/``, ``generation/``, ``understanding/``,
+``scoring/``, ``reporting/``), the jobs, schedule and sensors of ``operations/``, and the resources
+and executor of ``defs/resources.py`` (a ``@dg.definitions`` function built from the settings
+model; docs/configuration.md). Nothing lists modules: a module added under ``defs/`` is part of
+the code location. The catalog (``defs/catalog.py``: kinds, owners, tags and method of each asset)
+is applied here to every asset; an asset without a catalog entry fails the load.
+
+``defs`` is built when this module is imported, as a ``Definitions`` object: Dagster's tools load
+it (``dg dev``, ``dg check defs``, ``dg list defs``, ``dagster dev -w workspace.yaml``, the code
+server ``dagster api grpc -m fairness_assets.definitions``) and the command line and the tests
+use it as it is.
+
+This module is the entry of every process that serves the code location, so importing it (and
+only it: not ``import fairness_assets`` nor ``fairness_assets.core``) undoes an inherited "ignore
+SIGINT/SIGTERM" (:mod:`fairness_assets._signals`), before Dagster copies SIGINT's handler onto
+SIGTERM; ``fairness-audit ui`` does the same before it starts ``dagster dev``.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import dagster as dg
 
-from resources.alerts import AlertResource
-from resources.database import ResultsDatabase, SQLResultsIOManager
-from resources.llm.resource import LLMResource
-from resources.settings import (
-    AuditGridResource,
-    GenerationSourceResource,
-    ParseQualityResource,
-    ReferenceDataResource,
-    ReportResource,
-    ScoringResource,
-    load_settings,
-)
-from resources.tagger import SubjectTaggerResource
-
+from ._signals import restore_inherited_signals
 from .defs.catalog import catalogued
-from .defs.generation import assets as generation_assets
-from .defs.operations.executors import executor_from_env
-from .defs.operations.jobs import JOBS
-from .defs.operations.schedules import SCHEDULES
-from .defs.operations.sensors import SENSORS
-from .defs.reference import assets as reference_assets
-from .defs.scoring import assets as scoring_assets
-from .defs.reporting import assets as reporting_assets
-from .defs.reporting import comparison as comparison_assets
-from .defs.reporting import geography as geography_assets
-from .defs.scoring import drift as drift_assets
-from .defs.understanding import assets as understanding_assets
+from .defs.resources import RESOURCE_CLASSES, build_resources
+
+__all__ = ["RESOURCE_CLASSES", "build_resources", "defs", "load_definitions"]
+
+restore_inherited_signals()  # the code server's entry (module docstring)
 
 
-ASSETS = catalogued(dg.load_assets_from_modules(  # kinds, owners and tags: defs/catalog.py
-    [reference_assets, generation_assets, understanding_assets, scoring_assets, drift_assets, reporting_assets,
-     geography_assets, comparison_assets]))
-
-RESOURCE_CLASSES = {
-    "database": ResultsDatabase,
-    "reference": ReferenceDataResource,
-    "audit_grid": AuditGridResource,
-    "generation_source": GenerationSourceResource,
-    "subject_tagger": SubjectTaggerResource,
-    "parse_quality": ParseQualityResource,
-    "scoring": ScoringResource,
-    "report_settings": ReportResource,
-    "llm": LLMResource,
-    "alerts": AlertResource,
-}
+def load_definitions() -> dg.Definitions:
+    """The defs folder, loaded now (the settings read from the environment as it is), every asset
+    catalogued."""
+    loaded = dg.load_from_defs_folder(path_within_project=Path(__file__).parent)
+    # the same Definitions with the catalog's kinds, owners, tags and method note on every asset
+    return dg.Definitions(
+        assets=catalogued(loaded.assets or []), asset_checks=loaded.asset_checks, jobs=loaded.jobs,
+        schedules=loaded.schedules, sensors=loaded.sensors, resources=loaded.resources,
+        executor=loaded.executor, loggers=loaded.loggers, metadata=loaded.metadata,
+        component_tree=loaded.component_tree)
 
 
-def build_resources() -> dict:
-    """Every resource, configured from the environment as it is now (see the module docstring)."""
-    settings = load_settings()
-    built = {key: cls(**settings.resource_config(key)) for key, cls in RESOURCE_CLASSES.items()}
-    built["results_io"] = SQLResultsIOManager(database=built["database"])
-    return built
-
-
-defs = dg.Definitions(
-    assets=ASSETS,
-    resources=build_resources(),
-    jobs=JOBS,
-    schedules=SCHEDULES,
-    sensors=SENSORS,
-    executor=executor_from_env(),
-)
+defs = load_definitions()

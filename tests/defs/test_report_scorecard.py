@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from fairness_assets.core import tables as tables_core
-from fairness_assets.defs.reporting import geography
+from fairness_assets.core.partition import PartitionKey
 from resources import database as D
 from resources.settings import ReportResource
 from tests.helpers import pipeline as P
@@ -44,10 +44,10 @@ def audited(tmp_path_factory):
     a = _as_model(P.DEMO_RESPONSES, "model-a", tmp / "a.jsonl")
     b = _as_model(P.altered_responses(tmp, {"Massachusetts Institute of Technology": "University of Lagos"}),
                   "model-b", tmp / "b.jsonl")
-    assets = [*P.ASSETS, *dg.load_assets_from_modules([geography])]
+    assets = P.ASSETS
     # the gate only once both models are audited (with model-a alone it is inconclusive and blocks the run)
     first = ReportResource(output_dir=str(tmp / "reports"), base_url=BASE_URL + "/")
-    runs = [dg.materialize(assets, instance=instance, partition_key=f"{m}|base", raise_on_error=False,
+    runs = [dg.materialize(assets, instance=instance, partition_key=str(PartitionKey(m, "base")), raise_on_error=False,
                            resources=P.resources(db, path, report_settings=s))
             for m, path, s in (("model-a", a, first), ("model-b", b, settings))]
     assert all(r.success for r in runs), [e.message for r in runs for e in r.all_events if e.is_failure]
@@ -83,7 +83,7 @@ def test_the_scorecard_figures_match_the_stored_tables(audited):
     corpus_countries = db.read_rows(D.CorpusUniversity, [""])["iso3"].nunique()
     board = tables_core.from_long(db.read_rows(D.ComparisonRow, [""]))["leaderboard"]
     for (model, template), cells in rows.items():
-        key = f"{model}|{template}"
+        key = str(PartitionKey(model, template))
         recs = db.read_rows(D.Recommendation, [key])
         answers = recs.drop_duplicates("response_id")
         parsed = int(answers["parse_status"].isin(["ok", "partial"]).sum())

@@ -1,4 +1,7 @@
-"""Run the whole audit lineage in process on a responses file (no model), for tests."""
+"""Run the whole audit lineage in process on a responses file (no model), for tests: the assets of
+the code location as it loads (``fairness_assets.definitions``: every module under defs/, none
+listed here), with resources of the test's own (its results database, responses file and reports
+folder)."""
 
 from __future__ import annotations
 
@@ -7,47 +10,39 @@ from pathlib import Path
 
 import dagster as dg
 
-from fairness_assets.defs.generation import assets as gen
+from fairness_assets.core.partition import PartitionKey
+from fairness_assets.definitions import RESOURCE_CLASSES, defs
 from fairness_assets.defs.partitions import MODEL_PARTITIONS
-from fairness_assets.defs.reference import assets as ref
-from fairness_assets.defs.reporting import assets as reporting
-from fairness_assets.defs.reporting import comparison
-from fairness_assets.defs.scoring import assets as sco
-from fairness_assets.defs.scoring import drift
-from fairness_assets.defs.understanding import assets as und
 from resources import database as D
-from resources.alerts import AlertResource
-from resources.llm.resource import LLMResource
-from resources.settings import (AuditGridResource, GenerationSourceResource, ParseQualityResource,
-                                ReferenceDataResource, ReportResource, ScoringResource)
-from resources.tagger import SubjectTaggerResource
+from resources.settings import GenerationSourceResource, ReportResource
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO_RESPONSES = ROOT / "data" / "examples" / "demo_responses.jsonl"
 DEMO_MODEL = "qwen2.5-0.5b-demo"
-DEMO_KEY = f"{DEMO_MODEL}|base"
+DEMO_KEY = str(PartitionKey(DEMO_MODEL, "base"))
 
-ASSETS = dg.load_assets_from_modules([ref, gen, und, sco, drift, reporting, comparison])
+ASSETS = list(defs.assets)  # every asset of the code location, catalogued as the UI shows it
 
 
 def resources(database: D.ResultsDatabase, responses, **overrides) -> dict:
-    out = {
+    """Every resource of the code location (defs/resources.py) at its defaults, except: the results
+    database ``database`` (and its IO manager), the responses file ``responses``, and the reports
+    folder (beside a SQLite database; for PostgreSQL the default); ``overrides`` replace any."""
+    out = {key: cls() for key, cls in RESOURCE_CLASSES.items() if key != "database"}
+    url = database.resolved_url()
+    out.update({
         "database": database, "results_io": D.SQLResultsIOManager(database=database),
-        "reference": ReferenceDataResource(), "audit_grid": AuditGridResource(),
         "generation_source": GenerationSourceResource(responses_path=str(responses)),
-        "subject_tagger": SubjectTaggerResource(), "parse_quality": ParseQualityResource(),
-        "scoring": ScoringResource(), "llm": LLMResource(), "alerts": AlertResource(),
-        "report_settings": ReportResource(output_dir=str(Path(database.resolved_url().split("///")[-1]).parent
-                                                         / "reports") if database.resolved_url().startswith("sqlite")
-                                          else ""),
-    }
+        "report_settings": ReportResource(output_dir=str(Path(url.split("///")[-1]).parent / "reports")
+                                          if url.startswith("sqlite") else ""),
+    })
     out.update(overrides)
     return out
 
 
 def audit(instance, database, responses, key=DEMO_KEY, tags=None, **overrides):
     """Materialize every asset of partition ``key`` (``base_vs_regional`` included)."""
-    instance.add_dynamic_partitions(MODEL_PARTITIONS.name, [key.split("|")[0]])
+    instance.add_dynamic_partitions(MODEL_PARTITIONS.name, [PartitionKey.parse(key).model])
     return dg.materialize(ASSETS, instance=instance, partition_key=key, raise_on_error=False, tags=tags or {},
                           resources=resources(database, responses, **overrides))
 

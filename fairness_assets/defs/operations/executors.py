@@ -17,14 +17,9 @@ through the settings model (``resources.settings.model``; docs/configuration.md)
 
 from __future__ import annotations
 
-from typing import get_args
-
 import dagster as dg
 
-from resources.settings import FairnessSettings, load_settings
-from resources.settings.model import DEFAULT_BROKER  # noqa: F401  (re-exported: the documented default)
-
-EXECUTORS = get_args(FairnessSettings.model_fields["executor"].annotation)
+from resources.settings import load_settings
 
 
 def celery_config() -> dict:

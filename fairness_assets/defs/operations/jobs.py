@@ -66,5 +66,3 @@ reference_data = dg.define_asset_job(
     selection=dg.AssetSelection.groups("reference"),
     description="Rebuild the ranking corpus, countries, distances, profiles and prompts.",
 )
-
-JOBS = [demo_audit, study_audit, reaudit, audit_report_job, reference_data]

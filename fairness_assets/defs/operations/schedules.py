@@ -96,6 +96,3 @@ def reaudit_schedule(context: dg.ScheduleEvaluationContext, audit_grid: AuditGri
     if invalid:
         context.log.info(f"re-auditing {valid} on {templates} (round {round_id})")
     return reaudit_requests(valid, templates, round_id, skipped=sorted(invalid))
-
-
-SCHEDULES = [reaudit_schedule]
