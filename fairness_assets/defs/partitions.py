@@ -1,4 +1,6 @@
-"""The audit partitions: model (dynamic: add models without code) x template (the template files).
+"""The audit partitions: model (dynamic: add models without code) x template (the template files of
+the configured folder, ``FAIRNESS_TEMPLATES_DIR``, read when the code location loads: a template added
+there is a partition once the code location is reloaded).
 
 A model partition can be added in the UI under any name, including one Dagster cannot address
 (with ``|``, the multi-partition key separator) or one no source knows. :func:`invalid_models`
@@ -17,20 +19,34 @@ from __future__ import annotations
 
 import shlex
 import threading
+import unicodedata
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Optional
 
 import dagster as dg
-from dagster._core.definitions.partitions.utils.base import INVALID_PARTITION_SUBSTRINGS
 
 from fairness_assets.core.partition import SEPARATOR, PartitionKey
-from fairness_assets.core.prompts import load_templates
-from resources.settings import TEMPLATES_DIR
+from fairness_assets.core.prompts import TemplateError, load_templates
+from resources.settings import ConfigError, load_settings
+
+
+def template_names() -> list[str]:
+    """The templates of the configured folder (``FAIRNESS_TEMPLATES_DIR``, default data/templates), read
+    when the code location loads; a folder without templates raises ConfigError naming the variable."""
+    folder = load_settings().templates_dir
+    try:
+        names = sorted(load_templates(folder))
+    except (OSError, TemplateError) as exc:
+        raise ConfigError(f"FAIRNESS_TEMPLATES_DIR={folder!r}: the prompt templates cannot be read: {exc}") from None
+    if not names:
+        raise ConfigError(f"FAIRNESS_TEMPLATES_DIR={folder!r}: no template (*.yaml) in the folder")
+    return names
+
 
 MODEL_PARTITIONS = dg.DynamicPartitionsDefinition(name="models")
-TEMPLATE_PARTITIONS = dg.StaticPartitionsDefinition(sorted(load_templates(TEMPLATES_DIR)))
+TEMPLATE_PARTITIONS = dg.StaticPartitionsDefinition(template_names())
 AUDIT_PARTITIONS = dg.MultiPartitionsDefinition({"model": MODEL_PARTITIONS, "template": TEMPLATE_PARTITIONS})
 # a backfill of many partitions runs as one run (model weights load once); assets read context.partition_keys
 SINGLE_RUN = dg.BackfillPolicy.single_run()
@@ -192,10 +208,24 @@ def partition_name_problem(name: str) -> str | None:
     if SEPARATOR in name:
         return (f"the name contains {SEPARATOR!r}, which separates model and template in partition keys (Dagster "
                 f"could not address its partitions)")
-    bad = [s for s in INVALID_PARTITION_SUBSTRINGS if s in name]
-    if bad:
+    refused = dagster_refuses(name)
+    if refused:
+        # Dagster refuses '...' (it marks a range of partitions) and control characters
+        bad = (["..."] if "..." in name else []) + sorted({c for c in name if unicodedata.category(c) == "Cc"})
+        if not bad:
+            return f"Dagster does not allow the name as a partition key ({refused})"
         return (f"the name contains {', '.join(map(repr, bad))}, which Dagster does not allow in partition keys "
                 "('...' marks a range of partitions, the others are control characters)")
+    return None
+
+
+def dagster_refuses(name: str) -> str | None:
+    """Dagster's reason for refusing ``name`` as a partition key (its own check, through a public
+    definition); None when it accepts it."""
+    try:
+        dg.StaticPartitionsDefinition([name])
+    except dg.DagsterInvalidDefinitionError as exc:
+        return str(exc)
     return None
 
 

@@ -34,7 +34,7 @@ from fairness_assets.core.corpus import RepParams
 from fairness_assets.core.metrics import DEFAULT_LAMBDAS
 
 from .base import ConfigError
-from .paths import MODEL_REGISTRY
+from .paths import MODEL_REGISTRY, TEMPLATES_DIR
 
 ENV_PREFIX = "FAIRNESS_"
 RUN, LOAD, USE = "run", "load", "use"
@@ -152,6 +152,13 @@ class FairnessSettings(BaseSettings):
         str(MODEL_REGISTRY), "Model registry YAML (docs/generation.md).", group="grid", read=RUN,
         targets=(("audit_grid", "model_registry_path"), ("llm", "registry_path")),
         used_by="asset `generations`, the LLM tagger; job `study_audit` passes it on in its run config")
+    templates_dir: str = setting(
+        str(TEMPLATES_DIR), "Folder of the prompt templates (one YAML file per template, and "
+        "`format_instruction.txt`). Its templates are the 'template' partitions, so it is read when the code "
+        "location loads: the partitions and the assets read the same folder.", group="grid", read=LOAD,
+        targets=(("reference", "templates_dir"),),
+        used_by="the 'template' partitions (`fairness_assets/defs/partitions.py`); assets `prompts`, `generations` "
+        "(the templates of an imported responses file), `drs_scores`; `fairness-audit score`")
 
     # ------------------------------------------------------------------ generation and tagging
     device: str = setting(
@@ -272,10 +279,12 @@ class FairnessSettings(BaseSettings):
     @field_validator("reaudit_cron")
     @classmethod
     def _cron(cls, value: str) -> str:
-        from dagster._utils.schedules import is_valid_cron_string  # dagster is pinned (pyproject.toml)
+        import dagster as dg
 
-        if not is_valid_cron_string(value):
-            raise ValueError(f"not a valid cron string (e.g. {DEFAULT_CRON!r}: Mondays 06:00)")
+        try:  # Dagster has no public cron validator: a schedule definition accepts exactly what the schedule will
+            dg.ScheduleDefinition(name="reaudit_cron_check", cron_schedule=value, job_name="reaudit")
+        except dg.DagsterInvalidDefinitionError:
+            raise ValueError(f"not a valid cron string (e.g. {DEFAULT_CRON!r}: Mondays 06:00)") from None
         return value
 
     @model_validator(mode="after")

@@ -11,7 +11,7 @@ from pydantic import Field
 from fairness_assets.core.corpus import RepParams
 
 from .model import default_of
-from .paths import ALIASES_FILE, CAPITALS_FILE, DEMO_CORPUS, TEMPLATES_DIR, UNIVERSITY_ALIASES_FILE
+from .paths import ALIASES_FILE, CAPITALS_FILE, DEMO_CORPUS, UNIVERSITY_ALIASES_FILE
 
 
 class ReferenceDataResource(ConfigurableResource):
@@ -25,7 +25,8 @@ class ReferenceDataResource(ConfigurableResource):
     corpus_path: str = Field(default=default_of("qs_corpus"),
                              description="Path to a QS World University Rankings CSV export (FAIRNESS_QS_CORPUS).")
     rank_column: str = Field(default="2024 RANK", description="Rank column of the export.")
-    templates_dir: str = Field(default=str(TEMPLATES_DIR), description="Folder of prompt template files.")
+    templates_dir: str = Field(default=default_of("templates_dir"),
+                               description="Folder of prompt template files (FAIRNESS_TEMPLATES_DIR).")
     country_aliases_path: str = Field(default=str(ALIASES_FILE), description="Reviewed country alias CSV.")
     university_aliases_path: str = Field(
         default=str(UNIVERSITY_ALIASES_FILE), description="Reviewed university alias CSV (alias,name,iso3)."

@@ -9,7 +9,8 @@ records of the code location's checks, past a cursor, and alerts on every failed
 ``run_failure_alert`` alerts on every failed run, with the failed step's error. Both send
 through the ``alerts`` resource.
 
-The check records are read with ``get_asset_check_execution_history``, which every event-log
+The check records are read with ``get_asset_check_execution_history`` (not public in Dagster 1.13:
+it and the tick reads below are the functions of ``dagster_internals.py``), which every event-log
 storage serves from one cross-run table: the default SQLite instance of ``dagster dev`` (whose
 event log is sharded per run, so an event-log query with a plain storage-id cursor fails there)
 as well as PostgreSQL. Records are keyed by a per-check id that is assigned when a run *plans*
@@ -41,11 +42,6 @@ from dataclasses import dataclass
 from urllib.parse import quote
 
 import dagster as dg
-from dagster import DagsterEventType, EventRecordsFilter
-
-from dagster._core.definitions.selector import InstigatorSelector
-from dagster._core.remote_origin import RemoteRepositoryOrigin
-from dagster._core.scheduler.instigation import TickStatus
 
 from resources.alerts import Alert, AlertDeliveryError, AlertResource
 from resources.settings import AuditGridResource, GenerationSourceResource
@@ -53,12 +49,13 @@ from resources.settings import AuditGridResource, GenerationSourceResource
 from fairness_assets.core.partition import PartitionKey
 from ..partitions import (AUDIT_ROUND_TAG, MODEL_PARTITIONS, SYNC_INTERVAL_S, UI_DELETE, delete_hint, invalid_models,
                           known_models, plan_model_sync, read_model_sources, remove_command)
+from . import dagster_internals as internals
 from .jobs import audit_report_job
 
 CHECK_BATCH = 200       # alerts sent per tick at most; the rest follow on the next ticks
 HISTORY_PAGE = 200      # check execution records per storage query
 ERROR_CHARS = 600       # a step's error message in an alert is trimmed to this length
-CURSOR_VERSION = 2      # 1 (implicit): the storage id of the last check-evaluation event read
+CURSOR_VERSION = 2      # the cursor's format (JSON: per check, the watermark and the handled ids above it)
 
 RANGE_START, RANGE_END = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
 
@@ -165,7 +162,7 @@ def executions_after(instance, key: dg.AssetCheckKey, done: int) -> list:
     """The execution records of check ``key`` with an id above ``done``, oldest first."""
     found, before = [], None
     while True:
-        page = instance.event_log_storage.get_asset_check_execution_history(key, limit=HISTORY_PAGE, cursor=before)
+        page = internals.check_execution_page(instance, key, HISTORY_PAGE, before)
         newer = [r for r in page if r.id > done]
         found.extend(newer)
         if len(page) < HISTORY_PAGE or len(newer) < len(page):
@@ -173,48 +170,15 @@ def executions_after(instance, key: dg.AssetCheckKey, done: int) -> list:
         before = page[-1].id
 
 
-def legacy_since(instance, cursor: str) -> float | None:
-    """For a cursor of the first format (the storage id of the last check-evaluation event read):
-    the time of that event, where the id is global (PostgreSQL, consolidated SQLite); evaluations
-    up to then were alerted. None on the run-sharded SQLite event log, where that cursor failed
-    every tick after the first: there the history is read again."""
-    storage = instance.event_log_storage
-    try:
-        storage_id = int(cursor)
-    except ValueError:
-        return None
-    if storage.is_run_sharded:
-        return None
-    records = storage.get_event_records(
-        EventRecordsFilter(event_type=DagsterEventType.ASSET_CHECK_EVALUATION, storage_ids=[storage_id]), limit=1)
-    return records[0].event_log_entry.timestamp if records else None
+def read_cursor(context) -> dict[str, tuple[int, set[int]]]:
+    """Per check, (id below which every record is handled, handled ids above it)."""
+    data = versioned_cursor(context, CURSOR_VERSION, "parse_quality_alert", "reading the check history again")
+    return {k: (int(done), {int(i) for i in seen}) for k, (done, seen) in data.get("checks", {}).items()}
 
 
-def read_cursor(context) -> tuple[dict[str, tuple[int, set[int]]], float | None]:
-    """Per check, (id below which every record is handled, handled ids above it); and, after a
-    cursor of the first format, the time up to which that version had alerted (kept from then on,
-    so that checks not reached on the first tick are not read from the start either)."""
-    if not context.cursor:
-        return {}, None
-    try:
-        data = json.loads(context.cursor)
-    except ValueError:
-        data = None
-    if not isinstance(data, dict) or data.get("v") != CURSOR_VERSION:
-        since = legacy_since(context.instance, context.cursor)
-        when = dt.datetime.fromtimestamp(since, dt.timezone.utc).isoformat() if since else None
-        context.log.warning(f"parse_quality_alert: cursor {context.cursor!r} of an earlier version; "
-                            + (f"alerting on evaluations after {when}" if when else "reading the check history again"))
-        return {}, since
-    state = {k: (int(done), {int(i) for i in seen}) for k, (done, seen) in data["checks"].items()}
-    return state, data.get("since")
-
-
-def write_cursor(state: dict[str, tuple[int, set[int]]], since: float | None) -> str:
-    data: dict = {"v": CURSOR_VERSION, "checks": {k: [done, sorted(seen)] for k, (done, seen) in state.items()}}
-    if since is not None:
-        data["since"] = since
-    return json.dumps(data, sort_keys=True)
+def write_cursor(state: dict[str, tuple[int, set[int]]]) -> str:
+    return json.dumps({"v": CURSOR_VERSION, "checks": {k: [done, sorted(seen)] for k, (done, seen) in state.items()}},
+                      sort_keys=True)
 
 
 @dg.sensor(
@@ -224,7 +188,7 @@ def write_cursor(state: dict[str, tuple[int, set[int]]], since: float | None) ->
     "checks and the release gates (release_gate, release_gate_robust).",
 )
 def parse_quality_alert(context: dg.SensorEvaluationContext, alerts: AlertResource):
-    state, since = read_cursor(context)
+    state = read_cursor(context)
     instance = context.instance
     runs: dict[str, object] = {}
 
@@ -254,10 +218,6 @@ def parse_quality_alert(context: dg.SensorEvaluationContext, alerts: AlertResour
                     handled.add(record.id)
                 continue  # still to be evaluated: read again next tick
             read += 1
-            evaluated_at = record.event.timestamp if record.event is not None else None
-            if since is not None and evaluated_at is not None and evaluated_at <= since:
-                handled.add(record.id)  # alerted by the earlier version of this sensor
-                continue
             run = run_of(record.run_id)
             alert = check_failure_alert(record, alerts, run.tags if run is not None else {})
             if alert is not None:
@@ -278,7 +238,7 @@ def parse_quality_alert(context: dg.SensorEvaluationContext, alerts: AlertResour
             break
     if failure and sent == 0:
         raise AlertDeliveryError(failure)  # the tick fails visibly, its cursor is not stored: nothing is lost
-    context.update_cursor(write_cursor(state, since))
+    context.update_cursor(write_cursor(state))
     if failure:
         context.log.error(failure)
         return dg.SkipReason(f"ALERT DELIVERY FAILED after {sent} alert(s): {failure}")
@@ -515,15 +475,13 @@ def code_location_instigators(context) -> list[Instigator]:
             "code location (dagster dev, the daemon) or pass definitions= to build_sensor_context")
     names = {s.name: "schedule" for s in repository.schedule_defs}
     names.update({s.name: "sensor" for s in repository.sensor_defs})
-    origin = context.code_location_origin
+    origin = internals.code_location_origin(context)
     if origin is not None:
-        repo_origin = RemoteRepositoryOrigin(code_location_origin=origin, repository_name=repository.name)
-        return [Instigator(kind, name, repo_origin.get_instigator_origin(name).get_id(),
-                           InstigatorSelector(location_name=origin.location_name, repository_name=repository.name,
-                                              name=name).get_id(), origin.location_name, repository.name)
+        return [Instigator(kind, name, *internals.instigator_ids(origin, repository.name, name), origin.location_name,
+                           repository.name)
                 for name, kind in sorted(names.items())]
     found = []
-    for state in context.instance.all_instigator_state():
+    for state in internals.stored_instigators(context.instance):
         if state.instigator_name in names and state.origin.repository_origin.repository_name == repository.name:
             found.append(Instigator(names[state.instigator_name], state.instigator_name, state.instigator_origin_id,
                                     state.selector_id, state.origin.location_name, repository.name))
@@ -592,15 +550,14 @@ def read_tick_cursor(context) -> dict[str, int]:
 def failed_tick_alert(context: dg.SensorEvaluationContext, alerts: AlertResource):
     done = read_tick_cursor(context)
     instigators = code_location_instigators(context)
-    if context.code_location_origin is None:
+    if internals.code_location_origin(context) is None:
         context.log.warning("failed_tick_alert: no code location origin in the context; reading the ticks of the "
                             f"instigator states stored for {[i.name for i in instigators]}")
     read = sent = 0
     failure = None
     for instigator in instigators:
         last = done.get(instigator.selector_id, 0)
-        ticks = context.instance.get_ticks(instigator.origin_id, instigator.selector_id,
-                                           statuses=[TickStatus.FAILURE], limit=TICK_HISTORY)
+        ticks = internals.failed_ticks(context.instance, instigator.origin_id, instigator.selector_id, TICK_HISTORY)
         new = sorted((t for t in ticks if t.tick_id > last), key=lambda t: t.tick_id)
         if len(ticks) == TICK_HISTORY and len(new) == len(ticks):
             context.log.warning(f"failed_tick_alert: more than {TICK_HISTORY} new failed ticks of {instigator.kind} "
@@ -628,7 +585,3 @@ def failed_tick_alert(context: dg.SensorEvaluationContext, alerts: AlertResource
     if not read:
         return dg.SkipReason(f"no new failed tick ({len(instigators)} schedules and sensors read)")
     return dg.SkipReason(f"{read} failed tick(s) read, {sent} alert(s) sent")
-
-
-SENSORS = [parse_quality_alert, run_failure_alert, reaudit_report, invalid_partition_alert, failed_tick_alert,
-           model_partitions_sync]

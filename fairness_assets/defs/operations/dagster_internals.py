@@ -1,0 +1,76 @@
+"""The few Dagster APIs the sensors need that are not public in Dagster 1.13, each used in one
+function here and nowhere else, with why no public one does.
+
+The alert sensors read what Dagster's public API does not expose: the execution history of the
+asset checks (``parse_quality_alert``) and the failed ticks of the code location's schedules and
+sensors (``failed_tick_alert``). ``tests/defs/test_dagster_internals.py`` calls every function
+here on a real instance and fails, naming the function, when a Dagster upgrade moves, renames or
+changes one of them; the daemon tests (tests/defs/test_alert_sensors.py) check the sensors end to
+end.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import dagster as dg
+
+
+def check_execution_page(instance: dg.DagsterInstance, key: dg.AssetCheckKey, limit: int,
+                         before: int | None) -> Sequence[Any]:
+    """Up to ``limit`` execution records of check ``key`` with an id below ``before`` (None: the
+    newest), newest first; each has ``id``, ``run_id``, ``status``, ``evaluation``, ``event``,
+    ``partition``.
+
+    Private: ``instance.event_log_storage``. No public method reads a check's execution history, and
+    the event-record queries page by a storage id, which is not global on the run-sharded SQLite
+    event log of ``dagster dev`` (a cursor of one fails every tick after the first there); every
+    event-log storage serves this history from one cross-run table.
+    """
+    return instance.event_log_storage.get_asset_check_execution_history(key, limit=limit, cursor=before)
+
+
+def code_location_origin(context: dg.SensorEvaluationContext):
+    """The origin of the code location the daemon evaluates the sensor in (None in a context built by
+    ``build_sensor_context``).
+
+    Private: the context's ``code_location_origin`` property (not marked public). The daemon sends
+    the origin with every sensor evaluation; nothing public names it.
+    """
+    return context.code_location_origin
+
+
+def instigator_ids(origin, repository_name: str, name: str) -> tuple[str, str]:
+    """(origin id, selector id): the two ids the daemon stores the ticks of schedule or sensor
+    ``name`` of repository ``repository_name`` in the code location of ``origin`` under.
+
+    Private: ``RemoteRepositoryOrigin`` and ``InstigatorSelector``, the classes the daemon computes
+    them with; Dagster exposes no public way to name an instigator's stored ticks.
+    """
+    from dagster._core.definitions.selector import InstigatorSelector
+    from dagster._core.remote_origin import RemoteRepositoryOrigin
+
+    repository_origin = RemoteRepositoryOrigin(code_location_origin=origin, repository_name=repository_name)
+    selector = InstigatorSelector(location_name=origin.location_name, repository_name=repository_name, name=name)
+    return repository_origin.get_instigator_origin(name).get_id(), selector.get_id()
+
+
+def stored_instigators(instance: dg.DagsterInstance) -> Sequence[Any]:
+    """Every schedule and sensor state the instance stores; each has ``instigator_name``,
+    ``instigator_origin_id``, ``selector_id`` and ``origin`` (with ``location_name`` and
+    ``repository_origin.repository_name``).
+
+    Private: ``instance.all_instigator_state`` (no public method lists the stored states).
+    """
+    return instance.all_instigator_state()
+
+
+def failed_ticks(instance: dg.DagsterInstance, origin_id: str, selector_id: str, limit: int) -> Sequence[Any]:
+    """Up to ``limit`` failed ticks of one schedule or sensor, newest first; each has ``tick_id``,
+    ``timestamp``, ``error`` and ``tick_data.run_ids``.
+
+    Private: ``instance.get_ticks`` and ``TickStatus`` (no public method reads ticks).
+    """
+    from dagster._core.scheduler.instigation import TickStatus
+
+    return instance.get_ticks(origin_id, selector_id, statuses=[TickStatus.FAILURE], limit=limit)
