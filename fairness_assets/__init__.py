@@ -1,5 +1,5 @@
-"""The Dagster code location of the LLM academic-advisor fairness audit."""
+"""The Dagster code location of the LLM academic-advisor fairness audit.
 
-from ._signals import restore_inherited_signals
-
-restore_inherited_signals()
+Importing the package (or ``fairness_assets.core``, the framework-free part) has no side effect:
+the code location is ``fairness_assets.definitions``.
+"""

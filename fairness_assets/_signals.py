@@ -6,8 +6,12 @@ Dagster's interrupt handling maps SIGTERM to the SIGINT handler (``setup_interru
 "map SIGTERM to SIGINT, for k8s"), so SIGTERM becomes ignored too. The effects: ``dagster dev``
 and its code server shrug off SIGTERM and Ctrl-C, and worker processes inherit the ignored
 SIGTERM, so ``multiprocessing.Pool.terminate()`` waits forever for a worker it cannot stop.
-Importing the code location (the code server, the CLI, the tests) restores the defaults where,
-and only where, the signal was ignored.
+:func:`restore_inherited_signals` restores the defaults where, and only where, the signal was
+ignored. Only the entries of processes that serve the code location call it: importing
+``fairness_assets.definitions`` (what the code server of ``dagster dev`` / ``dg dev`` and
+``dagster api grpc`` load), ``fairness-audit ui`` before it starts ``dagster dev`` (``local.start_ui``)
+and the report server it starts. Importing ``fairness_assets`` or ``fairness_assets.core`` (a
+notebook, a script) leaves every handler as it is.
 """
 
 from __future__ import annotations
