@@ -14,13 +14,13 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from fairness_assets.cli import score_file  # noqa: E402
+from fairness_assets.local import score_responses  # noqa: E402
 from resources.settings import DATA_DIR, DEMO_CORPUS  # noqa: E402
 
 
 def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        score_file(str(DATA_DIR / "examples" / "worked_example_responses.csv"), str(DEMO_CORPUS), tmp, log=lambda *_: None)
+        score_responses(str(DATA_DIR / "examples" / "worked_example_responses.csv"), str(DEMO_CORPUS), tmp, log=lambda *_: None)
         d = Path(tmp)
 
         def md(name, cols=None, q=None):

@@ -30,13 +30,6 @@ from .local import (GATE_EXIT_CODES, RunFailed, ScoreFailed, UsageError, gate_au
                     start_ui)
 
 
-def score_file(responses: str, corpus_path: str, out: str, tagger: str = "rules", rank_column: str = "2024 RANK",
-               log=print, database_url: str = "", max_items=None, verbose: bool = False):
-    """The `score` command (kept under its old name for scripts): see :func:`fairness_assets.local.score_responses`."""
-    return score_responses(responses, corpus_path, out, tagger=tagger, rank_column=rank_column,
-                           database_url=database_url, max_items=max_items, log=log, verbose=verbose)
-
-
 VERBOSE_HELP = ("print every event in full, failed steps with their stack traces (by default: one line per step, "
                 "a failed step as its cause; the traces go to the log file whose path is printed)")
 
@@ -98,8 +91,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "score":
             if args.max_items is not None and args.max_items < 1:
                 raise UsageError(f"--max-items must be at least 1, got {args.max_items}")
-            score_file(args.responses, args.corpus, args.out, args.tagger, args.rank_column,
-                       database_url=args.database, max_items=args.max_items, verbose=args.verbose)
+            score_responses(args.responses, args.corpus, args.out, tagger=args.tagger, rank_column=args.rank_column,
+                            database_url=args.database, max_items=args.max_items, verbose=args.verbose)
             return 0
         if args.command == "gate":
             verdict = gate_audits(args.gate, args.out, responses=args.responses, corpus_path=args.corpus,

@@ -1,5 +1,5 @@
 """Figures (METHOD.md §8.8) drawn from real tables: the parse-evaluation answers of
-tests/fixtures/eval_responses.jsonl, scored end to end against the QS export by `score_file`."""
+tests/fixtures/eval_responses.jsonl, scored end to end against the QS export by `score_responses`."""
 
 from __future__ import annotations
 
@@ -50,10 +50,10 @@ def responses_file(path: Path) -> Path:
 def scored_tables(tmp_dir: Path, qs_export: Path) -> dict[str, pd.DataFrame]:
     """The CLI's tables (all partitions, with model/template columns); computed once per session."""
     if "tables" not in _SCORED:
-        from fairness_assets.cli import score_file
+        from fairness_assets.local import score_responses
 
         src = responses_file(tmp_dir / "responses.jsonl")
-        _SCORED["tables"] = score_file(str(src), str(qs_export), str(tmp_dir / "out"), log=lambda *_: None)
+        _SCORED["tables"] = score_responses(str(src), str(qs_export), str(tmp_dir / "out"), log=lambda *_: None)
     return _SCORED["tables"]
 
 

@@ -96,11 +96,11 @@ def test_score_command_with_the_llm_tagger(tmp_path):
     """`fairness-audit score --tagger llm`: the same assets with the LLM tagger; the report's
     provenance and the stored tag sources name it."""
     pytest.importorskip("torch", reason="the llm extra (torch, transformers) is not installed")
-    from fairness_assets.cli import score_file
+    from fairness_assets.local import score_responses
     from resources.settings import DEMO_CORPUS
 
     out = tmp_path / "out"
-    written = score_file(str(DEMO_RESPONSES), str(DEMO_CORPUS), str(out), tagger="llm", log=lambda *_: None)
+    written = score_responses(str(DEMO_RESPONSES), str(DEMO_CORPUS), str(out), tagger="llm", log=lambda *_: None)
     assert len(written["recommendations"]) > 0
     report = (out / "report.md").read_text(encoding="utf-8")
     assert "llm-fewshot-1:" in report  # the subject tagger, with its model, in the provenance

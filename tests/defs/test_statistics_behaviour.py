@@ -8,7 +8,7 @@ import dagster as dg
 import pandas as pd
 import pytest
 
-from fairness_assets.cli import score_file
+from fairness_assets.local import score_responses
 from fairness_assets.core import tables as tables_core
 from resources import database as D
 from resources.settings import DATA_DIR, DEMO_CORPUS
@@ -61,8 +61,8 @@ def test_report_has_the_behaviour_section(demo):
 
 
 def test_score_export_has_the_component_column(tmp_path):
-    written = score_file(str(DATA_DIR / "examples" / "worked_example_responses.csv"), str(DEMO_CORPUS),
-                         str(tmp_path), log=lambda *_: None)
+    written = score_responses(str(DATA_DIR / "examples" / "worked_example_responses.csv"), str(DEMO_CORPUS),
+                              str(tmp_path), log=lambda *_: None)
     bn = pd.read_csv(tmp_path / "behaviour_needs.csv")
     assert set(bn["component"]) == COMPONENTS
     assert {"model", "template", "attribute", "value_a", "value_b", "metric", "mean_diff", "ci_low", "ci_high",

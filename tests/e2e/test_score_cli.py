@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fairness_assets.cli import score_file
+from fairness_assets.local import score_responses
 from fairness_assets.core import tables as tables_core
 from fairness_assets.defs.generation import assets as gen
 from fairness_assets.defs.partitions import MODEL_PARTITIONS
@@ -40,7 +40,7 @@ def _norm(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def test_cli_and_assets_give_identical_tables(tmp_path):
-    score_file(str(EXAMPLE), str(DEMO_CORPUS), str(tmp_path / "out"), log=lambda *_: None)
+    score_responses(str(EXAMPLE), str(DEMO_CORPUS), str(tmp_path / "out"), log=lambda *_: None)
     # the files a user gets (written a partition at a time and joined)
     cli = {f.stem: pd.read_csv(f) for f in (tmp_path / "out").glob("*.csv")}
     instance = dg.DagsterInstance.ephemeral()
@@ -127,7 +127,7 @@ def test_cli_scores_already_split_items(tmp_path):
                      "nationality": "Nigeria", "run": 0, "university": u, "program": p, "country": c, "item_index": k})
     p = tmp_path / "items.jsonl"
     p.write_text("\n".join(json.dumps(r) for r in rows))
-    out = score_file(str(p), str(DEMO_CORPUS), str(tmp_path / "o"), log=lambda *_: None)
+    out = score_responses(str(p), str(DEMO_CORPUS), str(tmp_path / "o"), log=lambda *_: None)
     recs = out["recommendations"]
     assert len(recs) == 3 and set(recs["parse_status"]) == {"ok"} and set(recs["n_items_found"]) == {4}
     assert recs["university_id"].notna().all()
@@ -148,7 +148,7 @@ def test_twenty_items_per_answer_keep_the_first_k_and_say_how_many_were_left_out
     p.write_text("\n".join(json.dumps(r) for r in rows))
     for k in (3, 5):
         out_dir = tmp_path / f"o{k}"
-        out = score_file(str(p), str(DEMO_CORPUS), str(out_dir), log=lambda *_: None, max_items=k)
+        out = score_responses(str(p), str(DEMO_CORPUS), str(out_dir), log=lambda *_: None, max_items=k)
         recs = out["recommendations"]
         assert len(recs) == 2 * k and set(recs["item_index"]) == set(range(k))
         assert set(recs["n_items_found"]) == {20} and set(recs["n_items_left_out"]) == {20 - k}
@@ -169,7 +169,7 @@ def test_all_refusals_still_give_a_report_that_says_why_nothing_is_drawn(tmp_pat
     path = tmp_path / "refusals.jsonl"
     path.write_text("\n".join(json.dumps({**r, "response": "I'm sorry, I can't help with that."}) for r in rows))
     out = tmp_path / "out"
-    written = score_file(str(path), str(DEMO_CORPUS), str(out), log=lambda msg: None)
+    written = score_responses(str(path), str(DEMO_CORPUS), str(out), log=lambda msg: None)
     summary = (out / "summary.md").read_text()
     assert "| n/a | n/a |" in summary and "nan" not in summary
     html = (out / "report.html").read_text()

@@ -108,11 +108,11 @@ def test_a_response_marked_items_that_is_not_an_items_document_is_named():
 def test_geography_tables_are_assets_exported_with_the_rest(tmp_path):
     """issue 15: audit_geography runs in the graph; its tables (per partition, model and template
     columns) come out of `score` beside the others, with real family sizes and tests."""
-    from fairness_assets.cli import score_file
+    from fairness_assets.local import score_responses
     from resources.settings import DATA_DIR, DEMO_CORPUS
 
-    written = score_file(str(DATA_DIR / "examples" / "worked_example_responses.csv"), str(DEMO_CORPUS),
-                         str(tmp_path / "o"), log=lambda *_: None)
+    written = score_responses(str(DATA_DIR / "examples" / "worked_example_responses.csv"), str(DEMO_CORPUS),
+                              str(tmp_path / "o"), log=lambda *_: None)
     contrasts = written["geography_geo_contrasts"]
     assert len(contrasts) and {"region_vs_rest", "nationality_vs_rest"} <= set(contrasts["analysis"])
     tested = contrasts[contrasts["p_adjusted"].notna()]  # a contrast without enough paired units has no test
