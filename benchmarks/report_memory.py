@@ -89,23 +89,23 @@ def replicate(url: str, copies: int) -> int:
     number of partitions now stored."""
     import sqlalchemy as sa
 
+    from fairness_assets.core.partition import PartitionKey
     from resources import database as D
 
     db = D.ResultsDatabase(url=url)
     try:
-        seed_keys = sorted(k for k in db.distinct(D.MetricRow, ["partition_key"])["partition_key"]
-                           if str(k).startswith(SEED_MODEL + "|"))
+        stored = [PartitionKey.parse(k) for k in db.distinct(D.MetricRow, ["partition_key"])["partition_key"] if k]
+        seed_keys = sorted(str(k) for k in stored if k.model == SEED_MODEL)
         tables = [m for m in vars(D).values() if isinstance(m, type) and issubclass(m, D.SQLModel)
                   and hasattr(m, "__table__") and "partition_key" in m.__table__.columns
                   and "id" in m.__table__.columns]
-        have = sorted({str(k).split("|")[0] for k in db.distinct(D.MetricRow, ["partition_key"])["partition_key"]
-                       if k and str(k).startswith(SEED_MODEL + "-copy")})
+        have = sorted({k.model for k in stored if k.model.startswith(SEED_MODEL + "-copy")})
         keep = {f"{SEED_MODEL}-copy{i:02d}" for i in range(1, copies)}
         with db.engine().begin() as conn:  # fewer partitions than stored: the copies beyond are removed
             for model in [m for m in have if m not in keep]:
                 for table in tables:
-                    conn.execute(table.__table__.delete().where(
-                        table.__table__.c.partition_key.like(f"{model}|%")))
+                    conn.execute(table.__table__.delete().where(table.__table__.c.partition_key.in_(
+                        [str(PartitionKey(model, PartitionKey.parse(k).template)) for k in seed_keys])))
         have = [m for m in have if m in keep]
         for i in range(len(have) + 1, copies):
             model = f"{SEED_MODEL}-copy{i:02d}"
@@ -113,7 +113,8 @@ def replicate(url: str, copies: int) -> int:
                 rows = db.read_rows(table, seed_keys)
                 if rows.empty:
                     continue
-                rows["partition_key"] = rows["partition_key"].str.replace(SEED_MODEL + "|", model + "|", regex=False)
+                rows["partition_key"] = [str(PartitionKey(model, PartitionKey.parse(k).template))
+                                         for k in rows["partition_key"]]
                 if "model" in rows:
                     rows["model"] = rows["model"].replace(SEED_MODEL, model)
                 if "value_text" in rows:  # long tables: a model cell, or a packed row holding one

@@ -16,6 +16,7 @@ from fairness_assets import export
 from fairness_assets.core import audit_report
 from fairness_assets.core import component_change as cc
 from fairness_assets.core import tables as tables_core
+from fairness_assets.core.partition import PartitionKey
 from fairness_assets.defs.scoring import assets as sco
 from resources import database as D
 from tests.core.test_component_change import _template
@@ -99,8 +100,8 @@ def test_reads_one_model_at_a_time(comparison):
     _, _, reads = comparison
     assert reads and all(keys is not None for _, keys in reads)
     for table, keys in reads:
-        assert len({k.split("|")[0] for k in keys}) == 1, (table, keys)
-        assert all(k.split("|")[1] in ("base", "regional") for k in keys), (table, keys)
+        assert len({PartitionKey.parse(k).model for k in keys}) == 1, (table, keys)
+        assert all(PartitionKey.parse(k).template in ("base", "regional") for k in keys), (table, keys)
     assert {t for t, _ in reads} >= {"statistic_row", "geography_row", "metric_row", "grs_country"}
 
 

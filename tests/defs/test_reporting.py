@@ -12,9 +12,10 @@ import pytest
 
 from fairness_assets.core import tables as tables_core
 from fairness_assets.core.figures import FIGURE_NAMES
+from fairness_assets.core.partition import PartitionKey
 from fairness_assets.defs.partitions import AUDIT_ROUND_TAG
 from resources import database as D
-from tests.helpers.pipeline import DEMO_KEY, DEMO_RESPONSES, altered_responses, audit
+from tests.helpers.pipeline import DEMO_KEY, DEMO_MODEL, DEMO_RESPONSES, altered_responses, audit
 
 pytestmark = pytest.mark.slow  # module fixtures materialize the audit (about 35 s)
 
@@ -124,10 +125,10 @@ def test_base_vs_regional_figures_on_the_asset_and_in_the_report(tmp_path):
     rows = [json.loads(line) for line in regional.read_text().splitlines() if line.strip()]
     regional.write_text("\n".join(json.dumps({**r, "template": "regional"}) for r in rows) + "\n")
     assert audit(instance, db, DEMO_RESPONSES, key=DEMO_KEY).success
-    second = audit(instance, db, regional, key=DEMO_KEY.replace("|base", "|regional"))
+    second = audit(instance, db, regional, key=str(PartitionKey(DEMO_MODEL, "regional")))
     assert second.success, [e.message for e in second.all_events if e.is_failure]
     meta = second.asset_materializations_for_node("base_vs_regional")[0].metadata
-    model = DEMO_KEY.split("|")[0]
+    model = DEMO_MODEL
     for name in ("base_vs_regional_drs", "base_vs_regional_grs"):
         assert "data:image/png;base64," in meta[f"figure {model} {name}"].value
     md = Path(db.read_rows(D.ReportFile)["markdown_path"].iloc[-1]).read_text()

@@ -6,6 +6,7 @@ import dagster as dg
 import pandas as pd
 import pytest
 
+from fairness_assets.core.partition import PartitionKey
 from fairness_assets.defs.generation import assets as gen
 from fairness_assets.defs.partitions import MODEL_PARTITIONS
 from fairness_assets.defs.reference import assets as ref
@@ -33,7 +34,7 @@ def responses_file(tmp_path, texts, model="m1", template="base"):
 
 def run(tmp_path, path, key="m1|base", **quality):
     instance = dg.DagsterInstance.ephemeral()
-    instance.add_dynamic_partitions(MODEL_PARTITIONS.name, [key.split("|")[0]])
+    instance.add_dynamic_partitions(MODEL_PARTITIONS.name, [PartitionKey.parse(key).model])
     database = D.ResultsDatabase(url=f"sqlite:///{tmp_path / 'r.db'}")
     result = dg.materialize(
         [ref.qs_corpus, ref.profiles, ref.prompts, gen.generations, und.recommendations, und.subject_tags],

@@ -13,7 +13,7 @@ import pytest
 import sqlalchemy as sa
 
 from resources.database import _with_driver
-from tests.helpers.pipeline import DEMO_KEY, DEMO_RESPONSES, ROOT
+from tests.helpers.pipeline import DEMO_KEY, DEMO_MODEL, DEMO_RESPONSES, ROOT
 
 pytestmark = pytest.mark.postgres
 
@@ -48,7 +48,7 @@ def test_demo_audit_on_postgres_instance_and_results(tmp_path, postgres_database
     instance_db.dispose()
     assert runs == ["SUCCESS"]
     assert mats >= 12 and checks >= 3
-    assert partitions == [DEMO_KEY.split("|")[0]]
+    assert partitions == [DEMO_MODEL]
 
     # and so do the results, with provenance
     results_db = sa.create_engine(_with_driver(results_url))

@@ -98,7 +98,7 @@ def test_concurrent_replacements_of_a_reference_table_leave_one_copy_on_sqlite(t
     db.dispose()
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
 def url(request, tmp_path):
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'r.db'}"
@@ -234,11 +234,11 @@ TAKEOVER = r'''
 import json, sys
 import dagster as dg
 from resources import database as D
-from tests.helpers.pipeline import ASSETS, DEMO_KEY, resources
+from tests.helpers.pipeline import ASSETS, DEMO_KEY, DEMO_MODEL, resources
 from fairness_assets.defs.partitions import MODEL_PARTITIONS
 url, responses = sys.argv[1], sys.argv[2]
 instance = dg.DagsterInstance.ephemeral()
-instance.add_dynamic_partitions(MODEL_PARTITIONS.name, [DEMO_KEY.split("|")[0]])
+instance.add_dynamic_partitions(MODEL_PARTITIONS.name, [DEMO_MODEL])
 db = D.ResultsDatabase(url=url)
 result = dg.materialize(ASSETS, selection=["qs_corpus", "country_geography", "capital_distances", "profiles",
                         "prompts", "generations"], instance=instance, partition_key=DEMO_KEY,

@@ -71,11 +71,11 @@ RUNNER = r'''
 import json, sys
 import dagster as dg
 from resources import database as D
-from tests.helpers.pipeline import ASSETS, DEMO_KEY, resources
+from tests.helpers.pipeline import ASSETS, DEMO_KEY, DEMO_MODEL, resources
 from fairness_assets.defs.partitions import MODEL_PARTITIONS
 url, responses = sys.argv[1], sys.argv[2]
 instance = dg.DagsterInstance.ephemeral()
-instance.add_dynamic_partitions(MODEL_PARTITIONS.name, [DEMO_KEY.split("|")[0]])
+instance.add_dynamic_partitions(MODEL_PARTITIONS.name, [DEMO_MODEL])
 db = D.ResultsDatabase(url=url)
 result = dg.materialize(ASSETS, selection=["qs_corpus", "country_geography", "capital_distances", "profiles", "prompts", "generations", "recommendations"], instance=instance, partition_key=DEMO_KEY,
                         raise_on_error=False, resources=resources(db, responses))
@@ -159,6 +159,7 @@ def test_in_process_runs_one_after_the_other_and_side_by_side(engine):
     assert len(errors) == 1  # run-b's thread (this one) is alive while another thread claims
 
 
+@pytest.mark.postgres
 def test_the_lease_works_on_postgresql(postgres_url):
     """Thread identifiers exceed PostgreSQL's INTEGER: the column is a BIGINT."""
     engine = sa.create_engine(postgres_url.replace("postgresql://", "postgresql+psycopg2://", 1))
