@@ -41,8 +41,14 @@ def results_home(tmp_path, monkeypatch) -> Path:
 
 
 @pytest.fixture
-def postgres_databases():
-    """A factory of fresh databases on the real PostgreSQL server, all dropped afterwards."""
+def postgres_databases(request):
+    """A factory of fresh databases on the real PostgreSQL server, all dropped afterwards. Only for
+    tests marked ``postgres`` (so that ``-m "not postgres"`` deselects every test that needs the
+    server): an unmarked test that asks for it fails, naming the marker."""
+    if request.node.get_closest_marker("postgres") is None:
+        pytest.fail(f"{request.node.nodeid} uses the PostgreSQL server but is not marked postgres: add "
+                    "@pytest.mark.postgres (or pytest.param(..., marks=pytest.mark.postgres) for one parameter)",
+                    pytrace=False)
     sa = pytest.importorskip("sqlalchemy")
     from resources.database import _with_driver
 

@@ -72,7 +72,7 @@ def postgres_home(tmp_path, monkeypatch, url):
     return home
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def instance(request, tmp_path, monkeypatch, alert_env):
     if request.param == "sqlite":
         home = sqlite_home(tmp_path, monkeypatch)

@@ -71,6 +71,7 @@ def test_qs_export_reports_1497_universities_in_104_countries(qs_export, tmp_pat
     assert prompts["template_hash"].nunique() == 6
 
 
+@pytest.mark.postgres
 def test_demo_materializes_on_postgres(postgres_url):
     database, meta = _materialize(postgres_url)
     assert meta["qs_corpus"]["illustrative_demo_corpus"] is True

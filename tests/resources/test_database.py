@@ -7,7 +7,7 @@ from resources import database as D
 from resources.settings import AuditGridResource, ConfigError, load_model_registry
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def db(request, tmp_path):
     if request.param == "sqlite":
         url = f"sqlite:///{tmp_path / 'r.db'}"
@@ -80,6 +80,7 @@ def test_presets_and_registry():
 
 
 @pytest.mark.slow
+@pytest.mark.postgres
 def test_parallel_first_use_creates_tables_once(tmp_path, postgres_url):
     """Parallel steps (multiprocess executor) open a fresh results database at the same time."""
     import multiprocessing as mp

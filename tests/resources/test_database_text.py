@@ -21,7 +21,7 @@ NUL = "Top pick: MIT\x00 in the USA"
 SURROGATE = "Top pick: ETH \ud800Zurich"
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def url(request, tmp_path):
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'r.db'}"

@@ -18,7 +18,7 @@ from resources import database as D
 from resources import migrations as M
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def url(request, tmp_path):
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'r.db'}"

@@ -96,6 +96,7 @@ def test_unparseable_database_url_is_not_printed_or_stored(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.postgres
 def test_database_password_not_in_output_instance_database_or_reports(tmp_path, postgres_url):
     """A whole audit (responses file, no model) on PostgreSQL with a password in the URL: the
     password is in none of the places a user or an attacker could read."""
