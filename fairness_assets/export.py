@@ -21,28 +21,22 @@ from typing import Callable, Iterator, Mapping, Optional, Sequence
 import pandas as pd
 import sqlalchemy as sa
 
+from fairness_assets.core import result_tables
 from fairness_assets.core import scorecard as scorecard_core
 from fairness_assets.core import tables as tables_core
 from fairness_assets.core.partition import PartitionKey
 from resources import database as D
 
-ANALYSIS = ["drs_responses", "drs_summary", "academic_alignment", "volume_diversity", "concentration",
-            "reduced_context_top"]
-STATISTICS = ["run_variability", "counterfactual_disparity", "behaviour_needs", "envy"]
-GEOGRAPHY = ["region_metrics", "geo_contrasts", "class_gap_interactions", "home_bias", "home_bias_change",
-             "class_gap_decomposition", "families"]
-TABLES = ["recommendations", "drs_items", "grs_by_country", *ANALYSIS]
-# the tables stored per partition, in the order they are exported
-EXPORTED = [*TABLES, *STATISTICS, *[f"geography_{n}" for n in GEOGRAPHY]]
-# the tables stored across partitions (base vs regional, partition key "")
-COMPARISON = ["base_vs_regional_drs_change", "base_vs_regional_grs_change", "base_vs_regional_component_change",
-              "model_comparison_differences", "model_comparison_leaderboard", "model_comparison_gate",
-              "sensitivity_verdicts", "sensitivity_comparison_by_setting"]
+# the exported files, from the catalogue of result tables (core/result_tables.py), in its order: the
+# tables stored per partition, then those stored across partitions (partition key "")
+EXPORTED = [t.file for t in result_tables.exported()]
+COMPARISON = [t.file for t in result_tables.exported(cross_partition=True)]
+# the tables stored one row per cell or per table row (core.tables), by the asset that stores them
+LONG_ASSETS = ("analysis_tables", "audit_statistics", "audit_geography")
 DIGEST = ("answers_left_out", "volume_diversity", "concentration", "drs_mean", "grs_positive", "scorecard_rows",
           "scorecard_findings")
-# the model comparison's tables the scorecard of summary.md reads (as the report does)
-SCORECARD_COMPARISON = {"differences": "model_comparison_differences", "leaderboard": "model_comparison_leaderboard",
-                        "gate": "model_comparison_gate"}
+# the model comparison's tables the scorecard of summary.md reads (as the report does): name -> file
+SCORECARD_COMPARISON = {t.name: t.file for t in result_tables.of_asset("model_comparison")}
 _INTERNAL = ["id", "partition_key", "provenance_id", "params_hash"]
 
 
@@ -105,18 +99,19 @@ class _CsvTable:
         return self.rows
 
 
-def _wide_partition(long: pd.DataFrame, key: PartitionKey, names: Sequence[str]) -> dict[str, pd.DataFrame]:
+def _wide_partition(long: pd.DataFrame, key: PartitionKey, tables: Sequence[result_tables.ResultTable]
+                    ) -> dict[str, pd.DataFrame]:
     """One partition's long stored rows (MetricRow/StatisticRow/GeographyRow) -> its wide tables
-    among ``names``, with ``model`` and ``template`` in front and the flags as booleans."""
+    among ``tables``, by file name, with ``model`` and ``template`` in front and the flags as booleans."""
     wide = tables_core.from_long(long) if len(long) else {}
     out = {}
-    for n in names:
-        if n in wide:
-            df = _front(wide[n].assign(model=key.model, template=key.template))
+    for t in tables:
+        if t.name in wide:
+            df = _front(wide[t.name].assign(model=key.model, template=key.template))
             for flag in ("significant", "by_construction"):
                 if flag in df.columns:
                     df[flag] = df[flag].astype(str) == "True"
-            out[n] = df
+            out[t.file] = df
     return out
 
 
@@ -128,7 +123,7 @@ def _drop_internal(name: str, df: pd.DataFrame) -> pd.DataFrame:
 def stored_partition_keys(database: D.ResultsDatabase) -> list[str]:
     """Every partition key (``model|template``) with rows in any exported table, sorted."""
     keys: set[str] = set()
-    for model in (D.Recommendation, D.DRSItem, D.GRSCountry, D.MetricRow, D.StatisticRow, D.GeographyRow):
+    for model in dict.fromkeys(D.TABLES[t.asset] for t in result_tables.exported()):
         keys |= {str(k) for k in database.distinct(model, ["partition_key"])["partition_key"] if k}
     return sorted(keys)
 
@@ -161,23 +156,20 @@ def partition_results(database: D.ResultsDatabase, key: str) -> dict[str, pd.Dat
         out["drs_items"] = recs.iloc[:0]
     grs = _read(database, D.GRSCountry, key)
     out["grs_by_country"] = _front(_split_key(grs)) if len(grs) else grs
-    out.update(_wide_partition(database.read_rows(D.MetricRow, [key]), pk, ANALYSIS))
-    out.update(_wide_partition(database.read_rows(D.StatisticRow, [key]), pk, STATISTICS))
-    out.update({f"geography_{n}": df for n, df in
-                _wide_partition(database.read_rows(D.GeographyRow, [key]), pk, GEOGRAPHY).items()})
+    for asset in LONG_ASSETS:
+        out.update(_wide_partition(database.read_rows(D.TABLES[asset], [key]), pk, result_tables.of_asset(asset)))
     return {name: _drop_internal(name, df) for name, df in out.items()}
 
 
 def _comparison(database: D.ResultsDatabase) -> dict[str, pd.DataFrame]:
-    """Base vs regional and the model comparison (stored across partitions, key ``""``)."""
-    stored = {"base_vs_regional_": tables_core.from_long(database.read_rows(D.MetricRow, [""])),
-              "model_comparison_": tables_core.from_long(database.read_rows(D.ComparisonRow, [""])),
-              "sensitivity_": tables_core.from_long(database.read_rows(D.SensitivityRow, [""]))}
+    """Base vs regional, the model comparison and the sensitivity (stored across partitions, key
+    ``""``), by file name; a table not stored is an empty frame (``model`` or ``template`` column)."""
+    stored = {asset: tables_core.from_long(database.read_rows(D.TABLES[asset], [""]))
+              for asset in result_tables.CROSS_PARTITION_ASSETS}
     out = {}
-    for name in COMPARISON:
-        prefix = next(p for p in stored if name.startswith(p))
-        empty = pd.DataFrame(columns=["model"] if prefix == "base_vs_regional_" else ["template"])
-        out[name] = _drop_internal("", stored[prefix].get(name.removeprefix(prefix), empty))
+    for t in result_tables.exported(cross_partition=True):
+        empty = pd.DataFrame(columns=["model"] if t.asset == "base_vs_regional" else ["template"])
+        out[t.file] = _drop_internal("", stored[t.asset].get(t.name, empty))
     return out
 
 

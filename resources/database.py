@@ -20,7 +20,8 @@ from typing import Any, Iterable, Optional, Sequence, Type
 import numpy as np
 import pandas as pd
 import sqlalchemy as sa
-from dagster import ConfigurableIOManager, ConfigurableResource, InputContext, OutputContext
+from dagster import (ConfigurableIOManager, ConfigurableResource, InputContext, MetadataValue, OutputContext,
+                     TableColumn, TableColumnConstraints, TableConstraints, TableSchema)
 from pydantic import Field as PydField, PrivateAttr
 from sqlmodel import Field, SQLModel
 
@@ -470,6 +471,51 @@ TABLES: dict[str, Type[SQLModel]] = {
 }
 
 
+def _column_type(column: sa.Column) -> str:
+    kind_of = column.type.impl_instance if isinstance(column.type, sa.types.TypeDecorator) else column.type
+    for kind, name in ((sa.Boolean, "bool"), (sa.Integer, "int"), (sa.Float, "float"), (sa.DateTime, "datetime"),
+                       (sa.String, "string")):
+        if isinstance(kind_of, kind):
+            return name
+    return str(kind_of).lower()
+
+
+@lru_cache(maxsize=None)
+def table_schema(model: Type[SQLModel]) -> TableSchema:
+    """The columns of ``model``'s SQL table as Dagster's ``TableSchema`` (name, type, nullable,
+    unique, the description its field has), with its unique keys as table constraints."""
+    table = model.__table__
+    single_key = [c.name for c in table.primary_key.columns] if len(table.primary_key.columns) == 1 else []
+    fields = getattr(model, "model_fields", {})
+    columns = [TableColumn(c.name, _column_type(c), description=getattr(fields.get(c.name), "description", None),
+                           constraints=TableColumnConstraints(nullable=bool(c.nullable),
+                                                              unique=bool(c.unique) or c.name in single_key))
+               for c in table.columns]
+    keys = [f"unique ({', '.join(c.name for c in index.columns)})" for index in sorted(table.indexes, key=lambda i: i.name)
+            if index.unique]
+    if len(table.primary_key.columns) > 1:
+        keys.insert(0, f"primary key ({', '.join(c.name for c in table.primary_key.columns)})")
+    return TableSchema(columns=columns, constraints=TableConstraints(other=keys))
+
+
+def table_metadata(asset: str) -> dict[str, Any]:
+    """What the UI shows of where ``asset`` is stored: its SQL table's name and columns
+    (``dagster/table_name``, ``dagster/column_schema``) and, for a table of cells
+    (core/tables.py), the result tables it holds with their titles (core/result_tables.py)."""
+    from fairness_assets.core import result_tables
+
+    if asset not in TABLES:
+        raise KeyError(f"no results table registered for asset {asset!r}")
+    model = TABLES[asset]
+    meta: dict[str, Any] = {"dagster/table_name": model.__tablename__, "dagster/column_schema": table_schema(model)}
+    if issubclass(model, _LongRow):
+        held = result_tables.of_asset(asset)
+        meta["stored_tables"] = MetadataValue.md("\n".join(
+            f"- `{t.name}` ({'one stored row per table row' if t.packed else 'one stored row per cell'}; exported as "
+            f"`{t.file}.csv`): {t.title.replace('{', '<').replace('}', '>')}" for t in held) or "none")
+    return meta
+
+
 # ----------------------------------------------------------------------------- engine resource
 def _records(df: pd.DataFrame, columns: Sequence[str], table: str = "") -> list[dict[str, Any]]:
     """Rows of ``df`` as plain dicts ready to insert, on every database alike: numpy scalars
@@ -867,6 +913,7 @@ class SQLResultsIOManager(ConfigurableIOManager):
         keys = self._partitions(context)
         self._claim(context, keys)
         name = context.asset_key.path[-1]
+        context.add_output_metadata(table_metadata(name))  # the UI shows the stored table and its columns
         if keys != [""]:  # a partition this asset could not produce in the run keeps its earlier rows (defs/isolation.py)
             outcomes = self.database.run_outcomes(context.step_context.run_id)
             lost = set(outcomes.loc[outcomes["asset"] == context.asset_key.to_user_string(), "partition_key"])

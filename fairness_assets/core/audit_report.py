@@ -19,6 +19,7 @@ from . import drift as drift_core
 from . import figures as fig
 from . import geostats
 from . import report as rep
+from . import result_tables as rt
 from . import scorecard as sc
 from . import stats
 
@@ -143,7 +144,7 @@ def headline_tables(parts: Sequence[Any], base_vs_regional: Optional[Mapping[str
             if name == "component_change":
                 tables.update(component_change_tables(df))
             elif df is not None and len(df):
-                tables[f"Base vs regional: {name.replace('_', ' ')} (%)"] = df
+                tables[rt.title("base_vs_regional", name)] = df
     return tables
 
 
@@ -162,15 +163,12 @@ def partition_tables(p: PartitionResult) -> dict[str, pd.DataFrame]:
     tables: dict[str, pd.DataFrame] = {}
     t = p.tables
     where = f"{p.model} / {p.template}"
-    for name, title in (("drs_summary", "DRS, Acc, Rep, Acad overall and by group"),
-                        ("academic_alignment", "Academic alignment by group"),
-                        ("volume_diversity", "Volume and diversity"),
-                        ("concentration", "US+UK share and country coverage")):
+    for name in ("drs_summary", "academic_alignment", "volume_diversity", "concentration"):
         if t.get(name) is not None and len(t[name]):
-            tables[f"{where}: {title}"] = t[name]
+            tables[f"{where}: {rt.title('analysis_tables', name)}"] = t[name]
     var = p.statistics.get("run_variability")
     if var is not None and len(var):
-        tables[f"{where}: run-to-run variability"] = var[
+        tables[f"{where}: {rt.title('audit_statistics', 'run_variability')}"] = var[
             ["group_by", "group", "metric", "unit", "n_units", "mean", "sd", "ci_low", "ci_high", "note"]]
     dis = p.statistics.get("counterfactual_disparity")
     if dis is not None and len(dis):
@@ -181,15 +179,15 @@ def partition_tables(p: PartitionResult) -> dict[str, pd.DataFrame]:
         dis = dis.loc[order].reset_index(drop=True)
         shown = stats.disparity_display(dis).drop(columns=["model", "template"], errors="ignore")
         shown["significant"] = dis["significant"].to_numpy()
-        tables[f"{where}: counterfactual disparity (paired; {dis['correction'].iloc[0]} correction)"] = shown
+        tables[f"{where}: {rt.title('audit_statistics', 'counterfactual_disparity', correction=dis['correction'].iloc[0])}"] = shown
     grs = p.grs[p.grs["n_recommendations"] > 0] if "n_recommendations" in p.grs else p.grs
     if len(grs):
-        tables[f"{where}: GRS of the countries recommended"] = grs.sort_values("grs", ascending=False)[
+        tables[f"{where}: {rt.title('grs_by_country', 'grs_by_country')}"] = grs.sort_values("grs", ascending=False)[
             [c for c in ("country", "iso3", "total_unis", "recs", "n_recommendations", "avail", "repr",
                          "scaled_repr", "rep_covg", "grs") if c in grs.columns]]
     top = t.get("reduced_context_top")
     if top is not None and len(top):
-        tables[f"{where}: reduced context, top items per attribute value"] = top
+        tables[f"{where}: {rt.title('analysis_tables', 'reduced_context_top')}"] = top
     if p.drift is not None and len(p.drift):
         headline = p.drift[~drift_core.is_contrast(p.drift)] if "scope" in p.drift else p.drift
         changed = headline[headline["status"] != "unchanged"]
@@ -325,9 +323,7 @@ def component_change_tables(change: Optional[pd.DataFrame]) -> dict[str, pd.Data
     if change is None or not len(change):
         return {}
     ch = _integer_counts(change.assign(moved=change["moved"].map(rep._truthy).eq(True)))
-    out = {"Base vs regional: did the regional template move what the model did? Behaviour / outcome (total) / "
-           "needs parts tested and moved, per model (Welch test of regional - base, Holm within each analysis x "
-           "component)": cc.model_verdicts(ch)}
+    out = {rt.title("base_vs_regional", "component_change"): cc.model_verdicts(ch)}
     moved = ch[ch["moved"]]
     if len(moved):
         order = {"behaviour": 0, "total": 1, "needs": 2}
@@ -350,8 +346,6 @@ def component_change_summary(base_vs_regional: Optional[Mapping[str, pd.DataFram
 
 # ----------------------------------------------------------------------------- geography (issue 15)
 GEOGRAPHY_TITLE = "Geography: regions, home bias, behaviour vs needs"
-GEO_TABLE_KEYS = ("region_metrics", "geo_contrasts", "families", "class_gap_interactions", "class_gap_decomposition",
-                  "home_bias", "home_bias_change")
 NON_SIGNIFICANT_SHOWN = 5  # per model x template x analysis, the closest to significance
 _ANALYSIS_ORDER = {"south_vs_north": 0, "region_vs_rest": 1, "nationality_vs_rest": 2}
 _WHY_EMPTY = ("no profile states a nationality in the region table, or no recommendation is located in a country "
@@ -458,16 +452,14 @@ def geography_tables(geography: Optional[Mapping[str, pd.DataFrame]]) -> tuple[d
         if "unit" in rm and (rm["unit"] == "run").any():
             rm = rm[rm["unit"] == "run"]
         unit = str(rm["unit"].iloc[0]) if "unit" in rm and len(rm) else "run"
-        tables[f"Metrics by student region and North/South: mean [95% bootstrap interval over {unit}s]"] = \
-            region_metrics_wide(rm)
+        tables[rt.title("audit_geography", "region_metrics", unit=unit)] = region_metrics_wide(rm)
     else:
         notes.append(f"Metrics by region: not shown, the table is empty ({_WHY_EMPTY}).")
     c = _geo_table(geography, "geo_contrasts")
     if c is not None:
         shown, left = geography_contrasts_shown(c)
         corr = str(c["correction"].dropna().iloc[0]) if "correction" in c and c["correction"].notna().any() else "holm"
-        tables[f"Geographic contrasts, one vs the rest (paired within strata; {corr}-adjusted p within each family): "
-               f"significant first, then the {NON_SIGNIFICANT_SHOWN} closest to significance per family"] = _cols(
+        tables[rt.title("audit_geography", "geo_contrasts", correction=corr, shown=NON_SIGNIFICANT_SHOWN)] = _cols(
             shown, ["model", "template", "analysis", "value", "reference", "metric", "unit", "n_units",
                     "mean_value", "mean_reference", "mean_diff", "ci_low", "ci_high", "p_value", "p_adjusted",
                     "family_size", "p_min_attainable", "significant", "marking"])
@@ -481,7 +473,7 @@ def geography_tables(geography: Optional[Mapping[str, pd.DataFrame]]) -> tuple[d
                      "of the attribute in at least two units).")
     f = _geo_table(geography, "families")
     if f is not None:
-        tables["Families of tests: size, smallest attainable p and the Holm threshold (alpha / size)"] = _cols(
+        tables[rt.title("audit_geography", "families")] = _cols(
             f, ["model", "template", "analysis", "family_size", "unit", "n_units", "p_min_attainable",
                 "holm_threshold", "attainable", "n_significant"])
     elif c is not None:
@@ -492,7 +484,7 @@ def geography_tables(geography: Optional[Mapping[str, pd.DataFrame]]) -> tuple[d
         if len(inter):
             inter = inter.assign(_s=~_significant(inter["significant"])).sort_values(
                 ["_s"] + _keys(inter) + ["factor"], kind="stable").drop(columns="_s")
-            tables["Class gap (low - high) interactions: does the gap differ by gender or region?"] = _cols(
+            tables[rt.title("audit_geography", "class_gap_interactions")] = _cols(
                 inter, ["model", "template", "factor", "value_a", "value_b", "metric", "gap", "unit", "n_units",
                         "mean_diff", "ci_low", "ci_high", "p_value", "p_adjusted", "family_size", "significant",
                         "marking"])
@@ -506,8 +498,7 @@ def geography_tables(geography: Optional[Mapping[str, pd.DataFrame]]) -> tuple[d
                      "gender or a region).")
     d = _geo_table(geography, "class_gap_decomposition")
     if d is not None:
-        tables["Class gaps split into behaviour (what the model recommended) and needs (the metric's income "
-               "weighting)"] = _cols(
+        tables[rt.title("audit_geography", "class_gap_decomposition")] = _cols(
             d, ["model", "template", "metric", "value_a", "value_b", "component", "n_pairs", "mean_diff",
                 "share_of_total", "ci_low", "ci_high", "p_value", "p_adjusted", "family_size", "significant",
                 "marking"])
@@ -516,8 +507,7 @@ def geography_tables(geography: Optional[Mapping[str, pd.DataFrame]]) -> tuple[d
                      "no item is scored).")
     h = _geo_table(geography, "home_bias")
     if h is not None:
-        tables["Home bias per nationality: share of located recommendations in the student's own country, own "
-               "region, abroad; mean distance (km)"] = _round_km(_cols(
+        tables[rt.title("audit_geography", "home_bias")] = _round_km(_cols(
                    h.sort_values(_keys(h) + [k for k in ("region", "nationality") if k in h], kind="stable"),
                    ["model", "template", "nationality", "region", "north_south", "n_items_located", "own_country",
                     "own_region", "abroad", "outside_region", "mean_distance_km"]))
@@ -532,8 +522,7 @@ def geography_tables(geography: Optional[Mapping[str, pd.DataFrame]]) -> tuple[d
         cols = ["model", "nationality", "region", "north_south"] + [
             f"{m}_{s}" for m in ("own_country", "own_region", "abroad", "mean_distance_km")
             for s in ("base", other, "change")]
-        tables[f"Home bias from the base to the {other} template, per nationality (change = {other} - base)"] = \
-            _round_km(_cols(hc, cols))
+        tables[rt.title("audit_geography", "home_bias_change", other=other)] = _round_km(_cols(hc, cols))
     elif h is not None:
         notes.append("Home bias change: not shown, the audit has no base and regional template of the same model.")
     return tables, notes
@@ -601,14 +590,13 @@ def behaviour_tables(p: PartitionResult) -> dict[str, pd.DataFrame]:
         shown = bn.loc[order].reset_index(drop=True)
         corr = str(bn["correction"].dropna().iloc[0]) if "correction" in bn and bn["correction"].notna().any() \
             else "holm"
-        out[f"{where}: {BEHAVIOUR_TITLE.lower()} (component total / behaviour / needs; {corr} within each "
-            "attribute x component)"] = shown[[c for c in BEHAVIOUR_COLUMNS if c in shown.columns]]
+        out[f"{where}: {rt.title('audit_statistics', 'behaviour_needs', correction=corr)}"] = shown[
+            [c for c in BEHAVIOUR_COLUMNS if c in shown.columns]]
     ev = p.statistics.get("envy")
     if ev is not None and len(ev):
         ev = ev.assign(_e=-pd.to_numeric(ev["envy_share"], errors="coerce").fillna(0)).sort_values(
             ["_e", "attribute", "metric"], kind="stable").drop(columns="_e")
-        out[f"{where}: envy, the share of a group's students whose score would be higher with the lists the other "
-            "group received (95% bootstrap interval over strata)"] = ev[[c for c in ENVY_SHOWN if c in ev.columns]]
+        out[f"{where}: {rt.title('audit_statistics', 'envy')}"] = ev[[c for c in ENVY_SHOWN if c in ev.columns]]
     return out
 
 
@@ -663,16 +651,15 @@ def comparison_section(comparison: Optional[Mapping[str, pd.DataFrame]]) -> Opti
     tables: dict[str, pd.DataFrame] = {}
     gate = (comparison or {}).get("gate")
     if gate is not None and len(gate):
-        tables["Release gate: each line, candidate - baseline"] = gate
+        tables[rt.title("model_comparison", "gate")] = gate
     board = (comparison or {}).get("leaderboard")
     if board is not None and len(board):
-        tables["Leaderboard: mean [95% interval] and the rank the paired tests support (a range where they cannot "
-               "tell the models apart)"] = board[[c for c in ("template", "metric", "model", "n_units", "mean",
+        tables[rt.title("model_comparison", "leaderboard")] = board[[c for c in ("template", "metric", "model", "n_units", "mean",
                                                             "ci_low", "ci_high", "rank", "tied_with")
                                                   if c in board.columns]]
     order = diffs.assign(_s=~diffs["significant"], _a=-diffs["mean_diff"].abs()).sort_values(
         ["_s", "template", "model_a", "model_b", "family", "_a"], kind="stable").index
-    tables["Differences B - A, paired by profile and run (significant first)"] = diffs.loc[order, [
+    tables[rt.title("model_comparison", "differences")] = diffs.loc[order, [
         c for c in comparison_core.DIFFERENCE_COLUMNS if c not in ("component", "correction")]]
     figures = [fig.comparison_forest(diffs, template=r.template, model_a=r.model_a, model_b=r.model_b)
                for r in diffs[["template", "model_a", "model_b"]].drop_duplicates().itertuples(index=False)]
@@ -702,7 +689,7 @@ def sensitivity_section(verdicts: Optional[pd.DataFrame]) -> Optional[rep.Report
              "sign and its significance in every setting is robust; one that flips sign or loses significance in "
              "any setting is fragile, and a decision should not rest on it alone. No answer is generated again."]
     return rep.ReportSection("sensitivity", SENSITIVITY_TITLE, intro=intro,
-                             tables={"Findings, robust or fragile (fragile first)": v})
+                             tables={rt.title("sensitivity", "verdicts"): v})
 
 
 MATCHES_TITLE = "Matches to audit"

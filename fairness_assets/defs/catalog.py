@@ -12,10 +12,15 @@ on in the catalog:
   selects them), ``cross-partition`` (reads every stored partition: comparisons, the report), or
   ``reference`` (not partitioned: the inputs every partition shares);
 - ``method``: the section of the method it computes (docs/method.md, METHOD.md);
-- ``checks``: the blocking checks guarding it, where it has some.
+- ``checks``: the blocking checks guarding it, where it has some;
+- ``reads_model``: ``yes`` where materializing it calls a language model (``generations``, and
+  ``subject_tags`` when the LLM subject tagger is configured: ``FAIRNESS_TAGGER=llm``), else ``no``;
+- ``cost``: what its runs spend: ``gpu_or_endpoint`` where it reads a model (GPU time in process,
+  or requests to an OpenAI-compatible endpoint), ``cpu`` for the rest.
 
 Owners come from ``FAIRNESS_ASSET_OWNERS`` (comma-separated e-mail addresses or ``team:NAME``),
-``team:fairness-audit`` when unset.
+``team:fairness-audit`` when unset. The settings are those the definitions pass to
+:func:`catalogued` (else the environment's when it is called: when the code location loads).
 """
 
 from __future__ import annotations
@@ -27,6 +32,10 @@ from typing import Iterable
 import dagster as dg
 
 
+YES, NO, LLM_TAGGER = "yes", "no", "llm tagger"  # reads_model of an entry: always, never, with FAIRNESS_TAGGER=llm
+GPU_OR_ENDPOINT, CPU = "gpu_or_endpoint", "cpu"
+
+
 @dataclass(frozen=True)
 class Entry:
     kinds: tuple[str, ...]
@@ -34,6 +43,12 @@ class Entry:
     partitioning: str
     method: str
     checks: str = ""
+    reads_model: str = NO  # YES, NO or LLM_TAGGER
+
+    def model_tags(self, tagger: str) -> dict[str, str]:
+        """``reads_model`` and ``cost`` with subject tagger ``tagger`` (``FAIRNESS_TAGGER``)."""
+        reads = self.reads_model == YES or (self.reads_model == LLM_TAGGER and tagger == "llm")
+        return {"reads_model": YES if reads else NO, "cost": GPU_OR_ENDPOINT if reads else CPU}
 
 
 M_T, CROSS, REF = "model x template", "cross-partition", "reference"
@@ -45,10 +60,11 @@ CATALOG: dict[str, Entry] = {
     "profiles": Entry(("pandas", "sql"), "reference", REF, "METHOD.md §2: student profiles"),
     "prompts": Entry(("pandas", "sql"), "reference", REF, "METHOD.md §3: prompt templates"),
     "generations": Entry(("huggingface", "pytorch", "sql"), "generation", M_T,
-                         "METHOD.md §1, §3: the model's answers (or an imported responses file)"),
+                         "METHOD.md §1, §3: the model's answers (or an imported responses file)", reads_model=YES),
     "recommendations": Entry(("great_expectations", "pandas", "sql"), "understanding", M_T,
                              "METHOD.md §9: reading the answers (parsing, matching)", checks="parse quality (blocking)"),
-    "subject_tags": Entry(("pandas", "sql"), "understanding", M_T, "METHOD.md §7: program subject tags"),
+    "subject_tags": Entry(("pandas", "sql"), "understanding", M_T, "METHOD.md §7: program subject tags",
+                          reads_model=LLM_TAGGER),
     "drs_scores": Entry(("numpy", "sql"), "scoring", M_T, "METHOD.md §5: DRS, Acc, Rep, Acad per recommendation"),
     "grs_by_country": Entry(("numpy", "sql"), "scoring", M_T, "METHOD.md §6, §8.3: GRS per country"),
     "analysis_tables": Entry(("pandas", "sql"), "scoring", M_T, "METHOD.md §8.1-8.7: analysis tables"),
@@ -83,13 +99,14 @@ def owners(raw: str | None = None) -> list[str]:
     return out
 
 
-def _spec(spec: dg.AssetSpec, who: list[str]) -> dg.AssetSpec:
+def _spec(spec: dg.AssetSpec, who: list[str], tagger: str) -> dg.AssetSpec:
     key = spec.key.to_user_string()
     entry = CATALOG.get(key)
     if entry is None:
         raise KeyError(f"asset {key!r} has no catalog entry in fairness_assets/defs/catalog.py: add its kinds and tags")
     tags = {k: v for k, v in spec.tags.items() if not k.startswith("dagster/kind/")}
-    tags.update({"stage": entry.stage, "partitioning": entry.partitioning.replace(" ", "_")})
+    tags.update({"stage": entry.stage, "partitioning": entry.partitioning.replace(" ", "_"),
+                 **entry.model_tags(tagger)})
     if entry.checks:
         tags["blocking_checks"] = "yes"
     return spec.replace_attributes(kinds=set(entry.kinds), owners=who, tags=tags,
@@ -97,8 +114,13 @@ def _spec(spec: dg.AssetSpec, who: list[str]) -> dg.AssetSpec:
                                              **({"checks": entry.checks} if entry.checks else {})})
 
 
-def catalogued(assets: Iterable) -> list:
-    """Every asset with its catalog entry's kinds, owners, tags and method note."""
-    who = owners()
-    return [a.map_asset_specs(lambda spec: _spec(spec, who)) if isinstance(a, dg.AssetsDefinition) else a
+def catalogued(assets: Iterable, settings=None) -> list:
+    """Every asset with its catalog entry's kinds, owners, tags and method note; ``settings``
+    (``FairnessSettings``: the owners, the subject tagger) default to the environment's now."""
+    if settings is None:
+        from resources.settings import load_settings
+
+        settings = load_settings()
+    who, tagger = owners(settings.asset_owners), settings.tagger
+    return [a.map_asset_specs(lambda spec: _spec(spec, who, tagger)) if isinstance(a, dg.AssetsDefinition) else a
             for a in assets]

@@ -23,6 +23,9 @@ def test_every_asset_is_catalogued_with_owners_stage_and_partitioning():
         partitioned = node.partitions_def is not None
         assert partitioned == (entry.partitioning == catalog.M_T), key  # the tag says what the definition does
         assert node.metadata["method"] == entry.method
+        reads = key == "generations"  # the default tagger (rules) reads no model
+        assert node.tags["reads_model"] == ("yes" if reads else "no"), key
+        assert node.tags["cost"] == ("gpu_or_endpoint" if reads else "cpu"), key
 
 
 def test_kinds_tell_the_assets_apart():
@@ -49,3 +52,33 @@ def test_owners_come_from_the_setting_and_a_bad_one_is_named(monkeypatch, value,
     else:
         with pytest.raises(ValueError, match="FAIRNESS_ASSET_OWNERS"):
             catalog.owners()
+
+
+def test_the_llm_tagger_makes_subject_tags_read_a_model():
+    """The catalog's settings are passed in (the definitions' own), not read again: with
+    FAIRNESS_TAGGER=llm subject_tags reads a model and costs GPU or endpoint time, the rest is unchanged."""
+    from fairness_assets.defs.understanding import assets as understanding
+    from resources.settings import load_settings
+
+    def tags(settings):
+        (asset,) = catalog.catalogued([understanding.subject_tags], settings)
+        return dict(asset.specs_by_key[asset.key].tags)
+
+    assert {k: tags(load_settings(tagger="llm"))[k] for k in ("reads_model", "cost")} == {
+        "reads_model": "yes", "cost": "gpu_or_endpoint"}
+    assert {k: tags(load_settings(tagger="rules"))[k] for k in ("reads_model", "cost")} == {
+        "reads_model": "no", "cost": "cpu"}
+    (recs,) = catalog.catalogued([understanding.recommendations], load_settings(tagger="llm"))
+    assert recs.specs_by_key[recs.key].tags["cost"] == "cpu"
+
+
+def test_decorators_say_no_kinds_the_catalog_would_replace():
+    """Kinds come from the catalog alone: no decorator of the stage folders gives kinds (the catalog
+    replaced them anyway), so what the UI shows is what defs/catalog.py says."""
+    from fairness_assets.defs.generation import assets as generation
+    from fairness_assets.defs.reporting import assets as reporting
+    from fairness_assets.defs.scoring import assets as scoring
+
+    for asset in (generation.generations, scoring.scores, reporting.audit_report_file):
+        assert all(not spec.kinds for spec in asset.specs), asset.keys
+    assert generation.generations.partitions_def is not None and generation.generations.backfill_policy is not None

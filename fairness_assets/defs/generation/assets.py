@@ -23,10 +23,11 @@ from resources.llm.runner import GenerationRunner, IncompleteGenerationError
 from resources.partition_lease import claim, keep_alive, run_finished_from, run_status_from
 from resources.settings import AuditGridResource, GenerationSourceResource, ReferenceDataResource, stable_hash
 
+from ..decorators import partitioned_asset
 from ..metadata import preview, table_md
 from ..operations.kubernetes import GPU_OP_TAGS, GPU_POOL
 from ..isolation import PartitionGuard
-from ..partitions import AUDIT_PARTITIONS, SINGLE_RUN, audit_round, unusable_models
+from ..partitions import audit_round, unusable_models
 from ..services import resolver_for
 
 
@@ -185,12 +186,8 @@ COST_COLUMNS = ["partition_key", "backend", "compute_kind", "samples", "prompt_t
                 "compute_s", "output_tokens_per_s"]
 
 
-@dg.asset(
+@partitioned_asset(
     group_name="generation",
-    io_manager_key="results_io",
-    partitions_def=AUDIT_PARTITIONS,
-    backfill_policy=SINGLE_RUN,
-    kinds={"pandas", "sql"},
     pool=GPU_POOL,
     op_tags=GPU_OP_TAGS,
     description="Model answers per (model, template, profile, run): sampled by the generation engine "

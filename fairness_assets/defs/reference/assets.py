@@ -16,16 +16,15 @@ from fairness_assets.core import regions as regions_core
 from resources.database import ResultsDatabase
 from resources.settings import AuditGridResource, ReferenceDataResource
 
+from ..decorators import stored_asset
 from ..metadata import number, preview, table_md
 from ..services import resolver_for
 
 GROUP = "reference"
 
 
-@dg.asset(
+@stored_asset(
     group_name=GROUP,
-    io_manager_key="results_io",
-    kinds={"pandas", "sql"},
     description="The QS ranking export, cleaned: raw and numeric rank, canonical country, "
     "global Rep, per-country local rank range, counts and Avail (METHOD.md §4-6).",
 )
@@ -70,10 +69,8 @@ def qs_corpus(
     )
 
 
-@dg.asset(
+@stored_asset(
     group_name=GROUP,
-    io_manager_key="results_io",
-    kinds={"pandas", "sql"},
     description="Canonical name, ISO code, capital and coordinates of every corpus country and "
     "every nationality of the audit grid, with corpus counts and Avail.",
 )
@@ -109,10 +106,8 @@ def country_geography(
     )
 
 
-@dg.asset(
+@stored_asset(
     group_name=GROUP,
-    io_manager_key="results_io",
-    kinds={"pandas", "sql"},
     description="Geodesic distances (km, WGS-84, geopy) between the capitals of all countries "
     "in country_geography; computed once, reused by scoring.",
 )
@@ -135,10 +130,8 @@ def capital_distances(
     )
 
 
-@dg.asset(
+@stored_asset(
     group_name=GROUP,
-    io_manager_key="results_io",
-    kinds={"pandas", "sql"},
     description="The synthetic students: the gender x class x nationality grid and the "
     "reduced-context (one attribute) profiles, with stable ids (METHOD.md §2).",
 )
@@ -180,10 +173,8 @@ def profiles(
     )
 
 
-@dg.asset(
+@stored_asset(
     group_name=GROUP,
-    io_manager_key="results_io",
-    kinds={"pandas", "sql"},
     description="Every (template, profile) prompt of the audit grid, from the versioned "
     "template files in data/templates (content hash recorded per row).",
 )

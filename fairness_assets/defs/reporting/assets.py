@@ -24,7 +24,7 @@ from typing import Optional
 import dagster as dg
 import pandas as pd
 
-from fairness_assets.core import audit_report, figures as fig_core, understanding
+from fairness_assets.core import audit_report, figures as fig_core, result_tables, understanding
 from fairness_assets.core import tables as tables_core
 from fairness_assets.core.partition import PartitionKey, by_partition
 from fairness_assets.core.progress import Progress
@@ -34,10 +34,10 @@ from resources.settings import (AuditGridResource, ParseQualityResource, Referen
                                 ScoringResource, stable_hash)
 from resources.tagger import SubjectTaggerResource
 
+from ..decorators import partitioned_asset
 from ..isolation import PartitionGuard
 from ..metadata import png_md, table_md
 from .geography import stored_geography
-from ..partitions import AUDIT_PARTITIONS, SINGLE_RUN
 from ..services import (distance_matrix, quality_frame, quality_outcomes, resolver_for, scoring_params,
                         software_provenance, write_report)
 
@@ -47,16 +47,12 @@ MAP_FIGURES = ("world_map", "recommended_locations")
 
 
 # the large statistics tables are stored one row per table row (core.tables, packed): a study-size
-# partition's ~16,000 pair rows in ~16,000 stored rows, not ~400,000 cells
-PACKED_STATISTICS = ("counterfactual_disparity", "behaviour_needs", "envy")
+# partition's ~16,000 pair rows in ~16,000 stored rows, not ~400,000 cells (core/result_tables.py)
+PACKED_STATISTICS = result_tables.packed("audit_statistics")
 
 
-@dg.asset(
+@partitioned_asset(
     group_name="reporting",
-    io_manager_key="results_io",
-    partitions_def=AUDIT_PARTITIONS,
-    backfill_policy=SINGLE_RUN,
-    kinds={"pandas", "sql"},
     description="Run-to-run variability (SD and bootstrap interval over runs and over profiles) of every headline "
     "metric, and paired counterfactual disparity per attribute with permutation tests, corrected for multiple "
     "comparisons and marked significant / not significant; every counterfactual pair split into behaviour (the "
@@ -86,7 +82,8 @@ def audit_statistics(context: dg.AssetExecutionContext, analysis_tables: pd.Data
             t = audit_report.partition_statistics(responses, **report_settings.as_dict(), items=items,
                                                   distances=dist, student_iso3=students, params=params)
             dis = t["counterfactual_disparity"]
-            frames.append(tables_core.to_long(t, packed=PACKED_STATISTICS).assign(
+            stored = {name: t[name] for name in result_tables.names("audit_statistics") if name in t}
+            frames.append(tables_core.to_long(stored, packed=PACKED_STATISTICS).assign(
                 partition_key=str(key), audit_id=str(long["audit_id"].iloc[0])))
             significant += int(dis["significant"].sum()) if len(dis) else 0
             shown[f"disparity {key}"] = table_md(audit_report.stats.disparity_display(dis)) if len(dis) else "no testable pairs"
@@ -118,12 +115,8 @@ BEHAVIOUR_SHOWN = ("partition", "attribute", "value_a", "value_b", "metric", "co
                    "ci_low", "ci_high", "p_adjusted", "family_size")
 
 
-@dg.asset(
+@partitioned_asset(
     group_name="reporting",
-    io_manager_key="results_io",
-    partitions_def=AUDIT_PARTITIONS,
-    backfill_policy=SINGLE_RUN,
-    kinds={"pandas", "sql"},
     description="The figures of METHOD.md §8.8 (top-20 locations, universities and programs overall, by class and "
     "by gender; every recommended location; nationality x university-country heatmap) as PNG files in the "
     "reports folder; figures with nothing to draw are listed with the reason. Per partition, its map and a link "
@@ -352,7 +345,6 @@ def _provenance(database, parts, report_settings, reference, scoring, subject_ta
     group_name="reporting",
     deps=["audit_statistics", "audit_figures", "base_vs_regional", "audit_drift", "audit_geography",
           "model_comparison", "sensitivity"],
-    kinds={"html", "sql"},
     description="The audit report: one self-contained HTML file and a Markdown twin over every scored partition "
     "(the scorecard first: DRS, GRS coverage, US+UK share, parse and match rate per model x template, the strongest "
     "behaviour findings, the comparison and gate; then provenance, tables with significance marks, figures, parse "
@@ -404,6 +396,7 @@ def audit_report_file(
     else:
         database.append_rows(D.ReportFile, row)
     return dg.MaterializeResult(metadata={
+        **D.table_metadata("audit_report"),  # its row in the history of reports (not stored by the IO manager)
         # the report one click away: served by `fairness-audit ui`, or where FAIRNESS_REPORT_BASE_URL publishes it
         "report_url": dg.MetadataValue.url(report_settings.url_of(folder / "report.html")),
         "scorecard": dg.MetadataValue.md(_markdown_section(markdown, "Scorecard") or "(no scorecard)"),

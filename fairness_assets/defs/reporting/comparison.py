@@ -17,6 +17,7 @@ import pandas as pd
 from fairness_assets.core import comparison as comparison_core
 from fairness_assets.core import figures as fig_core
 from fairness_assets.core import gate as gate_core
+from fairness_assets.core import result_tables
 from fairness_assets.core import tables as tables_core
 from fairness_assets.core.partition import PartitionKey
 from fairness_assets.core.progress import Progress
@@ -25,10 +26,10 @@ from resources.database import ResultsDatabase
 from resources.settings import ReferenceDataResource, ReportResource, ScoringResource, stable_hash
 from resources.tagger import SubjectTaggerResource
 
+from ..decorators import stored_asset
 from ..metadata import png_md, table_md
 from ..services import scoring_params
 
-STORED = ("differences", "leaderboard", "gate")
 SHOWN = ("template", "model_a", "model_b", "family", "metric", "gap", "mean_a", "mean_b", "mean_diff", "ci_low",
          "ci_high", "p_adjusted", "family_size", "significant", "direction")
 
@@ -85,11 +86,9 @@ def gate_result(gate_file: str, differences: pd.DataFrame) -> tuple[str, pd.Data
     return verdict, table, text
 
 
-@dg.asset(
+@stored_asset(
     group_name="reporting",
-    io_manager_key="results_io",
     deps=["analysis_tables", "drs_scores"],
-    kinds={"pandas", "sql"},
     check_specs=[dg.AssetCheckSpec(
         "release_gate", asset="model_comparison", blocking=True,
         description="The release gate of FAIRNESS_GATE_FILE: the candidate against the baseline, each line's "
@@ -111,7 +110,7 @@ def model_comparison(context: dg.AssetExecutionContext, database: ResultsDatabas
     except gate_core.GateError as exc:
         verdict, lines, gate_text = "error", pd.DataFrame(columns=list(gate_core.VERDICT_COLUMNS)), str(exc)
         context.log.error(f"release gate: {exc}")
-    stored = database.stamp(tables_core.to_long({**tables, "gate": lines}, packed=STORED).assign(
+    stored = database.stamp(tables_core.to_long({**tables, "gate": lines}, packed=result_tables.packed("model_comparison")).assign(
         audit_id="comparison", params_hash=stable_hash(settings)), "model_comparison",
         config_json={**settings, "gate_file": report_settings.gate_file})
     pairs = diffs[["template", "model_a", "model_b"]].drop_duplicates() if len(diffs) else diffs
@@ -146,9 +145,6 @@ def model_comparison(context: dg.AssetExecutionContext, database: ResultsDatabas
 
 
 # ----------------------------------------------------------------------------- sensitivity (issue 22 item 3)
-SENSITIVITY_STORED = ("verdicts", "comparison_by_setting")
-
-
 def with_second_ranking(database: ResultsDatabase, items: pd.DataFrame, keys: list[str], second) -> pd.DataFrame:
     """``items`` with ``rank_alt``: each item's rank in the second ranking (``second``: (ranking,
     index) of core.ranking, or None: items unchanged), matched from its stored text and stated country."""
@@ -266,11 +262,9 @@ def _with_taggers(grid: list, used: list[str]) -> list:
     return [*grid, *[sens.Setting(f"tagger {t}", acad_column=f"acad_{t}") for t in used]]
 
 
-@dg.asset(
+@stored_asset(
     group_name="reporting",
-    io_manager_key="results_io",
     deps=["audit_statistics", "model_comparison", "drs_scores", "analysis_tables"],
-    kinds={"pandas", "sql"},
     check_specs=[dg.AssetCheckSpec(
         "release_gate_robust", asset="sensitivity", blocking=True,
         description="For a gate file with require_robust: true, every gate line judged again under each setting "
@@ -293,7 +287,7 @@ def sensitivity(context: dg.AssetExecutionContext, database: ResultsDatabase, re
     tables = sensitivity_tables(database, params, settings, grid, log=context.log.info, second=second,
                                 taggers=taggers)
     verdicts = tables["verdicts"]
-    stored = database.stamp(tables_core.to_long(tables, packed=SENSITIVITY_STORED).assign(
+    stored = database.stamp(tables_core.to_long(tables, packed=result_tables.packed("sensitivity")).assign(
         audit_id="sensitivity", params_hash=stable_hash(settings)), "sensitivity",
         config_json={**settings, "settings": [s.name for s in grid], "scoring": params.as_dict()})
     sentences = sens.summary_sentences(verdicts)

@@ -10,19 +10,20 @@ import pandas as pd
 
 from fairness_assets.core import geostats
 from fairness_assets.core import regions as regions_core
+from fairness_assets.core import result_tables
 from fairness_assets.core import tables as tables_core
 from fairness_assets.core.partition import PartitionKey, by_partition
 from resources.database import ResultsDatabase
 from resources.settings import ReferenceDataResource, ReportResource, ScoringResource, stable_hash
 
+from ..decorators import partitioned_asset
 from ..isolation import PartitionGuard
 from ..metadata import table_md
-from ..partitions import AUDIT_PARTITIONS, SINGLE_RUN
 from ..services import resolver_for, scoring_params
 
-# what is stored per partition (geo_responses, one row per response, is derived again when needed)
-STORED = ("region_metrics", "geo_contrasts", "class_gap_interactions", "home_bias", "home_bias_change",
-          "class_gap_decomposition", "families")
+# what is stored per partition (core/result_tables.py; geo_responses, one row per response, is derived
+# again when needed)
+STORED = tuple(result_tables.names("audit_geography"))
 
 
 def responses_with_partitions(analysis_tables: pd.DataFrame) -> pd.DataFrame:
@@ -48,12 +49,8 @@ def _rows_of(table: pd.DataFrame, key: PartitionKey, name: str) -> pd.DataFrame:
     return table[mask]
 
 
-@dg.asset(
+@partitioned_asset(
     group_name="reporting",
-    io_manager_key="results_io",
-    partitions_def=AUDIT_PARTITIONS,
-    backfill_policy=SINGLE_RUN,
-    kinds={"pandas", "sql"},
     description="Geographic statistics (docs/statistics.md): DRS/Acc/Rep/Acad and own-country / own-region shares by "
     "region and North/South; one-vs-rest contrasts (each region, Global South vs North, each nationality) paired "
     "within gender x class with the runs as replicates, corrected within each family; class-gap interactions by "
@@ -106,7 +103,7 @@ def audit_geography(context: dg.AssetExecutionContext, drs_scores: pd.DataFrame,
     for key, part in by_partition(drs_scores):
         audit = str(part["audit_id"].iloc[0])
         mine = {name: _rows_of(tables.get(name), key, name) for name in STORED}
-        frames.append(tables_core.to_long(mine, packed=STORED).assign(partition_key=str(key), audit_id=audit))  # one stored row per table row
+        frames.append(tables_core.to_long(mine, packed=result_tables.packed("audit_geography")).assign(partition_key=str(key), audit_id=audit))  # one stored row per table row
     table = database.stamp(pd.concat(frames, ignore_index=True).assign(params_hash=stable_hash(settings)),
                            "audit_geography", config_json={**settings, "regions": regions_core.source_line()})
     contrasts = tables["geo_contrasts"]

@@ -15,18 +15,18 @@ import pandas as pd
 from fairness_assets.core import component_change as cc
 from fairness_assets.core import figures as fig_core
 from fairness_assets.core import metrics
+from fairness_assets.core import result_tables
 from fairness_assets.core import tables as tables_core
 from fairness_assets.core.partition import PartitionKey
 from resources.database import GeographyRow, GRSCountry, MetricRow, ResultsDatabase, StatisticRow, make_provenance
 from resources.settings import ReferenceDataResource, ScoringResource, stable_hash
 
+from ..decorators import partitioned_multi_asset, stored_asset, stored_out
 from ..isolation import PartitionGuard
 from ..metadata import number, png_md, table_md
-from ..partitions import AUDIT_PARTITIONS, SINGLE_RUN
 from ..services import distance_matrix, resolver_for, scoring_params
 
-ANALYSIS = ["drs_responses", "drs_summary", "academic_alignment", "volume_diversity", "concentration",
-            "reduced_context_top"]
+ANALYSIS = result_tables.names("analysis_tables")  # core/result_tables.py: the tables of METHOD.md §8
 EMPTY_REASON = {  # why an analysis table can be empty (the asset page says it instead of a bare header)
     "academic_alignment": "no academic-template partition in this run: Acad is measured on the programs the "
                           "academic template asks for",
@@ -38,19 +38,18 @@ EMPTY_REASON = {  # why an analysis table can be empty (the asset page says it i
 NO_PAIR = "no model has both its base and regional partitions scored"
 
 
-@dg.multi_asset(
+@partitioned_multi_asset(
     outs={
-        "drs_scores": dg.AssetOut(io_manager_key="results_io", group_name="scoring", kinds={"pandas", "sql"},
-                                  description="Per recommended item: distance, lambda, Acc, Rep, Acad, DRS and the "
-                                  "components used (METHOD.md §5); per-response means are in analysis_tables."),
-        "grs_by_country": dg.AssetOut(io_manager_key="results_io", group_name="scoring", kinds={"pandas", "sql"},
-                                      description="Per corpus country: Avail, Repr, Scaled_Repr, Rep_covg, GRS (§6)."),
-        "analysis_tables": dg.AssetOut(io_manager_key="results_io", group_name="scoring", kinds={"pandas", "sql"},
-                                       description="§8 tables 1, 2, 5, 6, 7: DRS per response and by group, academic "
-                                       "alignment, volume and diversity, reduced-context top-k, US+UK share and coverage."),
+        "drs_scores": stored_out(group_name="scoring",
+                                 description="Per recommended item: distance, lambda, Acc, Rep, Acad, DRS and the "
+                                 "components used (METHOD.md §5); per-response means are in analysis_tables."),
+        "grs_by_country": stored_out(group_name="scoring",
+                                     description="Per corpus country: Avail, Repr, Scaled_Repr, Rep_covg, GRS (§6)."),
+        "analysis_tables": stored_out(group_name="scoring",
+                                      description="§8 tables 1, 2, 5, 6, 7: DRS per response and by group, academic "
+                                      "alignment, volume and diversity, reduced-context top-k, US+UK share and "
+                                      "coverage."),
     },
-    partitions_def=AUDIT_PARTITIONS,
-    backfill_policy=SINGLE_RUN,
 )
 def scores(
     context: dg.AssetExecutionContext,
@@ -76,7 +75,7 @@ def scores(
             t = metrics.score_partition(recs, qs_corpus, dist, students, params)
             audit = str(recs["audit_id"].iloc[0])
             parts = (t["drs_items"].assign(partition_key=key), t["grs_by_country"].assign(partition_key=key, audit_id=audit),
-                     tables_core.to_long({n: t[n] for n in ANALYSIS}).assign(partition_key=key, audit_id=audit))
+                     tables_core.to_long({n: t[n] for n in ANALYSIS}, packed=result_tables.packed("analysis_tables")).assign(partition_key=key, audit_id=audit))
             for name in ANALYSIS:
                 shown.setdefault(name, []).append(t[name].assign(partition=key))
             for frames, part in zip((items, grs, long), parts):
@@ -106,11 +105,9 @@ def scores(
     })
 
 
-@dg.asset(
+@stored_asset(
     group_name="scoring",
-    io_manager_key="results_io",
     deps=["analysis_tables", "grs_by_country", "audit_statistics", "audit_geography"],
-    kinds={"pandas", "sql"},
     description="§8.4 base vs regional: change in DRS/Acc/Rep (overall, by gender, by class) and in GRS per "
     "country, in percent, for every model with both partitions materialized; and component_change: every "
     "counterfactual pair and geographic one-vs-rest contrast, per component (total / behaviour / needs), base vs "
@@ -141,7 +138,7 @@ def base_vs_regional(context: dg.AssetExecutionContext, database: ResultsDatabas
               "grs_change": pd.concat(grs, ignore_index=True) if grs else pd.DataFrame(columns=["model"]),
               "component_change": pd.concat(components, ignore_index=True) if components
               else pd.DataFrame(columns=cc.CHANGE_COLUMNS)}
-    long_df = database.stamp(tables_core.to_long(tables, packed=("component_change",)).assign(
+    long_df = database.stamp(tables_core.to_long(tables, packed=result_tables.packed("base_vs_regional")).assign(
         audit_id="comparison", params_hash=""), "base_vs_regional",
         config_json={"models": models, "compared": "base vs regional, per model", "component_rule": cc.RULE_TEXT})
     shown = {f"figure {model} {f.name}": png_md(f.png, f.name)

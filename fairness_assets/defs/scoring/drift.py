@@ -16,18 +16,15 @@ from fairness_assets.core import figures as fig_core
 from fairness_assets.core import tables as tables_core
 from resources.database import GeographyRow, ResultsDatabase, StatisticRow
 
+from ..decorators import partitioned_asset
 from ..isolation import PartitionGuard
 from ..metadata import png_md, table_md
-from ..partitions import AUDIT_PARTITIONS, SINGLE_RUN, audit_round
+from ..partitions import audit_round
 
 
-@dg.asset(
+@partitioned_asset(
     group_name="scoring",
-    io_manager_key="results_io",
-    partitions_def=AUDIT_PARTITIONS,
-    backfill_policy=SINGLE_RUN,
     deps=["audit_statistics", "audit_geography"],
-    kinds={"pandas", "sql"},
     description="Drift between this audit and the previous audit of the same model x template: change of "
     "DRS/Acc/Rep/Acad per group, US+UK share, coverage, volume, and GRS/Repr/Rep_covg per country; and of every "
     "gender / income pair and geographic one-vs-rest contrast per component (total / behaviour / needs, scopes "

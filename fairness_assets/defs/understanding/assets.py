@@ -17,9 +17,10 @@ from resources.llm.resource import LLMResource
 from resources.settings import AuditGridResource, ParseQualityResource, ReferenceDataResource
 from resources.tagger import SubjectTaggerResource
 
+from ..decorators import partitioned_asset
 from ..metadata import number, preview, table_md
 from ..isolation import PartitionGuard
-from ..partitions import AUDIT_PARTITIONS, SINGLE_RUN
+from ..partitions import AUDIT_PARTITIONS
 from ..services import quality_outcomes, resolver_for, understanding_config, university_index
 
 SUITE = load_suite("recommendations_quality")
@@ -82,13 +83,9 @@ def _check_results(suite, per_partition, warn_only: bool = False, guard=None) ->
     return results
 
 
-@dg.asset(
+@partitioned_asset(
     group_name="understanding",
-    io_manager_key="results_io",
-    partitions_def=AUDIT_PARTITIONS,
-    backfill_policy=SINGLE_RUN,
     check_specs=CHECK_SPECS,
-    kinds={"pandas", "sql"},
     description="One row per recommended item: profile, model, template, run, the parsed university/"
     "program/country texts, parse status and method, matched corpus university and score, canonical "
     "country, subject tags. A response without items keeps one row (status refused/unparseable).",
@@ -183,12 +180,8 @@ def recommendations(
             context.log.warning(f"partition {key}: parse-quality checks failed: {failed}")
 
 
-@dg.asset(
+@partitioned_asset(
     group_name="understanding",
-    io_manager_key="results_io",
-    partitions_def=AUDIT_PARTITIONS,
-    backfill_policy=SINGLE_RUN,
-    kinds={"pandas", "sql"},
     description="The distinct programs of a partition with their QS subject areas and where each tag "
     "came from (override, cache, tagger); untagged programs are listed for review.",
 )
