@@ -11,6 +11,7 @@ import pytest
 from fairness_assets.defs.reference import assets as ref
 from resources import database as D
 from resources.settings import AuditGridResource, ReferenceDataResource
+from tests.helpers.pipeline import ASSETS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -36,7 +37,7 @@ def test_definitions_object_has_the_assets_and_job(results_home):
 def _materialize(url, corpus_path="", preset="demo"):
     database = D.ResultsDatabase(url=url)
     result = dg.materialize(
-        dg.load_assets_from_modules([ref]),
+        [a for a in ASSETS if set(a.group_names_by_key.values()) == {"reference"}],  # the code location's group
         resources={
             "database": database,
             "results_io": D.SQLResultsIOManager(database=database),
