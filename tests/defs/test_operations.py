@@ -345,28 +345,6 @@ def test_alert_delivered_on_one_channel_is_not_sent_again(tmp_path, db):
 
 
 @pytest.mark.slow
-def test_check_alert_cursor_of_the_earlier_version_is_carried_over(tmp_path, db):
-    """The earlier sensor stored the storage id of the last check evaluation it read. Where that id
-    is global (PostgreSQL, this in-memory storage), evaluations up to it are not alerted again."""
-    instance = dg.DagsterInstance.ephemeral()
-    first = audit(instance, db, DEMO_RESPONSES, tags={AUDIT_ROUND_TAG: "r1"})
-    last = max(e.storage_id for e in instance.get_records_for_run(first.run_id, of_type=
-                                                                   dg.DagsterEventType.ASSET_CHECK_EVALUATION).records)
-    second = audit(instance, db, DEMO_RESPONSES, tags={AUDIT_ROUND_TAG: "r2"})
-    failed = [c.check_name for c in second.get_asset_check_evaluations() if not c.passed]
-    with Receiver() as hook:
-        alerts = AlertResource(channels="webhook", webhook_url=hook.url)
-        with _check_sensor_context(instance, alerts, cursor=str(last)) as ctx:
-            parse_quality_alert(ctx)
-        assert sorted(p["json"]["check"] for p in hook.posts) == sorted(failed)
-        assert {p["json"]["run_id"] for p in hook.posts} == {second.run_id}
-        assert json.loads(ctx.cursor)["v"] == 2  # stored in the new format from then on
-        with _check_sensor_context(instance, alerts, cursor=ctx.cursor) as ctx2:
-            assert parse_quality_alert(ctx2).skip_message == "no new asset-check evaluations"
-        assert len(hook.posts) == len(failed)
-
-
-@pytest.mark.slow
 def test_report_of_a_reaudit_round_follows_its_runs(tmp_path, db):
     from fairness_assets.defs.operations.sensors import reaudit_report
 
