@@ -1,7 +1,8 @@
 """The demo audit's report opens in headless Chromium: every section renders and every
 figure loads from the one HTML file. The test saves its screenshots under tmp_path and leaves
 docs/screenshots/ as it found it; README's docs/screenshots/report*.png are made by
-``.venv/bin/python docs/make_screenshots.py`` (the same page code, tests/helpers/ui.py)."""
+``.venv/bin/python docs/make_screenshots.py`` (the report opened from the UI's link,
+tests/helpers/journey.py)."""
 
 from __future__ import annotations
 

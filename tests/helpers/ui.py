@@ -2,10 +2,10 @@
 the pages (with the controls) that README.md and docs/operations.md describe.
 
 Shared by ``tests/e2e/test_ui_browser.py`` (screenshots into the test's tmp_path) and
-``docs/make_screenshots.py`` (screenshots into docs/screenshots/). Every page function checks that
-what the docs name is there and raises AssertionError otherwise; none of them launches a run.
-``report`` does the same for the demo's report.html (README's report.png and report_figures.png),
-shared by ``tests/e2e/test_report_browser.py`` and ``docs/make_screenshots.py``.
+``docs/make_screenshots.py`` (screenshots into docs/screenshots/, after the new user's journey of
+tests/helpers/journey.py). Every page function checks that what the docs name is there and raises
+AssertionError otherwise; none of them launches a run. ``report`` does the same for the demo's
+report.html opened from disk (``tests/e2e/test_report_browser.py``).
 Labels are the ones Dagster 1.13 shows (``Materialize…`` and ``Materialize all…`` end in the
 one-character ellipsis U+2026)."""
 
@@ -41,7 +41,7 @@ TEMPLATES = sorted(p.stem for p in (ROOT / "data" / "templates").glob("*.yaml"))
 
 # ---------------------------------------------------------------- the demo and the webserver
 
-from tests.helpers.servers import free_port  # noqa: E402,F401 - re-exported for docs/make_screenshots.py
+from tests.helpers.servers import free_port  # noqa: E402
 
 
 def demo_env(home: Path) -> dict:
@@ -453,14 +453,3 @@ def report(driver, html_path: Path, path: Path, figures_path: Path) -> list[Path
         driver.set_window_size(size["width"], size["height"])
     return shots
 
-
-def capture_all(driver, base: str, out: Path) -> list[Path]:
-    """Every page above, as the PNGs docs/screenshots/ holds, into ``out``."""
-    shots = [asset_graph(driver, base, out / "ui_asset_graph.png")]
-    shots += materialize_dialog(driver, base, out / "ui_materialize_dialog.png", out / "ui_add_partition.png")
-    shots += lineage_materialize_all(driver, base, out / "ui_lineage_materialize_all.png",
-                                     out / "ui_materialize_all_dialog.png")
-    shots.append(partitions(driver, base, out / "ui_partitions.png"))
-    shots.append(checks(driver, base, out / "ui_checks.png"))
-    shots.append(figure(driver, base, out / "ui_figure.png"))
-    return shots
