@@ -439,7 +439,11 @@ def score_responses(responses: str, corpus_path: str, out: str, tagger: str = "r
     stop the next box of partitions, the cross-partition assets run on what was scored, every
     stored table is exported, and summary.md lists what failed; then :class:`ScoreFailed` names
     each failure (partition, step, cause). The runs log one line per event; ``out/score.log``
-    holds every event in full, stack traces included (``verbose``: printed too)."""
+    holds every event in full, stack traces included (``verbose``: printed too).
+
+    Its settings (:func:`score_settings`: the environment's, the arguments in their place) reach its
+    resources as values (:func:`resources_from`); nothing is written to ``os.environ``, so calls in
+    several threads of one process each run with their own files and database."""
     import dagster as dg
 
     from . import export
@@ -448,11 +452,13 @@ def score_responses(responses: str, corpus_path: str, out: str, tagger: str = "r
     from .core import responses as responses_core
     from .core.partition import PartitionKey
     from resources.secrets import quote_userinfo
-    from resources.settings import ReferenceDataResource
+    from resources.settings import ReferenceDataResource, load_settings
 
     outdir = output_folder(out)  # before any work
     responses, corpus_path = str(Path(responses).expanduser()), str(Path(corpus_path).expanduser())
-    reference = ReferenceDataResource(corpus_path=corpus_path, rank_column=rank_column)
+    # the reference files the runs read (the templates of FAIRNESS_TEMPLATES_DIR, the alias files), with this corpus
+    reference_config = load_settings(qs_corpus=corpus_path).resource_config("reference", env_vars=False)
+    reference = ReferenceDataResource(**{**reference_config, "rank_column": rank_column})
     # the inputs are read once here so that a bad file is named in one line before any run starts
     corpus_core.read_qs_export(corpus_path, rank_column)
     resolver = geo.CountryResolver(geo.load_aliases(reference.country_aliases_path))
