@@ -9,23 +9,9 @@ import time
 from pathlib import Path
 
 from tests.helpers import ui
+from tests.helpers.journey import _images, _wait_images
 from tests.helpers.browser import chromium, wait_for_text
 from tests.helpers.servers import free_port
-
-
-def _images(driver) -> list:
-    return driver.execute_script(
-        "return Array.from(document.images).map(i => [i.complete, i.naturalWidth, i.currentSrc.slice(0, 60)])")
-
-
-def _wait_images(driver, minimum: int, timeout: float = 30) -> list:
-    """The page's images once at least ``minimum`` are there and every one has finished loading."""
-    deadline = time.time() + timeout
-    while True:
-        images = _images(driver)
-        if len(images) >= minimum and all(done for done, _, _ in images) or time.time() > deadline:
-            return images
-        time.sleep(0.5)
 
 
 def test_the_report_link_of_the_asset_page_opens_the_report_with_its_figures(tmp_path):
