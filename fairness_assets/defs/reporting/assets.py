@@ -321,7 +321,7 @@ def _provenance(database, parts, report_settings, reference, scoring, subject_ta
                                             "model_revision", "decoding_json"])
     keys = {p.key for p in parts}
     gens = gens[gens["partition_key"].isin(keys)]
-    models = {f"{r.model} ({r.partition_key.split('|')[1]})": {
+    models = {f"{r.model} ({PartitionKey.parse(r.partition_key).template})": {
         "audit": r.audit_id, "backend": r.backend, "source": r.model_source, "revision": r.model_revision or "n/a"}
         for r in gens.itertuples(index=False)}
     templates = database.distinct(D.Generation, ["partition_key", "template", "template_hash"])
