@@ -344,6 +344,10 @@ def check_base_url(value: str) -> str:
     if not value:
         return ""
     parts = urlsplit(value)
+    if parts.username is not None or parts.password is not None:
+        # the links are shown in the UI's metadata to every reader: credentials there would leak
+        raise ValueError(f"the URL of host {parts.hostname!r} holds a user name or password: the report links are "
+                         "shown in the UI, so publish the reports where they can be read without credentials in the URL")
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise ValueError(f"{value!r} is not an http(s) URL with a host (e.g. https://reports.example.org/fairness)")
     if parts.query or parts.fragment:
@@ -407,8 +411,12 @@ def load_settings(**values: Any) -> FairnessSettings:
             if loc:
                 name = FairnessSettings.env_name(loc[0])
                 raw = values[loc[0]] if loc[0] in values else os.environ.get(name, err.get("input"))
-                shown = "***" if field_specs().get(loc[0]) and field_specs()[loc[0]].secret else raw
-                problems.append(f"{name}={shown!r}: {err['msg']}")
+                # a secret is never shown; any other value with its URL passwords masked (a URL setting may hold one)
+                from resources.secrets import redact
+
+                shown = "***" if field_specs().get(loc[0]) and field_specs()[loc[0]].secret else \
+                    (redact(raw) if isinstance(raw, str) else raw)
+                problems.append(f"{name}={shown!r}: {redact(str(err['msg']))}")
             else:
                 problems.append(err["msg"])
         raise ConfigError("invalid configuration: " + "; ".join(problems)) from None

@@ -64,3 +64,15 @@ def test_the_settings_reach_the_resource_when_a_run_starts(monkeypatch, tmp_path
     monkeypatch.setenv("FAIRNESS_REPORT_BASE_URL", "https://r.example.org/a")
     result = dg.materialize([link], resources={"report_settings": build_resources()["report_settings"]})
     assert result.output_for_node("link") == "https://r.example.org/a/report-x/report.html"
+
+
+def test_a_base_url_with_credentials_is_refused_without_echoing_them(monkeypatch):
+    """The report links are shown in the UI: a password in the base URL would be shown to every reader."""
+    url = "https://ana:Secret99@reports.example.org/fairness"
+    monkeypatch.setenv("FAIRNESS_REPORT_BASE_URL", url)
+    with pytest.raises(ConfigError, match="FAIRNESS_REPORT_BASE_URL") as err:
+        load_settings()
+    assert "reports.example.org" in str(err.value) and "Secret99" not in str(err.value)
+    with pytest.raises(ConfigError) as err:
+        ReportResource(base_url=url).base()
+    assert "Secret99" not in str(err.value)
