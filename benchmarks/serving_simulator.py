@@ -28,7 +28,7 @@ import hashlib
 import json
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 UNIVERSITIES = [  # (name, program, country): names every QS export and the demo corpus hold
     ("Massachusetts Institute of Technology", "Master of Science in Computer Science", "United States"),
@@ -74,6 +74,9 @@ class SimulatorStats:
     peak_in_flight: int = 0
     first_request_at: float = 0.0
     last_answer_at: float = 0.0
+    decoded_tokens: float = 0.0  # decoded so far (integrated by the clock)
+    last_request_at: float = 0.0  # when the last request so far arrived
+    decoded_at_last_request: float = 0.0  # decoded_tokens at that moment
 
 
 class ServingSimulator:
@@ -129,6 +132,13 @@ class ServingSimulator:
         span = s.last_answer_at - s.first_request_at
         return s.completion_tokens / span if span > 0 else 0.0
 
+    def steady_tps(self) -> float:
+        """Tokens/s decoded while the client still had requests to send (first request to last request):
+        the drain at the end, when fewer requests than the engine could serve are left, is not the client's."""
+        s = self.stats
+        span = s.last_request_at - s.first_request_at
+        return s.decoded_at_last_request / span if span > 0 else 0.0
+
     def _run(self) -> None:
         self._loop = asyncio.new_event_loop()
         asyncio.set_event_loop(self._loop)
@@ -161,6 +171,7 @@ class ServingSimulator:
                 continue
             rate = min(self.per_request_tps, self.capacity_tps / len(self._jobs))
             for job in list(self._jobs):
+                self.stats.decoded_tokens += min(rate * dt, max(0.0, job.tokens - job.done))
                 job.done += rate * dt
                 if job.done >= job.tokens:
                     self._jobs.discard(job)
@@ -204,6 +215,10 @@ class ServingSimulator:
 
     async def _handle(self, method: str, path: str, body: bytes):
         path = path.split("?", 1)[0].rstrip("/")
+        if path == "/_sim/stats":  # the control endpoint of SimulatorProcess (not part of the OpenAI API)
+            if method == "POST":
+                self.reset_stats()
+            return 200, {**asdict(self.stats), "achieved_tps": self.achieved_tps(), "steady_tps": self.steady_tps()}, []
         if method == "GET" and path.endswith("/models"):
             return 200, {"object": "list", "data": [{"id": m, "object": "model"} for m in self.models]}, []
         if method != "POST" or not path.endswith("/chat/completions"):
@@ -218,6 +233,8 @@ class ServingSimulator:
                 f"retry-after: {self.retry_after_s}"]
         if not self.stats.first_request_at:
             self.stats.first_request_at = time.perf_counter()
+        self.stats.last_request_at = time.perf_counter()
+        self.stats.decoded_at_last_request = self.stats.decoded_tokens
         seed = int(req.get("seed") or 0)
         draw = int.from_bytes(hashlib.sha256(f"len{seed}".encode()).digest()[:4], "big")
         if self.lengths:
@@ -237,3 +254,64 @@ class ServingSimulator:
             "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": tokens,
                       "total_tokens": prompt_tokens + tokens},
         }, []
+
+
+def _serve_forever(kwargs: dict, port_queue) -> None:
+    sim = ServingSimulator(**kwargs).start()
+    port_queue.put(sim.port)
+    threading.Event().wait()  # until the parent terminates this process
+
+
+class SimulatorProcess:
+    """The simulator in a child process, as a real engine is: its event loop does not share the
+    client's interpreter (GIL) and its CPU time is not the client's. Same interface as
+    ``ServingSimulator`` for what the benchmarks read (``url``, ``stats``, ``achieved_tps``,
+    ``reset_stats``); the statistics come from the child over ``/_sim/stats``."""
+
+    def __init__(self, **kwargs):
+        self.kwargs = kwargs
+        self._proc = None
+        self.port = 0
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def _stats(self, method: str = "GET") -> dict:
+        import urllib.request
+
+        req = urllib.request.Request(f"http://127.0.0.1:{self.port}/_sim/stats", method=method,
+                                     data=b"" if method == "POST" else None)
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            return json.loads(resp.read())
+
+    @property
+    def stats(self) -> SimulatorStats:
+        d = self._stats()
+        d.pop("achieved_tps")
+        d.pop("steady_tps")
+        return SimulatorStats(**d)
+
+    def achieved_tps(self) -> float:
+        return float(self._stats()["achieved_tps"])
+
+    def steady_tps(self) -> float:
+        return float(self._stats()["steady_tps"])
+
+    def reset_stats(self) -> None:
+        self._stats("POST")
+
+    def __enter__(self) -> "SimulatorProcess":
+        import multiprocessing as mp
+
+        ctx = mp.get_context("spawn")
+        q = ctx.Queue()
+        self._proc = ctx.Process(target=_serve_forever, args=(self.kwargs, q), daemon=True, name="serving-simulator")
+        self._proc.start()
+        self.port = q.get(timeout=60)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._proc is not None:
+            self._proc.terminate()
+            self._proc.join(10)

@@ -2,7 +2,7 @@
 hosted APIs.
 
 Generation goes through the official SDK's ``AsyncOpenAI`` client: up to ``max_concurrency``
-requests in flight (default 256: a serving engine needs hundreds of sequences to reach its
+requests in flight (default 384: a serving engine needs hundreds of sequences to reach its
 throughput), new requests started as others finish (``resources/llm/streaming.py``), answers
 handed back as they complete so the generations asset commits them as they come. Retries,
 backoff with jitter and ``Retry-After`` on 408/409/429/5xx and connection errors, and the
@@ -89,7 +89,7 @@ class OpenAIClient(TextsFromSamples):
     streams_requests = True  # answers come back one by one: the engine commits them in groups
 
     def __init__(self, base_url: str, model: str, *, name: Optional[str] = None, api_key: str = "",
-                 max_concurrency: int = 256, max_retries: int = 5, timeout_s: float = 300.0,
+                 max_concurrency: int = 384, max_retries: int = 5, timeout_s: float = 300.0,
                  requests_per_s: float = 0.0, system_prompt: Optional[str] = None, system_role: bool = True,
                  log=None):
         self.base_url = base_url.rstrip("/")

@@ -75,8 +75,9 @@ class LLMResource(ConfigurableResource):
     device: str = Field(default="auto", description="auto (cuda if available, else cpu), cpu or cuda.")
     batch_size: int = Field(default=0, description="Prompts per batch; 0: 16 on CPU, 64 on GPU (halved on OOM).")
     api_key: str = Field(default="", description="API key for openai endpoints (pass an EnvVar).")
-    max_concurrency: int = Field(default=256, description="Requests in flight to an openai endpoint (a serving "
-                                 "engine needs hundreds to reach its throughput; lower it for hosted APIs).")
+    max_concurrency: int = Field(default=384, description="Requests in flight to an openai endpoint (a serving "
+                                 "engine needs hundreds to reach its throughput; about 1.5x the engine's running "
+                                 "sequences keeps its queue full; lower it for hosted APIs).")
     requests_per_minute: int = Field(default=0, description="Request-rate limit for an openai endpoint (hosted "
                                      "APIs publish theirs per minute); 0: none.")
     continuous_batching: bool = Field(default=True, description="transformers: the continuous-batching engine "

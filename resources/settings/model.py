@@ -169,8 +169,8 @@ class FairnessSettings(BaseSettings):
         group="generation", read=RUN, secret=True, targets=(("llm", "api_key"),),
         used_by="asset `generations` (backend `openai`)")
     llm_max_concurrency: int = setting(
-        256, "Requests in flight to an OpenAI-compatible endpoint (a serving engine needs hundreds; lower it for "
-        "hosted APIs).", group="generation", read=RUN, targets=(("llm", "max_concurrency"),), ge=1,
+        384, "Requests in flight to an OpenAI-compatible endpoint (a serving engine needs hundreds; about 1.5x the "
+        "engine's running sequences keeps its queue full; lower it for hosted APIs).", group="generation", read=RUN, targets=(("llm", "max_concurrency"),), ge=1,
         used_by="asset `generations` (backend `openai`)")
     llm_requests_per_minute: int = setting(
         0, "Request-rate limit for hosted APIs, per minute; 0: none.", group="generation", read=RUN,
