@@ -80,7 +80,7 @@ class AlertResource(ConfigurableResource):
     smtp_user: str = ""
     smtp_password: str = ""
     smtp_starttls: bool = False
-    email_from: str = "llm-advisor-fairness@localhost"
+    email_from: str = "fairness-audit@localhost"
     email_to: str = ""
     timeout_s: float = 10.0
     ui_base_url: str = "http://127.0.0.1:3000"   # FAIRNESS_UI_URL: the UI the alerts link to
@@ -138,7 +138,7 @@ class AlertResource(ConfigurableResource):
 
     def _mail(self, alert: Alert) -> None:
         message = EmailMessage()
-        message["Subject"] = f"[llm-advisor-fairness] {alert.title}"
+        message["Subject"] = f"[fairness-audit] {alert.title}"
         message["From"] = self.email_from
         message["To"] = ", ".join(a.strip() for a in self.email_to.split(",") if a.strip())
         message.set_content(alert.as_text())

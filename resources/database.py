@@ -955,7 +955,7 @@ def code_version() -> str:
     from pathlib import Path
 
     try:
-        version = metadata.version("llm-advisor-fairness")
+        version = metadata.version("fairness-audit")
     except metadata.PackageNotFoundError:
         version = "0+unknown"
     head = Path(__file__).resolve().parents[1] / ".git" / "HEAD"

@@ -6,7 +6,9 @@ concatenates the parts once into a cache folder, verifies the SHA-256 of the who
 converts the GGUF once to a safetensors checkpoint (loading the GGUF dequantises every tensor
 and takes about a minute; the converted checkpoint reloads in seconds).
 
-Cache folder: ``$FAIRNESS_MODEL_CACHE``, else ``~/.cache/llm-advisor-fairness/models``.
+Cache folder: ``$FAIRNESS_MODEL_CACHE``, else ``~/.cache/fairness-audit/models``. The folder took the
+project's one name in issue 25; a cache under ``~/.cache/`` from before is not read: move its
+``models`` folder there, or let it be rebuilt (about a minute) and delete the old one.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from .base import ModelUnavailableError
 def cache_root() -> Path:
     from resources.settings import load_settings  # FAIRNESS_MODEL_CACHE, read when used
 
-    return Path(load_settings().model_cache or Path.home() / ".cache" / "llm-advisor-fairness" / "models")
+    return Path(load_settings().model_cache or Path.home() / ".cache" / "fairness-audit" / "models")
 
 
 def part_paths(packages: list[str], name: Optional[str] = None) -> list[Path]:

@@ -177,7 +177,7 @@ class FairnessSettings(BaseSettings):
         targets=(("llm", "requests_per_minute"),), ge=0, used_by="asset `generations` (backend `openai`)")
     model_cache: str = setting(
         "", "Cache folder of the built-in CPU model assembled from its PyPI parts; empty: "
-        "`~/.cache/llm-advisor-fairness/models`.", group="generation", read=USE,
+        "`~/.cache/fairness-audit/models`.", group="generation", read=USE,
         used_by="`resources/llm/builtin.py`")
     tagger: str = setting(
         "rules", "Subject tagger of program names: `rules` (deterministic keywords) or `llm` (few-shot prompt).",
@@ -227,7 +227,7 @@ class FairnessSettings(BaseSettings):
         False, "Use STARTTLS on the SMTP connection (`1`, `true`, `yes`, `on` / `0`, `false`, `no`, `off`).",
         group="alerts", read=LOAD, targets=(("alerts", "smtp_starttls"),), used_by="the alert sensors")
     alert_email_from: str = setting(
-        "llm-advisor-fairness@localhost", "Sender address of alert e-mails.", group="alerts", read=RUN,
+        "fairness-audit@localhost", "Sender address of alert e-mails.", group="alerts", read=RUN,
         targets=(("alerts", "email_from"),), used_by="the alert sensors")
     alert_email_to: str = setting("", "Recipients of alert e-mails, comma-separated.", group="alerts", read=RUN,
                                   targets=(("alerts", "email_to"),), used_by="the alert sensors")

@@ -33,7 +33,7 @@ from resources import database as D
 from tests.helpers.pipeline import DEMO_KEY, DEMO_MODEL, DEMO_RESPONSES, ROOT, audit
 from tests.helpers.servers import Receiver
 
-LOCATION = "llm_advisor_fairness"  # workspace.yaml
+LOCATION = "fairness-audit"  # workspace.yaml
 UI_URL = "http://audit-ui.example.org:3000/dagster"
 
 

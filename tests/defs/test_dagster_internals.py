@@ -66,7 +66,7 @@ def test_instigator_ids_stored_states_and_failed_ticks(instance):
         error = serializable_error_info_from_exc_info(sys.exc_info())
     origin = ManagedGrpcPythonEnvCodeLocationOrigin(
         LoadableTargetOrigin(executable_path=sys.executable, module_name="fairness_assets.definitions",
-                             working_directory=str(ROOT)), "llm_advisor_fairness")
+                             working_directory=str(ROOT)), "fairness-audit")
     origin_id, selector_id = internals.instigator_ids(origin, "__repository__", "reaudit_schedule")
     # the ids Dagster stores a schedule's state (and its ticks) under
     state = InstigatorState(RemoteRepositoryOrigin(origin, "__repository__").get_instigator_origin("reaudit_schedule"),
@@ -79,7 +79,7 @@ def test_instigator_ids_stored_states_and_failed_ticks(instance):
     stored = [s for s in internals.stored_instigators(instance) if s.instigator_name == "reaudit_schedule"]
     assert len(stored) == 1
     assert (stored[0].instigator_origin_id, stored[0].selector_id) == (origin_id, selector_id)
-    assert stored[0].origin.location_name == "llm_advisor_fairness"
+    assert stored[0].origin.location_name == "fairness-audit"
     assert stored[0].origin.repository_origin.repository_name == "__repository__"
 
     for status, when in ((TickStatus.FAILURE, 100.0), (TickStatus.SUCCESS, 200.0), (TickStatus.FAILURE, 300.0)):

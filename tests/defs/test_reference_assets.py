@@ -23,7 +23,7 @@ def test_definitions_validate_cli(results_home):
         cwd=ROOT, capture_output=True, text=True, timeout=300, env={**os.environ},
     )
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "Validation successful for code location llm_advisor_fairness" in out.stdout + out.stderr
+    assert "Validation successful for code location fairness-audit" in out.stdout + out.stderr
 
 
 def test_definitions_object_has_the_assets_and_job(results_home):

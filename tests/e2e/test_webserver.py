@@ -58,7 +58,7 @@ def test_ui_lists_assets_and_materializes_reference_data(dagster_dev):
             "generations", "recommendations", "subject_tags"} <= set(by_name)
     assert by_name["recommendations"]["isPartitioned"] and by_name["recommendations"]["hasAssetChecks"]
     launched = _gql(port, 'mutation { launchRun(executionParams: {selector: {repositoryLocationName: '
-                    '"llm_advisor_fairness", repositoryName: "__repository__", jobName: "reference_data"}, '
+                    '"fairness-audit", repositoryName: "__repository__", jobName: "reference_data"}, '
                     'runConfigData: {}}) { __typename ... on LaunchRunSuccess { run { runId } } } }')["launchRun"]
     assert launched["__typename"] == "LaunchRunSuccess", launched
     run_id = launched["run"]["runId"]

@@ -44,7 +44,7 @@ def test_email_reaches_the_smtp_server(smtp):
     assert alerts.send(ALERT) == ["email"]
     assert len(received) == 1
     msg = received[0]
-    assert " ".join(str(msg["Subject"]).split()) == "[llm-advisor-fairness] " + ALERT.title  # unfolded header
+    assert " ".join(str(msg["Subject"]).split()) == "[fairness-audit] " + ALERT.title  # unfolded header
     assert msg["To"] == "ops@example.org, lead@example.org" and msg["From"] == "audit@example.org"
     assert "partition: m1|base" in msg.get_payload()
 
