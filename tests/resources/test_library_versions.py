@@ -66,7 +66,7 @@ def test_the_reference_assets_rows_point_to_records_with_the_versions(tmp_path):
     database = D.ResultsDatabase(url=f"sqlite:///{tmp_path / 'r.db'}")
     try:
         result = dg.materialize(
-            dg.load_assets_from_modules([ref]),
+            [ref.qs_corpus, ref.country_geography, ref.capital_distances, ref.profiles, ref.prompts],
             resources={"database": database, "results_io": D.SQLResultsIOManager(database=database),
                        "reference": ReferenceDataResource(), "audit_grid": AuditGridResource(preset="demo")},
         )
