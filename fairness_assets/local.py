@@ -165,15 +165,13 @@ class _ConsoleHandler(logging.Handler):
 
 def _one_line(record: logging.LogRecord) -> str:
     """``step - EVENT - message`` on one line, with a failure's one-line cause."""
-    from dagster._core.events import EVENT_TYPE_TO_DISPLAY_STRING
-
     meta = getattr(record, "dagster_meta", None) or {}
     event = meta.get("dagster_event")
     message = str(meta.get("orig_message", record.getMessage()))
     first, _, rest = message.strip().partition("\n")
     parts = [meta.get("step_key") or meta.get("job_name") or ""]
     if event is not None:
-        parts.append(EVENT_TYPE_TO_DISPLAY_STRING.get(event.event_type, event.event_type_value))
+        parts.append(event.event_type.name)  # the name Dagster prints (RUN_START, not its stored PIPELINE_START)
     line = " - ".join(p for p in parts if p)
     line = f"{line} - {first}" if line else first
     if rest.strip():
