@@ -30,10 +30,14 @@ class CheckOutcome:
     details: dict
 
 
-def load_suite(name_or_path: str | Path) -> dict:
+def suite_path(name_or_path: str | Path) -> Path:
+    """The file of suite ``name_or_path``: a name (no suffix) is a file of expectations/suites."""
     p = Path(name_or_path)
-    if not p.suffix:
-        p = SUITES_DIR / f"{name_or_path}.json"
+    return SUITES_DIR / f"{name_or_path}.json" if not p.suffix else p
+
+
+def load_suite(name_or_path: str | Path) -> dict:
+    p = suite_path(name_or_path)
     if not p.exists():
         raise FileNotFoundError(f"expectation suite {p} not found")
     suite = json.loads(p.read_text(encoding="utf-8"))

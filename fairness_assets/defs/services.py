@@ -2,19 +2,23 @@
 core and the resources, written once. Assets call these; nothing here is an asset.
 
 - the country resolver and the university index of the configured reference data;
-- the parse-quality suite's outcomes per partition and as a table;
+- the parse-quality suite the checks run (the configured one, refused when its checks are not
+  the declared ones), its outcomes per partition, the recorded evaluations of the checks per
+  partition (what the report shows) and these as a table;
 - the scoring parameters and the distance matrix a partition is scored with;
 - where a report is written, and the provenance that names the code and settings behind it.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any, Mapping, Optional, Sequence
 
 import pandas as pd
 
-from expectations.runner import load_suite, run_suite
+from expectations.runner import load_suite, run_suite, suite_path
 from fairness_assets.core import geo, metrics, quality
 from fairness_assets.core import match as match_core
 from fairness_assets.core import prompts as prompts_core
@@ -54,9 +58,52 @@ def understanding_config(reference: ReferenceDataResource, tagger) -> dict:
             "university_aliases": str(reference.university_aliases_path)}
 
 
-def quality_outcomes(recs: pd.DataFrame, quality_cfg: ParseQualityResource, preset_quality: dict | None = None):
-    """Run the suite per partition; a check passes when every partition passes."""
-    suite = load_suite(quality_cfg.suite)
+# the check results' metadata entry that holds each partition's outcome (passed, observed, threshold):
+# what the report reads of an evaluation, in a run of one partition or of many
+QUALITY_OUTCOMES_KEY = "outcomes"
+NOT_RUN = "not evaluated: the parse-quality checks have not run for this partition"
+NOT_RECORDED = "not evaluated: no recorded evaluation of this check for this partition"
+
+
+def _described(checks: Mapping[str, bool]) -> str:
+    return ", ".join(f"{name} (blocking)" if blocking else name for name, blocking in checks.items()) or "none"
+
+
+def parse_quality_suite(quality_cfg: ParseQualityResource, declared: Mapping[str, bool]) -> dict:
+    """The suite ``quality_cfg.suite``, once it is known to produce exactly the ``declared`` checks
+    (name -> blocking: the asset check specs of ``recommendations``, built from the default suite
+    file when the code location loads). A suite may change thresholds, descriptions and how a check
+    is measured, not which checks there are or which of them block: a ``ValueError`` names the suite,
+    the checks expected and the checks found."""
+    path = suite_path(quality_cfg.suite)
+    try:
+        suite = load_suite(quality_cfg.suite)
+    except (FileNotFoundError, ValueError) as exc:
+        raise ValueError(f"parse_quality.suite {quality_cfg.suite!r}: {exc}") from None
+    found = {c["name"]: bool(c.get("blocking")) for c in suite.get("checks", [])}
+    if found == dict(declared):
+        return suite
+    missing = [n for n in declared if n not in found]
+    extra = [n for n in found if n not in declared]
+    flipped = [n for n in declared if n in found and found[n] != declared[n]]
+    differences = "; ".join(part for part in (
+        f"missing: {', '.join(missing)}" if missing else "",
+        f"not declared: {', '.join(extra)}" if extra else "",
+        f"blocking differs: {', '.join(flipped)}" if flipped else "") if part)
+    raise ValueError(
+        f"parse_quality.suite {quality_cfg.suite!r} ({path}) does not produce the parse-quality checks declared on "
+        f"recommendations. Expected: {_described(declared)}. Found: {_described(found)}. Differences: {differences}. "
+        "The checks are declared when the code location loads, from expectations/suites/recommendations_quality.json; "
+        "a configured suite may change thresholds, descriptions and how a check is measured, but must declare the "
+        "same checks with the same blocking flags (to add or remove a check, change the default suite and reload "
+        "the code location)")
+
+
+def quality_outcomes(recs: pd.DataFrame, quality_cfg: ParseQualityResource, preset_quality: dict | None = None,
+                     suite: Optional[dict] = None):
+    """Run the suite (``suite``, else the configured one, :func:`load_suite` of ``quality_cfg.suite``)
+    per partition; a check passes when every partition passes."""
+    suite = suite if suite is not None else load_suite(quality_cfg.suite)
     per_partition = {}
     for pk, part in by_partition(recs):
         key = str(pk)
@@ -68,11 +115,111 @@ def quality_outcomes(recs: pd.DataFrame, quality_cfg: ParseQualityResource, pres
     return suite, per_partition
 
 
-def quality_frame(per_partition) -> pd.DataFrame:
-    """The suite's outcomes as a table: partition, check, passed, observed, threshold, blocking."""
-    return pd.DataFrame([{"partition": key, "check": o.name, "passed": o.success, "observed": o.observed,
-                          "threshold": o.threshold, "blocking": o.blocking}
-                         for key, outcomes in per_partition.items() for o in outcomes])
+@dataclass(frozen=True)
+class RecordedCheck:
+    """One parse-quality check of one partition as its recorded evaluation has it (``passed`` None:
+    not evaluated, ``note`` says why; ``run_id``: the run that evaluated it)."""
+
+    name: str
+    passed: Optional[bool]
+    observed: Optional[float]
+    threshold: Optional[float]
+    blocking: bool
+    run_id: Optional[str] = None
+    note: str = ""
+
+
+def _metadata_number(value) -> Optional[float]:
+    v = getattr(value, "value", value)
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+def _outcome_for(record, key: str) -> Optional[dict]:
+    """Partition ``key``'s outcome in evaluation ``record`` (passed, observed, threshold), None when
+    the evaluation does not cover it. Evaluations recorded before the outcomes entry existed are
+    read for the one partition of their run (``record.partition``)."""
+    evaluation = record.evaluation
+    if evaluation is None:
+        return None
+    meta = evaluation.metadata or {}
+    if QUALITY_OUTCOMES_KEY in meta:
+        outcome = (getattr(meta[QUALITY_OUTCOMES_KEY], "value", None) or {}).get(key)
+        return dict(outcome) if isinstance(outcome, Mapping) and "passed" in outcome else None
+    if record.partition == key:
+        return {"passed": bool(evaluation.passed), "observed": _metadata_number(meta.get("observed")),
+                "threshold": _metadata_number(meta.get("threshold"))}
+    return None
+
+
+class RecordedQuality:
+    """The recorded evaluations of the parse-quality checks (``checks``: the asset check specs of
+    ``recommendations``) in ``instance``, per partition: what the asset's Checks tab shows, read, never
+    recomputed. For each check and partition it takes the latest evaluation that covers the partition:
+    one recorded for that partition (a run of one partition), or one recorded for a run of a partition
+    range (no partition of its own; its ``outcomes`` metadata holds each partition's), whichever was
+    evaluated last. A check with no such evaluation is "not evaluated"."""
+
+    PAGE = 100
+
+    def __init__(self, instance, checks: Sequence[Any]):
+        from .operations import dagster_internals
+
+        self._page = dagster_internals.check_evaluation_page
+        self._instance = instance
+        self._checks = list(checks)
+        self._ranges: dict[str, tuple[list, bool]] = {}  # check -> (range evaluations read so far, all read)
+
+    def _records(self, check, partition: Optional[str], cached: bool):
+        """The evaluated records of ``check`` for ``partition``, newest first, read a page at a time
+        (the range evaluations, ``partition`` None, are kept between partitions)."""
+        seen, done = self._ranges.get(check.name, ([], False)) if cached else ([], False)
+        yield from seen
+        before = seen[-1].id if seen else None
+        while not done:
+            page = list(self._page(self._instance, check.key, partition, self.PAGE, before))
+            done = len(page) < self.PAGE
+            if cached:
+                seen.extend(page)
+                self._ranges[check.name] = (seen, done)
+            yield from page
+            before = page[-1].id if page else before
+
+    def of(self, key: str) -> list[RecordedCheck]:
+        """Every check of partition ``key``, in the declared order."""
+        out = []
+        for check in self._checks:
+            own = next(((r, o) for r in self._records(check, key, cached=False)
+                        if (o := _outcome_for(r, key)) is not None), None)
+            own_time = own[0].event.timestamp if own else None
+            ranged = None
+            for r in self._records(check, None, cached=True):
+                if own_time is not None and r.event.timestamp < own_time:
+                    break  # older than the partition's own evaluation (range rows are stored as evaluated)
+                if (o := _outcome_for(r, key)) is not None:
+                    ranged = (r, o)
+                    break
+            best = max((x for x in (own, ranged) if x), key=lambda x: (x[0].event.timestamp, x[0].id), default=None)
+            if best is None:
+                out.append(RecordedCheck(check.name, None, None, None, bool(check.blocking), note=NOT_RECORDED))
+                continue
+            record, o = best
+            out.append(RecordedCheck(check.name, bool(o["passed"]), _metadata_number(o.get("observed")),
+                                     _metadata_number(o.get("threshold")), bool(record.evaluation.blocking),
+                                     run_id=record.run_id))
+        if all(c.passed is None for c in out):
+            out = [RecordedCheck(c.name, None, None, None, c.blocking, note=NOT_RUN) for c in out]
+        return out
+
+
+def quality_frame(per_partition: Mapping[str, Sequence[RecordedCheck]]) -> pd.DataFrame:
+    """The recorded checks (partition -> :class:`RecordedCheck` list) as a table: partition, check,
+    passed, observed, threshold, blocking, and a ``note`` saying why a check is not evaluated (only
+    when some check is not)."""
+    rows = [{"partition": key, "check": o.name, "passed": o.passed, "observed": o.observed, "threshold": o.threshold,
+             "blocking": o.blocking, "note": o.note}
+            for key, outcomes in per_partition.items() for o in outcomes]
+    frame = pd.DataFrame(rows, columns=["partition", "check", "passed", "observed", "threshold", "blocking", "note"])
+    return frame if (frame["note"] != "").any() else frame.drop(columns="note")
 
 
 def scoring_params(reference: ReferenceDataResource, scoring: ScoringResource) -> metrics.ScoringParams:

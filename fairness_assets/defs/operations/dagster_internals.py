@@ -3,10 +3,12 @@ function here and nowhere else, with why no public one does.
 
 The alert sensors read what Dagster's public API does not expose: the execution history of the
 asset checks (``parse_quality_alert``) and the failed ticks of the code location's schedules and
-sensors (``failed_tick_alert``). ``tests/defs/test_dagster_internals.py`` calls every function
-here on a real instance and fails, naming the function, when a Dagster upgrade moves, renames or
-changes one of them; the daemon tests (tests/defs/test_alert_sensors.py) check the sensors end to
-end.
+sensors (``failed_tick_alert``). The audit report reads the recorded evaluations of the
+parse-quality checks of each partition it reports (``check_evaluation_page``).
+``tests/defs/test_dagster_internals.py`` calls every function here on a real instance and fails,
+naming the function, when a Dagster upgrade moves, renames or changes one of them
+(``check_evaluation_page``: ``tests/defs/test_quality_recorded.py``); the daemon tests
+(tests/defs/test_alert_sensors.py) check the sensors end to end.
 """
 
 from __future__ import annotations
@@ -74,3 +76,27 @@ def failed_ticks(instance: dg.DagsterInstance, origin_id: str, selector_id: str,
     from dagster._core.scheduler.instigation import TickStatus
 
     return instance.get_ticks(origin_id, selector_id, statuses=[TickStatus.FAILURE], limit=limit)
+
+
+def check_evaluation_page(instance: dg.DagsterInstance, key: dg.AssetCheckKey, partition: str | None, limit: int,
+                          before: int | None) -> Sequence[Any]:
+    """Up to ``limit`` *evaluated* execution records (status SUCCEEDED or FAILED) of check ``key``
+    whose partition is ``partition``, with an id below ``before`` (None: the newest), newest first;
+    each has ``id``, ``run_id``, ``status``, ``partition``, ``event`` (``event.timestamp``: when it was
+    evaluated) and ``evaluation`` (``passed``, ``blocking``, ``metadata``). ``partition`` None reads the
+    evaluations that carry no partition: those of a run of a partition range (a single-run backfill,
+    ``fairness-audit score``), which Dagster 1.13 records once per check for the run as a whole (the
+    run's per-partition rows stay PLANNED).
+
+    Private: ``instance.event_log_storage`` and its ``PartitionKeyFilter`` / status filter. The public
+    ``DagsterInstance`` has no method for the evaluations of one (check, partition): its
+    ``get_latest_asset_check_evaluation_record`` (not marked public either) ignores partitions, and
+    ``get_latest_asset_check_execution_by_key`` (storage) returns PLANNED records too, which a
+    range run leaves behind for every partition it evaluated as a whole.
+    """
+    from dagster._core.event_api import PartitionKeyFilter
+    from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionRecordStatus as Status
+
+    return instance.event_log_storage.get_asset_check_execution_history(
+        key, limit=limit, cursor=before, status={Status.SUCCEEDED, Status.FAILED},
+        partition_filter=PartitionKeyFilter(key=partition))

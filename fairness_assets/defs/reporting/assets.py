@@ -8,7 +8,10 @@
 - ``audit_report``: one HTML file (self-contained) and its Markdown twin for the audit, over
   every scored partition, opening with the scorecard (core.scorecard), with provenance, tables,
   figures, parse quality, model comparison, base vs regional, drift, and a plain-language
-  summary of the largest disparities; its page links to the report.
+  summary of the largest disparities; its page links to the report. Its parse-quality table is
+  the recorded evaluations of the ``recommendations`` checks of each partition, read from the
+  Dagster instance (services.RecordedQuality: what the Checks tab shows, never recomputed); a
+  partition whose checks have not run says so ("not evaluated").
 
 The links (``report_url``, each partition's figures) point to where the reports folder is served:
 ``fairness-audit ui``'s report server (``FAIRNESS_REPORT_PORT``) or a deployment's
@@ -30,16 +33,17 @@ from fairness_assets.core.partition import PartitionKey, by_partition
 from fairness_assets.core.progress import Progress
 from resources import database as D
 from resources.database import ResultsDatabase
-from resources.settings import (AuditGridResource, ParseQualityResource, ReferenceDataResource, ReportResource,
-                                ScoringResource, stable_hash)
+from resources.settings import (AuditGridResource, ReferenceDataResource, ReportResource, ScoringResource,
+                                stable_hash)
 from resources.tagger import SubjectTaggerResource
 
 from ..decorators import partitioned_asset
 from ..isolation import PartitionGuard
 from ..metadata import png_md, table_md
 from .geography import stored_geography
-from ..services import (distance_matrix, quality_frame, quality_outcomes, resolver_for, scoring_params,
+from ..services import (RecordedQuality, distance_matrix, quality_frame, resolver_for, scoring_params,
                         software_provenance, write_report)
+from ..understanding.assets import CHECK_SPECS
 
 SHOWN_IN_UI = ("top_locations", "recommended_locations", "nationality_heatmap")
 # the map of a partition's figures entry, by name: the first of these that is drawn (issue 23.1)
@@ -236,7 +240,7 @@ def _stored_partition(database: ResultsDatabase, key: str, figures: Optional[lis
 class StoredAudit:
     """What the report reads of the stored partitions, one partition at a time: each partition
     digested (:func:`audit_report.digest`: its sentences, its tables cut to the rows shown, its
-    figures) before the next is read, the parse-quality outcomes of each, the most frequent
+    figures) before the next is read, the recorded parse-quality checks of each, the most frequent
     non-exact matches of each (issue 21) and the region figures of each (None when no geography
     is stored)."""
 
@@ -246,22 +250,24 @@ class StoredAudit:
     geo_figures: Optional[list]
 
 
-def _stored_partitions(database: ResultsDatabase, parse_quality: Optional[ParseQualityResource] = None,
-                       preset_quality: Optional[dict] = None, log=None) -> StoredAudit:
+def _stored_partitions(database: ResultsDatabase, instance: Optional[dg.DagsterInstance] = None,
+                       log=None) -> StoredAudit:
     """Every scored partition of the results database, read and digested one at a time (memory:
     what the report shows and one partition's rows, not every partition's rows and statistics;
-    issue 19.5)."""
+    issue 19.5), with the parse-quality checks ``instance`` recorded for it (none read without
+    ``instance``)."""
     from fairness_assets.core import geostats
 
     out = StoredAudit([], {}, {}, [])
+    recorded = RecordedQuality(instance, CHECK_SPECS) if instance is not None else None
     keys = _report_keys(database)
     with_geography = bool(database.distinct(D.GeographyRow, ["partition_key"]).shape[0])
     progress = Progress("audit_report", len(keys), log or (lambda _line: None), unit="partition")
     for key in keys:
         figures = _stored_figures(database, key).get(key)
         part, recs = _stored_partition(database, key, figures)
-        if parse_quality is not None and len(recs):
-            out.quality.update(quality_outcomes(recs, parse_quality, preset_quality)[1])
+        if recorded is not None:
+            out.quality[key] = recorded.of(key)
         out.matches[key] = understanding.non_exact_matches(recs)
         del recs
         if with_geography:
@@ -359,10 +365,9 @@ def audit_report_file(
     reference: ReferenceDataResource,
     scoring: ScoringResource,
     subject_tagger: SubjectTaggerResource,
-    parse_quality: ParseQualityResource,
     audit_grid: AuditGridResource,
 ) -> dg.MaterializeResult:
-    stored = _stored_partitions(database, parse_quality, dict(audit_grid.resolve().quality), log=context.log.info)
+    stored = _stored_partitions(database, context.instance, log=context.log.info)
     parts, per_partition, geo_figures = stored.parts, stored.quality, stored.geo_figures
     if not parts:
         raise dg.Failure("no scored partition in the results database: materialize the audit first")
@@ -405,7 +410,8 @@ def audit_report_file(
         "markdown": dg.MetadataValue.path(str(folder / "report.md")),
         "markdown_url": dg.MetadataValue.url(report_settings.url_of(folder / "report.md")),
         "partitions": ", ".join(p.key for p in parts), "significant_findings": significant,
-        "quality_failures": int((~quality["passed"]).sum()) if len(quality) else 0,
+        "quality_failures": int((quality["passed"] == False).sum()) if len(quality) else 0,  # noqa: E712
+        "quality_not_evaluated": int(quality["passed"].isna().sum()) if len(quality) else 0,
     })
 
 

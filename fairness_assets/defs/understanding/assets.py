@@ -2,7 +2,12 @@
 
 The parse-quality expectation suite (expectations/suites/recommendations_quality.json) runs
 as asset checks of ``recommendations`` in the same step; the checks marked blocking stop
-downstream metric assets of a partition that fails them.
+downstream metric assets of a partition that fails them. The checks are declared from that file
+when the code location loads; the suite a run uses is ``ParseQualityResource.suite``, which must
+produce the same checks with the same blocking flags, or the step fails before any work, naming
+the suite, the checks expected and the checks found (services.parse_quality_suite). Each check's
+result records every partition's outcome (metadata ``outcomes``): the audit report reads these
+recorded evaluations (services.RecordedQuality), it never runs the suite itself.
 """
 
 import warnings
@@ -21,7 +26,8 @@ from ..decorators import partitioned_asset
 from ..metadata import number, preview, table_md
 from ..isolation import PartitionGuard
 from ..partitions import AUDIT_PARTITIONS
-from ..services import quality_outcomes, resolver_for, understanding_config, university_index
+from ..services import (QUALITY_OUTCOMES_KEY, parse_quality_suite, quality_outcomes, resolver_for,
+                        understanding_config, university_index)
 
 SUITE = load_suite("recommendations_quality")
 # partitioned checks: a run of one partition records each check's result for that partition
@@ -35,6 +41,8 @@ with warnings.catch_warnings():
                           description=c.get("description"), partitions_def=AUDIT_PARTITIONS)
         for c in SUITE["checks"]
     ]
+# the declared checks (name -> blocking) a configured suite must produce (parse_quality_suite)
+DECLARED_CHECKS = {spec.name: bool(spec.blocking) for spec in CHECK_SPECS}
 
 
 # run tag: "warn" makes every failed parse-quality check a warning (no check blocks the run)
@@ -76,6 +84,10 @@ def _check_results(suite, per_partition, warn_only: bool = False, guard=None) ->
                 else "n/a: no partition had rows to check",
                 "threshold": dg.MetadataValue.float(float(threshold)) if threshold is not None else "n/a: no threshold",
                 "by_partition": table_md(table),
+                # each partition's outcome, as data: what the audit report reads of this evaluation
+                QUALITY_OUTCOMES_KEY: dg.MetadataValue.json({k: {
+                    "passed": bool(o.success), "observed": number(o.observed),
+                    "threshold": None if o.threshold is None else float(o.threshold)} for k, o in outcomes.items()}),
                 **({"blocked_partitions": ", ".join(k for k, o in outcomes.items() if not o.success) or "none"}
                    if check.get("blocking") and not warn_only and not single else {}),
             },
@@ -101,6 +113,10 @@ def recommendations(
     database: ResultsDatabase,
     llm: LLMResource,
 ):
+    try:  # a configured suite that does not produce the declared checks is refused before any work
+        suite = parse_quality_suite(parse_quality, DECLARED_CHECKS)
+    except ValueError as exc:
+        raise dg.Failure(str(exc)) from None
     guard = PartitionGuard(context, database, "recommendations")
     mixed = generations.groupby("partition_key")["audit_id"].nunique()
     for key, n in mixed[mixed > 1].items():
@@ -133,7 +149,7 @@ def recommendations(
     recs = database.stamp(recs, "recommendations", corpus_sha256=str(qs_corpus["corpus_sha256"].iloc[0]),
                           config_json={**understanding_config(reference, subject_tagger),
                                        "max_items": audit_grid.max_items})
-    suite, per_partition = quality_outcomes(recs, parse_quality, dict(audit_grid.resolve().quality))
+    suite, per_partition = quality_outcomes(recs, parse_quality, dict(audit_grid.resolve().quality), suite=suite)
     items = recs[recs["university_text"].notna()]
     answers = recs.drop_duplicates("response_id")
     long_answers = answers[answers["n_items_left_out"] > 0]
