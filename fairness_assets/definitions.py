@@ -1,17 +1,19 @@
 """The Dagster code location, in Dagster's project layout (``[tool.dg]`` in pyproject.toml).
 
-``defs`` is everything under ``fairness_assets/defs/``, loaded by ``dg.load_from_defs_folder``: the
-assets and checks of the stage folders (``reference/``, ``generation/``, ``understanding/``,
-``scoring/``, ``reporting/``), the jobs, schedule and sensors of ``operations/``, and the resources
-and executor of ``defs/resources.py`` (a ``@dg.definitions`` function built from the settings
-model; docs/configuration.md). Nothing lists modules: a module added under ``defs/`` is part of
-the code location. The catalog (``defs/catalog.py``: kinds, owners, tags and method of each asset)
-is applied here to every asset; an asset without a catalog entry fails the load.
+The code location is everything under ``fairness_assets/defs/``, loaded by
+``dg.load_from_defs_folder`` (the assets and checks of the stage folders ``reference/``,
+``generation/``, ``understanding/``, ``scoring/``, ``reporting/``; the jobs and sensors of
+``operations/``: nothing lists modules, a module added under ``defs/`` is part of it), and what the
+settings make (:func:`settings_definitions`): every resource (``defs/resources.py``), the
+executor, the run config of ``study_audit`` and the re-audit schedule. The catalog
+(``defs/catalog.py``: kinds, owners, tags and method of each asset) is applied here to every
+asset; an asset without a catalog entry fails the load. The settings model is read from the
+environment once, for ``defs``, and passed to everything that needs it (docs/configuration.md);
+:func:`load_definitions` takes settings of the caller's own.
 
 ``defs`` is built when this module is imported, as a ``Definitions`` object: Dagster's tools load
 it (``dg dev``, ``dg check defs``, ``dg list defs``, ``dagster dev -w workspace.yaml``, the code
-server ``dagster api grpc -m fairness_assets.definitions``) and the command line and the tests
-use it as it is.
+server ``dagster api grpc -m fairness_assets.definitions``) and the tests use it as it is.
 
 This module is the entry of every process that serves the code location, so importing it (and
 only it: not ``import fairness_assets`` nor ``fairness_assets.core``) undoes an inherited "ignore
@@ -25,25 +27,39 @@ from pathlib import Path
 
 import dagster as dg
 
+from resources.settings import FairnessSettings, load_settings
+
 from ._signals import restore_inherited_signals
 from .defs.catalog import catalogued
+from .defs.operations.executors import executor_for
+from .defs.operations.jobs import study_audit_job
+from .defs.operations.schedules import reaudit_schedule_for
 from .defs.resources import RESOURCE_CLASSES, build_resources
 
-__all__ = ["RESOURCE_CLASSES", "build_resources", "defs", "load_definitions"]
+__all__ = ["RESOURCE_CLASSES", "build_resources", "defs", "load_definitions", "settings_definitions"]
 
 restore_inherited_signals()  # the code server's entry (module docstring)
 
 
-def load_definitions() -> dg.Definitions:
-    """The defs folder, loaded now (the settings read from the environment as it is), every asset
-    catalogued."""
-    loaded = dg.load_from_defs_folder(path_within_project=Path(__file__).parent)
+def settings_definitions(settings: FairnessSettings) -> dg.Definitions:
+    """What ``settings`` make of the code location: every resource, the executor
+    (``FAIRNESS_EXECUTOR``), the ``study_audit`` job (its run config passes the grid on) and the
+    re-audit schedule (``FAIRNESS_REAUDIT_CRON``, ``FAIRNESS_REAUDIT_TIMEZONE``)."""
+    return dg.Definitions(resources=build_resources(settings), executor=executor_for(settings),
+                          jobs=[study_audit_job(settings)], schedules=[reaudit_schedule_for(settings)])
+
+
+def load_definitions(settings: FairnessSettings) -> dg.Definitions:
+    """The code location with ``settings``: the defs folder loaded now, with what the settings make
+    (:func:`settings_definitions`), every asset catalogued with the same settings."""
+    loaded = dg.Definitions.merge(dg.load_from_defs_folder(path_within_project=Path(__file__).parent),
+                                  settings_definitions(settings))
     # the same Definitions with the catalog's kinds, owners, tags and method note on every asset
     return dg.Definitions(
-        assets=catalogued(loaded.assets or []), asset_checks=loaded.asset_checks, jobs=loaded.jobs,
+        assets=catalogued(loaded.assets or [], settings), asset_checks=loaded.asset_checks, jobs=loaded.jobs,
         schedules=loaded.schedules, sensors=loaded.sensors, resources=loaded.resources,
         executor=loaded.executor, loggers=loaded.loggers, metadata=loaded.metadata,
         component_tree=loaded.component_tree)
 
 
-defs = load_definitions()
+defs = load_definitions(load_settings())

@@ -254,11 +254,15 @@ def run_job(job_name: str, verbose: bool = False) -> int:
     home = dagster_home()
     from dagster import DagsterInstance
 
+    from resources.settings import AuditGridResource, load_settings
+
     from .defs.operations.jobs import JOB_PRESETS
     from .core.partition import PartitionKey
     from .defs.partitions import MODEL_PARTITIONS
-    from .definitions import defs
+    from .definitions import load_definitions
 
+    settings = load_settings()  # read once: the definitions and the grid below are built from it
+    defs = load_definitions(settings)
     instance = DagsterInstance.get()
     known = sorted(j.name for j in defs.resolve_all_job_defs() if not j.name.startswith("__"))
     if job_name not in known:
@@ -268,11 +272,8 @@ def run_job(job_name: str, verbose: bool = False) -> int:
     job = defs.resolve_job_def(job_name).with_logger_defs(run_log.logger_defs())
     partition_keys: list = [None]
     if job.partitions_def is not None:
-        from resources.settings import AuditGridResource, load_settings
-
-        # the grid the job runs, from the settings the definitions read (their EnvVars cannot be
-        # read outside a run)
-        settings = load_settings()
+        # the grid the job runs, from the settings the definitions were built with (their EnvVars
+        # cannot be read outside a run)
         cfg = AuditGridResource(preset=JOB_PRESETS.get(job_name) or settings.preset,
                                 model_registry_path=settings.model_registry).resolve()
         instance.add_dynamic_partitions(MODEL_PARTITIONS.name, list(cfg.models))
@@ -350,15 +351,11 @@ def score_settings(responses: str, corpus_path: str, database_url: str, workdir:
 
 def resources_from(settings) -> dict:
     """Every resource of the code location configured with the values of ``settings`` themselves
-    (``FairnessSettings.resource_config(key, env_vars=False)``: no ``EnvVar``, so a run reads
-    nothing from the environment), and the ``results_io`` IO manager on its database."""
-    from resources.database import SQLResultsIOManager
+    (``build_resources(settings, env_vars=False)``: no ``EnvVar``, so a run reads nothing from the
+    environment), and the ``results_io`` IO manager on its database."""
+    from .definitions import build_resources
 
-    from .definitions import RESOURCE_CLASSES
-
-    built = {key: cls(**settings.resource_config(key, env_vars=False)) for key, cls in RESOURCE_CLASSES.items()}
-    built["results_io"] = SQLResultsIOManager(database=built["database"])
-    return built
+    return build_resources(settings, env_vars=False)
 
 
 def partition_boxes(pairs: set[tuple[str, str]], models: list[str], templates: list[str]) -> list[tuple]:
@@ -485,12 +482,13 @@ def score_responses(responses: str, corpus_path: str, out: str, tagger: str = "r
         database_url = quote_userinfo(database_url) or f"sqlite:///{Path(tmp) / 'results.db'}"
         # this score's settings, passed to its resources (the environment is read, never changed)
         settings = score_settings(responses, corpus_path, database_url, Path(tmp), staging.name, tagger, max_items)
-        from .definitions import defs
+        from .definitions import load_definitions
         from .defs.operations.jobs import CROSS_PARTITION
         from .defs.partitions import MODEL_PARTITIONS
         from .defs.understanding.assets import QUALITY_CHECKS_TAG
 
         resources = resources_from(settings)
+        assets = list(load_definitions(settings).assets)  # catalogued with this score's settings (its tagger)
         if rank_column != resources["reference"].rank_column:
             resources["reference"] = resources["reference"].model_copy(update={"rank_column": rank_column})
         instance = dg.DagsterInstance.ephemeral()
@@ -501,7 +499,7 @@ def score_responses(responses: str, corpus_path: str, out: str, tagger: str = "r
 
         def run(selection, what: str, **kwargs):
             run_log.note(f"run: {what}")
-            return _materialize(dg, list(defs.assets), instance, resources, selection, run_log, **kwargs)
+            return _materialize(dg, assets, instance, resources, selection, run_log, **kwargs)
 
         def failed(result, what: str) -> None:
             """The failures of a run: each partition that an asset failed (or blocked) in it, from

@@ -11,8 +11,10 @@
 - ``scoring``     the DRS and GRS parameters
 - ``report``      statistics and report settings
 
-``fairness_assets.definitions.build_resources()`` builds the resources from the settings model;
-deployment values that Dagster can read at run time reach them as ``dagster.EnvVar``.
+``load_settings()`` reads the environment into one ``FairnessSettings`` object; its caller passes
+it on (``fairness_assets.definitions`` when the code location loads: the resources through
+``build_resources(settings)``, the executor, the schedule, the catalog). Deployment values that
+Dagster can read at run time reach the resources as ``dagster.EnvVar``.
 """
 
 from .base import ConfigError, stable_hash

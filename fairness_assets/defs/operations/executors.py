@@ -11,25 +11,28 @@
   ``FAIRNESS_CELERY_BACKEND``, default ``rpc://``). Needs ``pip install -e ".[celery]"``.
 - ``k8s``: each step in its own Kubernetes Job (``dagster-k8s``; see docs/operations.md).
 
-The variables are read when the code location loads (the executor is part of the definitions),
-through the settings model (``resources.settings.model``; docs/configuration.md).
+The variables are read when the code location loads (the executor is part of the definitions):
+``fairness_assets.definitions`` reads the settings model once (``resources.settings.model``;
+docs/configuration.md) and passes it to :func:`executor_for`.
 """
 
 from __future__ import annotations
 
 import dagster as dg
 
-from resources.settings import load_settings
+from resources.settings import FairnessSettings
 
 
-def celery_config() -> dict:
-    settings = load_settings()
+def celery_config(settings: FairnessSettings) -> dict:
+    """The Celery executor's config: the broker and result backend of ``settings``."""
     return {"broker": settings.celery_broker, "backend": settings.celery_backend,
             "include": ["fairness_assets.definitions"]}
 
 
-def executor_from_env() -> dg.ExecutorDefinition | None:
-    name = load_settings().executor  # an unknown name raises ConfigError naming FAIRNESS_EXECUTOR and the value
+def executor_for(settings: FairnessSettings) -> dg.ExecutorDefinition:
+    """The executor ``settings.executor`` names (``FAIRNESS_EXECUTOR``; the settings model refuses
+    an unknown name, naming the variable and the value)."""
+    name = settings.executor
     if name == "multiprocess":
         return dg.multiprocess_executor
     if name == "in_process":
@@ -39,7 +42,7 @@ def executor_from_env() -> dg.ExecutorDefinition | None:
             from dagster_celery import celery_executor
         except ImportError as exc:
             raise ImportError('FAIRNESS_EXECUTOR=celery needs dagster-celery: pip install -e ".[celery]"') from exc
-        return celery_executor.configured(celery_config())
+        return celery_executor.configured(celery_config(settings))
     try:
         from dagster_k8s import k8s_job_executor
     except ImportError as exc:

@@ -2,13 +2,17 @@
 
 Every audit job selects the whole lineage and runs one model x template partition per run
 (a backfill of many partitions runs as one run: the assets' backfill policy is single-run).
+
+The jobs here are the same whatever the settings, except ``study_audit``, whose run config passes
+on the configured audit grid: :func:`study_audit_job` builds it from the settings when the
+definitions load (``fairness_assets.definitions``).
 """
 
 from __future__ import annotations
 
 import dagster as dg
 
-from resources.settings import load_settings
+from resources.settings import FairnessSettings
 
 
 AUDIT_ASSETS = dg.AssetSelection.all()
@@ -16,10 +20,10 @@ AUDIT_ASSETS = dg.AssetSelection.all()
 JOB_PRESETS = {"study_audit": "study"}
 
 
-def grid_config(preset: str) -> dict:
+def grid_config(preset: str, settings: FairnessSettings) -> dict:
     """Run config of the audit_grid resource for ``preset``. Run config replaces the resource's
-    configured values, so every environment-configured field is passed on again."""
-    config: dict = {**load_settings().run_config("audit_grid"), "preset": preset}
+    configured values, so every field that ``settings`` set is passed on again."""
+    config: dict = {**settings.run_config("audit_grid"), "preset": preset}
     return {"resources": {"audit_grid": {"config": config}}}
 
 
@@ -31,15 +35,20 @@ demo_audit = dg.define_asset_job(
     "preset (FAIRNESS_PRESET, demo by default) for one model x template partition.",
 )
 
-study_audit = dg.define_asset_job(
-    name="study_audit",
-    selection=AUDIT_ASSETS,
-    tags={"fairness/job": "study_audit"},
-    config=grid_config(JOB_PRESETS["study_audit"]),
-    description="The study grid of METHOD.md (360 + 46 profiles, six templates, 10 runs, the study's models): "
-    "backfill every model x template partition (one run, weights loaded once per model), or run "
-    "`fairness-audit run study_audit`.",
-)
+
+def study_audit_job(settings: FairnessSettings):
+    """The ``study_audit`` job (an asset job, as ``dg.define_asset_job`` returns it): the whole audit on the
+    study preset, the rest of the grid as ``settings`` set it."""
+    return dg.define_asset_job(
+        name="study_audit",
+        selection=AUDIT_ASSETS,
+        tags={"fairness/job": "study_audit"},
+        config=grid_config(JOB_PRESETS["study_audit"], settings),
+        description="The study grid of METHOD.md (360 + 46 profiles, six templates, 10 runs, the study's models): "
+        "backfill every model x template partition (one run, weights loaded once per model), or run "
+        "`fairness-audit run study_audit`.",
+    )
+
 
 # what spans partitions: built once per round (by the reaudit_report sensor), not by every
 # partition's run, so no report mixes two rounds

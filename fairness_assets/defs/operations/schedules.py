@@ -14,15 +14,17 @@ No key of a skipped model is ever built, so one bad name cannot fail the tick fo
 requests and a skip reason together (ScheduleExecutionData refuses both), hence the log and tag.
 
 ``FAIRNESS_REAUDIT_CRON`` (default ``0 6 * * 1``: Mondays 06:00) and ``FAIRNESS_REAUDIT_TIMEZONE``
-(default ``UTC``) are read when the code location loads, through the settings model
-(docs/configuration.md); reload it in the UI after a change.
+(default ``UTC``) are read when the code location loads: ``fairness_assets.definitions`` reads the
+settings model once (docs/configuration.md) and builds the schedule with
+:func:`reaudit_schedule_for`; reload the code location in the UI after a change. What a tick does
+is :func:`reaudit_tick`, whatever the settings.
 """
 
 from __future__ import annotations
 
 import dagster as dg
 
-from resources.settings import AuditGridResource, GenerationSourceResource, load_settings
+from resources.settings import AuditGridResource, FairnessSettings, GenerationSourceResource
 from resources.settings.model import DEFAULT_CRON  # noqa: F401  (re-exported: the documented default)
 
 from fairness_assets.core.partition import PartitionKey
@@ -32,11 +34,6 @@ from .jobs import reaudit
 
 SKIPPED_TAG = "fairness/reaudit_skipped"   # run tag: the model partitions the tick skipped (names, comma separated)
 SKIPPED_TAG_CHARS = 1000
-
-
-def reaudit_cron() -> str:
-    """The schedule's cron string; an invalid one raises ConfigError naming FAIRNESS_REAUDIT_CRON."""
-    return load_settings().reaudit_cron
 
 
 def reaudit_requests(models: list[str], templates: list[str], round_id: str,
@@ -65,16 +62,10 @@ def skipped_message(invalid: dict[str, str]) -> str:
             + ". To delete a wrong one: " + " / ".join(f"{m!r}: {delete_hint(m)}" for m in invalid))
 
 
-@dg.schedule(
-    job=reaudit,
-    cron_schedule=reaudit_cron(),
-    execution_timezone=load_settings().reaudit_timezone,
-    default_status=dg.DefaultScheduleStatus.STOPPED,
-    description="Re-audit every model registered as a partition, on every template of the configured preset; "
-    "each round is compared with the previous one (asset audit_drift).",
-)
-def reaudit_schedule(context: dg.ScheduleEvaluationContext, audit_grid: AuditGridResource,
-                     generation_source: GenerationSourceResource):
+def reaudit_tick(context: dg.ScheduleEvaluationContext, audit_grid: AuditGridResource,
+                 generation_source: GenerationSourceResource):
+    """One tick of the re-audit schedule: a run request per valid model partition x template of the
+    grid, or a skip reason (the module docstring)."""
     # names only: a key of the multi-partition set is never built or listed for a model before it is checked
     models = sorted(context.instance.get_dynamic_partitions(MODEL_PARTITIONS.name))
     if not models:
@@ -96,3 +87,18 @@ def reaudit_schedule(context: dg.ScheduleEvaluationContext, audit_grid: AuditGri
     if invalid:
         context.log.info(f"re-auditing {valid} on {templates} (round {round_id})")
     return reaudit_requests(valid, templates, round_id, skipped=sorted(invalid))
+
+
+def reaudit_schedule_for(settings: FairnessSettings) -> dg.ScheduleDefinition:
+    """The ``reaudit_schedule`` of the code location: :func:`reaudit_tick` on the cron string and
+    time zone of ``settings`` (``FAIRNESS_REAUDIT_CRON``, ``FAIRNESS_REAUDIT_TIMEZONE``; the settings
+    model refuses a cron string Dagster's schedules refuse, naming the variable)."""
+    return dg.schedule(
+        name="reaudit_schedule",
+        job=reaudit,
+        cron_schedule=settings.reaudit_cron,
+        execution_timezone=settings.reaudit_timezone,
+        default_status=dg.DefaultScheduleStatus.STOPPED,
+        description="Re-audit every model registered as a partition, on every template of the configured preset; "
+        "each round is compared with the previous one (asset audit_drift).",
+    )(reaudit_tick)
