@@ -413,10 +413,13 @@ def render_report(
     # quality
     h.append(f'<section id="quality"><h2>{SECTIONS[2][1]}</h2>')
     if qual is not None:
-        failed = [_truthy(v) is False for v in qual["passed"]] if "passed" in qual.columns else []
-        if failed:
-            h.append(f'<p>{len(failed) - sum(failed)} of {len(failed)} checks passed'
-                     + (f'; <span class="badge fail">{sum(failed)} failed</span>' if any(failed) else "") + ".</p>")
+        verdicts = [_truthy(v) for v in qual["passed"]] if "passed" in qual.columns else []
+        if verdicts:  # a check with no recorded result is neither passed nor failed
+            passed, failed = verdicts.count(True), verdicts.count(False)
+            unknown = len(verdicts) - passed - failed
+            h.append(f'<p>{passed} of {len(verdicts)} checks passed'
+                     + (f'; <span class="badge fail">{failed} failed</span>' if failed else "")
+                     + (f"; {unknown} not evaluated" if unknown else "") + ".</p>")
         h.append(table_html(qual, max_rows))
     else:
         h.append('<p class="note">No parse-quality results were given.</p>')

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import dagster as dg
 import pandas as pd
 import pytest
 
 from fairness_assets import cli, export
 from fairness_assets.defs.reporting import assets as reporting
 from resources import database as D
-from resources.settings import DATA_DIR, DEMO_CORPUS, ParseQualityResource
+from resources.settings import DATA_DIR, DEMO_CORPUS
 
 EXAMPLE = DATA_DIR / "examples" / "worked_example_responses.csv"
 PER_PARTITION = (D.Recommendation, D.DRSItem, D.GRSCountry, D.MetricRow, D.StatisticRow, D.GeographyRow,
@@ -101,8 +102,7 @@ def test_report_reads_one_partition_at_a_time(scored, reads):
     database = D.ResultsDatabase(url=scored)
     try:
         figures = reporting._stored_figures(database)
-        stored = reporting._stored_partitions(
-            database, ParseQualityResource(min_parse_rate=0.5, max_group_gap=1), None)
+        stored = reporting._stored_partitions(database, dg.DagsterInstance.ephemeral(), None)
         parts, quality = stored.parts, stored.quality
     finally:
         database.dispose()
