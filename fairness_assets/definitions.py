@@ -1,5 +1,11 @@
 """The Dagster code location, in Dagster's project layout (``[tool.dg]`` in pyproject.toml).
 
+``defs`` is a ``@dg.definitions`` function, as ``dg scaffold project`` writes it: Dagster's tools
+call it when they load the code location (``dg dev``, ``dg check defs``, ``dg list defs``,
+``dagster dev -w workspace.yaml``, the code server ``dagster api grpc -m fairness_assets.definitions``,
+each run's process), not when this module is imported; Python callers call ``defs()`` (the
+settings of the environment as it is then) or :func:`load_definitions` with settings of their own.
+
 The code location is everything under ``fairness_assets/defs/``, loaded by
 ``dg.load_from_defs_folder`` (the assets and checks of the stage folders ``reference/``,
 ``generation/``, ``understanding/``, ``scoring/``, ``reporting/``; the jobs and sensors of
@@ -8,12 +14,8 @@ settings make (:func:`settings_definitions`): every resource (``defs/resources.p
 executor, the run config of ``study_audit`` and the re-audit schedule. The catalog
 (``defs/catalog.py``: kinds, owners, tags and method of each asset) is applied here to every
 asset; an asset without a catalog entry fails the load. The settings model is read from the
-environment once, for ``defs``, and passed to everything that needs it (docs/configuration.md);
-:func:`load_definitions` takes settings of the caller's own.
-
-``defs`` is built when this module is imported, as a ``Definitions`` object: Dagster's tools load
-it (``dg dev``, ``dg check defs``, ``dg list defs``, ``dagster dev -w workspace.yaml``, the code
-server ``dagster api grpc -m fairness_assets.definitions``) and the tests use it as it is.
+environment once per load, in ``defs``, and passed to everything that needs it
+(docs/configuration.md).
 
 This module is the entry of every process that serves the code location, so importing it (and
 only it: not ``import fairness_assets`` nor ``fairness_assets.core``) undoes an inherited "ignore
@@ -62,4 +64,7 @@ def load_definitions(settings: FairnessSettings) -> dg.Definitions:
         component_tree=loaded.component_tree)
 
 
-defs = load_definitions(load_settings())
+@dg.definitions
+def defs() -> dg.Definitions:
+    """The code location as Dagster's tools load it: the settings read from the environment now."""
+    return load_definitions(load_settings())

@@ -21,7 +21,7 @@ DEMO_RESPONSES = ROOT / "data" / "examples" / "demo_responses.jsonl"
 DEMO_MODEL = "qwen2.5-0.5b-demo"
 DEMO_KEY = str(PartitionKey(DEMO_MODEL, "base"))
 
-ASSETS = list(defs.assets)  # every asset of the code location, catalogued as the UI shows it
+ASSETS = list(defs().assets)  # every asset of the code location, catalogued as the UI shows it
 
 
 def resources(database: D.ResultsDatabase, responses, **overrides) -> dict:
