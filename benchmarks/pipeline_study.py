@@ -80,7 +80,7 @@ def run_pipeline(responses: Path, corpus_path: Path, home: Path, database_url: s
     from fairness_assets.defs.partitions import MODEL_PARTITIONS
     from fairness_assets.definitions import defs
 
-    job = defs.resolve_job_def("study_audit")
+    job = defs().resolve_job_def("study_audit")
     instance = dg.DagsterInstance.ephemeral()
     instance.add_dynamic_partitions(MODEL_PARTITIONS.name, list(models))
     keys = [k for k in job.partitions_def.get_partition_keys(dynamic_partitions_store=instance)

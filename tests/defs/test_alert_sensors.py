@@ -311,10 +311,11 @@ def evaluate_tick_sensor(instance, webhook, cursor=None, origin=None):
     from fairness_assets.defs.operations.sensors import failed_tick_alert
     from resources.alerts import AlertResource
 
-    repository = defs.get_repository_def()
+    loaded = defs()
+    repository = loaded.get_repository_def()
     alerts = AlertResource(channels="webhook", webhook_url=webhook.url, ui_base_url=UI_URL + "/")
     if origin is None:
-        ctx = dg.build_sensor_context(instance=instance, cursor=cursor, definitions=defs, resources={"alerts": alerts})
+        ctx = dg.build_sensor_context(instance=instance, cursor=cursor, definitions=loaded, resources={"alerts": alerts})
     else:
         ctx = dg.SensorEvaluationContext(instance.get_ref(), cursor=cursor, repository_name=repository.name,
                                          repository_def=repository, sensor_name="failed_tick_alert",

@@ -8,7 +8,7 @@ from fairness_assets.defs import catalog
 def _nodes():
     from fairness_assets.definitions import defs
 
-    return {n.key.to_user_string(): n for n in defs.resolve_asset_graph().asset_nodes}
+    return {n.key.to_user_string(): n for n in defs().resolve_asset_graph().asset_nodes}
 
 
 def test_every_asset_is_catalogued_with_owners_stage_and_partitioning():
@@ -38,7 +38,7 @@ def test_kinds_tell_the_assets_apart():
 def test_blocking_checks_are_tagged_where_they_are():
     from fairness_assets.definitions import defs
 
-    with_checks = {k.asset_key.to_user_string() for k in defs.resolve_asset_graph().asset_check_keys}
+    with_checks = {k.asset_key.to_user_string() for k in defs().resolve_asset_graph().asset_check_keys}
     tagged = {k for k, n in _nodes().items() if n.tags.get("blocking_checks") == "yes"}
     assert {"recommendations", "model_comparison", "sensitivity"} <= tagged <= with_checks
 

@@ -71,7 +71,7 @@ def describe(defs: dg.Definitions) -> dict:
 
 
 LOAD = ("import json; from fairness_assets.definitions import defs; "
-        "from tests.defs.test_definitions_snapshot import describe; print(json.dumps(describe(defs)))")
+        "from tests.defs.test_definitions_snapshot import describe; print(json.dumps(describe(defs())))")
 
 
 def current() -> dict:

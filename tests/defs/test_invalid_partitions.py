@@ -71,11 +71,12 @@ def evaluate_schedule(instance, resources, log_key=None):
 
     from fairness_assets.definitions import defs
 
-    repository = defs.get_repository_def()
+    loaded = defs()
+    repository = loaded.get_repository_def()
     with dg.ScheduleEvaluationContext(instance.get_ref(), TICK, log_key=log_key, repository_name=repository.name,
                                       schedule_name="reaudit_schedule", repository_def=repository,
                                       resources=wrap_resources_for_execution(resources)) as ctx:
-        return schedules.reaudit_schedule.evaluate_tick(ctx)
+        return loaded.resolve_schedule_def("reaudit_schedule").evaluate_tick(ctx)
 
 
 def test_reaudit_schedule_runs_the_valid_models_and_names_the_skipped_partition(instance, registry):

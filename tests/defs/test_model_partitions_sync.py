@@ -261,7 +261,7 @@ def test_the_ui_start_adds_the_models_before_the_ui_starts(tmp_path, monkeypatch
 def test_the_sensor_is_in_the_code_location_running_every_30_seconds():
     from fairness_assets.definitions import defs
 
-    sensor = defs.resolve_sensor_def("model_partitions_sync")
+    sensor = defs().resolve_sensor_def("model_partitions_sync")
     assert sensor.default_status == dg.DefaultSensorStatus.RUNNING
     assert sensor.minimum_interval_seconds == P.SYNC_INTERVAL_S == 30
     assert {"audit_grid", "generation_source", "alerts"} <= sensor.required_resource_keys

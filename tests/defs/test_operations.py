@@ -14,7 +14,7 @@ from fairness_assets.defs.operations.sensors import parse_quality_alert, run_fai
 from fairness_assets.defs.partitions import AUDIT_ROUND_TAG, MODEL_PARTITIONS
 from resources import database as D
 from resources.alerts import AlertResource
-from resources.settings import AuditGridResource, GenerationSourceResource
+from resources.settings import AuditGridResource, GenerationSourceResource, load_settings
 from tests.helpers.pipeline import DEMO_KEY, DEMO_MODEL, DEMO_RESPONSES, altered_responses, audit
 from tests.helpers.servers import Receiver, smtp_server
 
@@ -27,18 +27,19 @@ def db(tmp_path):
 def test_code_location_has_the_jobs_schedule_and_sensors():
     from fairness_assets.definitions import defs
 
+    loaded = defs()
     for name in ("demo_audit", "study_audit", "reaudit", "reference_data"):
-        assert defs.resolve_job_def(name) is not None
-    from fairness_assets.defs.operations.jobs import study_audit
+        assert loaded.resolve_job_def(name) is not None
+    (study_audit,) = [job for job in loaded.jobs if job.name == "study_audit"]
 
     assert study_audit.config["resources"]["audit_grid"]["config"]["preset"] == "study"
-    assert defs.resolve_schedule_def("reaudit_schedule").cron_schedule == schedules.DEFAULT_CRON
+    assert loaded.resolve_schedule_def("reaudit_schedule").cron_schedule == schedules.DEFAULT_CRON
     for sensor in ("parse_quality_alert", "run_failure_alert", "invalid_partition_alert", "failed_tick_alert",
                    "model_partitions_sync"):
-        assert defs.resolve_sensor_def(sensor) is not None
-    assert "alerts" in defs.resources
+        assert loaded.resolve_sensor_def(sensor) is not None
+    assert "alerts" in loaded.resources
     for asset in ("audit_drift", "generations", "recommendations", "drs_scores"):
-        assert defs.resolve_assets_def(asset) is not None
+        assert loaded.resolve_assets_def(asset) is not None
 
 
 def test_generation_runs_in_the_gpu_pool_with_kubernetes_gpu_requests():
@@ -63,12 +64,12 @@ def test_reaudit_schedule_requests_every_registered_model_and_template(tmp_path)
     resources = {"audit_grid": grid, "generation_source": GenerationSourceResource()}
     tick = dt.datetime(2026, 11, 30, 6, 0, tzinfo=dt.timezone.utc)
     with dg.build_schedule_context(instance=instance, scheduled_execution_time=tick, resources=resources) as ctx:
-        skipped = schedules.reaudit_schedule(ctx)
+        skipped = schedules.reaudit_tick(ctx, **resources)
     assert isinstance(skipped, dg.SkipReason) and "no model is registered" in skipped.skip_message
 
     instance.add_dynamic_partitions(MODEL_PARTITIONS.name, ["model-a", "model-b"])
     with dg.build_schedule_context(instance=instance, scheduled_execution_time=tick, resources=resources) as ctx:
-        requests = schedules.reaudit_schedule(ctx)
+        requests = schedules.reaudit_tick(ctx, **resources)
     keys = sorted(str(r.partition_key) for r in requests)
     assert keys == ["model-a|base", "model-a|regional", "model-b|base", "model-b|regional"]
     assert {r.tags[AUDIT_ROUND_TAG] for r in requests} == {"20261130T0600"}
@@ -78,10 +79,10 @@ def test_reaudit_schedule_requests_every_registered_model_and_template(tmp_path)
 
 def test_reaudit_cron_is_configurable_and_validated(monkeypatch):
     monkeypatch.setenv("FAIRNESS_REAUDIT_CRON", "0 2 1 * *")
-    assert schedules.reaudit_cron() == "0 2 1 * *"
+    assert schedules.reaudit_schedule_for(load_settings()).cron_schedule == "0 2 1 * *"
     monkeypatch.setenv("FAIRNESS_REAUDIT_CRON", "every monday")
     with pytest.raises(ValueError, match="FAIRNESS_REAUDIT_CRON='every monday'"):
-        schedules.reaudit_cron()
+        load_settings()
 
 
 @pytest.mark.slow
@@ -122,7 +123,7 @@ def _check_sensor_context(instance, alerts, cursor=None):
     """A context for parse_quality_alert: it reads the checks of its code location (definitions)."""
     from fairness_assets.definitions import defs
 
-    return dg.build_sensor_context(instance=instance, cursor=cursor, definitions=defs, resources={"alerts": alerts})
+    return dg.build_sensor_context(instance=instance, cursor=cursor, definitions=defs(), resources={"alerts": alerts})
 
 
 def _failed_checks_alert(instance, alerts):
@@ -186,7 +187,7 @@ def test_kubernetes_files_agree_with_the_code():
 
     import yaml
 
-    from fairness_assets.defs.operations.kubernetes import GPU_OP_TAGS
+    from fairness_assets.defs.operations.kubernetes import K8S_GPU_CONFIG
     from resources.settings import load_model_registry
     from tests.helpers.pipeline import ROOT
 
@@ -205,9 +206,9 @@ def test_kubernetes_files_agree_with_the_code():
     service_url = f"http://{server['metadata']['name']}.{server['metadata']['namespace']}.svc:8000/v1"
     assert spec.base_url == service_url
     # the vLLM pod and the generation step ask for GPUs the same way
-    assert container["resources"]["limits"]["nvidia.com/gpu"] == GPU_OP_TAGS["dagster-k8s/config"][
+    assert container["resources"]["limits"]["nvidia.com/gpu"] == K8S_GPU_CONFIG["dagster-k8s/config"][
         "container_config"]["resources"]["limits"]["nvidia.com/gpu"]
-    assert server["spec"]["template"]["spec"]["nodeSelector"] == GPU_OP_TAGS["dagster-k8s/config"][
+    assert server["spec"]["template"]["spec"]["nodeSelector"] == K8S_GPU_CONFIG["dagster-k8s/config"][
         "pod_spec_config"]["node_selector"]
 
 
@@ -215,18 +216,18 @@ def test_executor_is_chosen_by_environment(monkeypatch):
     from fairness_assets.defs.operations import executors
 
     monkeypatch.delenv("FAIRNESS_EXECUTOR", raising=False)
-    assert executors.executor_from_env().name == "in_process"  # the default: no process per step
+    assert executors.executor_for(load_settings()).name == "in_process"  # the default: no process per step
     monkeypatch.setenv("FAIRNESS_EXECUTOR", "multiprocess")
-    assert executors.executor_from_env().name == "multiprocess"
+    assert executors.executor_for(load_settings()).name == "multiprocess"
     monkeypatch.setenv("FAIRNESS_EXECUTOR", "in_process")
-    assert executors.executor_from_env().name == "in_process"
+    assert executors.executor_for(load_settings()).name == "in_process"
     monkeypatch.setenv("FAIRNESS_EXECUTOR", "celery")
     monkeypatch.setenv("FAIRNESS_CELERY_BROKER", "redis://127.0.0.1:6379/3")
-    celery = executors.executor_from_env()
-    assert celery.name == "celery" and executors.celery_config()["broker"] == "redis://127.0.0.1:6379/3"
+    celery = executors.executor_for(load_settings())
+    assert celery.name == "celery" and executors.celery_config(load_settings())["broker"] == "redis://127.0.0.1:6379/3"
     monkeypatch.setenv("FAIRNESS_EXECUTOR", "spark")
     with pytest.raises(ValueError, match="FAIRNESS_EXECUTOR='spark'"):
-        executors.executor_from_env()
+        load_settings()
 
 
 def test_backfill_of_one_model_is_one_run_that_loads_the_weights_once(tmp_path):
@@ -362,7 +363,7 @@ def test_study_audit_keeps_the_configured_model_registry(monkeypatch):
     from fairness_assets.defs.operations.jobs import grid_config
 
     monkeypatch.setenv("FAIRNESS_MODEL_REGISTRY", "/etc/fairness/models.yaml")
-    config = grid_config("study")["resources"]["audit_grid"]["config"]
+    config = grid_config("study", load_settings())["resources"]["audit_grid"]["config"]
     assert config == {"preset": "study", "model_registry_path": {"env": "FAIRNESS_MODEL_REGISTRY"}}
 
 
@@ -413,7 +414,7 @@ def test_k8s_executor_without_its_extra_names_the_extra(monkeypatch):
         pass
     monkeypatch.setenv("FAIRNESS_EXECUTOR", "k8s")
     with pytest.raises(ImportError, match=r"FAIRNESS_EXECUTOR=k8s needs dagster-k8s: pip install -e \"\.\[k8s\]\""):
-        executors.executor_from_env()
+        executors.executor_for(load_settings())
 
 
 def test_an_empty_partition_range_fails_instead_of_generating_nothing(tmp_path, db):

@@ -29,9 +29,10 @@ def test_definitions_validate_cli(results_home):
 def test_definitions_object_has_the_assets_and_job(results_home):
     from fairness_assets.definitions import defs
 
-    keys = {k.to_user_string() for k in defs.resolve_asset_graph().get_all_asset_keys()}
+    loaded = defs()
+    keys = {k.to_user_string() for k in loaded.resolve_asset_graph().get_all_asset_keys()}
     assert {"qs_corpus", "country_geography", "capital_distances", "profiles", "prompts"} <= keys
-    assert defs.resolve_job_def("demo_audit") is not None
+    assert loaded.resolve_job_def("demo_audit") is not None
 
 
 def _materialize(url, corpus_path="", preset="demo"):

@@ -18,11 +18,12 @@ import json
 import dagster as dg
 from fairness_assets.definitions import defs
 from fairness_assets.defs.partitions import AUDIT_PARTITIONS
-generations = defs.resolve_asset_graph().get(dg.AssetKey("generations")).partitions_def
+loaded = defs()
+generations = loaded.resolve_asset_graph().get(dg.AssetKey("generations")).partitions_def
 dims = {d.name: d.partitions_def for d in generations.partitions_defs}
 print(json.dumps({"asset": list(dims["template"].get_partition_keys()),
                   "audit": list(AUDIT_PARTITIONS.get_partitions_def_for_dimension("template").get_partition_keys()),
-                  "resource": defs.resources["reference"].templates_dir}))
+                  "resource": loaded.resources["reference"].templates_dir}))
 '''
 
 

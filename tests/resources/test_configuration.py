@@ -80,13 +80,13 @@ def test_one_definition_of_the_method_defaults():
     assert ReferenceDataResource().rep_params() == corpus.RepParams()
 
 
-def test_build_resources_reads_the_environment_at_call_time(clean_env, tmp_path):
+def test_build_resources_takes_the_settings_read_at_call_time(clean_env, tmp_path):
     from fairness_assets.definitions import build_resources
 
     clean_env.setenv("FAIRNESS_QS_CORPUS", str(tmp_path / "a.csv"))
     clean_env.setenv("FAIRNESS_REP_R_MAX", "600")
     clean_env.setenv("FAIRNESS_LAMBDA_LOW", "0.002")
-    first = build_resources()
+    first = build_resources(load_settings())
     with dg.build_resources({"reference": first["reference"]}) as built:  # EnvVars resolved as in a run
         assert built.reference.corpus_path == str(tmp_path / "a.csv")
     assert first["reference"].rep_r_max == 600 and first["scoring"].lambda_low == 0.002
@@ -94,7 +94,7 @@ def test_build_resources_reads_the_environment_at_call_time(clean_env, tmp_path)
     clean_env.setenv("FAIRNESS_QS_CORPUS", str(tmp_path / "b.csv"))
     clean_env.setenv("FAIRNESS_REP_R_MAX", "800")
     clean_env.delenv("FAIRNESS_LAMBDA_LOW")
-    second = build_resources()
+    second = build_resources(load_settings())
     with dg.build_resources({"reference": second["reference"]}) as built:
         assert built.reference.corpus_path == str(tmp_path / "b.csv")
     assert second["reference"].rep_r_max == 800 and second["scoring"].lambda_low == field_specs()["lambda_low"].default
@@ -106,7 +106,7 @@ def test_secrets_reach_the_resources_as_env_vars_only(clean_env):
     clean_env.setenv("FAIRNESS_DATABASE_URL", "postgresql://audit:hunter2@db/audit")
     clean_env.setenv("FAIRNESS_LLM_API_KEY", "sk-secret")
     clean_env.setenv("FAIRNESS_SMTP_PASSWORD", "mailpass")
-    built = build_resources()
+    built = build_resources(load_settings())
     config = repr({k: getattr(r, "_get_non_default_public_field_values", dict)() for k, r in built.items()})
     for secret in ("hunter2", "sk-secret", "mailpass"):
         assert secret not in config
@@ -162,7 +162,7 @@ def test_settings_built_in_process_take_the_place_of_the_environment_without_cha
 
 def _score(tmp_path, name: str):
     """Reference data, generations (the demo responses), recommendations and scores of one
-    partition, with every resource built by build_resources() from the environment."""
+    partition, with every resource built by build_resources() from the environment's settings."""
     from fairness_assets.definitions import build_resources
     from fairness_assets.defs.partitions import MODEL_PARTITIONS
     from tests.helpers.pipeline import ASSETS, DEMO_KEY, DEMO_MODEL
@@ -173,7 +173,7 @@ def _score(tmp_path, name: str):
     with pytest.MonkeyPatch.context() as env:
         env.setenv("FAIRNESS_DATABASE_URL", url)
         result = dg.materialize(ASSETS, selection=dg.AssetSelection.assets("drs_scores", "grs_by_country", "analysis_tables").upstream(),
-                                instance=instance, partition_key=DEMO_KEY, resources=build_resources())
+                                instance=instance, partition_key=DEMO_KEY, resources=build_resources(load_settings()))
     assert result.success
     db = D.ResultsDatabase(url=url)
     key = [DEMO_KEY]

@@ -91,8 +91,9 @@ def test_concurrency_and_rate_limit_come_from_the_environment(monkeypatch):
     monkeypatch.setenv("FAIRNESS_LLM_MAX_CONCURRENCY", "32")
     monkeypatch.setenv("FAIRNESS_LLM_REQUESTS_PER_MINUTE", "600")
     from fairness_assets import definitions
+    from resources.settings import load_settings
 
-    llm = definitions.build_resources()["llm"]  # reads the environment when called
+    llm = definitions.build_resources(load_settings())["llm"]  # the environment read when called
     with dg.build_resources({"llm": llm}) as built:  # the EnvVars resolved as at run time
         assert built.llm.max_concurrency == 32 and built.llm.requests_per_minute == 600
     from resources.llm.resource import LLMResource

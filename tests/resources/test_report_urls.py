@@ -53,7 +53,7 @@ def test_the_settings_reach_the_resource_when_a_run_starts(monkeypatch, tmp_path
 
     monkeypatch.setenv("FAIRNESS_REPORTS_DIR", str(tmp_path))
     monkeypatch.setenv("FAIRNESS_REPORT_PORT", "4999")
-    resource = build_resources()["report_settings"]
+    resource = build_resources(load_settings())["report_settings"]
 
     @dg.asset
     def link(report_settings: ReportResource) -> str:
@@ -62,7 +62,7 @@ def test_the_settings_reach_the_resource_when_a_run_starts(monkeypatch, tmp_path
     result = dg.materialize([link], resources={"report_settings": resource})
     assert result.output_for_node("link") == "http://127.0.0.1:4999/report-x/report.html"
     monkeypatch.setenv("FAIRNESS_REPORT_BASE_URL", "https://r.example.org/a")
-    result = dg.materialize([link], resources={"report_settings": build_resources()["report_settings"]})
+    result = dg.materialize([link], resources={"report_settings": build_resources(load_settings())["report_settings"]})
     assert result.output_for_node("link") == "https://r.example.org/a/report-x/report.html"
 
 
