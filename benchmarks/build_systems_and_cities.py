@@ -35,13 +35,16 @@ def main() -> int:
     unis, _, _ = corpus.load_corpus(args.corpus, resolver.resolve)
     countries = list(unis["country"].dropna().astype(str)) + list(unis["country_raw"].dropna().astype(str))
     countries += list(geo.load_aliases(ALIASES_FILE))
-    proposed = match_tables.propose(unis["name"].astype(str), unis["iso3"].astype(str),
-                                    match.load_name_words(match.NAME_WORDS_FILE), countries)
+    proposed = match_tables.propose(
+        unis["name"].astype(str), unis["iso3"].astype(str), match.load_name_words(match.NAME_WORDS_FILE), countries
+    )
     existing = match_tables.load(TABLE) if TABLE.exists() else []
     rows = match_tables.merge(proposed, existing)
     unreviewed = [r for r in rows if not r.reviewed]
-    print(f"{len(rows)} rows: {sum(r.reviewed == 'yes' for r in rows)} refused (yes), "
-          f"{sum(r.reviewed == 'no' for r in rows)} completable (no), {len(unreviewed)} to review")
+    print(
+        f"{len(rows)} rows: {sum(r.reviewed == 'yes' for r in rows)} refused (yes), "
+        f"{sum(r.reviewed == 'no' for r in rows)} completable (no), {len(unreviewed)} to review"
+    )
     if args.check:
         changed = [r for r in rows if r not in existing]
         for r in changed[:20]:

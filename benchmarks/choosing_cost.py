@@ -50,14 +50,18 @@ def main() -> None:
         f"| difference (after - before) | {c['wall_s'] - b['wall_s']:+.1f} |",
     ]
     lines += [f"| step `{k}` (after) | {v:.1f} |" for k, v in sorted(new.items())]
-    lines += [f"| step `audit_report`, before / after (the comparison and sensitivity sections) | "
-              f"{report_b:.1f} / {report_c:.1f} |",
-              f"| **added by the new steps** (their sum and the report's change) | "
-              f"**{sum(new.values()) + report_c - report_b:.1f}** |"]
+    lines += [
+        f"| step `audit_report`, before / after (the comparison and sensitivity sections) | "
+        f"{report_b:.1f} / {report_c:.1f} |",
+        f"| **added by the new steps** (their sum and the report's change) | "
+        f"**{sum(new.values()) + report_c - report_b:.1f}** |",
+    ]
     added = sum(new.values()) + report_c - report_b
     verdict = "met" if added <= TARGET_S else "missed"
-    text = ("\n".join(lines) + f"\n\n**Target (issue 22.4): at most {TARGET_S:.0f} s added: {verdict}, "
-            f"{added:.1f} s added**.\n")
+    text = (
+        "\n".join(lines) + f"\n\n**Target (issue 22.4): at most {TARGET_S:.0f} s added: {verdict}, "
+        f"{added:.1f} s added**.\n"
+    )
     print(text)
     if a.write:
         import sys

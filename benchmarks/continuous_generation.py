@@ -52,8 +52,14 @@ def percentiles(values: list[int]) -> dict:
     import numpy as np
 
     a = np.asarray(values)
-    return {"n": int(a.size), "mean": float(a.mean()), "p10": float(np.percentile(a, 10)),
-            "p50": float(np.percentile(a, 50)), "p90": float(np.percentile(a, 90)), "max": int(a.max())}
+    return {
+        "n": int(a.size),
+        "mean": float(a.mean()),
+        "p10": float(np.percentile(a, 10)),
+        "p50": float(np.percentile(a, 50)),
+        "p90": float(np.percentile(a, 90)),
+        "max": int(a.max()),
+    }
 
 
 def histogram(values: list[int], width: int = BIN) -> dict:
@@ -91,7 +97,7 @@ def cost_model(model, tok, prompt_ids: list[list[int]], batch: int, repeats: int
 def step_cost(costs: dict, rows: int) -> float:
     """A decode step's cost at ``rows`` rows, interpolated linearly between the measured row counts."""
     pts = sorted(costs["decode_step_s"].items())
-    for (r0, c0), (r1, c1) in zip(pts, pts[1:]):
+    for (r0, c0), (r1, c1) in zip(pts, pts[1:], strict=False):
         if r0 <= rows <= r1:
             return c0 + (c1 - c0) * (rows - r0) / (r1 - r0)
     return pts[-1][1] * rows / pts[-1][0] if rows > pts[-1][0] else pts[0][1]
@@ -104,8 +110,13 @@ def main() -> None:
     ap.add_argument("--max-new-tokens", type=int, default=300)
     ap.add_argument("--external", default=str(EXTERNAL))
     ap.add_argument("--rounds", type=int, default=2, help="rounds of the three modes (alternating order)")
-    ap.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default); with 1, the "
-                    "process's CPU time is the work done, whatever else runs on the machine")
+    ap.add_argument(
+        "--threads",
+        type=int,
+        default=0,
+        help="torch threads (0: torch's default); with 1, the "
+        "process's CPU time is the work done, whatever else runs on the machine",
+    )
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
     demo = load_preset("demo")
@@ -127,8 +138,9 @@ def main() -> None:
     engine = resource.client("qwen2.5-0.5b-demo")
     from resources.llm.transformers_backend import TransformersClient
 
-    static = TransformersClient(engine.model, engine.tokenizer, name="static", batch_size=args.batch,
-                                continuous_batching=False)
+    static = TransformersClient(
+        engine.model, engine.tokenizer, name="static", batch_size=args.batch, continuous_batching=False
+    )
     tok, model = engine.tokenizer, engine.model
     engine.generate_samples(texts[:2], seeds[:2], SamplingParams(max_new_tokens=4))  # warm-up
     eos = {tok.pad_token_id, tok.eos_token_id}
@@ -139,26 +151,41 @@ def main() -> None:
         enc = tok([engine.render(t) for t in chunk], return_tensors="pt", padding=True, add_special_tokens=False)
         torch.manual_seed(0)
         with torch.inference_mode():
-            out = model.generate(**enc, do_sample=True, temperature=0.75, top_p=0.95, top_k=None,
-                                 max_new_tokens=args.max_new_tokens, pad_token_id=tok.pad_token_id)
-        new = out[:, enc["input_ids"].shape[1]:]
+            out = model.generate(
+                **enc,
+                do_sample=True,
+                temperature=0.75,
+                top_p=0.95,
+                top_k=None,
+                max_new_tokens=args.max_new_tokens,
+                pad_token_id=tok.pad_token_id,
+            )
+        new = out[:, enc["input_ids"].shape[1] :]
         useful = [int(sum(1 for t in row.tolist() if t not in eos)) for row in new]
         return useful, int(new.shape[0] * new.shape[1])
 
-    r = {"prompts": len(texts), "batch": args.batch, "templates": names, "max_new_tokens": args.max_new_tokens,
-         "load_average": load, "rounds": args.rounds}
+    r = {
+        "prompts": len(texts),
+        "batch": args.batch,
+        "templates": names,
+        "max_new_tokens": args.max_new_tokens,
+        "load_average": load,
+        "rounds": args.rounds,
+    }
 
     def run_plain():
         useful, steps = 0, 0
         for start in range(0, len(texts), args.batch):
-            u, s = plain(texts[start:start + args.batch])
+            u, s = plain(texts[start : start + args.batch])
             useful, steps = useful + sum(u), steps + s
         return useful, steps
 
     def run_static():
         out, steps = [], 0
         for start in range(0, len(texts), args.batch):
-            chunk = static.generate_samples(texts[start:start + args.batch], seeds[start:start + args.batch], params)
+            chunk = static.generate_samples(
+                texts[start : start + args.batch], seeds[start : start + args.batch], params
+            )
             out += chunk
             # the batch ran until its longest answer (+ its EOS): that many steps for every row
             steps += len(chunk) * min(args.max_new_tokens, max(s.output_tokens for s in chunk) + 1)
@@ -169,7 +196,7 @@ def main() -> None:
     times = {"plain": 0.0, "static": 0.0, "engine": 0.0}
     cpu = dict(times)
     for k in range(args.rounds):
-        for mode in (("plain", "static", "engine") if k % 2 == 0 else ("engine", "static", "plain")):
+        for mode in ("plain", "static", "engine") if k % 2 == 0 else ("engine", "static", "plain"):
             t0, c0 = time.perf_counter(), time.process_time()
             if mode == "plain":
                 plain_useful, plain_steps = run_plain()
@@ -179,8 +206,10 @@ def main() -> None:
                 engine_out = engine.generate_samples(texts, seeds, params)
             times[mode] += time.perf_counter() - t0
             cpu[mode] += time.process_time() - c0
-            print(f"round {k + 1} {mode}: {time.perf_counter() - t0:.1f} s wall, {time.process_time() - c0:.1f} s CPU",
-                  flush=True)
+            print(
+                f"round {k + 1} {mode}: {time.perf_counter() - t0:.1f} s wall, {time.process_time() - c0:.1f} s CPU",
+                flush=True,
+            )
     prompt_ids = [tok(engine.render(t), add_special_tokens=False).input_ids for t in texts]
     costs = cost_model(model, tok, prompt_ids, args.batch)
     # what the static path must spend on these answers (every row of a batch decodes until its longest answer ends,
@@ -188,25 +217,33 @@ def main() -> None:
     # once with no padding, every useful token decoded in a full batch
     static_pred = 0.0
     for start in range(0, len(texts), args.batch):
-        chunk = static_out[start:start + args.batch]
-        width = max(len(p) for p in prompt_ids[start:start + args.batch])
+        chunk = static_out[start : start + args.batch]
+        width = max(len(p) for p in prompt_ids[start : start + args.batch])
         static_pred += costs["prefill_token_s"] * width * len(chunk)
         static_pred += step_cost(costs, len(chunk)) * min(args.max_new_tokens, max(x.output_tokens for x in chunk) + 1)
     useful = sum(x.output_tokens for x in static_out)
     floor = costs["prefill_token_s"] * sum(map(len, prompt_ids)) + step_cost(costs, args.batch) * useful / args.batch
-    r.update(cost_decode_step_s={str(k): v for k, v in costs["decode_step_s"].items()},
-             cost_prefill_token_s=costs["prefill_token_s"], static_predicted_s=static_pred, floor_s=floor,
-             bound_vs_static=static_pred / floor, floor_prefill_share=costs["prefill_token_s"] *
-             sum(map(len, prompt_ids)) / floor)
+    r.update(
+        cost_decode_step_s={str(k): v for k, v in costs["decode_step_s"].items()},
+        cost_prefill_token_s=costs["prefill_token_s"],
+        static_predicted_s=static_pred,
+        floor_s=floor,
+        bound_vs_static=static_pred / floor,
+        floor_prefill_share=costs["prefill_token_s"] * sum(map(len, prompt_ids)) / floor,
+    )
     for mode, t in times.items():
         r[f"{mode}_s"] = t / args.rounds
         r[f"{mode}_cpu_s"] = cpu[mode] / args.rounds
     r["threads"] = args.threads or None
     r["load_average_end"] = os.getloadavg()
     lengths = [s.output_tokens for s in engine_out]
-    r.update(plain_tokens=plain_useful, static_tokens=sum(s.output_tokens for s in static_out),
-             engine_tokens=sum(lengths), plain_utilisation=plain_useful / plain_steps,
-             static_utilisation=sum(s.output_tokens for s in static_out) / static_steps)
+    r.update(
+        plain_tokens=plain_useful,
+        static_tokens=sum(s.output_tokens for s in static_out),
+        engine_tokens=sum(lengths),
+        plain_utilisation=plain_useful / plain_steps,
+        static_utilisation=sum(s.output_tokens for s in static_out) / static_steps,
+    )
     for m in ("plain", "static", "engine"):
         r[f"{m}_tok_s"] = r[f"{m}_tokens"] / r[f"{m}_s"]
         r[f"{m}_tok_cpu_s"] = r[f"{m}_tokens"] / r[f"{m}_cpu_s"]
@@ -215,26 +252,45 @@ def main() -> None:
     r["ratio_unit"] = unit
     r["engine_vs_static"] = r[f"engine_{unit}"] / r[f"static_{unit}"]
     r["engine_vs_plain"] = r[f"engine_{unit}"] / r[f"plain_{unit}"]
-    r["same_text"] = sum(a.text == b.text for a, b in zip(engine_out, static_out))
+    r["same_text"] = sum(a.text == b.text for a, b in zip(engine_out, static_out, strict=False))
     r["lengths_builtin"] = percentiles(lengths)
     r["at_budget"] = sum(1 for x in lengths if x >= args.max_new_tokens)
-    dist = {"builtin": {"source": f"the built-in model's answers to the demo grid under {', '.join(names)} "
-                                  f"(temperature 0.75, top-p 0.95, at most {args.max_new_tokens} tokens; this benchmark)",
-                        **percentiles(lengths), "histogram": histogram(lengths)}}
+    dist = {
+        "builtin": {
+            "source": f"the built-in model's answers to the demo grid under {', '.join(names)} "
+            f"(temperature 0.75, top-p 0.95, at most {args.max_new_tokens} tokens; this benchmark)",
+            **percentiles(lengths),
+            "histogram": histogram(lengths),
+        }
+    }
     external = Path(args.external)
     if external.exists():
-        answers = [json.loads(line)["response"] for line in external.read_text(encoding="utf-8").splitlines()
-                   if line.strip()]
+        answers = [
+            json.loads(line)["response"] for line in external.read_text(encoding="utf-8").splitlines() if line.strip()
+        ]
         ext = [len(tok(a, add_special_tokens=False).input_ids) for a in answers]
         r["lengths_external"] = percentiles(ext)
-        dist["external"] = {"source": "the shared external set (13 open models, lists of 20 colleges; "
-                                      "../shared/data/external), tokenized with the built-in model's tokenizer",
-                            **percentiles(ext), "histogram": histogram(ext)}
+        dist["external"] = {
+            "source": "the shared external set (13 open models, lists of 20 colleges; "
+            "../shared/data/external), tokenized with the built-in model's tokenizer",
+            **percentiles(ext),
+            "histogram": histogram(ext),
+        }
     print(json.dumps(r, indent=2))
     if not args.no_write:
-        LENGTHS_FILE.write_text(json.dumps({"date": date.today().isoformat(), "default": "builtin",
-                                            "histogram": dist["builtin"]["histogram"], "sources": dist},
-                                           indent=1) + "\n", encoding="utf-8")
+        LENGTHS_FILE.write_text(
+            json.dumps(
+                {
+                    "date": date.today().isoformat(),
+                    "default": "builtin",
+                    "histogram": dist["builtin"]["histogram"],
+                    "sources": dist,
+                },
+                indent=1,
+            )
+            + "\n",
+            encoding="utf-8",
+        )
         write_doc(r)
 
 
@@ -251,23 +307,37 @@ def write_doc(r: dict) -> None:
         f"(Qwen2.5-Coder-0.5B-Instruct) answers the demo grid's {r['prompts']} prompts (12 profiles x "
         f"{', '.join(r['templates'])}) at the study's decoding (temperature 0.75, top-p 0.95, at most "
         f"{r['max_new_tokens']} new tokens), batch {r['batch']}; every answer ends where the model ends it. All three "
-        + ("modes in one run, on the same prompts and seeds, one after the other." if r["rounds"] == 1 else
-         f"modes in one run, on the same prompts and seeds, interleaved over {r['rounds']} rounds (the order "
-         "reversed every other round; times are the mean per round)."),
+        + (
+            "modes in one run, on the same prompts and seeds, one after the other."
+            if r["rounds"] == 1
+            else f"modes in one run, on the same prompts and seeds, interleaved over {r['rounds']} rounds (the order "
+            "reversed every other round; times are the mean per round)."
+        ),
         "",
         "| mode | wall time | CPU time | useful output tokens | useful tokens per wall s | per CPU s | "
         "useful / computed row-steps |",
         "| --- | --- | --- | --- | --- | --- | --- |",
-        *[f"| {label} | {r[m + '_s']:.1f} s | {r[m + '_cpu_s']:.1f} s | {r[m + '_tokens']:,} | {r[m + '_tok_s']:.1f} | "
-          f"{r[m + '_tok_cpu_s']:.1f} | {util} |" for m, label, util in (
-              ("plain", "plain `model.generate` (its own sampler), static batches", f"{r['plain_utilisation']:.0%}"),
-              ("static", "this project, static batches (`continuous_batching=False`)", f"{r['static_utilisation']:.0%}"),
-              ("engine", "this project, continuous batching (the default)", "100% (a row leaves at its EOS)"))],
+        *[
+            f"| {label} | {r[m + '_s']:.1f} s | {r[m + '_cpu_s']:.1f} s | {r[m + '_tokens']:,} | {r[m + '_tok_s']:.1f} | "
+            f"{r[m + '_tok_cpu_s']:.1f} | {util} |"
+            for m, label, util in (
+                ("plain", "plain `model.generate` (its own sampler), static batches", f"{r['plain_utilisation']:.0%}"),
+                (
+                    "static",
+                    "this project, static batches (`continuous_batching=False`)",
+                    f"{r['static_utilisation']:.0%}",
+                ),
+                ("engine", "this project, continuous batching (the default)", "100% (a row leaves at its EOS)"),
+            )
+        ],
         "",
-        ("Ratios per CPU second: one torch thread, so the process's CPU time is the work each mode did, whatever "
-         "else ran on the shared machine (load average "
-         f"{r['load_average'][0]:.1f} at the start, {r['load_average_end'][0]:.1f} at the end). "
-         if r["ratio_unit"] == "tok_cpu_s" else "Ratios per wall second. ")
+        (
+            "Ratios per CPU second: one torch thread, so the process's CPU time is the work each mode did, whatever "
+            "else ran on the shared machine (load average "
+            f"{r['load_average'][0]:.1f} at the start, {r['load_average_end'][0]:.1f} at the end). "
+            if r["ratio_unit"] == "tok_cpu_s"
+            else "Ratios per wall second. "
+        )
         + f"Continuous / static: **{r['engine_vs_static']:.2f}x**; continuous / plain `model.generate`: "
         f"**{r['engine_vs_plain']:.2f}x** (targets >= 1.5x each: "
         f"{'met' if min(r['engine_vs_static'], r['engine_vs_plain']) >= 1.5 else 'missed'}). "
@@ -275,9 +345,10 @@ def write_doc(r: dict) -> None:
         "(per-sample seeds; a near-tied token can differ where padding changes a floating-point sum).",
         "",
         "What bounds the gain here, measured on this machine in the same run ("
-        + ("CPU seconds, one torch thread" if r["ratio_unit"] == "tok_cpu_s" else "wall seconds") + "): a decode "
-        "step costs " + ", ".join(f"{float(v):.3f} s at {k} row{'s' if k != '1' else ''}"
-                                  for k, v in r["cost_decode_step_s"].items())
+        + ("CPU seconds, one torch thread" if r["ratio_unit"] == "tok_cpu_s" else "wall seconds")
+        + "): a decode "
+        "step costs "
+        + ", ".join(f"{float(v):.3f} s at {k} row{'s' if k != '1' else ''}" for k, v in r["cost_decode_step_s"].items())
         + f", and a prefill {r['cost_prefill_token_s'] * 1000:.1f} ms per prompt token. A step's cost grows far "
         "more slowly than its rows (the weights are read once per step whatever the rows), so the rows a static "
         "batch leaves idle cost little, and its last, smaller batch is cheap per step. From these costs the "
@@ -299,11 +370,15 @@ def write_doc(r: dict) -> None:
     ]
     if "lengths_external" in r:
         e = r["lengths_external"]
-        lines.append(f"The shared external set's {e['n']:,} answers (13 open models, each a list of 20 colleges, so "
-                     f"longer than the study's three recommendations): mean {e['mean']:.0f}, median {e['p50']:.0f}, "
-                     f"p90 {e['p90']:.0f}, max {e['max']} tokens.")
-    lines.append("Both distributions are in `benchmarks/answer_lengths.json` (histograms of 10-token bins, no text), "
-                 "which `benchmarks/gpu_throughput.py` draws answer lengths from.")
+        lines.append(
+            f"The shared external set's {e['n']:,} answers (13 open models, each a list of 20 colleges, so "
+            f"longer than the study's three recommendations): mean {e['mean']:.0f}, median {e['p50']:.0f}, "
+            f"p90 {e['p90']:.0f}, max {e['max']} tokens."
+        )
+    lines.append(
+        "Both distributions are in `benchmarks/answer_lengths.json` (histograms of 10-token bins, no text), "
+        "which `benchmarks/gpu_throughput.py` draws answer lengths from."
+    )
     write_section(SECTION, "\n".join(lines))
 
 

@@ -32,6 +32,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from _doc import write_section  # noqa: E402
+
 from fairness_assets.core import profiles, prompts  # noqa: E402
 from resources.llm.base import SamplingParams  # noqa: E402
 from resources.llm.resource import LLMResource  # noqa: E402
@@ -48,7 +49,10 @@ def main() -> None:
     study = load_preset("study")
     grid = profiles.full_profiles(profiles.Grid(study["genders"], study["economic_classes"], study["nationalities"]))
     base = prompts.load_templates(TEMPLATES_DIR, ["base"])["base"]
-    texts = [base.render(g, c, n) for g, c, n in grid[["gender", "economic_class", "nationality"]].head(args.prompts).itertuples(index=False)]
+    texts = [
+        base.render(g, c, n)
+        for g, c, n in grid[["gender", "economic_class", "nationality"]].head(args.prompts).itertuples(index=False)
+    ]
     seeds = list(range(len(texts)))
     params = SamplingParams(temperature=0.75, top_p=0.95, max_new_tokens=args.new_tokens)
     # static batches: this benchmark compares samplers at a fixed length (benchmarks/continuous_generation.py
@@ -60,13 +64,19 @@ def main() -> None:
         import torch
 
         tok, model = client.tokenizer, client.model
-        enc = tok([client.render(t) for t in texts_subset], return_tensors="pt", padding=True,
-                  add_special_tokens=False)
+        enc = tok([client.render(t) for t in texts_subset], return_tensors="pt", padding=True, add_special_tokens=False)
         torch.manual_seed(0)
         with torch.inference_mode():
-            out = model.generate(**enc, do_sample=True, temperature=0.75, top_p=0.95, top_k=None,
-                                 max_new_tokens=args.new_tokens, min_new_tokens=args.new_tokens,
-                                 pad_token_id=tok.pad_token_id)
+            out = model.generate(
+                **enc,
+                do_sample=True,
+                temperature=0.75,
+                top_p=0.95,
+                top_k=None,
+                max_new_tokens=args.new_tokens,
+                min_new_tokens=args.new_tokens,
+                pad_token_id=tok.pad_token_id,
+            )
         return int((out.shape[1] - enc["input_ids"].shape[1]) * out.shape[0])
 
     def engine(texts_subset, seeds_subset):
@@ -81,7 +91,7 @@ def main() -> None:
     batched, single = [], []
     client.batch_size = args.batch
     for start in range(0, len(texts), args.batch):
-        chunk, chunk_seeds = texts[start:start + args.batch], seeds[start:start + args.batch]
+        chunk, chunk_seeds = texts[start : start + args.batch], seeds[start : start + args.batch]
         t0 = time.perf_counter()
         tokens["plain_batched"] += plain(chunk)
         t1 = time.perf_counter()
@@ -92,7 +102,7 @@ def main() -> None:
         timings["plain_batched"] += t1 - t0
         timings["engine_batched"] += t2 - t1
     client.batch_size = 1
-    for text, seed in zip(texts, seeds):
+    for text, seed in zip(texts, seeds, strict=False):
         t0 = time.perf_counter()
         tokens["plain_single"] += plain([text])
         t1 = time.perf_counter()
@@ -109,7 +119,7 @@ def main() -> None:
     r["ratio_batched"] = r["engine_batched_tok_s"] / r["plain_batched_tok_s"]
     r["ratio_single"] = r["engine_single_tok_s"] / r["plain_single_tok_s"]
     r["engine_batched_vs_single"] = r["engine_batched_tok_s"] / r["engine_single_tok_s"]
-    r["same_text"] = sum(a.text == b.text for a, b in zip(batched, single))
+    r["same_text"] = sum(a.text == b.text for a, b in zip(batched, single, strict=False))
     print(json.dumps(r, indent=2))
     if not args.no_write:
         write_doc(r)
@@ -118,22 +128,28 @@ def main() -> None:
 def write_doc(r: dict) -> None:
     rows = "".join(
         f"| {label} | {r[k + '_s']:.1f} s | {r[k + '_tokens']} | {r[k + '_tok_s']:.1f} |\n"
-        for k, label in (("plain_batched", f"plain `model.generate`, batch {r['batch']}"),
-                         ("engine_batched", f"this engine, batch {r['batch']}"),
-                         ("plain_single", "plain `model.generate`, one prompt at a time"),
-                         ("engine_single", "this engine, one prompt at a time")))
-    write_section("CPU generation, built-in model", (
-        f"`benchmarks/cpu_generation.py`, {date.today().isoformat()}, {platform.machine()}, {os.cpu_count()} cores, "
-        f"torch CPU, fp32. Qwen2.5-Coder-0.5B-Instruct (the built-in model), {r['prompts']} prompts of the base "
-        f"template, exactly {r['new_tokens']} new tokens per answer in every mode, temperature 0.75, top-p 0.95; all "
-        "four modes in one run, interleaved batch by batch.\n\n"
-        "| mode | time | output tokens | tokens/s |\n| --- | --- | --- | --- |\n" + rows + "\n"
-        f"This engine / plain `model.generate`: **{r['ratio_batched']:.2f}x** batched (target >= 2x), "
-        f"**{r['ratio_single']:.2f}x** one at a time (target >= 1.2x). The engine batched / one at a time: "
-        f"{r['engine_batched_vs_single']:.1f}x. {r['same_text']} of {r['prompts']} answers are identical batched and "
-        "one at a time (per-sample seeds; padding in a batch can change floating-point sums and so a near-tied "
-        "token).\n"
-    ))
+        for k, label in (
+            ("plain_batched", f"plain `model.generate`, batch {r['batch']}"),
+            ("engine_batched", f"this engine, batch {r['batch']}"),
+            ("plain_single", "plain `model.generate`, one prompt at a time"),
+            ("engine_single", "this engine, one prompt at a time"),
+        )
+    )
+    write_section(
+        "CPU generation, built-in model",
+        (
+            f"`benchmarks/cpu_generation.py`, {date.today().isoformat()}, {platform.machine()}, {os.cpu_count()} cores, "
+            f"torch CPU, fp32. Qwen2.5-Coder-0.5B-Instruct (the built-in model), {r['prompts']} prompts of the base "
+            f"template, exactly {r['new_tokens']} new tokens per answer in every mode, temperature 0.75, top-p 0.95; all "
+            "four modes in one run, interleaved batch by batch.\n\n"
+            "| mode | time | output tokens | tokens/s |\n| --- | --- | --- | --- |\n" + rows + "\n"
+            f"This engine / plain `model.generate`: **{r['ratio_batched']:.2f}x** batched (target >= 2x), "
+            f"**{r['ratio_single']:.2f}x** one at a time (target >= 1.2x). The engine batched / one at a time: "
+            f"{r['engine_batched_vs_single']:.1f}x. {r['same_text']} of {r['prompts']} answers are identical batched and "
+            "one at a time (per-sample seeds; padding in a batch can change floating-point sums and so a near-tied "
+            "token).\n"
+        ),
+    )
 
 
 if __name__ == "__main__":

@@ -69,6 +69,7 @@ def _load(name: str):
     standard library's module, so it is loaded by path)."""
     if name not in _MODULES:
         import importlib.util
+
         spec = importlib.util.spec_from_file_location(f"bench_{name}", ROOT / "benchmarks" / f"{name}.py")
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
@@ -91,8 +92,9 @@ def geographic_families(seed: int, n_perm: int, n_boot: int, runs: int = 10) -> 
     """One record per behaviour family of ``geostats.geo_statistics`` for one seed of the
     profile-blind model of statistics.py's ``synthetic_study_items``."""
     bench = _load("statistics")
-    items, resp, params = bench.synthetic_study_items(runs, templates=("base",), profile_blind=True,
-                                                      seed=SEED_BASE + seed)
+    items, resp, params = bench.synthetic_study_items(
+        runs, templates=("base",), profile_blind=True, seed=SEED_BASE + seed
+    )
     out = gs.geo_statistics(items, resp, params, n_perm=n_perm, n_boot=n_boot, seed=seed)
     return geographic_records(out, seed)
 
@@ -104,7 +106,9 @@ def geographic_records(out: dict, seed: int) -> list[dict]:
     for analysis, f in c[c["component"] == "behaviour"].groupby("analysis", sort=False):
         rec.append(_record("geographic", analysis, seed, f))
     i = out["class_gap_interactions"]
-    for analysis, f in i[(i["component"] == "behaviour") & (i["kind"] == "interaction")].groupby("analysis", sort=False):
+    for analysis, f in i[(i["component"] == "behaviour") & (i["kind"] == "interaction")].groupby(
+        "analysis", sort=False
+    ):
         rec.append(_record("geographic", f"{analysis} (interaction)", seed, f))
     d = out["class_gap_decomposition"]
     rec.append(_record("geographic", "class_gap_decomposition", seed, d[d["component"] == "behaviour"]))
@@ -123,11 +127,17 @@ def _label(r) -> str:
 def _record(part: str, family: str, seed: int, f: pd.DataFrame) -> dict:
     tested = f[f["p_value"].notna()]
     hits = f[f["significant"].astype(bool)]
-    return {"part": part, "family": family, "seed": seed, "family_size": int(f["family_size"].max()),
-            "false_positives": "; ".join(_label(r) for _, r in hits.iterrows()),
-            "p_min_attainable": float(tested["p_min_attainable"].min()) if len(tested) else np.nan,
-            "any_significant": bool(f["significant"].any()), "raw_p_le_05": int((tested["p_value"] <= 0.05).sum()),
-            "tests": int(len(tested))}
+    return {
+        "part": part,
+        "family": family,
+        "seed": seed,
+        "family_size": int(f["family_size"].max()),
+        "false_positives": "; ".join(_label(r) for _, r in hits.iterrows()),
+        "p_min_attainable": float(tested["p_min_attainable"].min()) if len(tested) else np.nan,
+        "any_significant": bool(f["significant"].any()),
+        "raw_p_le_05": int((tested["p_value"] <= 0.05).sum()),
+        "tests": int(len(tested)),
+    }
 
 
 def clopper_pearson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
@@ -149,74 +159,105 @@ def summarise(records: pd.DataFrame, first: int = 20) -> pd.DataFrame:
         head = r.head(first)
         k, n = int(head["any_significant"].sum()), len(head)
         lo, hi = clopper_pearson(k, n)
-        row = {"part": part, "family": family, "tests per seed": int(r["tests"].median()),
-               "smallest p": float(r["p_min_attainable"].min()), "seeds": n,
-               "seeds with a false positive": k, "family-wise rate": k / n, "95% interval": f"[{lo:.3f}, {hi:.3f}]",
-               "at most 5%": k / n <= 0.05}
+        row = {
+            "part": part,
+            "family": family,
+            "tests per seed": int(r["tests"].median()),
+            "smallest p": float(r["p_min_attainable"].min()),
+            "seeds": n,
+            "seeds with a false positive": k,
+            "family-wise rate": k / n,
+            "95% interval": f"[{lo:.3f}, {hi:.3f}]",
+            "at most 5%": k / n <= 0.05,
+        }
         if len(r) > n:
             k_all, n_all = int(r["any_significant"].sum()), len(r)
             lo, hi = clopper_pearson(k_all, n_all)
-            row.update({"all seeds": n_all, "all seeds with a false positive": k_all,
-                        "all seeds, 95% interval": f"[{lo:.3f}, {hi:.3f}]"})
+            row.update(
+                {
+                    "all seeds": n_all,
+                    "all seeds with a false positive": k_all,
+                    "all seeds, 95% interval": f"[{lo:.3f}, {hi:.3f}]",
+                }
+            )
         row["raw p <= 0.05"] = r["raw_p_le_05"].sum() / max(int(r["tests"].sum()), 1)
         fp = r[r["any_significant"]]
-        row["false positives"] = " | ".join(f"seed {sd}: {h}" for sd, h in zip(fp["seed"], fp["false_positives"]))
+        row["false positives"] = " | ".join(
+            f"seed {sd}: {h}" for sd, h in zip(fp["seed"], fp["false_positives"], strict=False)
+        )
         rows.append(row)
     return pd.DataFrame(rows)
 
 
 def render(summary: pd.DataFrame, args, elapsed: dict, load: tuple) -> str:
-    tbl = summary.assign(**{
-        "smallest p": summary["smallest p"].map(lambda p: f"{p:.1e}"),
-        "family-wise rate": [f"{k}/{n} = {k / n:.0%}" for k, n in zip(summary["seeds with a false positive"],
-                                                                      summary["seeds"])],
-        "at most 5%": summary["at most 5%"].map({True: "yes", False: "NO"}),
-        "raw p <= 0.05": summary["raw p <= 0.05"].map(lambda x: f"{x:.1%}"),
-    }).drop(columns=["seeds", "seeds with a false positive", "false positives"])
+    tbl = summary.assign(
+        **{
+            "smallest p": summary["smallest p"].map(lambda p: f"{p:.1e}"),
+            "family-wise rate": [
+                f"{k}/{n} = {k / n:.0%}"
+                for k, n in zip(summary["seeds with a false positive"], summary["seeds"], strict=False)
+            ],
+            "at most 5%": summary["at most 5%"].map({True: "yes", False: "NO"}),
+            "raw p <= 0.05": summary["raw p <= 0.05"].map(lambda x: f"{x:.1%}"),
+        }
+    ).drop(columns=["seeds", "seeds with a false positive", "false positives"])
     if "all seeds" in summary.columns:
         tbl = tbl.drop(columns=["all seeds", "all seeds with a false positive"])
-        tbl.insert(tbl.columns.get_loc("all seeds, 95% interval"), f"all {int(summary['all seeds'].max())} seeds", [
-            f"{k}/{n} = {k / n:.1%}" for k, n in zip(summary["all seeds with a false positive"], summary["all seeds"])])
+        tbl.insert(
+            tbl.columns.get_loc("all seeds, 95% interval"),
+            f"all {int(summary['all seeds'].max())} seeds",
+            [
+                f"{k}/{n} = {k / n:.1%}"
+                for k, n in zip(summary["all seeds with a false positive"], summary["all seeds"], strict=False)
+            ],
+        )
         tbl = tbl.rename(columns={"family-wise rate": f"first {args.first} seeds", "95% interval": "95% interval "})
     times = ", ".join(f"{p} {elapsed[p]:.0f} s" for p in elapsed)
-    return "\n".join([
-        f"Measured {date.today().isoformat()} on {platform.machine()} ({os.cpu_count()} cores, load average "
-        f"{load[0]:.2f} at the start, a shared machine), Python {platform.python_version()}, numpy {np.__version__}; "
-        f"`.venv/bin/python benchmarks/decompose_fpr.py --seeds {args.seeds} "
-        + (f"--first {args.first} " if args.seeds > args.first else "") + f"--n-perm {args.n_perm} "
-        f"--n-boot {args.n_boot}` ({times}).",
-        "",
-        f"A profile-blind synthetic model at the study's size (360 profiles x 10 runs x 3 items, one partition), "
-        f"{args.seeds} seeds (data seed {SEED_BASE} + s, statistics seed s), {args.n_perm:,} sign vectors, "
-        f"{args.n_boot:,} bootstrap resamples, Holm at 5% within each family. Family-wise rate: the share of seeds "
-        "in which the family has at least one significant behaviour row (the false-positive rate of the family; "
-        "target at most 5%), with its exact binomial (Clopper-Pearson) 95% interval; raw p <= 0.05: the share of "
-        "single behaviour tests with an unadjusted p <= 0.05 (correlated within a seed). Counterfactual: "
-        "`decompose.behaviour_needs`, model `blind` of `benchmarks/synthetic_models.py` (academic template, planar "
-        "geography). Geographic: `geostats.geo_statistics`, `synthetic_study_items(profile_blind=True)` of "
-        "`benchmarks/statistics.py` (base template, real capitals and regions).",
-        "",
-        tbl.to_markdown(index=False, disable_numparse=True),
-        "",
-        *verdict(summary, args.first),
-    ])
+    return "\n".join(
+        [
+            f"Measured {date.today().isoformat()} on {platform.machine()} ({os.cpu_count()} cores, load average "
+            f"{load[0]:.2f} at the start, a shared machine), Python {platform.python_version()}, numpy {np.__version__}; "
+            f"`.venv/bin/python benchmarks/decompose_fpr.py --seeds {args.seeds} "
+            + (f"--first {args.first} " if args.seeds > args.first else "")
+            + f"--n-perm {args.n_perm} "
+            f"--n-boot {args.n_boot}` ({times}).",
+            "",
+            f"A profile-blind synthetic model at the study's size (360 profiles x 10 runs x 3 items, one partition), "
+            f"{args.seeds} seeds (data seed {SEED_BASE} + s, statistics seed s), {args.n_perm:,} sign vectors, "
+            f"{args.n_boot:,} bootstrap resamples, Holm at 5% within each family. Family-wise rate: the share of seeds "
+            "in which the family has at least one significant behaviour row (the false-positive rate of the family; "
+            "target at most 5%), with its exact binomial (Clopper-Pearson) 95% interval; raw p <= 0.05: the share of "
+            "single behaviour tests with an unadjusted p <= 0.05 (correlated within a seed). Counterfactual: "
+            "`decompose.behaviour_needs`, model `blind` of `benchmarks/synthetic_models.py` (academic template, planar "
+            "geography). Geographic: `geostats.geo_statistics`, `synthetic_study_items(profile_blind=True)` of "
+            "`benchmarks/statistics.py` (base template, real capitals and regions).",
+            "",
+            tbl.to_markdown(index=False, disable_numparse=True),
+            "",
+            *verdict(summary, args.first),
+        ]
+    )
 
 
 def verdict(summary: pd.DataFrame, first: int) -> list[str]:
     """Sentences on the families above 5% over the first seeds: the rate over all seeds, its
     interval against 5%, the raw-p calibration and which rows were the false positives."""
     ok = summary["at most 5%"]
-    out = [f"Over the first {first} seeds, {int(ok.sum())} of the {len(summary)} families have a family-wise "
-           f"rate of at most 5%" + ("." if ok.all() else "; above 5%:")]
+    out = [
+        f"Over the first {first} seeds, {int(ok.sum())} of the {len(summary)} families have a family-wise "
+        f"rate of at most 5%" + ("." if ok.all() else "; above 5%:")
+    ]
     for _, r in summary[~ok].iterrows():
         text = f"- {r['family']} ({r['part']}): {r['seeds with a false positive']} of {r['seeds']} seeds"
         if "all seeds" in r.index and pd.notna(r.get("all seeds")):
             k, n = int(r["all seeds with a false positive"]), int(r["all seeds"])
             lo, hi = clopper_pearson(k, n)
-            text += (f"; over all {n} seeds {k} = {k / n:.1%} [{lo:.3f}, {hi:.3f}], "
-                     + ("an interval that contains 5%" if lo <= 0.05 else "an interval above 5%"))
-        text += (f"; single tests at raw p <= 0.05: {r['raw p <= 0.05']:.1%}; the significant rows: "
-                 f"{r['false positives']}.")
+            text += f"; over all {n} seeds {k} = {k / n:.1%} [{lo:.3f}, {hi:.3f}], " + (
+                "an interval that contains 5%" if lo <= 0.05 else "an interval above 5%"
+            )
+        text += (
+            f"; single tests at raw p <= 0.05: {r['raw p <= 0.05']:.1%}; the significant rows: {r['false positives']}."
+        )
         out.append(text)
     return out
 
@@ -251,8 +292,10 @@ def main() -> None:
         if args.part != "both":
             raise SystemExit("--write needs --part both (the docs show every family)")
         from _doc import write_section
+
         sys.path.insert(0, str(ROOT / "docs"))
         import _generated
+
         write_section(SECTION, text)
         _generated.replace(STATS_DOC, BEGIN, END, f"{BEGIN}\n{text}\n{END}")
     bad = summary[~summary["at most 5%"]]

@@ -25,8 +25,11 @@ sys.path.insert(0, str(ROOT))
 from fairness_assets.core import corpus, evaluation, geo, match, understanding  # noqa: E402
 from resources.settings import ALIASES_FILE, UNIVERSITY_ALIASES_FILE  # noqa: E402
 
-SETS = {"eval_responses.jsonl": "tuning set", "eval_holdout.jsonl": "held-out set",
-        "eval_builtin.jsonl": "built-in model set"}
+SETS = {
+    "eval_responses.jsonl": "tuning set",
+    "eval_holdout.jsonl": "held-out set",
+    "eval_builtin.jsonl": "built-in model set",
+}
 MARK = "<!-- accuracy table: benchmarks/eval_parse_match.py -->"
 EXT_MARK = "<!-- external table: benchmarks/eval_parse_match.py -->"
 SHARED = ROOT.parent / "shared" / "data"
@@ -35,19 +38,41 @@ SHARED = ROOT.parent / "shared" / "data"
 def own_sets(resolver, idx) -> str:
     rows, by_format = [], []
     for name, label in SETS.items():
-        records = [json.loads(x) for x in (ROOT / "tests" / "fixtures" / name).read_text(encoding="utf-8").splitlines() if x.strip()]
+        records = [
+            json.loads(x)
+            for x in (ROOT / "tests" / "fixtures" / name).read_text(encoding="utf-8").splitlines()
+            if x.strip()
+        ]
         texts = pd.Series({r["id"]: r["response"] for r in records})
-        items = understanding.match_items(understanding.parse_responses(texts, understanding.is_country_fn(resolver)), resolver, idx)
+        items = understanding.match_items(
+            understanding.parse_responses(texts, understanding.is_country_fn(resolver)), resolver, idx
+        )
         sc, st = evaluation.score_items(records, items), evaluation.score_statuses(records, items)
-        rows.append((label, len(records), len(sc), sc["parsed_ok"].mean(), sc["match_ok"].mean(), sc["correct"].mean(), st["correct"].mean()))
+        rows.append(
+            (
+                label,
+                len(records),
+                len(sc),
+                sc["parsed_ok"].mean(),
+                sc["match_ok"].mean(),
+                sc["correct"].mean(),
+                st["correct"].mean(),
+            )
+        )
         g = sc.groupby("format")["correct"].agg(["size", "mean"]).reset_index()
         g.insert(0, "set", label)
         by_format.append(g)
-    table = pd.DataFrame(rows, columns=["set", "responses", "expected items", "parsed", "matched", "parsed+matched", "status"])
+    table = pd.DataFrame(
+        rows, columns=["set", "responses", "expected items", "parsed", "matched", "parsed+matched", "status"]
+    )
     fmt = pd.concat(by_format).rename(columns={"size": "items", "mean": "parsed+matched"})
-    return (f"{MARK}\n\nMeasured {date.today().isoformat()} on the 2024 QS export.\n\n"
-            + table.to_markdown(index=False, floatfmt=".1%") + "\n\nBy answer format:\n\n"
-            + fmt.to_markdown(index=False, floatfmt=".1%") + "\n")
+    return (
+        f"{MARK}\n\nMeasured {date.today().isoformat()} on the 2024 QS export.\n\n"
+        + table.to_markdown(index=False, floatfmt=".1%")
+        + "\n\nBy answer format:\n\n"
+        + fmt.to_markdown(index=False, floatfmt=".1%")
+        + "\n"
+    )
 
 
 def external(folder: Path, resolver, idx, unis) -> tuple[str, dict, pd.DataFrame]:
@@ -114,8 +139,10 @@ def main() -> None:
         print(ext_text)
         print(json.dumps(summary, indent=1))
         if args.show_errors:
-            bad = scored[(scored["kind"] != "questionable") & (scored["matched"] & ~scored["correct"]
-                                                                | (scored["kind"] == "target") & ~scored["correct"])]
+            bad = scored[
+                (scored["kind"] != "questionable")
+                & (scored["matched"] & ~scored["correct"] | (scored["kind"] == "target") & ~scored["correct"])
+            ]
             print(bad.value_counts(["university_text", "kind", "expected", "matched_name"], dropna=False).to_string())
     else:
         print(f"external answers not found in {args.external}: skipped")

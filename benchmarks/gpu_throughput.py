@@ -71,16 +71,40 @@ def llama_config(tiny: bool):
     from transformers import LlamaConfig
 
     if tiny:
-        return LlamaConfig(vocab_size=512, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                           num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=1024,
-                           bos_token_id=1, eos_token_id=2, pad_token_id=0)
+        return LlamaConfig(
+            vocab_size=512,
+            hidden_size=64,
+            intermediate_size=128,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            max_position_embeddings=1024,
+            bos_token_id=1,
+            eos_token_id=2,
+            pad_token_id=0,
+        )
     # meta-llama/Llama-3.1-8B-Instruct
-    return LlamaConfig(vocab_size=128256, hidden_size=4096, intermediate_size=14336, num_hidden_layers=32,
-                       num_attention_heads=32, num_key_value_heads=8, max_position_embeddings=131072,
-                       rope_theta=500000.0, rms_norm_eps=1e-5,
-                       rope_scaling={"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
-                                     "original_max_position_embeddings": 8192, "rope_type": "llama3"},
-                       bos_token_id=128000, eos_token_id=128009, pad_token_id=128004)
+    return LlamaConfig(
+        vocab_size=128256,
+        hidden_size=4096,
+        intermediate_size=14336,
+        num_hidden_layers=32,
+        num_attention_heads=32,
+        num_key_value_heads=8,
+        max_position_embeddings=131072,
+        rope_theta=500000.0,
+        rms_norm_eps=1e-5,
+        rope_scaling={
+            "factor": 8.0,
+            "low_freq_factor": 1.0,
+            "high_freq_factor": 4.0,
+            "original_max_position_embeddings": 8192,
+            "rope_type": "llama3",
+        },
+        bos_token_id=128000,
+        eos_token_id=128009,
+        pad_token_id=128004,
+    )
 
 
 def build(config, device: str, dtype):
@@ -116,9 +140,19 @@ def _inputs(model, batch: int, n: int, prompt_len: int, device: str):
     return ids, torch.ones_like(ids)
 
 
-def generate_run(model, variant: str, batch: int, n: int, prompt_len: int, new_tokens: int, device: str,
-                 temperature: float = 0.75, top_p: float = 0.95, lengths: list[int] | None = None,
-                 queue: int = 4) -> dict:
+def generate_run(
+    model,
+    variant: str,
+    batch: int,
+    n: int,
+    prompt_len: int,
+    new_tokens: int,
+    device: str,
+    temperature: float = 0.75,
+    top_p: float = 0.95,
+    lengths: list[int] | None = None,
+    queue: int = 4,
+) -> dict:
     import torch
     from transformers import GenerationConfig, LogitsProcessorList
 
@@ -128,12 +162,19 @@ def generate_run(model, variant: str, batch: int, n: int, prompt_len: int, new_t
     pad = model.config.pad_token_id
     seeds = torch.arange(batch, dtype=torch.int64) * 7919 + 1
     if variant in ("engine", "counter_real"):
-        return real_length_run(model, variant, batch, n, prompt_len, new_tokens, device, temperature, top_p,
-                               lengths=lengths, queue=queue)
+        return real_length_run(
+            model, variant, batch, n, prompt_len, new_tokens, device, temperature, top_p, lengths=lengths, queue=queue
+        )
     if variant == "continuous":
-        cfg = GenerationConfig(max_new_tokens=new_tokens, min_new_tokens=new_tokens, do_sample=True,
-                               temperature=temperature, top_p=top_p, eos_token_id=model.config.eos_token_id,
-                               pad_token_id=pad)
+        cfg = GenerationConfig(
+            max_new_tokens=new_tokens,
+            min_new_tokens=new_tokens,
+            do_sample=True,
+            temperature=temperature,
+            top_p=top_p,
+            eos_token_id=model.config.eos_token_id,
+            pad_token_id=pad,
+        )
         _sync(device)
         t0 = time.perf_counter()
         # not under inference_mode: the manager's worker thread updates its own static tensors in place
@@ -141,18 +182,31 @@ def generate_run(model, variant: str, batch: int, n: int, prompt_len: int, new_t
         _sync(device)
         dt = time.perf_counter() - t0
         tokens = sum(len(o.generated_tokens) for o in outputs.values())
-        return {"variant": variant, "sequences": batch, "seconds": dt, "output_tokens": int(tokens),
-                "tokens_per_s": tokens / dt, "step_ms": 1000 * dt / new_tokens}
-    kwargs = dict(input_ids=ids, attention_mask=mask, max_new_tokens=new_tokens, min_new_tokens=new_tokens,
-                  pad_token_id=pad)
+        return {
+            "variant": variant,
+            "sequences": batch,
+            "seconds": dt,
+            "output_tokens": int(tokens),
+            "tokens_per_s": tokens / dt,
+            "step_ms": 1000 * dt / new_tokens,
+        }
+    kwargs = dict(
+        input_ids=ids, attention_mask=mask, max_new_tokens=new_tokens, min_new_tokens=new_tokens, pad_token_id=pad
+    )
     if variant == "plain":
         kwargs.update(do_sample=True, temperature=temperature, top_p=top_p)
     elif variant == "greedy":  # no sampling at all: the decode step without a sampler, for the sampler's share
         kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
     else:
-        kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None,
-                      logits_processor=LogitsProcessorList([CounterSampler(seeds, temperature, top_p, ids.shape[1],
-                                                                          device=device)]))
+        kwargs.update(
+            do_sample=False,
+            temperature=None,
+            top_p=None,
+            top_k=None,
+            logits_processor=LogitsProcessorList(
+                [CounterSampler(seeds, temperature, top_p, ids.shape[1], device=device)]
+            ),
+        )
         if variant == "counter_static_cache":
             kwargs.update(cache_implementation="static", disable_compile=True)
     _sync(device)
@@ -162,12 +216,29 @@ def generate_run(model, variant: str, batch: int, n: int, prompt_len: int, new_t
     _sync(device)
     dt = time.perf_counter() - t0
     tokens = (out.shape[1] - ids.shape[1]) * out.shape[0]
-    return {"variant": variant, "sequences": int(out.shape[0]), "seconds": dt, "output_tokens": int(tokens),
-            "tokens_per_s": tokens / dt, "step_ms": 1000 * dt / new_tokens}
+    return {
+        "variant": variant,
+        "sequences": int(out.shape[0]),
+        "seconds": dt,
+        "output_tokens": int(tokens),
+        "tokens_per_s": tokens / dt,
+        "step_ms": 1000 * dt / new_tokens,
+    }
 
 
-def real_length_run(model, variant: str, batch: int, n: int, prompt_len: int, new_tokens: int, device: str,
-                    temperature: float, top_p: float, lengths: list[int] | None, queue: int) -> dict:
+def real_length_run(
+    model,
+    variant: str,
+    batch: int,
+    n: int,
+    prompt_len: int,
+    new_tokens: int,
+    device: str,
+    temperature: float,
+    top_p: float,
+    lengths: list[int] | None,
+    queue: int,
+) -> dict:
     """``queue`` x ``batch`` samples whose answers end at lengths drawn from ``lengths`` (capped at
     ``new_tokens``): the continuous engine over all of them (``engine``), or static batches of
     ``batch`` (``counter_real``: each batch runs until its longest answer, the others' rows padding)."""
@@ -186,8 +257,10 @@ def real_length_run(model, variant: str, batch: int, n: int, prompt_len: int, ne
     t0 = time.perf_counter()
     if variant == "engine":
         engine = ContinuousEngine(model, pad_token_id=model.config.pad_token_id, eos_token_ids=set(), batch_size=batch)
-        produced = sum(len(f.tokens) for f in engine.run(ids.tolist(), seeds, max_new_tokens=budgets,
-                                                          temperature=temperature, top_p=top_p))
+        produced = sum(
+            len(f.tokens)
+            for f in engine.run(ids.tolist(), seeds, max_new_tokens=budgets, temperature=temperature, top_p=top_p)
+        )
         steps, row_steps = engine.stats.decode_steps, engine.stats.row_steps + engine.stats.prefill_rows
     else:
         produced, steps, row_steps = 0, 0, 0
@@ -196,19 +269,36 @@ def real_length_run(model, variant: str, batch: int, n: int, prompt_len: int, ne
             longest = max(budgets[chunk])
             sampler = CounterSampler(seeds[chunk], temperature, top_p, prompt_len, device=device)
             with torch.inference_mode():
-                out = model.generate(input_ids=ids[chunk], attention_mask=torch.ones_like(ids[chunk]),
-                                     max_new_tokens=longest, min_new_tokens=longest, do_sample=False,
-                                     temperature=None, top_p=None, top_k=None, pad_token_id=model.config.pad_token_id,
-                                     logits_processor=LogitsProcessorList([sampler]))
+                out = model.generate(
+                    input_ids=ids[chunk],
+                    attention_mask=torch.ones_like(ids[chunk]),
+                    max_new_tokens=longest,
+                    min_new_tokens=longest,
+                    do_sample=False,
+                    temperature=None,
+                    top_p=None,
+                    top_k=None,
+                    pad_token_id=model.config.pad_token_id,
+                    logits_processor=LogitsProcessorList([sampler]),
+                )
             produced += sum(budgets[chunk])  # each answer ends at its length: the rest of its row is padding
             steps += longest
             row_steps += (out.shape[1] - prompt_len) * out.shape[0]
     _sync(device)
     dt = time.perf_counter() - t0
-    return {"variant": variant, "sequences": batch, "samples": total, "seconds": dt, "output_tokens": int(produced),
-            "useful_tokens": int(useful), "tokens_per_s": useful / dt, "row_steps": int(row_steps),
-            "utilisation": useful / row_steps if row_steps else 0.0, "mean_length": useful / total,
-            "step_ms": 1000 * dt / max(1, steps)}
+    return {
+        "variant": variant,
+        "sequences": batch,
+        "samples": total,
+        "seconds": dt,
+        "output_tokens": int(produced),
+        "useful_tokens": int(useful),
+        "tokens_per_s": useful / dt,
+        "row_steps": int(row_steps),
+        "utilisation": useful / row_steps if row_steps else 0.0,
+        "mean_length": useful / total,
+        "step_ms": 1000 * dt / max(1, steps),
+    }
 
 
 def _time(fn, device: str, repeats: int) -> float:
@@ -221,15 +311,16 @@ def _time(fn, device: str, repeats: int) -> float:
     return (time.perf_counter() - t0) / repeats
 
 
-def sampler_run(model, batch: int, device: str, temperature: float = 0.75, top_p: float = 0.95,
-                with_loop: bool = False) -> dict:
+def sampler_run(
+    model, batch: int, device: str, temperature: float = 0.75, top_p: float = 0.95, with_loop: bool = False
+) -> dict:
     """Milliseconds per step of each sampler on ``[batch, vocab]`` logits: the random model's own
     (nearly flat: the nucleus spans most of the vocabulary, the hardest case for top-p) and a
     peaked Zipf-shaped set, like a trained model's."""
     import torch
     from transformers import TemperatureLogitsWarper, TopPLogitsWarper
 
-    from resources.llm.sampling import sample_top_p, rounds_for
+    from resources.llm.sampling import rounds_for, sample_top_p
 
     vocab = model.config.vocab_size
     ids = torch.randint(10, vocab - 10, (batch, 4), device=device)
@@ -244,10 +335,11 @@ def sampler_run(model, batch: int, device: str, temperature: float = 0.75, top_p
     repeats = 5 if device.startswith("cuda") else 2
     out = {"batch": batch, "rounds": rounds_for(top_p)}
     for name, logits in (("flat", flat), ("peaked", peaked)):
-        def counter():
+
+        def counter(logits=logits):
             return sample_top_p(logits, seeds, 3, temperature, top_p, early_exit=False)
 
-        def plain():
+        def plain(logits=logits):
             s = topp(None, temp(None, logits.float()))
             return torch.multinomial(torch.softmax(s, dim=-1), 1)
 
@@ -255,7 +347,9 @@ def sampler_run(model, batch: int, device: str, temperature: float = 0.75, top_p
             out[f"counter_ms_{name}"] = 1000 * _time(counter, device, repeats)
             out[f"plain_ms_{name}"] = 1000 * _time(plain, device, repeats)
             if with_loop:
-                out[f"loop_ms_{name}"] = 1000 * _time(lambda: _old_loop(logits, temperature, top_p), device, 1)
+                out[f"loop_ms_{name}"] = 1000 * _time(
+                    lambda logits=logits: _old_loop(logits, temperature, top_p), device, 1
+                )
     return out
 
 
@@ -286,49 +380,81 @@ def summarise(args, device_name: str, torch_version: str, build_s: float, runs: 
     project = [r for r in ok if r["variant"] not in ("plain", "greedy", "engine", "counter_real")]  # fixed length
     best = max(project, key=lambda r: r["tokens_per_s"]) if project else None
     summary = {
-        "date": date.today().isoformat(), "device": device_name,
+        "date": date.today().isoformat(),
+        "device": device_name,
         "architecture": "tiny Llama" if args.tiny else "Llama-3.1-8B (random weights, bf16, SDPA)",
-        "torch": torch_version, "transformers": __import__("transformers").__version__,
-        "model_build_s": build_s, "prompt_len": args.prompt_len, "new_tokens": args.new_tokens, "n": args.n,
-        "runs": runs, "samplers": samplers,
-        "best_by_variant": {k: {"sequences": v["sequences"], "tokens_per_s": v["tokens_per_s"]} for k, v in best_by.items()},
+        "torch": torch_version,
+        "transformers": __import__("transformers").__version__,
+        "model_build_s": build_s,
+        "prompt_len": args.prompt_len,
+        "new_tokens": args.new_tokens,
+        "n": args.n,
+        "runs": runs,
+        "samplers": samplers,
+        "best_by_variant": {
+            k: {"sequences": v["sequences"], "tokens_per_s": v["tokens_per_s"]} for k, v in best_by.items()
+        },
         "study_generations_per_model": STUDY_SAMPLES_PER_MODEL,
     }
     if best:
         study_tokens = STUDY_SAMPLES_PER_MODEL * args.new_tokens
-        summary.update(best_variant=best["variant"], best_sequences=best["sequences"],
-                       best_tokens_per_s=best["tokens_per_s"],
-                       projected_study_minutes_per_model=study_tokens / best["tokens_per_s"] / 60,
-                       projected_three_model_minutes=3 * study_tokens / best["tokens_per_s"] / 60)
+        summary.update(
+            best_variant=best["variant"],
+            best_sequences=best["sequences"],
+            best_tokens_per_s=best["tokens_per_s"],
+            projected_study_minutes_per_model=study_tokens / best["tokens_per_s"] / 60,
+            projected_three_model_minutes=3 * study_tokens / best["tokens_per_s"] / 60,
+        )
     # issue 24: real answer lengths against the fixed-length figure at the same batch
     fixed = {r["sequences"]: r["tokens_per_s"] for r in ok if r["variant"] == "counter"}
     real = [r for r in ok if r["variant"] in ("engine", "counter_real")]
     summary["real_lengths"] = [
-        {"variant": r["variant"], "batch": r["sequences"], "useful_tokens_per_s": r["tokens_per_s"],
-         "utilisation": r["utilisation"], "mean_length": r["mean_length"],
-         "share_of_fixed_length": r["tokens_per_s"] / fixed[r["sequences"]] if r["sequences"] in fixed else None}
-        for r in real]
+        {
+            "variant": r["variant"],
+            "batch": r["sequences"],
+            "useful_tokens_per_s": r["tokens_per_s"],
+            "utilisation": r["utilisation"],
+            "mean_length": r["mean_length"],
+            "share_of_fixed_length": r["tokens_per_s"] / fixed[r["sequences"]] if r["sequences"] in fixed else None,
+        }
+        for r in real
+    ]
     engines = [r for r in real if r["variant"] == "engine"]
     if engines:
         e = max(engines, key=lambda r: r["tokens_per_s"])
         mean = e["mean_length"]
-        summary.update(real_best_sequences=e["sequences"], real_best_tokens_per_s=e["tokens_per_s"],
-                       real_mean_length=mean,
-                       projected_study_minutes_per_model_real=STUDY_SAMPLES_PER_MODEL * mean / e["tokens_per_s"] / 60,
-                       projected_three_model_minutes_real=3 * STUDY_SAMPLES_PER_MODEL * mean / e["tokens_per_s"] / 60)
+        summary.update(
+            real_best_sequences=e["sequences"],
+            real_best_tokens_per_s=e["tokens_per_s"],
+            real_mean_length=mean,
+            projected_study_minutes_per_model_real=STUDY_SAMPLES_PER_MODEL * mean / e["tokens_per_s"] / 60,
+            projected_three_model_minutes_real=3 * STUDY_SAMPLES_PER_MODEL * mean / e["tokens_per_s"] / 60,
+        )
     # the sampler's share of a decode step, at the batch closest to 256
     steps = {r["sequences"]: r["step_ms"] for r in ok if r["variant"] == "counter"}
     shares = []
     for s in samplers:
         if s["batch"] in steps:
-            shares.append({"batch": s["batch"], "decode_step_ms": steps[s["batch"]],
-                           **{k.replace("_ms_", "_share_"): v / steps[s["batch"]] for k, v in s.items() if "_ms_" in k}})
+            shares.append(
+                {
+                    "batch": s["batch"],
+                    "decode_step_ms": steps[s["batch"]],
+                    **{k.replace("_ms_", "_share_"): v / steps[s["batch"]] for k, v in s.items() if "_ms_" in k},
+                }
+            )
     summary["sampler_share_of_step"] = shares
     # in situ: a counter-sampled decode step minus a greedy one (same batch, same generate loop)
     greedy = {r["sequences"]: r["step_ms"] for r in ok if r["variant"] == "greedy"}
     summary["sampler_share_in_situ"] = [
-        {"batch": b, "counter_step_ms": steps[b], "greedy_step_ms": greedy[b],
-         "share": max(0.0, steps[b] - greedy[b]) / steps[b]} for b in sorted(steps) if b in greedy]
+        {
+            "batch": b,
+            "counter_step_ms": steps[b],
+            "greedy_step_ms": greedy[b],
+            "share": max(0.0, steps[b] - greedy[b]) / steps[b],
+        }
+        for b in sorted(steps)
+        if b in greedy
+    ]
     return summary
 
 
@@ -342,8 +468,11 @@ def main() -> None:
     ap.add_argument("--new-tokens", type=int, default=300)
     ap.add_argument("--n", type=int, default=10, help="samples per prompt (the study's runs)")
     ap.add_argument("--batches", default="64,128,256,512,768,1024", help="sequences per batch, comma-separated")
-    ap.add_argument("--variants", default="counter:all,greedy:64/128/256/512,plain:256/512,continuous:256/512",
-                    help="variant[:batch/batch...] (all: every --batches), comma-separated")
+    ap.add_argument(
+        "--variants",
+        default="counter:all,greedy:64/128/256/512,plain:256/512,continuous:256/512",
+        help="variant[:batch/batch...] (all: every --batches), comma-separated",
+    )
     ap.add_argument("--sampler-batches", default="64,256,512")
     ap.add_argument("--lengths", default=str(LENGTHS_FILE), help="answer lengths file for engine / counter_real")
     ap.add_argument("--lengths-source", default="", help="a source of that file (builtin, external); default: its own")
@@ -352,15 +481,22 @@ def main() -> None:
     ap.add_argument("--out", default=os.environ.get("OUT", ".") + "/gpu_throughput.json")
     args = ap.parse_args()
     dtype = torch.bfloat16 if args.device.startswith("cuda") else torch.float32
-    device_name = torch.cuda.get_device_name(0) if args.device.startswith("cuda") else (platform.processor() or platform.machine())
+    device_name = (
+        torch.cuda.get_device_name(0)
+        if args.device.startswith("cuda")
+        else (platform.processor() or platform.machine())
+    )
     start = time.perf_counter()
     model = build(llama_config(args.tiny), args.device, dtype)
     build_s = time.perf_counter() - start
     generate_run(model, "counter", 2, 1, args.prompt_len, 4, args.device)  # warm-up
     generate_run(model, "plain", 2, 1, args.prompt_len, 4, args.device)
     batches = [int(x) for x in args.batches.split(",")]
-    lengths = load_lengths(args.lengths, args.lengths_source) \
-        if any(v in args.variants for v in ("engine", "counter_real")) else None
+    lengths = (
+        load_lengths(args.lengths, args.lengths_source)
+        if any(v in args.variants for v in ("engine", "counter_real"))
+        else None
+    )
     plan = []
     for item in (v.strip() for v in args.variants.split(",") if v.strip()):
         name, _, which = item.partition(":")
@@ -390,8 +526,9 @@ def main() -> None:
             runs.append({"variant": v, "sequences": b, "error": "skipped: time budget spent"})
             continue
         try:
-            r = generate_run(model, v, b, args.n, args.prompt_len, args.new_tokens, args.device,
-                             lengths=lengths, queue=args.queue)
+            r = generate_run(
+                model, v, b, args.n, args.prompt_len, args.new_tokens, args.device, lengths=lengths, queue=args.queue
+            )
         except Exception as exc:  # noqa: BLE001 - out of memory, or continuous batching unsupported here
             r = {"variant": v, "sequences": b, "error": f"{type(exc).__name__}: {str(exc)[:300]}"}
             if args.device.startswith("cuda"):

@@ -93,8 +93,20 @@ def write_grid_file(path: Path, corpus_path: Path, n_models: int, runs: int) -> 
                 k = 0
                 for g, c, nat in people:
                     for run in range(runs):
-                        fh.write(json.dumps({"model": model, "template": template, "run": run, "gender": g,
-                                             "economic_class": c, "nationality": nat, "response": texts[k]}) + "\n")
+                        fh.write(
+                            json.dumps(
+                                {
+                                    "model": model,
+                                    "template": template,
+                                    "run": run,
+                                    "gender": g,
+                                    "economic_class": c,
+                                    "nationality": nat,
+                                    "response": texts[k],
+                                }
+                            )
+                            + "\n"
+                        )
                         k += 1
                 n += k
     return n
@@ -117,7 +129,7 @@ def long_answer(unis, size: int, kind: str = "loop") -> str:
         loop = " ".join(f"Vous pourriez aussi considérer {u} — 東京大学も良い選択です 🎓." for u in names) + "\n"
     else:
         loop = " ".join(f"You could also consider {u}, which is well known for research." for u in names) + "\n"
-    body = (loop * (size // len(loop) + 1))
+    body = loop * (size // len(loop) + 1)
     return (head + "\n\n" + body).encode("utf-8")[:size].decode("utf-8", errors="ignore")  # size: UTF-8 bytes
 
 
@@ -133,8 +145,17 @@ def write_long_file(path: Path, corpus_path: Path, answer_mb: float, file_mb: fl
     records, size = [], 0
     for k, (g, c, nat, run) in enumerate(rows):  # the long answer's size in the file: its UTF-8 bytes
         text = long_answer(unis, int(answer_mb * MB), kind) if k == 0 else texts[k]
-        records.append({"model": "synthetic-model-01", "template": "base", "run": run, "gender": g,
-                        "economic_class": c, "nationality": nat, "response": text})
+        records.append(
+            {
+                "model": "synthetic-model-01",
+                "template": "base",
+                "run": run,
+                "gender": g,
+                "economic_class": c,
+                "nationality": nat,
+                "response": text,
+            }
+        )
         size += len(text.encode("utf-8")) + 120
         if size >= target:
             break
@@ -170,7 +191,7 @@ def _tree(pid: int) -> list[int]:
         if d.name.isdigit():
             try:
                 stat = (d / "stat").read_text()
-                parent[int(d.name)] = int(stat[stat.rindex(")") + 2:].split()[1])
+                parent[int(d.name)] = int(stat[stat.rindex(")") + 2 :].split()[1])
             except (OSError, ValueError, IndexError):
                 continue
     out, todo = [], [pid]
@@ -189,8 +210,16 @@ def measure(cmd: list[str], log_path: Path, env: dict, interval: float = 0.2) ->
     hwm: dict[int, int] = {}
     tree_peak = [0, ""]
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, text=True,
-                            encoding="utf-8", errors="replace", bufsize=1)
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env=env,
+        text=True,
+        encoding="utf-8",
+        errors="replace",
+        bufsize=1,
+    )
     done = threading.Event()
 
     def sample() -> None:
@@ -227,11 +256,15 @@ def measure(cmd: list[str], log_path: Path, env: dict, interval: float = 0.2) ->
         raise RuntimeError(f"{' '.join(cmd)} failed (exit {rc}):\n" + "\n".join(tail))
     main_peak = hwm.get(proc.pid, 0)
     workers = sorted((v for p, v in hwm.items() if p != proc.pid), reverse=True)
-    return {"wall_s": round(wall, 1), "peak_tree_rss_gb": round(tree_peak[0] / MB, 2), "peak_phase": tree_peak[1],
-            "peak_main_hwm_gb": round(main_peak / MB, 2),
-            "peak_worker_hwm_gb": round(workers[0] / MB, 2) if workers else 0.0,
-            "children_maxrss_gb": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / MB, 2),
-            "by_phase_gb": {k: round(v / MB, 2) for k, v in sorted(by_phase.items(), key=lambda kv: -kv[1])}}
+    return {
+        "wall_s": round(wall, 1),
+        "peak_tree_rss_gb": round(tree_peak[0] / MB, 2),
+        "peak_phase": tree_peak[1],
+        "peak_main_hwm_gb": round(main_peak / MB, 2),
+        "peak_worker_hwm_gb": round(workers[0] / MB, 2) if workers else 0.0,
+        "children_maxrss_gb": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / MB, 2),
+        "by_phase_gb": {k: round(v / MB, 2) for k, v in sorted(by_phase.items(), key=lambda kv: -kv[1])},
+    }
 
 
 # ----------------------------------------------------------------------------- profiling
@@ -261,8 +294,16 @@ def _child(samples_path: str, argv: list[str]) -> int:
         t0 = time.perf_counter()
         with open(samples_path, "w", encoding="utf-8") as fh:
             while not done.is_set():
-                fh.write(json.dumps({"t": round(time.perf_counter() - t0, 2), "rss": _status_kb(os.getpid(), "VmRSS"),
-                                     "stack": frames()}) + "\n")
+                fh.write(
+                    json.dumps(
+                        {
+                            "t": round(time.perf_counter() - t0, 2),
+                            "rss": _status_kb(os.getpid(), "VmRSS"),
+                            "stack": frames(),
+                        }
+                    )
+                    + "\n"
+                )
                 done.wait(0.1)
 
     thread = threading.Thread(target=sample, daemon=True)
@@ -286,7 +327,7 @@ def hotspots(samples_path: Path, top: int = 15) -> dict:
     peak_at: dict[str, float] = {}
     steps: dict[str, float] = {}
     step_growth: dict[str, float] = {}
-    for prev, cur in zip(samples, samples[1:]):
+    for prev, cur in zip(samples, samples[1:], strict=False):
         stack = cur["stack"]
         where = stack[-1] if stack else "(outside the project)"
         delta = cur["rss"] - prev["rss"]
@@ -294,8 +335,11 @@ def hotspots(samples_path: Path, top: int = 15) -> dict:
             growth[where] = growth.get(where, 0) + delta
         peak_at[where] = max(peak_at.get(where, 0), cur["rss"])
         frame = next((f for f in reversed(stack) if f.startswith(STEP_FILES)), None)
-        step = "(start-up)" if frame is None else \
-            frame.split(" ", 1)[1] + " (" + frame.split(" ", 1)[0].rsplit(":", 1)[0] + ")"
+        step = (
+            "(start-up)"
+            if frame is None
+            else frame.split(" ", 1)[1] + " (" + frame.split(" ", 1)[0].rsplit(":", 1)[0] + ")"
+        )
         db = next((f for f in reversed(stack) if f.startswith("resources/database.py")), None)
         if db is not None and (frame is None or stack.index(db) > stack.index(frame)):
             step += " > database." + db.split(" ", 1)[1]  # the results database's reads and writes
@@ -303,10 +347,12 @@ def hotspots(samples_path: Path, top: int = 15) -> dict:
         if delta > 0:
             step_growth[step] = step_growth.get(step, 0) + delta
     gb = lambda kb: round(kb / MB, 3)  # noqa: E731
-    return {"growth_gb": {k: gb(v) for k, v in sorted(growth.items(), key=lambda kv: -kv[1])[:top]},
-            "peak_by_line_gb": {k: gb(v) for k, v in sorted(peak_at.items(), key=lambda kv: -kv[1])[:top]},
-            "peak_by_step_gb": {k: gb(v) for k, v in sorted(steps.items(), key=lambda kv: -kv[1])},
-            "growth_by_step_gb": {k: gb(v) for k, v in sorted(step_growth.items(), key=lambda kv: -kv[1])[:top]}}
+    return {
+        "growth_gb": {k: gb(v) for k, v in sorted(growth.items(), key=lambda kv: -kv[1])[:top]},
+        "peak_by_line_gb": {k: gb(v) for k, v in sorted(peak_at.items(), key=lambda kv: -kv[1])[:top]},
+        "peak_by_step_gb": {k: gb(v) for k, v in sorted(steps.items(), key=lambda kv: -kv[1])},
+        "growth_by_step_gb": {k: gb(v) for k, v in sorted(step_growth.items(), key=lambda kv: -kv[1])[:top]},
+    }
 
 
 def main() -> None:
@@ -323,16 +369,25 @@ def main() -> None:
     ap.add_argument("--corpus", default=str(DEFAULT_CORPUS))
     ap.add_argument("--keep", default="", help="folder for the responses file, the log and the output (kept)")
     ap.add_argument("--label", default="", help="row label in docs/benchmarks.md, e.g. before / after")
-    ap.add_argument("--code", default="", help="run the score command from this checkout of the project (its "
-                    "folder first on PYTHONPATH; e.g. `git archive HEAD | tar -x -C DIR`) instead of this one")
+    ap.add_argument(
+        "--code",
+        default="",
+        help="run the score command from this checkout of the project (its "
+        "folder first on PYTHONPATH; e.g. `git archive HEAD | tar -x -C DIR`) instead of this one",
+    )
     ap.add_argument("--write", action="store_true", help="write the figures to docs/benchmarks.md")
-    ap.add_argument("--write-saved", nargs="+", default=[], metavar="JSON",
-                    help="write the rows of earlier runs (their printed JSON, saved to files) and exit")
+    ap.add_argument(
+        "--write-saved",
+        nargs="+",
+        default=[],
+        metavar="JSON",
+        help="write the rows of earlier runs (their printed JSON, saved to files) and exit",
+    )
     ap.add_argument("--profile", action="store_true", help="also sample the score process's stack: where memory grows")
     args = ap.parse_args()
     for saved in args.write_saved:
         text = Path(saved).read_text(encoding="utf-8")
-        write_row(json.loads(text[text.index("\n{") + 1:] if not text.startswith("{") else text))
+        write_row(json.loads(text[text.index("\n{") + 1 :] if not text.startswith("{") else text))
     if args.write_saved:
         return
     if not Path(args.corpus).exists():
@@ -340,37 +395,58 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="memory-partitions-") as tmp:
         work = Path(args.keep or tmp)
         work.mkdir(parents=True, exist_ok=True)
-        responses = work / (f"long_answer_{args.long_kind}.{args.format}" if args.long
-                            else f"grid_{args.models}x3x360x{args.runs}.jsonl")
+        responses = work / (
+            f"long_answer_{args.long_kind}.{args.format}"
+            if args.long
+            else f"grid_{args.models}x3x360x{args.runs}.jsonl"
+        )
         t0 = time.perf_counter()
-        rows = (write_long_file(responses, Path(args.corpus), args.answer_mb, args.file_mb, args.long_kind) if args.long
-                else write_grid_file(responses, Path(args.corpus), args.models, args.runs))
+        rows = (
+            write_long_file(responses, Path(args.corpus), args.answer_mb, args.file_mb, args.long_kind)
+            if args.long
+            else write_grid_file(responses, Path(args.corpus), args.models, args.runs)
+        )
         build_s = time.perf_counter() - t0
         size_mb = responses.stat().st_size / MB
         print(f"{responses}: {rows:,} rows, {size_mb:.1f} MB, written in {build_s:.1f} s", flush=True)
         exe = Path(sys.executable).parent / "fairness-audit"
         cmd = [str(exe), "score", "--responses", str(responses), "--corpus", args.corpus, "--out", str(work / "out")]
         if args.profile:
-            cmd = [sys.executable, str(Path(__file__).resolve()), "--profile-child", str(work / "samples.jsonl")] + cmd[1:]
+            cmd = [sys.executable, str(Path(__file__).resolve()), "--profile-child", str(work / "samples.jsonl")] + cmd[
+                1:
+            ]
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         env.pop("FAIRNESS_DATABASE_URL", None)
         if args.code:
-            env["PYTHONPATH"] = os.pathsep.join([str(Path(args.code).resolve()), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+            env["PYTHONPATH"] = os.pathsep.join([str(Path(args.code).resolve()), env.get("PYTHONPATH", "")]).rstrip(
+                os.pathsep
+            )
         result = measure(cmd, work / "score.log", env)
         if args.profile:
             result["profile"] = hotspots(work / "samples.jsonl")
-        result.update({"kind": f"long ({args.long_kind}, {args.format})" if args.long else "grid", "models": 1 if args.long else args.models,
-                       "runs": args.runs, "rows": rows, "file_mb": round(size_mb, 1),
-                       "partitions": 1 if args.long else 3 * args.models, "date": date.today().isoformat(),
-                       "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
-                       "label": args.label, "code": args.code or str(ROOT)})
+        result.update(
+            {
+                "kind": f"long ({args.long_kind}, {args.format})" if args.long else "grid",
+                "models": 1 if args.long else args.models,
+                "runs": args.runs,
+                "rows": rows,
+                "file_mb": round(size_mb, 1),
+                "partitions": 1 if args.long else 3 * args.models,
+                "date": date.today().isoformat(),
+                "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
+                "label": args.label,
+                "code": args.code or str(ROOT),
+            }
+        )
         print(json.dumps(result, indent=2))
         if args.write:
             write_row(result)
 
 
-HEADER = ("| code | file | rows | partitions | file MB | wall time | peak RSS, process tree | score process | "
-          "largest worker |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
+HEADER = (
+    "| code | file | rows | partitions | file MB | wall time | peak RSS, process tree | score process | "
+    "largest worker |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n"
+)
 
 
 def write_row(r: dict) -> None:
@@ -383,7 +459,7 @@ def write_row(r: dict) -> None:
     body = ""
     if start >= 0:
         end = text.find("\n## ", start + 3)
-        body = text[start + len(f"## {SECTION}\n"):end if end >= 0 else len(text)].strip("\n")
+        body = text[start + len(f"## {SECTION}\n") : end if end >= 0 else len(text)].strip("\n")
     intro, table, outro = body, "", ""
     if HEADER in body:
         intro, rest = body.split(HEADER, 1)
@@ -393,18 +469,23 @@ def write_row(r: dict) -> None:
     kind = "grid" if r["kind"] == "grid" else f"one 10 MB answer, {r['kind'][6:-1]}"
     wall = f"{int(r['wall_s'] // 60)}:{r['wall_s'] % 60:04.1f}"
     label = r["label"] or r["date"]
-    row = (f"| {label} | {kind} | {r['rows']:,} | {r['partitions']} | {r['file_mb']} | {wall} | "
-           f"**{r['peak_tree_rss_gb']:.2f} GB** | {r['peak_main_hwm_gb']:.2f} GB | {r['peak_worker_hwm_gb']:.2f} GB |")
+    row = (
+        f"| {label} | {kind} | {r['rows']:,} | {r['partitions']} | {r['file_mb']} | {wall} | "
+        f"**{r['peak_tree_rss_gb']:.2f} GB** | {r['peak_main_hwm_gb']:.2f} GB | {r['peak_worker_hwm_gb']:.2f} GB |"
+    )
     key = f"| {label} | {kind} | {r['rows']:,} |"
     lines = [ln for ln in table.split("\n") if ln and not ln.startswith(key)] + [row]
     if not intro.strip():
-        intro = (f"`benchmarks/memory_partitions.py`, {r['date']}, {r['machine']}. `fairness-audit score` on a "
-                 "synthetic responses file (models x base/regional/academic x the study's 360 profiles x 10 runs; or "
-                 "one 10 MB answer in an 11 MB file), run as a subprocess; peak resident memory of its process tree "
-                 "(sampled every 0.2 s, figure workers included), the score process's own high-water mark (VmHWM) "
-                 "and the largest worker's.\n")
-    write_section(SECTION, intro.rstrip("\n") + "\n\n" + HEADER + "\n".join(lines) + "\n"
-                  + ("\n" + outro + "\n" if outro else ""))
+        intro = (
+            f"`benchmarks/memory_partitions.py`, {r['date']}, {r['machine']}. `fairness-audit score` on a "
+            "synthetic responses file (models x base/regional/academic x the study's 360 profiles x 10 runs; or "
+            "one 10 MB answer in an 11 MB file), run as a subprocess; peak resident memory of its process tree "
+            "(sampled every 0.2 s, figure workers included), the score process's own high-water mark (VmHWM) "
+            "and the largest worker's.\n"
+        )
+    write_section(
+        SECTION, intro.rstrip("\n") + "\n\n" + HEADER + "\n".join(lines) + "\n" + ("\n" + outro + "\n" if outro else "")
+    )
 
 
 if __name__ == "__main__":

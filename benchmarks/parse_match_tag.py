@@ -30,16 +30,41 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from _doc import write_section  # noqa: E402
+
 from fairness_assets.core import corpus, geo, match, understanding  # noqa: E402
 from resources.settings import ALIASES_FILE, UNIVERSITY_ALIASES_FILE  # noqa: E402
 from resources.tagger import SubjectTaggerResource  # noqa: E402
 
 DEFAULT_CORPUS = ROOT.parent / "shared" / "data" / "qs_world_university_rankings_2024.csv"
-PROGRAMS = ["Computer Science", "Data Science", "Public Health", "Business Administration", "Economics",
-            "Electrical Engineering", "Mechanical Engineering", "Civil Engineering", "Artificial Intelligence",
-            "International Relations", "Finance", "Biotechnology", "Physics", "Mathematics", "History",
-            "Environmental Science", "Law", "Education", "Architecture", "Psychology", "Chemistry",
-            "Development Studies", "Nursing", "Marketing", "Robotics", "Materials Science", "Philosophy"]
+PROGRAMS = [
+    "Computer Science",
+    "Data Science",
+    "Public Health",
+    "Business Administration",
+    "Economics",
+    "Electrical Engineering",
+    "Mechanical Engineering",
+    "Civil Engineering",
+    "Artificial Intelligence",
+    "International Relations",
+    "Finance",
+    "Biotechnology",
+    "Physics",
+    "Mathematics",
+    "History",
+    "Environmental Science",
+    "Law",
+    "Education",
+    "Architecture",
+    "Psychology",
+    "Chemistry",
+    "Development Studies",
+    "Nursing",
+    "Marketing",
+    "Robotics",
+    "Materials Science",
+    "Philosophy",
+]
 DEGREES = ["MSc in {}", "Master of Science in {}", "MA in {}", "Master's in {}", "M.Sc. {}", "MEng {}", "{}"]
 
 
@@ -69,19 +94,24 @@ def synth_responses(n_responses: int, unis: pd.DataFrame, seed: int = 7) -> pd.D
                 n = n.lower()
             elif s == 4 and len(n) > 12:
                 j = 6 + int(rng.integers(0, len(n) - 7))  # one swapped pair of letters
-                n = n[:j] + n[j + 1] + n[j] + n[j + 2:]
+                n = n[:j] + n[j + 1] + n[j] + n[j + 2 :]
             c = countries[picks[(r + 1) % n_responses, k]] if wrong[r, k] else countries[picks[r, k]]
             items.append((n, DEGREES[degs[r, k]].format(PROGRAMS[progs[r, k]]), c))
         f = fmt[r]
         if f == 0:
             t = json.dumps([{"university": u, "program": pr, "country": c} for u, pr, c in items], indent=2)
         elif f == 1:
-            t = "Here are my suggestions:\n```json\n" + json.dumps(
-                [{"university": u, "program": pr, "country": c} for u, pr, c in items]) + "\n```\nGood luck!"
+            t = (
+                "Here are my suggestions:\n```json\n"
+                + json.dumps([{"university": u, "program": pr, "country": c} for u, pr, c in items])
+                + "\n```\nGood luck!"
+            )
         elif f == 2:
             t = "\n".join(f"{i + 1}. **{u}** – {pr} ({c})" for i, (u, pr, c) in enumerate(items))
         elif f == 3:
-            t = "| University | Program | Country |\n|---|---|---|\n" + "\n".join(f"| {u} | {pr} | {c} |" for u, pr, c in items)
+            t = "| University | Program | Country |\n|---|---|---|\n" + "\n".join(
+                f"| {u} | {pr} | {c} |" for u, pr, c in items
+            )
         else:
             t = " ".join(f"Consider {u} in {c}, which offers a {pr}." for u, pr, c in items)
         texts.append(t)
@@ -98,9 +128,17 @@ def main() -> None:
     unis, _, _ = corpus.load_corpus(args.corpus, resolver.resolve)
     n_resp = -(-args.items // 3)
     gens = synth_responses(n_resp, unis)
-    for col, val in (("partition_key", "bench|base"), ("audit_id", "bench"), ("model", "bench"),
-                     ("template", "base"), ("profile_id", "p"), ("gender", "female"), ("economic_class", "low"),
-                     ("nationality", "Nigeria"), ("run", 0)):
+    for col, val in (
+        ("partition_key", "bench|base"),
+        ("audit_id", "bench"),
+        ("model", "bench"),
+        ("template", "base"),
+        ("profile_id", "p"),
+        ("gender", "female"),
+        ("economic_class", "low"),
+        ("nationality", "Nigeria"),
+        ("run", 0),
+    ):
         gens[col] = val
     tagger = SubjectTaggerResource()
 
@@ -116,15 +154,22 @@ def main() -> None:
     t3 = time.perf_counter()
     batched = match._match_many(texts, isos, index, match.MatchParams())
     t4 = time.perf_counter()
-    single = [match.match_one(t, c, index) for t, c in zip(texts, isos)]
+    single = [match.match_one(t, c, index) for t, c in zip(texts, isos, strict=False)]
     t5 = time.perf_counter()
     assert [m.index for m in batched] == [m.index for m in single], "batched and per-name matching disagree"
     result = {
-        "items": int(len(items)), "items_written": int(3 * n_resp), "responses": int(n_resp), "index_s": t1 - t0, "pipeline_s": t2 - t1,
-        "total_s": t2 - t0, "items_per_s": len(items) / (t2 - t0),
+        "items": int(len(items)),
+        "items_written": int(3 * n_resp),
+        "responses": int(n_resp),
+        "index_s": t1 - t0,
+        "pipeline_s": t2 - t1,
+        "total_s": t2 - t0,
+        "items_per_s": len(items) / (t2 - t0),
         "match_rate": float(items["university_id"].notna().mean()),
         "parse_ok": float((recs.drop_duplicates("response_id")["parse_status"] == "ok").mean()),
-        "distinct_names": len(texts), "match_batched_s": t4 - t3, "match_single_s": t5 - t4,
+        "distinct_names": len(texts),
+        "match_batched_s": t4 - t3,
+        "match_single_s": t5 - t4,
     }
     print(json.dumps(result, indent=2))
     if not args.no_write:
@@ -132,25 +177,28 @@ def main() -> None:
 
 
 def write_doc(r: dict) -> None:
-    write_section("Parse, match, tag", (
-        f"`benchmarks/parse_match_tag.py`, {date.today().isoformat()}, {platform.processor() or platform.machine()}, "
-        f"{os.cpu_count()} cores, Python {platform.python_version()}.\n\n"
-        f"{r['items_written']:,} recommended items written into {r['responses']:,} synthetic responses (QS 2024 names "
-        "skewed to the top, five answer formats, names without 'The' or acronym, lower case, a swapped letter, 5% wrong "
-        "countries, some universities twice in a response), parsed, matched and tagged with the rules tagger; "
-        f"{r['items']:,} distinct items recovered.\n\n"
-        "| figure | value |\n| --- | --- |\n"
-        f"| build the matcher index | {r['index_s']:.2f} s |\n"
-        f"| parse + match + tag | {r['pipeline_s']:.2f} s |\n"
-        f"| total | **{r['total_s']:.2f} s** (target < 60 s) |\n"
-        f"| items per second | {r['items_per_s']:,.0f} |\n"
-        f"| responses parsed with three items | {r['parse_ok']:.1%} |\n"
-        f"| items matched to the corpus | {r['match_rate']:.1%} |\n\n"
-        f"Matching the {r['distinct_names']:,} distinct (name, stated country) pairs, measured in the same run: "
-        f"batched (one rapidfuzz `cdist` over all names needing fuzzy matching) {r['match_batched_s']:.2f} s vs one "
-        f"`extract` per name {r['match_single_s']:.2f} s: **{r['match_single_s'] / r['match_batched_s']:.1f}x**; "
-        "both give the same matches (asserted).\n"
-    ))
+    write_section(
+        "Parse, match, tag",
+        (
+            f"`benchmarks/parse_match_tag.py`, {date.today().isoformat()}, {platform.processor() or platform.machine()}, "
+            f"{os.cpu_count()} cores, Python {platform.python_version()}.\n\n"
+            f"{r['items_written']:,} recommended items written into {r['responses']:,} synthetic responses (QS 2024 names "
+            "skewed to the top, five answer formats, names without 'The' or acronym, lower case, a swapped letter, 5% wrong "
+            "countries, some universities twice in a response), parsed, matched and tagged with the rules tagger; "
+            f"{r['items']:,} distinct items recovered.\n\n"
+            "| figure | value |\n| --- | --- |\n"
+            f"| build the matcher index | {r['index_s']:.2f} s |\n"
+            f"| parse + match + tag | {r['pipeline_s']:.2f} s |\n"
+            f"| total | **{r['total_s']:.2f} s** (target < 60 s) |\n"
+            f"| items per second | {r['items_per_s']:,.0f} |\n"
+            f"| responses parsed with three items | {r['parse_ok']:.1%} |\n"
+            f"| items matched to the corpus | {r['match_rate']:.1%} |\n\n"
+            f"Matching the {r['distinct_names']:,} distinct (name, stated country) pairs, measured in the same run: "
+            f"batched (one rapidfuzz `cdist` over all names needing fuzzy matching) {r['match_batched_s']:.2f} s vs one "
+            f"`extract` per name {r['match_single_s']:.2f} s: **{r['match_single_s'] / r['match_batched_s']:.1f}x**; "
+            "both give the same matches (asserted).\n"
+        ),
+    )
 
 
 if __name__ == "__main__":

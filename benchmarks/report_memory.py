@@ -77,9 +77,23 @@ def score_seed(workdir: Path, corpus: Path, runs: int) -> str:
     env = {**os.environ, "FAIRNESS_HOME": str(workdir / "home"), "DAGSTER_HOME": str(workdir / "dagster_home")}
     (workdir / "dagster_home").mkdir(exist_ok=True)
     t0 = time.perf_counter()
-    subprocess.run([str(ROOT / ".venv" / "bin" / "fairness-audit"), "score", "--responses", str(responses),
-                    "--corpus", str(corpus), "--out", str(workdir / "out"), "--database", url],
-                   check=True, env=env, stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [
+            str(ROOT / ".venv" / "bin" / "fairness-audit"),
+            "score",
+            "--responses",
+            str(responses),
+            "--corpus",
+            str(corpus),
+            "--out",
+            str(workdir / "out"),
+            "--database",
+            url,
+        ],
+        check=True,
+        env=env,
+        stdout=subprocess.DEVNULL,
+    )
     print(f"scored {n:,} answers (3 partitions) in {time.perf_counter() - t0:.0f} s", flush=True)
     return url
 
@@ -96,16 +110,27 @@ def replicate(url: str, copies: int) -> int:
     try:
         stored = [PartitionKey.parse(k) for k in db.distinct(D.MetricRow, ["partition_key"])["partition_key"] if k]
         seed_keys = sorted(str(k) for k in stored if k.model == SEED_MODEL)
-        tables = [m for m in vars(D).values() if isinstance(m, type) and issubclass(m, D.SQLModel)
-                  and hasattr(m, "__table__") and "partition_key" in m.__table__.columns
-                  and "id" in m.__table__.columns]
+        tables = [
+            m
+            for m in vars(D).values()
+            if isinstance(m, type)
+            and issubclass(m, D.SQLModel)
+            and hasattr(m, "__table__")
+            and "partition_key" in m.__table__.columns
+            and "id" in m.__table__.columns
+        ]
         have = sorted({k.model for k in stored if k.model.startswith(SEED_MODEL + "-copy")})
         keep = {f"{SEED_MODEL}-copy{i:02d}" for i in range(1, copies)}
         with db.engine().begin() as conn:  # fewer partitions than stored: the copies beyond are removed
             for model in [m for m in have if m not in keep]:
                 for table in tables:
-                    conn.execute(table.__table__.delete().where(table.__table__.c.partition_key.in_(
-                        [str(PartitionKey(model, PartitionKey.parse(k).template)) for k in seed_keys])))
+                    conn.execute(
+                        table.__table__.delete().where(
+                            table.__table__.c.partition_key.in_(
+                                [str(PartitionKey(model, PartitionKey.parse(k).template)) for k in seed_keys]
+                            )
+                        )
+                    )
         have = [m for m in have if m in keep]
         for i in range(len(have) + 1, copies):
             model = f"{SEED_MODEL}-copy{i:02d}"
@@ -113,24 +138,33 @@ def replicate(url: str, copies: int) -> int:
                 rows = db.read_rows(table, seed_keys)
                 if rows.empty:
                     continue
-                rows["partition_key"] = [str(PartitionKey(model, PartitionKey.parse(k).template))
-                                         for k in rows["partition_key"]]
+                rows["partition_key"] = [
+                    str(PartitionKey(model, PartitionKey.parse(k).template)) for k in rows["partition_key"]
+                ]
                 if "model" in rows:
                     rows["model"] = rows["model"].replace(SEED_MODEL, model)
                 if "value_text" in rows:  # long tables: a model cell, or a packed row holding one
                     rows["value_text"] = rows["value_text"].str.replace(SEED_MODEL, model, regex=False)
                 db.append_rows(table, rows)
         with db.engine().connect() as conn:
-            return int(conn.execute(sa.text("SELECT COUNT(DISTINCT partition_key) FROM metric_row "
-                                            "WHERE partition_key <> ''")).scalar())
+            return int(
+                conn.execute(
+                    sa.text("SELECT COUNT(DISTINCT partition_key) FROM metric_row WHERE partition_key <> ''")
+                ).scalar()
+            )
     finally:
         db.dispose()
 
 
 def measure(code: Path, url: str, home: Path, corpus: Path) -> dict:
     env = {**os.environ, "FAIRNESS_HOME": str(home), "PYTHONPATH": str(code), "FAIRNESS_QS_CORPUS": str(corpus)}
-    out = subprocess.run([str(ROOT / ".venv" / "bin" / "python"), "-c", CHILD, str(code), url], env=env, cwd=code,
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        [str(ROOT / ".venv" / "bin" / "python"), "-c", CHILD, str(code), url],
+        env=env,
+        cwd=code,
+        capture_output=True,
+        text=True,
+    )
     if out.returncode:
         raise RuntimeError(f"the report step failed (exit {out.returncode}):\n{out.stderr[-3000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -143,31 +177,47 @@ def write_doc(rows: list[dict], runs: int) -> None:
     old = []
     start = text.find(f"## {SECTION}\n")
     if start >= 0:
-        body = text[start:text.find("\n## ", start + 3) if text.find("\n## ", start + 3) >= 0 else len(text)]
+        body = text[start : text.find("\n## ", start + 3) if text.find("\n## ", start + 3) >= 0 else len(text)]
         measured = {(r["label"], str(r["partitions"])) for r in rows}  # rows measured again replace their old one
-        old = [line for line in body.splitlines() if line.startswith("| ") and not line.startswith("| code")
-               and not line.startswith("| ---")
-               and (line.split("|")[1].strip(), line.split("|")[2].strip()) not in measured]
-    head = (f"`benchmarks/report_memory.py`, {date.today().isoformat()}, {platform.machine()}, {os.cpu_count()} "
-            f"cores, Python {platform.python_version()}. One synthetic model's three study-size partitions (360 "
-            f"profiles x {runs} runs each, base/regional/academic) are scored once with `fairness-audit score`, "
-            "then their stored rows are copied under new model names until the database holds N partitions; for "
-            "each N a fresh process materializes `audit_report` alone and reports its own high-water mark "
-            "(VmHWM, exact). **before** = the code before the report digested its partitions, **after** = this "
-            "checkout, both on the same databases in the same session.")
+        old = [
+            line
+            for line in body.splitlines()
+            if line.startswith("| ")
+            and not line.startswith("| code")
+            and not line.startswith("| ---")
+            and (line.split("|")[1].strip(), line.split("|")[2].strip()) not in measured
+        ]
+    head = (
+        f"`benchmarks/report_memory.py`, {date.today().isoformat()}, {platform.machine()}, {os.cpu_count()} "
+        f"cores, Python {platform.python_version()}. One synthetic model's three study-size partitions (360 "
+        f"profiles x {runs} runs each, base/regional/academic) are scored once with `fairness-audit score`, "
+        "then their stored rows are copied under new model names until the database holds N partitions; for "
+        "each N a fresh process materializes `audit_report` alone and reports its own high-water mark "
+        "(VmHWM, exact). **before** = the code before the report digested its partitions, **after** = this "
+        "checkout, both on the same databases in the same session."
+    )
     table = ["| code | partitions | peak RSS (VmHWM) | wall time | report.html |", "| --- | --- | --- | --- | --- |"]
-    new = [f"| {r['label']} | {r['partitions']} | **{r['peak_gb']:.2f} GB** | {r['wall_s']:.0f} s | "
-                    f"{r['html_mb']:.1f} MB |" for r in rows]
-    table += sorted(old + new, key=lambda line: (line.split("|")[1].strip() != "before",
-                                                   int(line.split("|")[2].strip())))
+    new = [
+        f"| {r['label']} | {r['partitions']} | **{r['peak_gb']:.2f} GB** | {r['wall_s']:.0f} s | "
+        f"{r['html_mb']:.1f} MB |"
+        for r in rows
+    ]
+    table += sorted(
+        old + new, key=lambda line: (line.split("|")[1].strip() != "before", int(line.split("|")[2].strip()))
+    )
     write_section(SECTION, head + "\n\n" + "\n".join(table) + "\n")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=10)
-    ap.add_argument("--partitions", type=int, nargs="+", default=[3, 18, 42],
-                    help="numbers of stored partitions to measure at (multiples of 3)")
+    ap.add_argument(
+        "--partitions",
+        type=int,
+        nargs="+",
+        default=[3, 18, 42],
+        help="numbers of stored partitions to measure at (multiples of 3)",
+    )
     ap.add_argument("--corpus", default=str(DEFAULT_CORPUS))
     ap.add_argument("--code", default="", help="run the report from this checkout (e.g. a git archive of main)")
     ap.add_argument("--label", default="after")

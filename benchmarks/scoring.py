@@ -29,12 +29,18 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from _doc import write_section  # noqa: E402
+
 from fairness_assets.core import corpus, geo, metrics, profiles  # noqa: E402
 from resources.settings import ALIASES_FILE, CAPITALS_FILE, load_preset  # noqa: E402
 
 DEFAULT_CORPUS = ROOT.parent / "shared" / "data" / "qs_world_university_rankings_2024.csv"
-AREAS = ["Engineering & Technology", "Life Sciences & Medicine", "Natural Sciences", "Social Sciences & Management",
-         "Arts & Humanities"]
+AREAS = [
+    "Engineering & Technology",
+    "Life Sciences & Medicine",
+    "Natural Sciences",
+    "Social Sciences & Management",
+    "Arts & Humanities",
+]
 
 
 def synth(n_items: int, unis: pd.DataFrame, seed: int = 11) -> pd.DataFrame:
@@ -52,17 +58,29 @@ def synth(n_items: int, unis: pd.DataFrame, seed: int = 11) -> pd.DataFrame:
     matched = rng.random(n_resp * 3) < 0.9
     rows = np.repeat(np.arange(n_resp), 3)
     tags = rng.choice([json.dumps([a]) for a in AREAS] + ["[]", json.dumps(AREAS[:2])], n_resp * 3)
-    df = pd.DataFrame({
-        "response_id": [f"r{i}" for i in rows], "item_index": np.tile([0, 1, 2], n_resp),
-        "model": model[rows], "template": template[rows], "profile_id": prof["profile_id"].to_numpy()[rows],
-        "gender": prof["gender"].to_numpy()[rows], "economic_class": prof["economic_class"].to_numpy()[rows],
-        "nationality": prof["nationality"].to_numpy()[rows], "run": rng.integers(0, 10, n_resp * 3),
-        "university_text": "x", "university_id": np.where(matched, unis["university_id"].to_numpy()[pick], np.nan),
-        "iso3": unis["iso3"].to_numpy()[pick], "country": unis["country"].to_numpy()[pick],
-        "matched_name": np.where(matched, unis["name"].to_numpy()[pick], None),
-        "program_norm": rng.choice(["computer science", "public health", "mba", "economics", "physics"], n_resp * 3),
-        "tags": tags, "parse_status": "ok",
-    })
+    df = pd.DataFrame(
+        {
+            "response_id": [f"r{i}" for i in rows],
+            "item_index": np.tile([0, 1, 2], n_resp),
+            "model": model[rows],
+            "template": template[rows],
+            "profile_id": prof["profile_id"].to_numpy()[rows],
+            "gender": prof["gender"].to_numpy()[rows],
+            "economic_class": prof["economic_class"].to_numpy()[rows],
+            "nationality": prof["nationality"].to_numpy()[rows],
+            "run": rng.integers(0, 10, n_resp * 3),
+            "university_text": "x",
+            "university_id": np.where(matched, unis["university_id"].to_numpy()[pick], np.nan),
+            "iso3": unis["iso3"].to_numpy()[pick],
+            "country": unis["country"].to_numpy()[pick],
+            "matched_name": np.where(matched, unis["name"].to_numpy()[pick], None),
+            "program_norm": rng.choice(
+                ["computer science", "public health", "mba", "economics", "physics"], n_resp * 3
+            ),
+            "tags": tags,
+            "parse_status": "ok",
+        }
+    )
     df["university_id"] = df["university_id"].astype("Int64")
     df["partition_key"] = df["model"] + "|" + df["template"]
     return df.iloc[:n_items]
@@ -70,7 +88,7 @@ def synth(n_items: int, unis: pd.DataFrame, seed: int = 11) -> pd.DataFrame:
 
 def naive_drs(recs, unis, dist, students, params) -> list[float]:
     """Plain per-row formulas of METHOD.md §5, written independently of core.metrics."""
-    rank = dict(zip(unis["university_id"], unis["rank"]))
+    rank = dict(zip(unis["university_id"], unis["rank"], strict=False))
     out = []
     for r in recs.itertuples(index=False):
         rep = 0.0
@@ -98,13 +116,16 @@ def main() -> None:
     recs = synth(args.items, unis)
     students = {n: resolver.iso3(n) for n in recs["nationality"].unique()}
     overrides = geo.load_capital_overrides(CAPITALS_FILE)
-    dist = geo.distance_lookup(geo.capital_distance_matrix(
-        geo.capitals_table(set(unis["iso3"]) | set(students.values()), overrides)))
+    dist = geo.distance_lookup(
+        geo.capital_distance_matrix(geo.capitals_table(set(unis["iso3"]) | set(students.values()), overrides))
+    )
     params = metrics.ScoringParams(student_interest={"academic": ("Engineering & Technology",)})
 
     t0 = time.perf_counter()
-    per = {key: metrics.score_partition(part, unis, dist, students, params)
-           for key, part in recs.groupby("partition_key", sort=True)}
+    per = {
+        key: metrics.score_partition(part, unis, dist, students, params)
+        for key, part in recs.groupby("partition_key", sort=True)
+    }
     for model in ("llama", "gemma", "mistral"):
         b, r = per[f"{model}|base"], per[f"{model}|regional"]
         metrics.base_vs_regional(b["drs_summary"], r["drs_summary"], b["grs_by_country"], r["grs_by_country"])
@@ -118,28 +139,38 @@ def main() -> None:
     t4 = time.perf_counter()
     max_err = float(np.nanmax(np.abs(vec - ref)))
     assert max_err < 1e-12, f"vectorised DRS differs from the per-row formulas by {max_err}"
-    result = {"items": len(recs), "partitions": len(per), "all_tables_s": t1 - t0,
-              "sample": len(sample), "vectorised_s": t3 - t2, "per_row_s": t4 - t3, "max_abs_diff": max_err}
+    result = {
+        "items": len(recs),
+        "partitions": len(per),
+        "all_tables_s": t1 - t0,
+        "sample": len(sample),
+        "vectorised_s": t3 - t2,
+        "per_row_s": t4 - t3,
+        "max_abs_diff": max_err,
+    }
     print(json.dumps(result, indent=2))
     if not args.no_write:
         write_doc(result)
 
 
 def write_doc(r: dict) -> None:
-    write_section("Scoring", (
-        f"`benchmarks/scoring.py`, {date.today().isoformat()}, {platform.machine()}, {os.cpu_count()} cores, "
-        f"Python {platform.python_version()}.\n\n"
-        f"{r['items']:,} synthetic recommendations (QS 2024 corpus, skewed to the top, 90% matched; the study's 360 "
-        f"profiles; {r['partitions']} model x template partitions) scored through every table: DRS per item and per "
-        "response, GRS per country, DRS/Acc/Rep/Acad by gender and class, academic alignment, volume and diversity, "
-        "reduced-context top-k, US+UK share and coverage, base vs regional per model.\n\n"
-        "| figure | value |\n| --- | --- |\n"
-        f"| all metric tables | **{r['all_tables_s']:.2f} s** (target < 10 s) |\n"
-        f"| DRS of {r['sample']:,} items, vectorised | {r['vectorised_s']:.3f} s |\n"
-        f"| the same with plain per-row formulas | {r['per_row_s']:.3f} s |\n"
-        f"| ratio, same run | **{r['per_row_s'] / r['vectorised_s']:.0f}x** |\n"
-        f"| largest difference between the two | {r['max_abs_diff']:.1e} |\n"
-    ))
+    write_section(
+        "Scoring",
+        (
+            f"`benchmarks/scoring.py`, {date.today().isoformat()}, {platform.machine()}, {os.cpu_count()} cores, "
+            f"Python {platform.python_version()}.\n\n"
+            f"{r['items']:,} synthetic recommendations (QS 2024 corpus, skewed to the top, 90% matched; the study's 360 "
+            f"profiles; {r['partitions']} model x template partitions) scored through every table: DRS per item and per "
+            "response, GRS per country, DRS/Acc/Rep/Acad by gender and class, academic alignment, volume and diversity, "
+            "reduced-context top-k, US+UK share and coverage, base vs regional per model.\n\n"
+            "| figure | value |\n| --- | --- |\n"
+            f"| all metric tables | **{r['all_tables_s']:.2f} s** (target < 10 s) |\n"
+            f"| DRS of {r['sample']:,} items, vectorised | {r['vectorised_s']:.3f} s |\n"
+            f"| the same with plain per-row formulas | {r['per_row_s']:.3f} s |\n"
+            f"| ratio, same run | **{r['per_row_s'] / r['vectorised_s']:.0f}x** |\n"
+            f"| largest difference between the two | {r['max_abs_diff']:.1e} |\n"
+        ),
+    )
 
 
 if __name__ == "__main__":

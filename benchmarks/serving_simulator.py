@@ -44,8 +44,10 @@ UNIVERSITIES = [  # (name, program, country): names every QS export and the demo
     ("Stanford University", "MS in Statistics", "United States"),
     ("Imperial College London", "MSc in Artificial Intelligence", "United Kingdom"),
 ]
-FILLER = ("These programmes combine strong research groups with good funding options and an active "
-          "international student community that helps newcomers settle in quickly").split()
+FILLER = (
+    "These programmes combine strong research groups with good funding options and an active "
+    "international student community that helps newcomers settle in quickly"
+).split()
 
 
 def answer_for(seed: int, n_tokens: int) -> str:
@@ -80,10 +82,21 @@ class SimulatorStats:
 
 
 class ServingSimulator:
-    def __init__(self, capacity_tps: float = 12_000.0, per_request_tps: float = 80.0, prefill_s: float = 0.05,
-                 prefill_tps: float = 50_000.0, min_tokens: int = 120, max_tokens: int = 300,
-                 models: tuple[str, ...] = ("sim-model",), fail_every: int = 0, fail_status: int = 429,
-                 retry_after_s: float = 0.2, tick_s: float = 0.005, lengths: tuple[int, ...] = ()):
+    def __init__(
+        self,
+        capacity_tps: float = 12_000.0,
+        per_request_tps: float = 80.0,
+        prefill_s: float = 0.05,
+        prefill_tps: float = 50_000.0,
+        min_tokens: int = 120,
+        max_tokens: int = 300,
+        models: tuple[str, ...] = ("sim-model",),
+        fail_every: int = 0,
+        fail_status: int = 429,
+        retry_after_s: float = 0.2,
+        tick_s: float = 0.005,
+        lengths: tuple[int, ...] = (),
+    ):
         self.capacity_tps, self.per_request_tps = float(capacity_tps), float(per_request_tps)
         self.lengths = tuple(int(x) for x in lengths)  # answer lengths to draw from (by seed); else min..max
         self.prefill_s, self.prefill_tps = prefill_s, prefill_tps
@@ -202,8 +215,12 @@ class ServingSimulator:
                 body = await reader.readexactly(int(headers.get("content-length", "0") or 0))
                 status, payload, extra = await self._handle(method, path, body)
                 data = json.dumps(payload).encode()
-                head = [f"HTTP/1.1 {status} {'OK' if status == 200 else 'Error'}", "content-type: application/json",
-                        f"content-length: {len(data)}", *extra]
+                head = [
+                    f"HTTP/1.1 {status} {'OK' if status == 200 else 'Error'}",
+                    "content-type: application/json",
+                    f"content-length: {len(data)}",
+                    *extra,
+                ]
                 writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + data)
                 await writer.drain()
                 if headers.get("connection", "").lower() == "close":
@@ -229,8 +246,7 @@ class ServingSimulator:
         self._seen += 1
         if self.fail_every and self._seen % self.fail_every == 0:
             self.stats.rejected += 1
-            return self.fail_status, {"error": {"message": "busy, retry later"}}, [
-                f"retry-after: {self.retry_after_s}"]
+            return self.fail_status, {"error": {"message": "busy, retry later"}}, [f"retry-after: {self.retry_after_s}"]
         if not self.stats.first_request_at:
             self.stats.first_request_at = time.perf_counter()
         self.stats.last_request_at = time.perf_counter()
@@ -248,12 +264,22 @@ class ServingSimulator:
         self.stats.requests += 1
         self.stats.completion_tokens += tokens
         self.stats.last_answer_at = time.perf_counter()
-        return 200, {
-            "id": f"chatcmpl-{seed}", "object": "chat.completion", "created": int(time.time()), "model": req["model"],
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": tokens,
-                      "total_tokens": prompt_tokens + tokens},
-        }, []
+        return (
+            200,
+            {
+                "id": f"chatcmpl-{seed}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": req["model"],
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+                "usage": {
+                    "prompt_tokens": prompt_tokens,
+                    "completion_tokens": tokens,
+                    "total_tokens": prompt_tokens + tokens,
+                },
+            },
+            [],
+        )
 
 
 def _serve_forever(kwargs: dict, port_queue) -> None:
@@ -280,8 +306,9 @@ class SimulatorProcess:
     def _stats(self, method: str = "GET") -> dict:
         import urllib.request
 
-        req = urllib.request.Request(f"http://127.0.0.1:{self.port}/_sim/stats", method=method,
-                                     data=b"" if method == "POST" else None)
+        req = urllib.request.Request(
+            f"http://127.0.0.1:{self.port}/_sim/stats", method=method, data=b"" if method == "POST" else None
+        )
         with urllib.request.urlopen(req, timeout=30) as resp:
             return json.loads(resp.read())
 

@@ -29,6 +29,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from _doc import write_section  # noqa: E402
+
 from fairness_assets.core import audit_report, stats  # noqa: E402
 from resources.settings import load_preset  # noqa: E402
 
@@ -36,8 +37,10 @@ from resources.settings import load_preset  # noqa: E402
 def synthetic_responses(runs: int, seed: int = 5) -> pd.DataFrame:
     preset = load_preset("study")
     rng = np.random.default_rng(seed)
-    grid = pd.MultiIndex.from_product([preset["genders"], preset["economic_classes"], preset["nationalities"]],
-                                      names=["gender", "economic_class", "nationality"]).to_frame(index=False)
+    grid = pd.MultiIndex.from_product(
+        [preset["genders"], preset["economic_classes"], preset["nationalities"]],
+        names=["gender", "economic_class", "nationality"],
+    ).to_frame(index=False)
     frames = []
     for model in ("model-a", "model-b", "model-c"):
         for template in ("base", "regional", "academic"):
@@ -60,10 +63,19 @@ def synthetic_responses(runs: int, seed: int = 5) -> pd.DataFrame:
 HUBS = ("USA", "GBR", "CAN", "AUS", "DEU")
 
 
-def synthetic_study_items(runs: int = 10, models=("model-a",), templates=("base", "regional"), seed: int = 7,
-                          planted_region: str | None = None, planted: float = 0.0, class_blind: bool = True,
-                          unis_per_country: int = 20, profile_blind: bool = False,
-                          steer_nationality: str | None = None, steer: float = 0.0):
+def synthetic_study_items(
+    runs: int = 10,
+    models=("model-a",),
+    templates=("base", "regional"),
+    seed: int = 7,
+    planted_region: str | None = None,
+    planted: float = 0.0,
+    class_blind: bool = True,
+    unis_per_country: int = 20,
+    profile_blind: bool = False,
+    steer_nationality: str | None = None,
+    steer: float = 0.0,
+):
     """A synthetic study-sized audit scored by the real code (core.metrics.drs_items): 360
     profiles x ``runs`` x 3 items per model x template. Each item is a university in the
     student's own country, in another country of the student's region, or in a hub (US, UK,
@@ -79,14 +91,16 @@ def synthetic_study_items(runs: int = 10, models=("model-a",), templates=("base"
     draws of these options come after the others: without them the data are unchanged.
     Returns (items, responses, params)."""
     from fairness_assets.core import geo, metrics, regions
+
     preset = load_preset("study")
     rng = np.random.default_rng(seed)
     table = regions.load_regions()
     nat_iso = regions.nationality_iso3(preset["nationalities"])
     countries = sorted(set(nat_iso.values()) | set(HUBS))
     reg_of = table.set_index("iso3")["region"]
-    corpus = pd.DataFrame({"university_id": np.arange(len(countries) * unis_per_country),
-                           "iso3": np.repeat(countries, unis_per_country)})
+    corpus = pd.DataFrame(
+        {"university_id": np.arange(len(countries) * unis_per_country), "iso3": np.repeat(countries, unis_per_country)}
+    )
     corpus["rank"] = rng.integers(1, 1400, len(corpus))
     corpus = corpus.sort_values(["iso3", "rank"]).reset_index(drop=True)
     corpus["university_id"] = np.arange(len(corpus))
@@ -96,8 +110,10 @@ def synthetic_study_items(runs: int = 10, models=("model-a",), templates=("base"
     dist = geo.distance_lookup(geo.capital_distance_matrix(geo.capitals_table(countries)))
     cidx = {c: i for i, c in enumerate(countries)}
     same_region = {c: [o for o in countries if o != c and reg_of[o] == reg_of[c]] or [c] for c in countries}
-    grid = pd.MultiIndex.from_product([preset["genders"], preset["economic_classes"], preset["nationalities"]],
-                                      names=["gender", "economic_class", "nationality"]).to_frame(index=False)
+    grid = pd.MultiIndex.from_product(
+        [preset["genders"], preset["economic_classes"], preset["nationalities"]],
+        names=["gender", "economic_class", "nationality"],
+    ).to_frame(index=False)
     frames = []
     for model in models:
         for template in templates:
@@ -117,19 +133,30 @@ def synthetic_study_items(runs: int = 10, models=("model-a",), templates=("base"
             u = rng.random(len(g))
             where = np.where(u < p_home + home_boost, 0, np.where(u < p_home + p_reg + home_boost, 1, 2))
             hub = np.array(HUBS, dtype=object)[rng.integers(0, len(HUBS), len(g))]
-            reg_pick = np.array([same_region[c][k % len(same_region[c])] for c, k in
-                                 zip(s_iso, rng.integers(0, 1000, len(g)))], dtype=object)
+            reg_pick = np.array(
+                [
+                    same_region[c][k % len(same_region[c])]
+                    for c, k in zip(s_iso, rng.integers(0, 1000, len(g)), strict=False)
+                ],
+                dtype=object,
+            )
             iso = np.where(where == 0, s_iso, np.where(where == 1, reg_pick, hub))
             k = rng.integers(0, unis_per_country, len(g))
             if planted_region and planted:
-                hit = (g["nationality"].map(lambda n: reg_of[nat_iso[n]]) == planted_region).to_numpy() \
-                    & (rng.random(len(g)) < planted)
+                hit = (g["nationality"].map(lambda n: reg_of[nat_iso[n]]) == planted_region).to_numpy() & (
+                    rng.random(len(g)) < planted
+                )
                 k = np.where(hit, unis_per_country // 2 + k % (unis_per_country // 2), k)
             if steer_nationality and steer:
                 srng = np.random.default_rng([seed, len(frames), 2])
                 hit = (g["nationality"] == steer_nationality).to_numpy() & (srng.random(len(g)) < steer)
-                picks = np.array([same_region[c][j % len(same_region[c])] for c, j in
-                                  zip(own_iso, srng.integers(0, 1000, len(g)))], dtype=object)
+                picks = np.array(
+                    [
+                        same_region[c][j % len(same_region[c])]
+                        for c, j in zip(own_iso, srng.integers(0, 1000, len(g)), strict=False)
+                    ],
+                    dtype=object,
+                )
                 iso = np.where(hit, picks, iso)
             g["university_id"] = np.array([cidx[c] for c in iso]) * unis_per_country + k
             g["iso3"] = iso
@@ -160,8 +187,12 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--n-boot", type=int, default=2000)
     ap.add_argument("--n-perm", type=int, default=10_000)
-    ap.add_argument("--repeats", type=int, default=1,
-                    help="time the two statistics this many times each and report the median (a shared machine)")
+    ap.add_argument(
+        "--repeats",
+        type=int,
+        default=1,
+        help="time the two statistics this many times each and report the median (a shared machine)",
+    )
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
     load = os.getloadavg()
@@ -170,16 +201,22 @@ def main() -> None:
     times_all, cpu_all = [], []
     for _ in range(args.repeats):
         t0, c0 = time.perf_counter(), time.process_time()
-        results = {key: audit_report.partition_statistics(part, n_boot=args.n_boot, n_perm=args.n_perm)
-                   for key, part in responses.groupby(["model", "template"], sort=True)}
+        results = {
+            key: audit_report.partition_statistics(part, n_boot=args.n_boot, n_perm=args.n_perm)
+            for key, part in responses.groupby(["model", "template"], sort=True)
+        }
         times_all.append(time.perf_counter() - t0)
         cpu_all.append(time.process_time() - c0)
     t_all = float(np.median(times_all))
     n_tests = sum(len(r["counterfactual_disparity"]) for r in results.values())
     n_var = sum(len(r["run_variability"]) for r in results.values())
     low_high = pd.concat([r["counterfactual_disparity"] for r in results.values()])
-    low_high = low_high[(low_high["attribute"] == "economic_class") & (low_high["value_a"] == "high")
-                        & (low_high["value_b"] == "low") & (low_high["metric"] == "drs")]
+    low_high = low_high[
+        (low_high["attribute"] == "economic_class")
+        & (low_high["value_a"] == "high")
+        & (low_high["value_b"] == "low")
+        & (low_high["metric"] == "drs")
+    ]
     detected = int(low_high["significant"].sum())
 
     # one headline mean (overall DRS of one partition, resampling its 360 profiles): vectorised vs loop
@@ -215,9 +252,14 @@ def main() -> None:
     ]
     # the geographic statistics of issue 15 (core/geostats.py) on the same grid, scored items
     from fairness_assets.core import geostats
-    items, gresp, params = synthetic_study_items(args.runs, models=("model-a", "model-b", "model-c"),
-                                                 templates=("base", "regional", "academic"),
-                                                 planted_region="Africa", planted=0.3)
+
+    items, gresp, params = synthetic_study_items(
+        args.runs,
+        models=("model-a", "model-b", "model-c"),
+        templates=("base", "regional", "academic"),
+        planted_region="Africa",
+        planted=0.3,
+    )
     times_geo, cpu_geo = [], []
     for _ in range(args.repeats):
         t0, c0 = time.perf_counter(), time.process_time()
@@ -225,15 +267,23 @@ def main() -> None:
         times_geo.append(time.perf_counter() - t0)
         cpu_geo.append(time.process_time() - c0)
     t_geo = float(np.median(times_geo))
-    totals = [a + b for a, b in zip(times_all, times_geo)]
-    cpu_totals = [a + b for a, b in zip(cpu_all, cpu_geo)]
+    totals = [a + b for a, b in zip(times_all, times_geo, strict=False)]
+    cpu_totals = [a + b for a, b in zip(cpu_all, cpu_geo, strict=False)]
     fam = geo["families"]
     fam_text = fam[(fam["model"] == "model-a") & (fam["template"] == "base")]
     c = geo["geo_contrasts"]
-    afr = c[(c["analysis"] == "region_vs_rest") & (c["value"] == "Africa") & (c["metric"] == "rep")
-            & (c["component"] == "total")]
-    afr_b = c[(c["analysis"] == "region_vs_rest") & (c["value"] == "Africa") & (c["metric"] == "rep")
-              & (c["component"] == "behaviour")]
+    afr = c[
+        (c["analysis"] == "region_vs_rest")
+        & (c["value"] == "Africa")
+        & (c["metric"] == "rep")
+        & (c["component"] == "total")
+    ]
+    afr_b = c[
+        (c["analysis"] == "region_vs_rest")
+        & (c["value"] == "Africa")
+        & (c["metric"] == "rep")
+        & (c["component"] == "behaviour")
+    ]
     n_rows = c["component"].value_counts()
     dec = geo["class_gap_decomposition"]
     beh = dec[(dec["component"] == "behaviour") & (dec["value_a"] == "high") & (dec["value_b"] == "low")]
@@ -257,8 +307,9 @@ def main() -> None:
         "",
         "Families of the geographic tests (one model x template; Monte Carlo sign-flip, smallest p = 1/(n_perm+1)):",
         "",
-        fam_text[["analysis", "family_size", "unit", "n_units", "p_min_attainable", "holm_threshold",
-                  "attainable"]].to_markdown(index=False, floatfmt=".2g"),
+        fam_text[
+            ["analysis", "family_size", "unit", "n_units", "p_min_attainable", "holm_threshold", "attainable"]
+        ].to_markdown(index=False, floatfmt=".2g"),
     ]
     lines[0] = (
         f"Measured {date.today().isoformat()} on {platform.machine()} ({os.cpu_count()} cores), "
@@ -266,8 +317,12 @@ def main() -> None:
         f"`.venv/bin/python benchmarks/statistics.py --repeats {args.repeats}`. Load average {load[0]:.2f} "
         f"{load[1]:.2f} {load[2]:.2f} at the start (a shared machine: other jobs ran beside it, so the times are "
         f"noisy); times are the median of {args.repeats} repeat(s)"
-        + (f" (statistics + geographic statistics, each repeat: {', '.join(f'{t:.2f}' for t in totals)} s)"
-           if args.repeats > 1 else "") + "."
+        + (
+            f" (statistics + geographic statistics, each repeat: {', '.join(f'{t:.2f}' for t in totals)} s)"
+            if args.repeats > 1
+            else ""
+        )
+        + "."
     )
     text = "\n".join(lines)
     print(text)

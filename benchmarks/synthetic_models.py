@@ -36,8 +36,14 @@ def geography(seed: int = 1) -> tuple[pd.DataFrame, dict[str, str]]:
     return dist, {n: f"C{i:02d}" for i, n in enumerate(NATIONALITIES)}
 
 
-def synthetic_items(dist: pd.DataFrame, kind: str = "blind", runs: int = 10, seed: int = 11,
-                    model: str = "model-x", template: str = "academic") -> pd.DataFrame:
+def synthetic_items(
+    dist: pd.DataFrame,
+    kind: str = "blind",
+    runs: int = 10,
+    seed: int = 11,
+    model: str = "model-x",
+    template: str = "academic",
+) -> pd.DataFrame:
     """One partition of recommended items on the study grid.
 
     Each item's country is a hub with probability 1/2 (uniform over the 5), else one of the 40
@@ -51,8 +57,9 @@ def synthetic_items(dist: pd.DataFrame, kind: str = "blind", runs: int = 10, see
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
     rng = np.random.default_rng(seed)
-    grid = pd.MultiIndex.from_product([GENDERS, CLASSES, NATIONALITIES],
-                                      names=["gender", "economic_class", "nationality"]).to_frame(index=False)
+    grid = pd.MultiIndex.from_product(
+        [GENDERS, CLASSES, NATIONALITIES], names=["gender", "economic_class", "nationality"]
+    ).to_frame(index=False)
     g = grid.loc[grid.index.repeat(runs * 3)].reset_index(drop=True)
     n = len(g)
     g["run"] = np.tile(np.repeat(np.arange(runs), 3), len(grid))
@@ -62,7 +69,7 @@ def synthetic_items(dist: pd.DataFrame, kind: str = "blind", runs: int = 10, see
     g["response_id"] = g["profile_id"] + "|" + g["run"].astype(str)
     countries = list(dist.index)
     p = np.full(len(countries), 0.5 / len(NATIONALITIES))
-    p[-len(HUBS):] = 0.5 / len(HUBS)
+    p[-len(HUBS) :] = 0.5 / len(HUBS)
     g["iso3"] = np.array(countries, dtype=object)[rng.choice(len(countries), size=n, p=p)]
     g["university_text"] = "U" + pd.Series(rng.integers(0, 10_000, n)).astype(str)
     rep = rng.uniform(0, 1, n)

@@ -27,7 +27,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from fairness_assets.core import generation, profiles as prof, prompts  # noqa: E402
+from fairness_assets.core import generation, prompts  # noqa: E402
+from fairness_assets.core import profiles as prof  # noqa: E402
 from resources.llm.resource import LLMResource  # noqa: E402
 from resources.settings import TEMPLATES_DIR  # noqa: E402
 from resources.settings.generation import GenerationSourceResource  # noqa: E402
@@ -61,12 +62,20 @@ def plan(model: str, run: int) -> list[dict]:
         t = temps[template]
         for gender, cls, nationality in PROFILES:
             pid = prof.profile_id("full", gender, cls, nationality)
-            rows.append({
-                "model": model, "template": template, "template_hash": t.sha256, "profile_id": pid,
-                "gender": gender, "economic_class": cls, "nationality": nationality, "run": run,
-                "seed": generation.sample_seed(model, template, pid, run),
-                "prompt": t.render(gender, cls, nationality),
-            })
+            rows.append(
+                {
+                    "model": model,
+                    "template": template,
+                    "template_hash": t.sha256,
+                    "profile_id": pid,
+                    "gender": gender,
+                    "economic_class": cls,
+                    "nationality": nationality,
+                    "run": run,
+                    "seed": generation.sample_seed(model, template, pid, run),
+                    "prompt": t.render(gender, cls, nationality),
+                }
+            )
     return rows
 
 
@@ -88,9 +97,15 @@ def main() -> None:
     with open(out, "w", encoding="utf-8") as fh:
         for finished in client.stream_samples([r["prompt"] for r in rows], [r["seed"] for r in rows], params):
             for i, sample in finished:
-                rec = dict(rows[i], backend=client.backend, model_revision=client.model_revision,
-                           decoding=params.as_dict(), response=sample.text,
-                           prompt_tokens=sample.prompt_tokens, output_tokens=sample.output_tokens)
+                rec = dict(
+                    rows[i],
+                    backend=client.backend,
+                    model_revision=client.model_revision,
+                    decoding=params.as_dict(),
+                    response=sample.text,
+                    prompt_tokens=sample.prompt_tokens,
+                    output_tokens=sample.output_tokens,
+                )
                 fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
             fh.flush()
             done += len(finished)

@@ -15,7 +15,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from resources.settings.model import GROUPS, READ_MEANING, RUN, field_specs  # noqa: E402
+from resources.settings.model import GROUPS, READ_MEANING, field_specs  # noqa: E402
 from resources.settings.paths import PROJECT_ROOT  # noqa: E402
 
 OUT = ROOT / "docs" / "configuration.md"
@@ -30,8 +30,9 @@ def _type(annotation) -> str:
         return " or ".join(_type(a) for a in args) + " (optional)"
     if typing.get_origin(annotation) is list:
         return "list of " + _type(typing.get_args(annotation)[0])
-    return {str: "string", int: "integer", float: "float", bool: "boolean"}.get(annotation, getattr(
-        annotation, "__name__", str(annotation)))
+    return {str: "string", int: "integer", float: "float", bool: "boolean"}.get(
+        annotation, getattr(annotation, "__name__", str(annotation))
+    )
 
 
 def _default(value) -> str:
@@ -39,7 +40,7 @@ def _default(value) -> str:
         return "unset"
     if isinstance(value, str):
         root = str(PROJECT_ROOT) + "/"
-        value = value[len(root):] if value.startswith(root) else value
+        value = value[len(root) :] if value.startswith(root) else value
         return f"`{value}`" if value else "(empty)"
     if isinstance(value, float):
         return f"`{value:g}`"
@@ -56,14 +57,19 @@ def _variables() -> list[str]:
     lines = []
     specs = list(field_specs().values())
     for group, title in GROUPS.items():
-        lines += [f"### {title}", "",
-                  "| Variable | Type | Default | Read | Sets | Used by | Meaning |",
-                  "|---|---|---|---|---|---|---|"]
+        lines += [
+            f"### {title}",
+            "",
+            "| Variable | Type | Default | Read | Sets | Used by | Meaning |",
+            "|---|---|---|---|---|---|---|",
+        ]
         for s in (s for s in specs if s.group == group):
             sets = ", ".join(f"`{k}.{a}`" for k, a in s.targets) or "—"
             kind = _type(s.type) + (" (secret)" if s.secret else "")
-            lines.append(f"| `{s.env}` | {kind} | {_default(s.default)} | {READ_SHORT[s.read]} | {sets} | "
-                         f"{_cell(s.used_by)} | {_cell(s.description)} |")
+            lines.append(
+                f"| `{s.env}` | {kind} | {_default(s.default)} | {READ_SHORT[s.read]} | {sets} | "
+                f"{_cell(s.used_by)} | {_cell(s.description)} |"
+            )
         lines.append("")
     return lines
 
@@ -74,16 +80,25 @@ def _resources() -> list[str]:
     set_by = {(k, a): s.env for s in field_specs().values() for k, a in s.targets}
     lines = []
     for key, cls in RESOURCE_CLASSES.items():
-        lines += [f"### `{key}` ({cls.__name__})", "", "| Field | Type | Default | Set by | Meaning |",
-                  "|---|---|---|---|---|"]
+        lines += [
+            f"### `{key}` ({cls.__name__})",
+            "",
+            "| Field | Type | Default | Set by | Meaning |",
+            "|---|---|---|---|---|",
+        ]
         for name, info in cls.model_fields.items():
             if name.startswith("_"):
                 continue
-            default = "required" if info.is_required() else _default(
-                info.default_factory() if info.default_factory is not None else info.default)
-            lines.append(f"| `{name}` | {_type(info.annotation)} | {default} | "
-                         f"{'`' + set_by[(key, name)] + '`' if (key, name) in set_by else '—'} | "
-                         f"{_cell(info.description or '')} |")
+            default = (
+                "required"
+                if info.is_required()
+                else _default(info.default_factory() if info.default_factory is not None else info.default)
+            )
+            lines.append(
+                f"| `{name}` | {_type(info.annotation)} | {default} | "
+                f"{'`' + set_by[(key, name)] + '`' if (key, name) in set_by else '—'} | "
+                f"{_cell(info.description or '')} |"
+            )
         lines.append("")
     return lines
 

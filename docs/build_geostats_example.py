@@ -42,8 +42,7 @@ HOME_NATIONALITY = "Kenya"
 
 
 def _bench():
-    spec = importlib.util.spec_from_file_location("bench_statistics_geo_example",
-                                                  ROOT / "benchmarks" / "statistics.py")
+    spec = importlib.util.spec_from_file_location("bench_statistics_geo_example", ROOT / "benchmarks" / "statistics.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -52,8 +51,13 @@ def _bench():
 def example_tables() -> tuple[dict[str, pd.DataFrame], int, int]:
     """(geo_statistics tables, number of responses, number of items) of the example audit."""
     items, responses, params = _bench().synthetic_study_items(
-        RUNS, models=(MODEL,), templates=("base", "regional"), planted_region=PLANTED_REGION,
-        planted=PLANTED, class_blind=True)
+        RUNS,
+        models=(MODEL,),
+        templates=("base", "regional"),
+        planted_region=PLANTED_REGION,
+        planted=PLANTED,
+        class_blind=True,
+    )
     return geostats.geo_statistics(items, responses, params), len(responses), len(items)
 
 
@@ -86,10 +90,21 @@ def render_example() -> str:
     rm_rows = []
     for reg in regions:
         g = rm[rm["group"] == reg].set_index("metric")
-        rm_rows.append({"region": reg, "responses": f"{int(g.loc['drs', 'n_responses']):,}",
-                        **{lab: _ci(g.loc[m, "mean"], g.loc[m, "ci_low"], g.loc[m, "ci_high"], signed=False)
-                           for m, lab in (("drs", "DRS"), ("rep", "Rep"), ("own_country", "own-country share"),
-                                          ("own_region", "own-region share"))}})
+        rm_rows.append(
+            {
+                "region": reg,
+                "responses": f"{int(g.loc['drs', 'n_responses']):,}",
+                **{
+                    lab: _ci(g.loc[m, "mean"], g.loc[m, "ci_low"], g.loc[m, "ci_high"], signed=False)
+                    for m, lab in (
+                        ("drs", "DRS"),
+                        ("rep", "Rep"),
+                        ("own_country", "own-country share"),
+                        ("own_region", "own-region share"),
+                    )
+                },
+            }
+        )
     rm_tbl = pd.DataFrame(rm_rows)
     rep_by = rm[rm["metric"] == "rep"].set_index("group")["mean"]
     others = rep_by.drop(PLANTED_REGION)
@@ -101,13 +116,21 @@ def render_example() -> str:
     c = c_all[c_all["component"] == "total"]
 
     def ctab(rows: pd.DataFrame) -> pd.DataFrame:
-        return pd.DataFrame({
-            "value - reference": rows["value"] + " - " + rows["reference"], "metric": rows["metric"],
-            "units": rows["n_units"].astype(str), "difference [95% interval]": [
-                _ci(m, lo, hi) for m, lo, hi in zip(rows["mean_diff"], rows["ci_low"], rows["ci_high"])],
-            "p": [_p(p) for p in rows["p_value"]], "Holm p": [_p(p) for p in rows["p_adjusted"]],
-            "family size": rows["family_size"].astype(str),
-            "marking": rows["marking"]})
+        return pd.DataFrame(
+            {
+                "value - reference": rows["value"] + " - " + rows["reference"],
+                "metric": rows["metric"],
+                "units": rows["n_units"].astype(str),
+                "difference [95% interval]": [
+                    _ci(m, lo, hi)
+                    for m, lo, hi in zip(rows["mean_diff"], rows["ci_low"], rows["ci_high"], strict=False)
+                ],
+                "p": [_p(p) for p in rows["p_value"]],
+                "Holm p": [_p(p) for p in rows["p_adjusted"]],
+                "family size": rows["family_size"].astype(str),
+                "marking": rows["marking"],
+            }
+        )
 
     sn = c[c["analysis"] == "south_vs_north"]
     sn_rep = sn[sn["metric"] == "rep"].iloc[0]
@@ -120,47 +143,77 @@ def render_example() -> str:
     order = {"total": 0, "behaviour": 1, "needs": 2}
     snc = snc.assign(_o=snc["component"].map(order)).sort_values(["metric", "_o"], kind="stable")
     snc = snc.set_index("metric").loc[list(dict.fromkeys(sn["metric"]))].reset_index()
-    bn_tbl = pd.DataFrame({
-        "metric": snc["metric"], "component": snc["component"], "units": snc["n_units"].astype(str),
-        "South - North [95% interval]": [_ci(m, lo, hi) for m, lo, hi in zip(snc["mean_diff"], snc["ci_low"],
-                                                                               snc["ci_high"])],
-        "Holm p": [_p(p) for p in snc["p_adjusted"]], "family size": snc["family_size"].astype(str),
-        "marking": snc["marking"]})
-    sn_or = {k: snc[(snc["metric"] == "own_region") & (snc["component"] == k)].iloc[0]
-             for k in ("total", "behaviour", "needs")}
+    bn_tbl = pd.DataFrame(
+        {
+            "metric": snc["metric"],
+            "component": snc["component"],
+            "units": snc["n_units"].astype(str),
+            "South - North [95% interval]": [
+                _ci(m, lo, hi) for m, lo, hi in zip(snc["mean_diff"], snc["ci_low"], snc["ci_high"], strict=False)
+            ],
+            "Holm p": [_p(p) for p in snc["p_adjusted"]],
+            "family size": snc["family_size"].astype(str),
+            "marking": snc["marking"],
+        }
+    )
+    sn_or = {
+        k: snc[(snc["metric"] == "own_region") & (snc["component"] == k)].iloc[0]
+        for k in ("total", "behaviour", "needs")
+    }
 
     # families
     fam = t["families"]
     fam = fam[fam["template"] == base]
-    fam_tbl = pd.DataFrame({
-        "family": fam["analysis"], "tests": fam["family_size"].astype(str), "unit": fam["unit"],
-        "units": fam["n_units"].astype(str), "smallest attainable p": [f"{p:.1e}" for p in fam["p_min_attainable"]],
-        "Holm needs p <=": [f"{p:.1e}" for p in fam["holm_threshold"]],
-        "attainable": ["yes" if a else "no" for a in fam["attainable"]],
-        "significant": fam["n_significant"].astype(str)})
+    fam_tbl = pd.DataFrame(
+        {
+            "family": fam["analysis"],
+            "tests": fam["family_size"].astype(str),
+            "unit": fam["unit"],
+            "units": fam["n_units"].astype(str),
+            "smallest attainable p": [f"{p:.1e}" for p in fam["p_min_attainable"]],
+            "Holm needs p <=": [f"{p:.1e}" for p in fam["holm_threshold"]],
+            "attainable": ["yes" if a else "no" for a in fam["attainable"]],
+            "significant": fam["n_significant"].astype(str),
+        }
+    )
     nat = fam[fam["analysis"] == "nationality_vs_rest"].iloc[0]
 
     # behaviour vs needs: Acc, low - high, base
     d = t["class_gap_decomposition"]
     d = d[(d["template"] == base) & (d["metric"] == "acc") & (d["value_a"] == "high") & (d["value_b"] == "low")]
     d = d.set_index("component").loc[["total", "behaviour", "needs"]].reset_index()
-    dec_tbl = pd.DataFrame({
-        "component": d["component"], "strata": d["n_pairs"].astype(str),
-        "low - high [95% interval]": [_ci(m, lo, hi) for m, lo, hi in zip(d["mean_diff"], d["ci_low"], d["ci_high"])],
-        "share of total": [f"{s:.0%}" if pd.notna(s) else "" for s in d["share_of_total"]],
-        "Holm p": [_p(p) for p in d["p_adjusted"]], "family size": d["family_size"].astype(str),
-        "marking": d["marking"]})
+    dec_tbl = pd.DataFrame(
+        {
+            "component": d["component"],
+            "strata": d["n_pairs"].astype(str),
+            "low - high [95% interval]": [
+                _ci(m, lo, hi) for m, lo, hi in zip(d["mean_diff"], d["ci_low"], d["ci_high"], strict=False)
+            ],
+            "share of total": [f"{s:.0%}" if pd.notna(s) else "" for s in d["share_of_total"]],
+            "Holm p": [_p(p) for p in d["p_adjusted"]],
+            "family size": d["family_size"].astype(str),
+            "marking": d["marking"],
+        }
+    )
     tot, beh, nee = (d[d["component"] == k].iloc[0] for k in ("total", "behaviour", "needs"))
 
     # home bias: one nationality, base -> regional
     h = t["home_bias_change"]
     h = h[h["nationality"] == HOME_NATIONALITY].iloc[0]
-    home_tbl = pd.DataFrame([{
-        "nationality": HOME_NATIONALITY, "region": h["region"],
-        **{lab: f"{h[f'{m}_base']:.0%} -> {h[f'{m}_regional']:.0%} ({100 * h[f'{m}_change']:+.0f} pts)"
-           for m, lab in (("own_country", "own country"), ("own_region", "own region"), ("abroad", "abroad"))},
-        "mean distance": f"{h['mean_distance_km_base']:,.0f} -> {h['mean_distance_km_regional']:,.0f} km "
-                         f"({h['mean_distance_km_change']:+,.0f})"}])
+    home_tbl = pd.DataFrame(
+        [
+            {
+                "nationality": HOME_NATIONALITY,
+                "region": h["region"],
+                **{
+                    lab: f"{h[f'{m}_base']:.0%} -> {h[f'{m}_regional']:.0%} ({100 * h[f'{m}_change']:+.0f} pts)"
+                    for m, lab in (("own_country", "own country"), ("own_region", "own region"), ("abroad", "abroad"))
+                },
+                "mean distance": f"{h['mean_distance_km_base']:,.0f} -> {h['mean_distance_km_regional']:,.0f} km "
+                f"({h['mean_distance_km_change']:+,.0f})",
+            }
+        ]
+    )
 
     return f"""{BEGIN}
 ### Worked example: geography
@@ -187,7 +240,7 @@ Reading: Rep is lowest for {PLANTED_REGION} ({rep_by[PLANTED_REGION]:.3f}, again
 highest for {top_region[0]} and {top_region[1]}, the regions of the hub countries (a hub pick is
 also a home-region pick there).
 
-**Contrasts** (`geo_contrasts`; units: gender x class x run, {int(sn_rep['n_units'])} in all;
+**Contrasts** (`geo_contrasts`; units: gender x class x run, {int(sn_rep["n_units"])} in all;
 difference = value - reference; p from the sign-flip test, Holm within the family). Global South
 vs Global North, every metric:
 
@@ -197,11 +250,11 @@ Each region vs the rest, Rep:
 
 {_md(ctab(rr))}
 
-Reading: {PLANTED_REGION}'s Rep differs from the rest's by {_f(afr['mean_diff'])} [{_f(afr['ci_low'])},
-{_f(afr['ci_high'])}], Holm p {_p(afr['p_adjusted'])} among {int(afr['family_size'])} tests (the planted
+Reading: {PLANTED_REGION}'s Rep differs from the rest's by {_f(afr["mean_diff"])} [{_f(afr["ci_low"])},
+{_f(afr["ci_high"])}], Holm p {_p(afr["p_adjusted"])} among {int(afr["family_size"])} tests (the planted
 effect; {n_sig_rr} of the {len(rr)} region rows are significant, and the rows are not independent:
 every other region's "rest" contains {PLANTED_REGION}); the South - North Rep difference
-({_f(sn_rep['mean_diff'])}, Holm p {_p(sn_rep['p_adjusted'])}) shows the same effect diluted over the
+({_f(sn_rep["mean_diff"])}, Holm p {_p(sn_rep["p_adjusted"])}) shows the same effect diluted over the
 South's other regions.
 
 **Behaviour and needs of the contrasts** (`geo_contrasts`, component `behaviour` / `needs`;
@@ -213,21 +266,21 @@ tested. Holm within each analysis x component:
 
 {_md(bn_tbl)}
 
-Reading: the own-region share is {_f(sn_or['total']['mean_diff'])} for the South against the North
-(the outcome), but the behaviour part is {_f(sn_or['behaviour']['mean_diff'])}
-[{_f(sn_or['behaviour']['ci_low'])}, {_f(sn_or['behaviour']['ci_high'])}] ({sn_or['behaviour']['marking']}): this
+Reading: the own-region share is {_f(sn_or["total"]["mean_diff"])} for the South against the North
+(the outcome), but the behaviour part is {_f(sn_or["behaviour"]["mean_diff"])}
+[{_f(sn_or["behaviour"]["ci_low"])}, {_f(sn_or["behaviour"]["ci_high"])}] ({sn_or["behaviour"]["marking"]}): this
 synthetic model recommends universities near each student's home, so the South's students get
 more of their own region than the North's lists would give them; the negative outcome is their
-position ({_f(sn_or['needs']['mean_diff'])}: the hubs, picked for everyone, lie in the North's regions).
+position ({_f(sn_or["needs"]["mean_diff"])}: the hubs, picked for everyone, lie in the North's regions).
 
 **Families** (`family_summary`): the size m of each family, its unit, and the smallest p its test
 can give against what Holm needs of the smallest p (alpha / m = 0.05 / m):
 
 {_md(fam_tbl)}
 
-Reading: every family can reach significance, even the {int(nat['family_size'])} nationality-vs-rest
-tests (Holm needs {nat['holm_threshold']:.1e}, Monte Carlo gives down to
-{nat['p_min_attainable']:.1e}), because each test has {int(nat['n_units'])} units (gender x class
+Reading: every family can reach significance, even the {int(nat["family_size"])} nationality-vs-rest
+tests (Holm needs {nat["holm_threshold"]:.1e}, Monte Carlo gives down to
+{nat["p_min_attainable"]:.1e}), because each test has {int(nat["n_units"])} units (gender x class
 x run) instead of the 9 strata of a pairwise nationality counterfactual, whose exact test cannot
 go below 2/2^9 = 0.0039 against Holm's 0.05 / 2,340 = 2.1e-05 (§3).
 
@@ -236,9 +289,9 @@ nationality, runs averaged; Holm within each component across class pairs and me
 
 {_md(dec_tbl)}
 
-Reading: the Acc gap, low minus high income, is {_f(tot['mean_diff'])}, and the needs weighting
-accounts for {_f(nee['mean_diff'])} of it; the behaviour part
-({_f(beh['mean_diff'])} [{_f(beh['ci_low'])}, {_f(beh['ci_high'])}], {beh['marking']}) is what a
+Reading: the Acc gap, low minus high income, is {_f(tot["mean_diff"])}, and the needs weighting
+accounts for {_f(nee["mean_diff"])} of it; the behaviour part
+({_f(beh["mean_diff"])} [{_f(beh["ci_low"])}, {_f(beh["ci_high"])}], {beh["marking"]}) is what a
 class-blind model should show: it recommended the same universities whatever the class.
 
 **Home bias** (`home_bias_change`, students from {HOME_NATIONALITY}, `base` -> `regional`):
@@ -246,8 +299,8 @@ class-blind model should show: it recommended the same universities whatever the
 {_md(home_tbl)}
 
 Reading: the regional template moves {HOME_NATIONALITY}'s recommendations home, the own-region
-share going from {h['own_region_base']:.0%} to {h['own_region_regional']:.0%} and the mean
-distance changing by {h['mean_distance_km_change']:+,.0f} km.
+share going from {h["own_region_base"]:.0%} to {h["own_region_regional"]:.0%} and the mean
+distance changing by {h["mean_distance_km_change"]:+,.0f} km.
 {END}"""
 
 

@@ -52,9 +52,20 @@ def example_responses() -> pd.DataFrame:
                     drs = level[nat] - (0.04 if gender == "female" else 0.0)  # class has no effect
                     drs = round(float(drs + rng.normal(0, 0.02)), 2)
                     failed = (gender, klass, nat, run) == ("male", "low", "India", 2)
-                    rows.append({"response_id": f"{pid}#{run}", "model": "example-model", "template": "base",
-                                 "profile_id": pid, "gender": gender, "economic_class": klass, "nationality": nat,
-                                 "run": run, "n_items": 0 if failed else 3, "drs": np.nan if failed else drs})
+                    rows.append(
+                        {
+                            "response_id": f"{pid}#{run}",
+                            "model": "example-model",
+                            "template": "base",
+                            "profile_id": pid,
+                            "gender": gender,
+                            "economic_class": klass,
+                            "nationality": nat,
+                            "run": run,
+                            "n_items": 0 if failed else 3,
+                            "drs": np.nan if failed else drs,
+                        }
+                    )
     return pd.DataFrame(rows)
 
 
@@ -68,8 +79,9 @@ def _f(x: float, nd: int = 4) -> str:
 
 def render_example() -> str:
     resp = example_responses()
-    wide = resp.pivot_table(index=["nationality", "economic_class", "gender"], columns="run", values="drs",
-                            aggfunc="first", dropna=False).reset_index()
+    wide = resp.pivot_table(
+        index=["nationality", "economic_class", "gender"], columns="run", values="drs", aggfunc="first", dropna=False
+    ).reset_index()
     wide.columns = [c if isinstance(c, str) else f"run {c}" for c in wide.columns]
     wide["profile mean"] = wide[[f"run {r}" for r in range(RUNS)]].mean(axis=1)
     runs_tbl = wide.copy()
@@ -78,16 +90,20 @@ def render_example() -> str:
     runs_tbl["profile mean"] = runs_tbl["profile mean"].map(lambda v: f"{v:.4f}")
 
     var = run_variability(resp, metrics=("drs",), by=(None,))
-    var_tbl = var[["group_by", "group", "metric", "unit", "n_units", "n_responses", "n_scored", "mean", "sd",
-                   "ci_low", "ci_high"]]
+    var_tbl = var[
+        ["group_by", "group", "metric", "unit", "n_units", "n_responses", "n_scored", "mean", "sd", "ci_low", "ci_high"]
+    ]
     run_means = resp.groupby("run")["drs"].mean()
     run_counts = resp.groupby("run")["drs"].count()
     n_resamples = math.comb(2 * RUNS - 1, RUNS)
     scored = resp["drs"].notna()
 
-    dis = counterfactual_disparity(resp, attributes=("gender", "economic_class"), metrics=("drs",),
-                                   family=("model", "template"))
-    pairs = wide.pivot_table(index=["economic_class", "nationality"], columns="gender", values="profile mean").reset_index()
+    dis = counterfactual_disparity(
+        resp, attributes=("gender", "economic_class"), metrics=("drs",), family=("model", "template")
+    )
+    pairs = wide.pivot_table(
+        index=["economic_class", "nationality"], columns="gender", values="profile mean"
+    ).reset_index()
     pairs["d = male - female"] = pairs["male"] - pairs["female"]
     g = dis[dis["attribute"] == "gender"].iloc[0]
     c = dis[dis["attribute"] == "economic_class"].iloc[0]
@@ -96,9 +112,27 @@ def render_example() -> str:
     n_pos = int((d > 0).sum())
     holm = adjust_pvalues([g["p_value"], c["p_value"]], "holm")
     bh = adjust_pvalues([g["p_value"], c["p_value"]], "bh")
-    dis_tbl = dis[["attribute", "value_a", "value_b", "metric", "n_pairs", "mean_diff", "sd_diff", "ci_low", "ci_high",
-                   "p_value", "p_method", "n_perm", "p_adjusted", "marking"]]
-    shown = disparity_display(dis)[["attribute", "comparison", "metric", "n_pairs", "difference", "p_adjusted", "marking"]]
+    dis_tbl = dis[
+        [
+            "attribute",
+            "value_a",
+            "value_b",
+            "metric",
+            "n_pairs",
+            "mean_diff",
+            "sd_diff",
+            "ci_low",
+            "ci_high",
+            "p_value",
+            "p_method",
+            "n_perm",
+            "p_adjusted",
+            "marking",
+        ]
+    ]
+    shown = disparity_display(dis)[
+        ["attribute", "comparison", "metric", "n_pairs", "difference", "p_adjusted", "marking"]
+    ]
 
     return f"""{BEGIN}
 ## Worked example
@@ -118,13 +152,13 @@ failed to parse (`n_items` 0): it counts as a response and is left out of every 
 
 {_md(var_tbl)}
 
-- `mean` is the mean over the {int(scored.sum())} scored responses, {_f(resp.loc[scored, 'drs'].mean())}: the
+- `mean` is the mean over the {int(scored.sum())} scored responses, {_f(resp.loc[scored, "drs"].mean())}: the
   headline figure.
 - Unit `run`: the per-run means are {", ".join(_f(v) for v in run_means)} (scored responses per run:
   {", ".join(str(int(v)) for v in run_counts)}); their SD (ddof 1) is {_f(run_means.std(ddof=1))}. The interval redraws {RUNS} runs with replacement
   2,000 times and recomputes the mean over the drawn runs' responses; with only {RUNS} runs there are
   only {n_resamples} distinct resamples, so this interval is coarse (see Limits).
-- Unit `profile`: the SD of the 16 profile means is {_f(wide['profile mean'].std(ddof=1))}; the interval
+- Unit `profile`: the SD of the 16 profile means is {_f(wide["profile mean"].std(ddof=1))}; the interval
   redraws 16 profiles. It is much wider: the profiles differ far more from each other (by
   nationality above all) than the runs do.
 
@@ -135,13 +169,13 @@ d = mean(male) - mean(female), over each profile's scored runs:
 
 {_md(pairs[["economic_class", "nationality", "female", "male", "d = male - female"]])}
 
-- n_pairs = {n}; mean_diff = {_f(g['mean_diff'])}; sd_diff = {_f(g['sd_diff'])}; the bootstrap
-  interval (resampling the {n} strata, 2,000 times) is [{_f(g['ci_low'])}, {_f(g['ci_high'])}].
-- Permutation test: 2^{n} = {2 ** n} <= n_perm = 10,000, so the test is exact. {n_pos} of the {n}
+- n_pairs = {n}; mean_diff = {_f(g["mean_diff"])}; sd_diff = {_f(g["sd_diff"])}; the bootstrap
+  interval (resampling the {n} strata, 2,000 times) is [{_f(g["ci_low"])}, {_f(g["ci_high"])}].
+- Permutation test: 2^{n} = {2**n} <= n_perm = 10,000, so the test is exact. {n_pos} of the {n}
   differences are positive; the sign vectors that give |sum of signed d| at least as large as the
-  observed one number {int(round(g['p_value'] * 2 ** n))} of {2 ** n}, so p = {_f(g['p_value'])}.
+  observed one number {int(round(g["p_value"] * 2**n))} of {2**n}, so p = {_f(g["p_value"])}.
 - Economic class (strata: gender x nationality, d = mean(low) - mean(high)): mean_diff =
-  {_f(c['mean_diff'])}, p = {_f(c['p_value'])}.
+  {_f(c["mean_diff"])}, p = {_f(c["p_value"])}.
 - Correction. Here the family is the whole partition (`family=("model", "template")`), m = 2 tests.
   Holm: the smaller p is multiplied by 2, the larger by 1 and raised to at least the previous
   value: {_f(holm[0])} (gender), {_f(holm[1])} (class). Benjamini-Hochberg would give {_f(bh[0])} and {_f(bh[1])}.
@@ -182,17 +216,31 @@ def example_items() -> tuple[pd.DataFrame, pd.DataFrame, dict, metrics.ScoringPa
                         home = rng.random() < (0.6 if klass == "low" else 0.2)
                         country = iso[nat] if home else DEC_HUBS[int(rng.integers(0, 2))]
                         rep = round(float(np.clip((0.5 if home else 0.9) + rng.normal(0, 0.05), 0, 1)), 2)
-                        rows.append({"response_id": f"{pid}#{run}", "model": "example-model", "template": "base",
-                                     "profile_id": pid, "gender": gender, "economic_class": klass,
-                                     "nationality": nat, "run": run, "item_index": k, "university_text": f"U{k}",
-                                     "iso3": country, "rep": rep, "acad": np.nan})
+                        rows.append(
+                            {
+                                "response_id": f"{pid}#{run}",
+                                "model": "example-model",
+                                "template": "base",
+                                "profile_id": pid,
+                                "gender": gender,
+                                "economic_class": klass,
+                                "nationality": nat,
+                                "run": run,
+                                "item_index": k,
+                                "university_text": f"U{k}",
+                                "iso3": country,
+                                "rep": rep,
+                                "acad": np.nan,
+                            }
+                        )
     return pd.DataFrame(rows), dist, iso, metrics.ScoringParams()
 
 
 def example_decomposition() -> pd.DataFrame:
     items, dist, iso, params = example_items()
-    return decompose.behaviour_needs(items, dist, iso, params, attributes=("economic_class",),
-                                     metrics=("drs", "acc", "rep"))
+    return decompose.behaviour_needs(
+        items, dist, iso, params, attributes=("economic_class",), metrics=("drs", "acc", "rep")
+    )
 
 
 def _ci4(row) -> str:
@@ -217,8 +265,13 @@ def stratum_cross(items: pd.DataFrame, dist: pd.DataFrame, iso: dict, params: me
             for y in ("high", "low"):
                 per_response = pd.Series(_acc(d, params.lambdas[y]), index=lists.index).groupby(lists["run"]).mean()
                 f[(x, y)] = float(per_response.mean())
-        out.append({"gender": gender, "nationality": nat, **{f"F[{x}; {y}]": f[(x, y)] for x in ("high", "low")
-                                                               for y in ("high", "low")}})
+        out.append(
+            {
+                "gender": gender,
+                "nationality": nat,
+                **{f"F[{x}; {y}]": f[(x, y)] for x in ("high", "low") for y in ("high", "low")},
+            }
+        )
     t = pd.DataFrame(out)
     t["total"] = t["F[low; low]"] - t["F[high; high]"]
     t["behaviour"] = 0.5 * (t["F[low; high]"] - t["F[high; high]"]) + 0.5 * (t["F[low; low]"] - t["F[high; low]"])
@@ -233,36 +286,60 @@ def render_decompose_example() -> str:
     g, nat = DEC_SHOWN
     one = items[(items["gender"] == g) & (items["nationality"] == nat)]
     lists = one.assign(km=dist.loc[iso[nat], one["iso3"]].to_numpy(dtype=float))
-    lists_tbl = pd.DataFrame({
-        "class": lists["economic_class"], "run": lists["run"].astype(str), "university in": lists["iso3"],
-        "km from home": lists["km"].map(lambda v: f"{v:,.0f}"), "Rep": lists["rep"].map(lambda v: f"{v:.2f}"),
-        "Acc for a high-income student": [f"{v:.3f}" for v in _acc(lists["km"].to_numpy(), params.lambdas["high"])],
-        "Acc for a low-income student": [f"{v:.3f}" for v in _acc(lists["km"].to_numpy(), params.lambdas["low"])]})
+    lists_tbl = pd.DataFrame(
+        {
+            "class": lists["economic_class"],
+            "run": lists["run"].astype(str),
+            "university in": lists["iso3"],
+            "km from home": lists["km"].map(lambda v: f"{v:,.0f}"),
+            "Rep": lists["rep"].map(lambda v: f"{v:.2f}"),
+            "Acc for a high-income student": [f"{v:.3f}" for v in _acc(lists["km"].to_numpy(), params.lambdas["high"])],
+            "Acc for a low-income student": [f"{v:.3f}" for v in _acc(lists["km"].to_numpy(), params.lambdas["low"])],
+        }
+    )
     row = cross[(cross["gender"] == g) & (cross["nationality"] == nat)].iloc[0]
     fcols = ["F[high; high]", "F[high; low]", "F[low; high]", "F[low; low]"]
     cross_tbl = cross[["gender", "nationality", *fcols, "total", "behaviour", "needs"]]
     order = {"total": 0, "behaviour": 1, "needs": 2}
     rows = t.assign(_o=t["component"].map(order)).sort_values(["metric", "_o"], kind="stable")
     rows = rows.set_index("metric").loc[["acc", "rep", "drs"]].reset_index()
-    out_tbl = pd.DataFrame({
-        "metric": rows["metric"], "component": rows["component"], "strata": rows["n_pairs"].astype(str),
-        "low - high": rows["mean_diff"].map(lambda v: f"{v:+.4f}"),
-        "95% interval": [f"[{lo:+.4f}, {hi:+.4f}]" if pd.notna(lo) else "" for lo, hi in
-                         zip(rows["ci_low"], rows["ci_high"])],
-        "p": rows["p_value"].map(lambda v: "" if pd.isna(v) else f"{v:.4f}"),
-        "Holm p": rows["p_adjusted"].map(lambda v: "" if pd.isna(v) else f"{v:.4f}"),
-        "family size": rows["family_size"].astype(str), "marking": rows["marking"]})
-    r = {(m, c): t[(t["metric"] == m) & (t["component"] == c)].iloc[0] for m in ("acc", "rep", "drs")
-         for c in ("total", "behaviour", "needs")}
+    out_tbl = pd.DataFrame(
+        {
+            "metric": rows["metric"],
+            "component": rows["component"],
+            "strata": rows["n_pairs"].astype(str),
+            "low - high": rows["mean_diff"].map(lambda v: f"{v:+.4f}"),
+            "95% interval": [
+                f"[{lo:+.4f}, {hi:+.4f}]" if pd.notna(lo) else ""
+                for lo, hi in zip(rows["ci_low"], rows["ci_high"], strict=False)
+            ],
+            "p": rows["p_value"].map(lambda v: "" if pd.isna(v) else f"{v:.4f}"),
+            "Holm p": rows["p_adjusted"].map(lambda v: "" if pd.isna(v) else f"{v:.4f}"),
+            "family size": rows["family_size"].astype(str),
+            "marking": rows["marking"],
+        }
+    )
+    r = {
+        (m, c): t[(t["metric"] == m) & (t["component"] == c)].iloc[0]
+        for m in ("acc", "rep", "drs")
+        for c in ("total", "behaviour", "needs")
+    }
     acc_b = r[("acc", "behaviour")]
     n_strata = int(r[("acc", "total")]["n_pairs"])
-    if not (r[("acc", "behaviour")]["mean_diff"] > 0 > r[("acc", "needs")]["mean_diff"]
-            and r[("rep", "behaviour")]["mean_diff"] < 0):
+    if not (
+        r[("acc", "behaviour")]["mean_diff"] > 0 > r[("acc", "needs")]["mean_diff"]
+        and r[("rep", "behaviour")]["mean_diff"] < 0
+    ):
         raise ValueError("the example's data no longer show the steering the text describes: change the seed")
     acc_t = r[("acc", "total")]
-    acc_story = ("nothing: the two classes end up with about the same Acc" if not acc_t["significant"] else
-                 f"that low-income students get {'more' if acc_t['mean_diff'] > 0 else 'less'} accessible universities")
-    home_share = items.assign(home=items["iso3"] == items["nationality"].map(iso)).groupby("economic_class")["home"].mean()
+    acc_story = (
+        "nothing: the two classes end up with about the same Acc"
+        if not acc_t["significant"]
+        else f"that low-income students get {'more' if acc_t['mean_diff'] > 0 else 'less'} accessible universities"
+    )
+    home_share = (
+        items.assign(home=items["iso3"] == items["nationality"].map(iso)).groupby("economic_class")["home"].mean()
+    )
     return f"""{DEC_BEGIN}
 ### Worked example: behaviour and needs of a counterfactual contrast
 
@@ -275,9 +352,9 @@ stratum table below by hand from the distances.
 2 genders x 2 classes (high, low) x {len(DEC_NATIONALITIES)} nationalities ({", ".join(DEC_NATIONALITIES)}) x
 {DEC_RUNS} runs x 3 items. Each item is a university in the student's own country (Rep about 0.5) or in
 the US or the UK (Rep about 0.9); a low-income student gets a home university with probability
-0.6, a high-income one with 0.2 (here {home_share['low']:.0%} and {home_share['high']:.0%} of the items). Acc uses the real capital
-distances and the default lambdas ({params.lambdas['high']:g} per km for high income,
-{params.lambdas['low']:g} for low income). The contrast is the class pair high, low: d = low - high,
+0.6, a high-income one with 0.2 (here {home_share["low"]:.0%} and {home_share["high"]:.0%} of the items). Acc uses the real capital
+distances and the default lambdas ({params.lambdas["high"]:g} per km for high income,
+{params.lambdas["low"]:g} for low income). The contrast is the class pair high, low: d = low - high,
 one unit per stratum (gender x nationality, runs averaged), {n_strata} strata.
 
 **One stratum by hand** ({g}, {nat}). The lists each class's profile received, with every item's
@@ -286,16 +363,16 @@ Acc computed for both students (same home, each class's lambda):
 {_md(lists_tbl, numparse=False)}
 
 F[x; y] is the mean over the runs of the mean Acc of the lists class x's profile received, scored
-for class y's student. Here F[high; high] = {row['F[high; high]']:.4f}, F[low; low] = {row['F[low; low]']:.4f},
-F[low; high] = {row['F[low; high]']:.4f} (the low-income lists, scored for the high-income student) and
-F[high; low] = {row['F[high; low]']:.4f} (the high-income lists, scored for the low-income student). So:
+for class y's student. Here F[high; high] = {row["F[high; high]"]:.4f}, F[low; low] = {row["F[low; low]"]:.4f},
+F[low; high] = {row["F[low; high]"]:.4f} (the low-income lists, scored for the high-income student) and
+F[high; low] = {row["F[high; low]"]:.4f} (the high-income lists, scored for the low-income student). So:
 
-- total = F[low; low] - F[high; high] = {row['total']:+.4f}: the outcome, as `counterfactual_disparity` reports it;
+- total = F[low; low] - F[high; high] = {row["total"]:+.4f}: the outcome, as `counterfactual_disparity` reports it;
 - behaviour = 1/2 (F[low; high] - F[high; high]) + 1/2 (F[low; low] - F[high; low]) =
-  1/2 ({row['F[low; high]'] - row['F[high; high]']:+.4f}) + 1/2 ({row['F[low; low]'] - row['F[high; low]']:+.4f}) = {row['behaviour']:+.4f}:
+  1/2 ({row["F[low; high]"] - row["F[high; high]"]:+.4f}) + 1/2 ({row["F[low; low]"] - row["F[high; low]"]:+.4f}) = {row["behaviour"]:+.4f}:
   the low-income lists minus the high-income lists, scored for the same student;
-- needs = total - behaviour = {row['needs']:+.4f}: the same lists scored for the low-income position
-  (lambda {params.lambdas['low']:g}) minus for the high-income position.
+- needs = total - behaviour = {row["needs"]:+.4f}: the same lists scored for the low-income position
+  (lambda {params.lambdas["low"]:g}) minus for the high-income position.
 
 **Every stratum** (Acc):
 
@@ -306,21 +383,21 @@ within each component across the metrics):
 
 {_md(out_tbl, numparse=False)}
 
-**How to read it.** The Acc outcome gap, low minus high income, is {_ci4(r[('acc', 'total')])}
-({r[('acc', 'total')]['marking']}). Read alone, it says {acc_story}. The split shows what lies under it. The
-behaviour part is {_ci4(acc_b)} ({acc_b['marking']}): for the same student, the lists the model gave
-low-income students are {'more' if acc_b['mean_diff'] > 0 else 'less'} accessible than the lists it gave high-income students
-(it sent them home: {home_share['low']:.0%} of their items against {home_share['high']:.0%}). The needs part is
-{_ci4(r[('acc', 'needs')])} ({r[('acc', 'needs')]['marking']}): with a lambda {params.lambdas['low'] / params.lambdas['high']:g} times as large, the same
+**How to read it.** The Acc outcome gap, low minus high income, is {_ci4(r[("acc", "total")])}
+({r[("acc", "total")]["marking"]}). Read alone, it says {acc_story}. The split shows what lies under it. The
+behaviour part is {_ci4(acc_b)} ({acc_b["marking"]}): for the same student, the lists the model gave
+low-income students are {"more" if acc_b["mean_diff"] > 0 else "less"} accessible than the lists it gave high-income students
+(it sent them home: {home_share["low"]:.0%} of their items against {home_share["high"]:.0%}). The needs part is
+{_ci4(r[("acc", "needs")])} ({r[("acc", "needs")]["marking"]}): with a lambda {params.lambdas["low"] / params.lambdas["high"]:g} times as large, the same
 lists score far lower for a low-income student. The outcome is the sum of the two, per stratum
-and in the means. Rep does not depend on the student, so its whole gap, {_ci4(r[('rep', 'total')])}, is
+and in the means. Rep does not depend on the student, so its whole gap, {_ci4(r[("rep", "total")])}, is
 behaviour and its needs part is 0 by construction (not tested): the model steered low-income
-students to {'lower' if r[('rep', 'behaviour')]['mean_diff'] < 0 else 'higher'}-ranked universities. DRS = (Acc + Rep) / 2 mixes both: behaviour
-{_ci4(r[('drs', 'behaviour')])} (the Acc gained by being sent home against the Rep lost), needs
-{_ci4(r[('drs', 'needs')])}. In a report, the behaviour rows say what the model did (here: it steered
+students to {"lower" if r[("rep", "behaviour")]["mean_diff"] < 0 else "higher"}-ranked universities. DRS = (Acc + Rep) / 2 mixes both: behaviour
+{_ci4(r[("drs", "behaviour")])} (the Acc gained by being sent home against the Rep lost), needs
+{_ci4(r[("drs", "needs")])}. In a report, the behaviour rows say what the model did (here: it steered
 low-income students home, to lower-ranked universities); the needs rows say what the metric's
 needs weighting does to the same lists, whoever recommended them. (`share_of_total`, component /
-total, is not shown: it is unstable when a total is near 0{', as the Acc total is here' if not acc_t['significant'] else ''}.)
+total, is not shown: it is unstable when a total is near 0{", as the Acc total is here" if not acc_t["significant"] else ""}.)
 {DEC_END}"""
 
 

@@ -28,9 +28,18 @@ from resources.tagger import DEFAULT_LLM_MODEL, SubjectTaggerResource  # noqa: E
 DOC = ROOT / "docs" / "parse_match.md"
 START, END = "<!-- tagger-comparison:start -->", "<!-- tagger-comparison:end -->"
 DEMO = ROOT / "data" / "examples" / "demo_responses.jsonl"
-HARDER = ["MSc Data Science", "LLM in International Law", "MA Architecture", "MSc Food Technology",
-          "Master in Business Analytics", "MSc Environmental Science", "Master of Education",
-          "MSc Cognitive Neuroscience", "MSc Mechanical Design", "MA Film Studies"]
+HARDER = [
+    "MSc Data Science",
+    "LLM in International Law",
+    "MA Architecture",
+    "MSc Food Technology",
+    "Master in Business Analytics",
+    "MSc Environmental Science",
+    "Master of Education",
+    "MSc Cognitive Neuroscience",
+    "MSc Mechanical Design",
+    "MA Film Studies",
+]
 SHORT = {T.ARTS: "Arts", T.ENG: "Eng", T.LIFE: "Life", T.NAT: "Nat", T.SOC: "Soc"}
 
 
@@ -54,8 +63,10 @@ def table(model: str) -> str:
         out = tag_fn(programs)
     seconds = time.perf_counter() - started
     by_norm = {n: (t, s) for n, t, s in out.itertuples(index=False)}
-    lines = ["| program | normalised | rules (`rules-1`) | LLM (`" + tagger.tagger_name() + "`) | LLM source | same |",
-             "| --- | --- | --- | --- | --- | --- |"]
+    lines = [
+        "| program | normalised | rules (`rules-1`) | LLM (`" + tagger.tagger_name() + "`) | LLM source | same |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
     seen, same, answered = set(), 0, 0
     for p in programs:
         norm = T.normalize_program(p)
@@ -67,10 +78,15 @@ def table(model: str) -> str:
         same += tags == rules
         answered += source == "llm"
         show = lambda t: " + ".join(SHORT[a] for a in t) or "—"  # noqa: E731
-        lines.append(f"| {p} | {norm} | {show(rules)} | {show(tags)} | {source} | {'yes' if tags == rules else '**no**'} |")
-    lines += ["", f"{len(seen)} programs: the model named an area for {answered}; the two taggers agree on "
-              f"{same}. Areas: Arts = {T.ARTS}, Eng = {T.ENG}, Life = {T.LIFE}, Nat = {T.NAT}, Soc = {T.SOC}. "
-              f"Tagging took {seconds:.0f} s (model load included) on {_cpu()}."]
+        lines.append(
+            f"| {p} | {norm} | {show(rules)} | {show(tags)} | {source} | {'yes' if tags == rules else '**no**'} |"
+        )
+    lines += [
+        "",
+        f"{len(seen)} programs: the model named an area for {answered}; the two taggers agree on "
+        f"{same}. Areas: Arts = {T.ARTS}, Eng = {T.ENG}, Life = {T.LIFE}, Nat = {T.NAT}, Soc = {T.SOC}. "
+        f"Tagging took {seconds:.0f} s (model load included) on {_cpu()}.",
+    ]
     return "\n".join(lines)
 
 

@@ -1,6 +1,6 @@
 """Rebuilds docs/worked_example.md from a fresh run of `fairness-audit score` on the example file.
 
-    .venv/bin/python docs/build_worked_example.py
+.venv/bin/python docs/build_worked_example.py
 """
 
 from __future__ import annotations
@@ -20,7 +20,9 @@ from resources.settings import DATA_DIR, DEMO_CORPUS  # noqa: E402
 
 def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        score_responses(str(DATA_DIR / "examples" / "worked_example_responses.csv"), str(DEMO_CORPUS), tmp, log=lambda *_: None)
+        score_responses(
+            str(DATA_DIR / "examples" / "worked_example_responses.csv"), str(DEMO_CORPUS), tmp, log=lambda *_: None
+        )
         d = Path(tmp)
 
         def md(name, cols=None, q=None):
@@ -32,11 +34,29 @@ def main() -> None:
             return df.to_markdown(index=False, floatfmt=".4f")
 
         # summary.md below its file lines, its headings one level down (it sits under "## summary.md")
-        summary = "\n".join("#" + ln if ln.startswith("#") else ln
-                            for ln in (d / "summary.md").read_text().split("\n", 5)[-1].split("\n"))
-        items = md("drs_items", ["template", "profile_id", "item_index", "university_text", "iso3", "distance_km",
-                                 "lambda_per_km", "rank", "acc", "rep", "acad", "drs", "drs_components"],
-                   "profile_id=='full:female:low:nigeria' and template in ['base','academic']")
+        summary = "\n".join(
+            "#" + ln if ln.startswith("#") else ln
+            for ln in (d / "summary.md").read_text().split("\n", 5)[-1].split("\n")
+        )
+        items = md(
+            "drs_items",
+            [
+                "template",
+                "profile_id",
+                "item_index",
+                "university_text",
+                "iso3",
+                "distance_km",
+                "lambda_per_km",
+                "rank",
+                "acc",
+                "rep",
+                "acad",
+                "drs",
+                "drs_components",
+            ],
+            "profile_id=='full:female:low:nigeria' and template in ['base','academic']",
+        )
         doc = f"""# Worked example
 
 A small responses file, `data/examples/worked_example_responses.csv` (33 hand-written answers of an
@@ -68,33 +88,33 @@ Jaccard with the program's tags). DRS = the mean of the available components wit
 
 ## DRS, Acc, Rep, Acad overall and by group (`drs_summary.csv`), base and academic
 
-{md('drs_summary', None, "template in ['base','academic']")}
+{md("drs_summary", None, "template in ['base','academic']")}
 
 ## Academic alignment by gender and class (`academic_alignment.csv`)
 
-{md('academic_alignment')}
+{md("academic_alignment")}
 
 ## GRS per country (`grs_by_country.csv`), base template, countries recommended
 
-{md('grs_by_country', ['iso3', 'country', 'total_unis', 'recs', 'n_recommendations', 'avail', 'repr', 'scaled_repr', 'rep_covg', 'grs'], "template=='base' and n_recommendations>0")}
+{md("grs_by_country", ["iso3", "country", "total_unis", "recs", "n_recommendations", "avail", "repr", "scaled_repr", "rep_covg", "grs"], "template=='base' and n_recommendations>0")}
 
 ## Base vs regional (`base_vs_regional_drs_change.csv`, `base_vs_regional_grs_change.csv`)
 
-{md('base_vs_regional_drs_change', ['group_by', 'group', 'drs_base', 'drs_regional', 'drs_change_pct', 'acc_change_pct', 'rep_change_pct'])}
+{md("base_vs_regional_drs_change", ["group_by", "group", "drs_base", "drs_regional", "drs_change_pct", "acc_change_pct", "rep_change_pct"])}
 
-{md('base_vs_regional_grs_change', ['country', 'grs_base', 'grs_regional', 'grs_change_pct'], "grs_base>0 or grs_regional>0")}
+{md("base_vs_regional_grs_change", ["country", "grs_base", "grs_regional", "grs_change_pct"], "grs_base>0 or grs_regional>0")}
 
 ## Volume and diversity (`volume_diversity.csv`)
 
-{md('volume_diversity')}
+{md("volume_diversity")}
 
 ## US+UK share and country coverage (`concentration.csv`)
 
-{md('concentration', ['template', 'recommendations_with_country', 'us_uk_share', 'countries_recommended', 'corpus_countries', 'country_coverage'])}
+{md("concentration", ["template", "recommendations_with_country", "us_uk_share", "countries_recommended", "corpus_countries", "country_coverage"])}
 
 ## Reduced context (`reduced_context_top.csv`), top 3 countries per value
 
-{md('reduced_context_top', ['template', 'attribute', 'value', 'rank', 'item', 'count', 'share'], "what=='country' and rank<=3")}
+{md("reduced_context_top", ["template", "attribute", "value", "rank", "item", "count", "share"], "what=='country' and rank<=3")}
 """
     (ROOT / "docs" / "worked_example.md").write_text(doc, encoding="utf-8")
 

@@ -82,18 +82,36 @@ def journey_shots(driver, base: str, env: dict, out: Path) -> list[Path]:
     shots += [out / "ui_models_listed.png", out / "ui_lineage_dialog.png"]
     print("[make_screenshots] backfill launched; waiting for it to end", flush=True)
     backfill, runs = journey.wait_for_backfill(env["DAGSTER_HOME"])
-    print(f"[make_screenshots] backfill {backfill.backfill_id}: {backfill.status.value}, "
-          f"{len(runs)} run(s)", flush=True)
+    print(
+        f"[make_screenshots] backfill {backfill.backfill_id}: {backfill.status.value}, {len(runs)} run(s)", flush=True
+    )
     run = journey.run_of(runs, "generations")
-    journey.missing_on_run_page(driver, base, run.run_id, model, missing, list(HELD),
-                                out / "ui_run_missing_templates.png")
+    journey.missing_on_run_page(
+        driver, base, run.run_id, model, missing, list(HELD), out / "ui_run_missing_templates.png"
+    )
     journey.missing_on_partition_page(driver, base, model, missing[0], list(HELD), out / "ui_partition_missing.png")
-    journey.report_from_asset_page(driver, base, report_port, model, list(HELD), out / "ui_report_link.png",
-                                   out / "report.png", out / "report_figures.png")
+    journey.report_from_asset_page(
+        driver,
+        base,
+        report_port,
+        model,
+        list(HELD),
+        out / "ui_report_link.png",
+        out / "report.png",
+        out / "report_figures.png",
+    )
     journey.world_map(driver, base, report_port, f"{model}|base", out / "ui_world_map.png")
-    return shots + [out / name for name in ("ui_run_missing_templates.png", "ui_partition_missing.png",
-                                            "ui_report_link.png", "report.png", "report_figures.png",
-                                            "ui_world_map.png")]
+    return shots + [
+        out / name
+        for name in (
+            "ui_run_missing_templates.png",
+            "ui_partition_missing.png",
+            "ui_report_link.png",
+            "report.png",
+            "report_figures.png",
+            "ui_world_map.png",
+        )
+    ]
 
 
 def other_pages(driver, base: str, out: Path) -> list[Path]:
@@ -110,16 +128,20 @@ def other_pages(driver, base: str, out: Path) -> list[Path]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots",
-                        help="folder of the PNGs (default: docs/screenshots)")
+    parser.add_argument(
+        "--out", type=Path, default=ROOT / "docs" / "screenshots", help="folder of the PNGs (default: docs/screenshots)"
+    )
     args = parser.parse_args(argv)
     started = time.time()
     with tempfile.TemporaryDirectory(prefix="fairness-screenshots-") as tmp:
         tmp = Path(tmp)
         responses = journey.partial_responses(tmp / "answers.jsonl", HELD)
         env = journey.journey_env(tmp / "home", responses)
-        print(f"[make_screenshots] fairness-audit ui on an empty instance, FAIRNESS_RESPONSES={responses} "
-              f"(templates {', '.join(HELD)})", flush=True)
+        print(
+            f"[make_screenshots] fairness-audit ui on an empty instance, FAIRNESS_RESPONSES={responses} "
+            f"(templates {', '.join(HELD)})",
+            flush=True,
+        )
         with journey.fairness_ui(env, tmp / "ui.log") as base, ui.chromium_driver(tmp / "chromium-profile") as driver:
             print(f"[make_screenshots] UI at {base}; driving headless Chromium", flush=True)
             shots = journey_shots(driver, base, env, args.out)
@@ -132,8 +154,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.out.resolve() == (ROOT / "docs" / "screenshots").resolve():
         absent = sorted(referenced() - made)
         if absent:
-            print(f"[make_screenshots] error: the docs reference {absent}, which this command does not make",
-                  file=sys.stderr)
+            print(
+                f"[make_screenshots] error: the docs reference {absent}, which this command does not make",
+                file=sys.stderr,
+            )
             return 1
         for stale in sorted({p.name for p in args.out.glob("*.png")} - made):
             print(f"[make_screenshots] {args.out.name}/{stale} is not made any more (no doc should show it)")

@@ -78,8 +78,17 @@ def run_suite(suite: dict, frames: Mapping[str, pd.DataFrame], thresholds: Mappi
             if df.empty:
                 # nothing to measure: an empty frame fails a minimum, passes a maximum / uniqueness
                 ok = check.get("bound") != "min_value"
-                outcomes.append(CheckOutcome(check["name"], ok, None, threshold, bool(check.get("blocking")),
-                                             check.get("description", ""), {"note": "no rows to validate"}))
+                outcomes.append(
+                    CheckOutcome(
+                        check["name"],
+                        ok,
+                        None,
+                        threshold,
+                        bool(check.get("blocking")),
+                        check.get("description", ""),
+                        {"note": "no rows to validate"},
+                    )
+                )
                 continue
             kwargs = {"column": check["column"]}
             if threshold is not None:
@@ -92,10 +101,19 @@ def run_suite(suite: dict, frames: Mapping[str, pd.DataFrame], thresholds: Mappi
                 observed = float(res["unexpected_percent"] or 0.0) / 100.0
             if check["expectation"] == "ExpectColumnValuesToBeBetween" and check.get("bound") == "max_value":
                 observed = float(df[check["column"]].max())
-            outcomes.append(CheckOutcome(
-                check["name"], bool(result.success), None if observed is None else float(observed), threshold,
-                bool(check.get("blocking")), check.get("description", ""),
-                {k: v for k, v in res.items() if k in ("element_count", "unexpected_count", "unexpected_percent",
-                                                       "partial_unexpected_list")},
-            ))
+            outcomes.append(
+                CheckOutcome(
+                    check["name"],
+                    bool(result.success),
+                    None if observed is None else float(observed),
+                    threshold,
+                    bool(check.get("blocking")),
+                    check.get("description", ""),
+                    {
+                        k: v
+                        for k, v in res.items()
+                        if k in ("element_count", "unexpected_count", "unexpected_percent", "partial_unexpected_list")
+                    },
+                )
+            )
     return outcomes

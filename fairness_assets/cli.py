@@ -26,36 +26,57 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .local import (GATE_EXIT_CODES, RunFailed, ScoreFailed, UsageError, gate_audits, run_job, score_responses,
-                    start_ui)
+from .local import GATE_EXIT_CODES, RunFailed, ScoreFailed, UsageError, gate_audits, run_job, score_responses, start_ui
 
-
-VERBOSE_HELP = ("print every event in full, failed steps with their stack traces (by default: one line per step, "
-                "a failed step as its cause; the traces go to the log file whose path is printed)")
+VERBOSE_HELP = (
+    "print every event in full, failed steps with their stack traces (by default: one line per step, "
+    "a failed step as its cause; the traces go to the log file whose path is printed)"
+)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="fairness-audit", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    score = sub.add_parser("score", help="score a responses file (CSV/JSONL/Parquet): the audit's assets in process, results to --out")
+    score = sub.add_parser(
+        "score", help="score a responses file (CSV/JSONL/Parquet): the audit's assets in process, results to --out"
+    )
     score.add_argument("--responses", required=True, help="responses file (docs/responses_format.md)")
     score.add_argument("--corpus", required=True, help="QS World University Rankings export (CSV)")
     score.add_argument("--out", required=True, help="folder for the tables (CSV) and summary.md")
-    score.add_argument("--tagger", default="rules", choices=["rules", "llm"],
-                       help="subject tagger: rules (default) or llm (the registry's tagger model; docs/parse_match.md)")
+    score.add_argument(
+        "--tagger",
+        default="rules",
+        choices=["rules", "llm"],
+        help="subject tagger: rules (default) or llm (the registry's tagger model; docs/parse_match.md)",
+    )
     score.add_argument("--rank-column", default="2024 RANK", help="rank column of the export")
-    score.add_argument("--max-items", type=int, default=None, help="k: the first k distinct items of an answer are "
-                       "scored, the rest counted in notes.csv (default FAIRNESS_MAX_ITEMS, else 3; METHOD.md §9)")
-    score.add_argument("--database", default="", help="results database URL to keep the stored rows in "
-                       "(default: a throw-away SQLite file)")
+    score.add_argument(
+        "--max-items",
+        type=int,
+        default=None,
+        help="k: the first k distinct items of an answer are "
+        "scored, the rest counted in notes.csv (default FAIRNESS_MAX_ITEMS, else 3; METHOD.md §9)",
+    )
+    score.add_argument(
+        "--database",
+        default="",
+        help="results database URL to keep the stored rows in (default: a throw-away SQLite file)",
+    )
     score.add_argument("--verbose", action="store_true", help=VERBOSE_HELP + " (DIR/score.log)")
-    gate = sub.add_parser("gate", help="the release gate: is the candidate model at least as fair as the baseline? "
-                          "(exit 0 pass, 1 fail, 2 inconclusive or bad input; docs/operations.md)")
+    gate = sub.add_parser(
+        "gate",
+        help="the release gate: is the candidate model at least as fair as the baseline? "
+        "(exit 0 pass, 1 fail, 2 inconclusive or bad input; docs/operations.md)",
+    )
     gate.add_argument("--gate", required=True, help="gate file (YAML): baseline, candidate, lines")
     gate.add_argument("--responses", default="", help="responses file holding both models' answers (scored first)")
     gate.add_argument("--corpus", default="", help="QS World University Rankings export (CSV), with --responses")
-    gate.add_argument("--database", default="", help="results database URL: keep the scored rows (with "
-                      "--responses) or compare the audits it already holds (without)")
+    gate.add_argument(
+        "--database",
+        default="",
+        help="results database URL: keep the scored rows (with "
+        "--responses) or compare the audits it already holds (without)",
+    )
     gate.add_argument("--out", required=True, help="folder for gate.md, gate.csv (and the scored tables)")
     gate.add_argument("--tagger", default="rules", choices=["rules", "llm"], help="subject tagger, with --responses")
     gate.add_argument("--verbose", action="store_true", help=VERBOSE_HELP + " (DIR/score.log)")
@@ -64,9 +85,12 @@ def main(argv: list[str] | None = None) -> int:
     run = sub.add_parser("run", help="run a job of the code location by name")
     run.add_argument("job", help="job name, e.g. demo_audit or reference_data")
     run.add_argument("--verbose", action="store_true", help=VERBOSE_HELP + " ($DAGSTER_HOME/logs/)")
-    ui = sub.add_parser("ui", help="start the Dagster UI (dagster dev on workspace.yaml) and a read-only server of the "
-                        "reports folder on 127.0.0.1:FAIRNESS_REPORT_PORT (none when FAIRNESS_REPORT_BASE_URL is set); "
-                        "both stop on SIGTERM or Ctrl-C even when started in the background by a script")
+    ui = sub.add_parser(
+        "ui",
+        help="start the Dagster UI (dagster dev on workspace.yaml) and a read-only server of the "
+        "reports folder on 127.0.0.1:FAIRNESS_REPORT_PORT (none when FAIRNESS_REPORT_BASE_URL is set); "
+        "both stop on SIGTERM or Ctrl-C even when started in the background by a script",
+    )
     ui.add_argument("dagster_args", nargs=argparse.REMAINDER, help="passed on to `dagster dev` (e.g. -p 3001)")
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["ui"] and not {"-h", "--help"} & set(argv[1:]):
@@ -91,24 +115,45 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "score":
             if args.max_items is not None and args.max_items < 1:
                 raise UsageError(f"--max-items must be at least 1, got {args.max_items}")
-            score_responses(args.responses, args.corpus, args.out, tagger=args.tagger, rank_column=args.rank_column,
-                            database_url=args.database, max_items=args.max_items, verbose=args.verbose)
+            score_responses(
+                args.responses,
+                args.corpus,
+                args.out,
+                tagger=args.tagger,
+                rank_column=args.rank_column,
+                database_url=args.database,
+                max_items=args.max_items,
+                verbose=args.verbose,
+            )
             return 0
         if args.command == "gate":
-            verdict = gate_audits(args.gate, args.out, responses=args.responses, corpus_path=args.corpus,
-                                  database_url=args.database, tagger=args.tagger, verbose=args.verbose)
+            verdict = gate_audits(
+                args.gate,
+                args.out,
+                responses=args.responses,
+                corpus_path=args.corpus,
+                database_url=args.database,
+                tagger=args.tagger,
+                verbose=args.verbose,
+            )
             return GATE_EXIT_CODES[verdict]
         if args.command == "demo":
             return run_job("demo_audit", verbose=args.verbose)
         if args.command == "run":
             return run_job(args.job, verbose=args.verbose)
     except ScoreFailed as exc:  # what could be scored is written; the list of what failed, exit code 1
-        print(f"fairness-audit score: {len(exc.failures)} failure(s); what could be scored is written to "
-              f"{args.out} (summary.md lists the failures):", file=sys.stderr)
+        print(
+            f"fairness-audit score: {len(exc.failures)} failure(s); what could be scored is written to "
+            f"{args.out} (summary.md lists the failures):",
+            file=sys.stderr,
+        )
         for failure in exc.failures:
             print(f"  {redact(failure.line())}", file=sys.stderr)
-        print(f"fairness-audit score: stack traces: {exc.log_path}"
-              + ("" if args.verbose else " (--verbose prints them)"), file=sys.stderr)
+        print(
+            f"fairness-audit score: stack traces: {exc.log_path}"
+            + ("" if args.verbose else " (--verbose prints them)"),
+            file=sys.stderr,
+        )
         return 1
     except expected as exc:  # a bad input or configuration: one line that names it, no traceback
         print(f"fairness-audit {args.command}: error: {redact(str(exc))}", file=sys.stderr)

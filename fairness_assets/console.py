@@ -58,10 +58,14 @@ class CompactConsole(logging.Handler):
     terminal); ``redact``: applied to every line; ``error_text``: a failure event's one-line cause.
     """
 
-    def __init__(self, stream: Optional[TextIO] = None, tty: Optional[bool] = None,
-                 redact: Callable[[str], str] = lambda s: s,
-                 error_text: Callable[[object], str] = lambda e: str(getattr(e, "message", e)),
-                 clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        stream: Optional[TextIO] = None,
+        tty: Optional[bool] = None,
+        redact: Callable[[str], str] = lambda s: s,
+        error_text: Callable[[object], str] = lambda e: str(getattr(e, "message", e)),
+        clock: Callable[[], float] = time.monotonic,
+    ):
         super().__init__(level=logging.DEBUG)
         self.stream = stream or sys.stderr
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)()) if tty is None else tty
@@ -141,8 +145,11 @@ class CompactConsole(logging.Handler):
         if PROGRESS.match(first):
             if self.tty:
                 self._write(f"{when} … {step_key}: {first}", final=False)
-            elif self.clock() - step.started >= QUIET_S and not first.rstrip(")").endswith("done") \
-                    and ", done" not in first:
+            elif (
+                self.clock() - step.started >= QUIET_S
+                and not first.rstrip(")").endswith("done")
+                and ", done" not in first
+            ):
                 self._write(f"{when} … {first}")  # a long step's progress, appended to the log
             return
         step.last = first
@@ -166,8 +173,10 @@ class CompactConsole(logging.Handler):
         if kind == "STEP_FAILURE":
             error = getattr(event.event_specific_data, "error", None)
             cause = self.error_text(error) if error is not None else "see the log file"
-            self._write(f"{when} {self.bad} {step_key} failed after {took}; cause: {cause}"
-                        + (f" ({'; '.join(parts)})" if parts else ""))
+            self._write(
+                f"{when} {self.bad} {step_key} failed after {took}; cause: {cause}"
+                + (f" ({'; '.join(parts)})" if parts else "")
+            )
             return
         if step.last:
             parts.append(_trim(step.last, LAST_CHARS))

@@ -47,21 +47,33 @@ def settings_definitions(settings: FairnessSettings) -> dg.Definitions:
     """What ``settings`` make of the code location: every resource, the executor
     (``FAIRNESS_EXECUTOR``), the ``study_audit`` job (its run config passes the grid on) and the
     re-audit schedule (``FAIRNESS_REAUDIT_CRON``, ``FAIRNESS_REAUDIT_TIMEZONE``)."""
-    return dg.Definitions(resources=build_resources(settings), executor=executor_for(settings),
-                          jobs=[study_audit_job(settings)], schedules=[reaudit_schedule_for(settings)])
+    return dg.Definitions(
+        resources=build_resources(settings),
+        executor=executor_for(settings),
+        jobs=[study_audit_job(settings)],
+        schedules=[reaudit_schedule_for(settings)],
+    )
 
 
 def load_definitions(settings: FairnessSettings) -> dg.Definitions:
     """The code location with ``settings``: the defs folder loaded now, with what the settings make
     (:func:`settings_definitions`), every asset catalogued with the same settings."""
-    loaded = dg.Definitions.merge(dg.load_from_defs_folder(path_within_project=Path(__file__).parent),
-                                  settings_definitions(settings))
+    loaded = dg.Definitions.merge(
+        dg.load_from_defs_folder(path_within_project=Path(__file__).parent), settings_definitions(settings)
+    )
     # the same Definitions with the catalog's kinds, owners, tags and method note on every asset
     return dg.Definitions(
-        assets=catalogued(loaded.assets or [], settings), asset_checks=loaded.asset_checks, jobs=loaded.jobs,
-        schedules=loaded.schedules, sensors=loaded.sensors, resources=loaded.resources,
-        executor=loaded.executor, loggers=loaded.loggers, metadata=loaded.metadata,
-        component_tree=loaded.component_tree)
+        assets=catalogued(loaded.assets or [], settings),
+        asset_checks=loaded.asset_checks,
+        jobs=loaded.jobs,
+        schedules=loaded.schedules,
+        sensors=loaded.sensors,
+        resources=loaded.resources,
+        executor=loaded.executor,
+        loggers=loaded.loggers,
+        metadata=loaded.metadata,
+        component_tree=loaded.component_tree,
+    )
 
 
 @dg.definitions

@@ -14,8 +14,8 @@ from __future__ import annotations
 import json
 import math
 import shutil
-from pathlib import Path
 import tempfile
+from pathlib import Path
 from typing import Callable, Iterator, Mapping, Optional, Sequence
 
 import pandas as pd
@@ -33,8 +33,15 @@ EXPORTED = [t.file for t in result_tables.exported()]
 COMPARISON = [t.file for t in result_tables.exported(cross_partition=True)]
 # the tables stored one row per cell or per table row (core.tables), by the asset that stores them
 LONG_ASSETS = ("analysis_tables", "audit_statistics", "audit_geography")
-DIGEST = ("answers_left_out", "volume_diversity", "concentration", "drs_mean", "grs_positive", "scorecard_rows",
-          "scorecard_findings")
+DIGEST = (
+    "answers_left_out",
+    "volume_diversity",
+    "concentration",
+    "drs_mean",
+    "grs_positive",
+    "scorecard_rows",
+    "scorecard_findings",
+)
 # the model comparison's tables the scorecard of summary.md reads (as the report does): name -> file
 SCORECARD_COMPARISON = {t.name: t.file for t in result_tables.of_asset("model_comparison")}
 _INTERNAL = ["id", "partition_key", "provenance_id", "params_hash"]
@@ -99,8 +106,9 @@ class _CsvTable:
         return self.rows
 
 
-def _wide_partition(long: pd.DataFrame, key: PartitionKey, tables: Sequence[result_tables.ResultTable]
-                    ) -> dict[str, pd.DataFrame]:
+def _wide_partition(
+    long: pd.DataFrame, key: PartitionKey, tables: Sequence[result_tables.ResultTable]
+) -> dict[str, pd.DataFrame]:
     """One partition's long stored rows (MetricRow/StatisticRow/GeographyRow) -> its wide tables
     among ``tables``, by file name, with ``model`` and ``template`` in front and the flags as booleans."""
     wide = tables_core.from_long(long) if len(long) else {}
@@ -147,11 +155,17 @@ def partition_results(database: D.ResultsDatabase, key: str) -> dict[str, pd.Dat
     items = _read(database, D.DRSItem, key)
     out = {"recommendations": recs}
     if len(items):
-        score_cols = [c for c in items.columns
-                      if c not in recs.columns or c in ("partition_key", "response_id", "item_index")]
-        out["drs_items"] = _front(recs.merge(items[[c for c in score_cols if c not in ("id", "provenance_id")]],
-                                             on=["partition_key", "response_id", "item_index"], how="inner",
-                                             validate="one_to_one"))
+        score_cols = [
+            c for c in items.columns if c not in recs.columns or c in ("partition_key", "response_id", "item_index")
+        ]
+        out["drs_items"] = _front(
+            recs.merge(
+                items[[c for c in score_cols if c not in ("id", "provenance_id")]],
+                on=["partition_key", "response_id", "item_index"],
+                how="inner",
+                validate="one_to_one",
+            )
+        )
     else:
         out["drs_items"] = recs.iloc[:0]
     grs = _read(database, D.GRSCountry, key)
@@ -164,8 +178,10 @@ def partition_results(database: D.ResultsDatabase, key: str) -> dict[str, pd.Dat
 def _comparison(database: D.ResultsDatabase) -> dict[str, pd.DataFrame]:
     """Base vs regional, the model comparison and the sensitivity (stored across partitions, key
     ``""``), by file name; a table not stored is an empty frame (``model`` or ``template`` column)."""
-    stored = {asset: tables_core.from_long(database.read_rows(D.TABLES[asset], [""]))
-              for asset in result_tables.CROSS_PARTITION_ASSETS}
+    stored = {
+        asset: tables_core.from_long(database.read_rows(D.TABLES[asset], [""]))
+        for asset in result_tables.CROSS_PARTITION_ASSETS
+    }
     out = {}
     for t in result_tables.exported(cross_partition=True):
         empty = pd.DataFrame(columns=["model"] if t.asset == "base_vs_regional" else ["template"])
@@ -178,7 +194,7 @@ def read_results(database: D.ResultsDatabase, keys: Optional[Sequence[str]] = No
     in memory. For tests and small audits; :func:`export_results` writes the same tables to files
     a partition at a time."""
     frames: dict[str, list[pd.DataFrame]] = {n: [] for n in EXPORTED}
-    for key in (stored_partition_keys(database) if keys is None else keys):
+    for key in stored_partition_keys(database) if keys is None else keys:
         for name, df in partition_results(database, key).items():
             frames[name].append(df)
     out = {}
@@ -194,16 +210,29 @@ def _digest(name: str, key: PartitionKey, df: pd.DataFrame, digest: dict[str, li
     if name == "recommendations" and "n_items_left_out" in df:
         answers = df.drop_duplicates("response_id")
         digest["answers_left_out"].append(
-            answers.loc[answers["n_items_left_out"] > 0,
-                        ["response_id", "model", "template", "n_items_found", "n_items_left_out"]])
+            answers.loc[
+                answers["n_items_left_out"] > 0,
+                ["response_id", "model", "template", "n_items_found", "n_items_left_out"],
+            ]
+        )
     elif name in ("volume_diversity", "concentration"):
         digest[name].append(df)
     elif name == "drs_responses" and "drs" in df:
-        digest["drs_mean"].append(pd.DataFrame([{"model": key.model, "template": key.template,
-                                                 "drs": float(df["drs"].mean()) if len(df) else float("nan")}]))
+        digest["drs_mean"].append(
+            pd.DataFrame(
+                [
+                    {
+                        "model": key.model,
+                        "template": key.template,
+                        "drs": float(df["drs"].mean()) if len(df) else float("nan"),
+                    }
+                ]
+            )
+        )
     elif name == "grs_by_country" and "grs" in df:
-        digest["grs_positive"].append(pd.DataFrame([{"model": key.model, "template": key.template,
-                                                     "countries": int((df["grs"] > 0).sum())}]))
+        digest["grs_positive"].append(
+            pd.DataFrame([{"model": key.model, "template": key.template, "countries": int((df["grs"] > 0).sum())}])
+        )
 
 
 class ExportedTables(Mapping[str, pd.DataFrame]):
@@ -280,8 +309,10 @@ def export_results(database_url: str, outdir: Path, log: Callable[[str], None] =
         log(f"report written to {outdir / 'report.html'} ({int(reports['figures'].iloc[-1])} figures)")
     else:
         log("no scored partition: no report written")
-    out = {n: pd.concat(fs, ignore_index=True) if fs else pd.DataFrame(columns=["model", "template"])
-           for n, fs in digest.items()}
+    out = {
+        n: pd.concat(fs, ignore_index=True) if fs else pd.DataFrame(columns=["model", "template"])
+        for n, fs in digest.items()
+    }
     out.update({name: compared[name] for name in SCORECARD_COMPARISON.values()})
     return out
 
@@ -291,11 +322,14 @@ def _scorecard_digest(key: PartitionKey, tables: Mapping[str, pd.DataFrame], dig
     and geographic contrasts), from its full tables: what summary.md's scorecard is built from."""
     if not len(tables.get("drs_responses", pd.DataFrame())):
         return  # not scored: the report leaves it out too
-    digest["scorecard_rows"].append(scorecard_core.partition_row(key.model, key.template, tables, tables,
-                                                                 tables.get("grs_by_country")))
-    digest["scorecard_findings"].append(scorecard_core.behaviour_findings(
-        tables.get("behaviour_needs"), tables.get("geography_geo_contrasts"), model=key.model,
-        template=key.template))
+    digest["scorecard_rows"].append(
+        scorecard_core.partition_row(key.model, key.template, tables, tables, tables.get("grs_by_country"))
+    )
+    digest["scorecard_findings"].append(
+        scorecard_core.behaviour_findings(
+            tables.get("behaviour_needs"), tables.get("geography_geo_contrasts"), model=key.model, template=key.template
+        )
+    )
 
 
 def scorecard(written: Mapping[str, pd.DataFrame]) -> Optional[scorecard_core.Scorecard]:
@@ -314,15 +348,36 @@ def notes_table(text_notes: pd.DataFrame, recommendations: pd.DataFrame) -> pd.D
     out``: the first k scored, the rest counted; METHOD.md §9). ``recommendations``: the
     recommendation rows, or only those of answers with items left out (the export's
     ``answers_left_out``)."""
-    rows = [{"kind": "text", "row": r.row, "response_id": None, "model": None, "template": None,
-             "detail": f"{r.column}: {r.note}"} for r in text_notes.itertuples(index=False)] if len(text_notes) else []
+    rows = (
+        [
+            {
+                "kind": "text",
+                "row": r.row,
+                "response_id": None,
+                "model": None,
+                "template": None,
+                "detail": f"{r.column}: {r.note}",
+            }
+            for r in text_notes.itertuples(index=False)
+        ]
+        if len(text_notes)
+        else []
+    )
     if len(recommendations) and "n_items_left_out" in recommendations:
         answers = recommendations.drop_duplicates("response_id")
         for a in answers[answers["n_items_left_out"] > 0].itertuples(index=False):
             kept = int(a.n_items_found) - int(a.n_items_left_out)
-            rows.append({"kind": "items left out", "row": None, "response_id": a.response_id, "model": a.model,
-                         "template": a.template, "detail": f"{int(a.n_items_found)} items found, the first {kept} "
-                         f"distinct items scored, {int(a.n_items_left_out)} left out"})
+            rows.append(
+                {
+                    "kind": "items left out",
+                    "row": None,
+                    "response_id": a.response_id,
+                    "model": a.model,
+                    "template": a.template,
+                    "detail": f"{int(a.n_items_found)} items found, the first {kept} "
+                    f"distinct items scored, {int(a.n_items_left_out)} left out",
+                }
+            )
     return pd.DataFrame(rows, columns=["kind", "row", "response_id", "model", "template", "detail"])
 
 
@@ -339,28 +394,45 @@ def _escape_pipes(text: str) -> str:
     return str(text).replace("|", "\\|")
 
 
-def summary_markdown(written: dict[str, pd.DataFrame], rows_read: int, n_rejected: int, corpus_path: str,
-                     responses: str, failures: Sequence[str] = ()) -> str:
+def summary_markdown(
+    written: dict[str, pd.DataFrame],
+    rows_read: int,
+    n_rejected: int,
+    corpus_path: str,
+    responses: str,
+    failures: Sequence[str] = (),
+) -> str:
     """summary.md: the scorecard (:func:`scorecard`: the same as at the top of the report), one line
     per partition (responses, recommendations, matched, mean DRS, US+UK share, country coverage,
     countries with GRS > 0), then a "Failed" section with one line per failure (``failures``: what
     failed, which step, the cause) when anything failed. ``written``: :func:`export_results`'s digest."""
-    lines = ["# Audit summary", "", f"- responses file: `{responses}` ({rows_read} rows, {n_rejected} not usable)",
-             f"- corpus: `{corpus_path}`", "",
-             "| model | template | responses | recommendations | matched | mean DRS | US+UK share | country coverage | countries with GRS > 0 |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    lines = [
+        "# Audit summary",
+        "",
+        f"- responses file: `{responses}` ({rows_read} rows, {n_rejected} not usable)",
+        f"- corpus: `{corpus_path}`",
+        "",
+        "| model | template | responses | recommendations | matched | mean DRS | US+UK share | country coverage | countries with GRS > 0 |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
     if failures:
-        lines.insert(4, f"- **{len(failures)} failure(s)**: what could be scored is below and in the files; "
-                        "see [Failed](#failed) and `score.log` for the stack traces")
+        lines.insert(
+            4,
+            f"- **{len(failures)} failure(s)**: what could be scored is below and in the files; "
+            "see [Failed](#failed) and `score.log` for the stack traces",
+        )
     recs = written.get("answers_left_out", written.get("recommendations", pd.DataFrame()))
     if len(recs) and "n_items_left_out" in recs:
         answers = recs.drop_duplicates("response_id")
         cut = answers[answers["n_items_left_out"] > 0]
         if len(cut):
-            lines.insert(4, f"- {len(cut)} answer(s) name more items than are scored: the first "
-                            f"{int((cut['n_items_found'] - cut['n_items_left_out']).max())} distinct items of each are "
-                            f"scored, {int(cut['n_items_left_out'].sum())} item(s) left out and counted "
-                            "(`n_items_left_out`, notes.csv; METHOD.md §9)")
+            lines.insert(
+                4,
+                f"- {len(cut)} answer(s) name more items than are scored: the first "
+                f"{int((cut['n_items_found'] - cut['n_items_left_out']).max())} distinct items of each are "
+                f"scored, {int(cut['n_items_left_out'].sum())} item(s) left out and counted "
+                "(`n_items_left_out`, notes.csv; METHOD.md §9)",
+            )
     empty = pd.DataFrame(columns=["model", "template"])
     vol, conc = written.get("volume_diversity", empty), written.get("concentration", empty)
     drs, grs = written.get("drs_mean", empty), written.get("grs_positive", empty)
@@ -368,21 +440,41 @@ def summary_markdown(written: dict[str, pd.DataFrame], rows_read: int, n_rejecte
         v = v.iloc[0]
         c = conc[(conc["model"] == model) & (conc["template"] == template)]
         c = c.iloc[0] if len(c) else {}
-        d = drs[(drs["model"] == model) & (drs["template"] == template)]["drs"] if "drs" in drs else pd.Series(dtype=float)
-        g = grs[(grs["model"] == model) & (grs["template"] == template)]["countries"] if "countries" in grs \
+        d = (
+            drs[(drs["model"] == model) & (drs["template"] == template)]["drs"]
+            if "drs" in drs
             else pd.Series(dtype=float)
-        lines.append(f"| {_escape_pipes(model)} | {_escape_pipes(template)} | {_count(v['responses'])} | {_count(v['recommendations'])} | "
-                     f"{_count(v['matched_recommendations'])} | {_num(float(d.iloc[0]) if len(d) else None, '.4f')} | "
-                     f"{_num(c.get('us_uk_share'), '.1%')} | {_num(c.get('country_coverage'), '.1%')} | {int(g.sum())} |")
+        )
+        g = (
+            grs[(grs["model"] == model) & (grs["template"] == template)]["countries"]
+            if "countries" in grs
+            else pd.Series(dtype=float)
+        )
+        lines.append(
+            f"| {_escape_pipes(model)} | {_escape_pipes(template)} | {_count(v['responses'])} | {_count(v['recommendations'])} | "
+            f"{_count(v['matched_recommendations'])} | {_num(float(d.iloc[0]) if len(d) else None, '.4f')} | "
+            f"{_num(c.get('us_uk_share'), '.1%')} | {_num(c.get('country_coverage'), '.1%')} | {int(g.sum())} |"
+        )
     card = scorecard(written)
-    block = scorecard_core.markdown(card).rstrip("\n").split("\n") if card is not None else [
-        f"## {scorecard_core.TITLE}", "", "_Nothing was scored: no scorecard_" + (" (see [Failed](#failed))._"
-                                                                               if failures else "._")]
+    block = (
+        scorecard_core.markdown(card).rstrip("\n").split("\n")
+        if card is not None
+        else [
+            f"## {scorecard_core.TITLE}",
+            "",
+            "_Nothing was scored: no scorecard_" + (" (see [Failed](#failed))._" if failures else "._"),
+        ]
+    )
     at = next(i for i, ln in enumerate(lines) if ln.startswith("| model | template | responses"))
     lines[at:at] = block + ["", "## Partitions", ""]
     if failures:
-        lines += ["", "## Failed", "",
-                  "Each failure: what it covers, the step and its cause (stack traces in `score.log`). Tables of a "
-                  "failed partition hold what its finished steps stored.", ""]
+        lines += [
+            "",
+            "## Failed",
+            "",
+            "Each failure: what it covers, the step and its cause (stack traces in `score.log`). Tables of a "
+            "failed partition hold what its finished steps stored.",
+            "",
+        ]
         lines += [f"- {_escape_pipes(f)}" for f in failures]
     return "\n".join(lines) + "\n"

@@ -48,8 +48,11 @@ class StepFailure:
 
     def line(self) -> str:
         steps = ", ".join(repr(s) for s in self.steps)
-        return f"{self.what}: step{'s' if len(self.steps) > 1 else ''} {steps} failed: {self.cause}" if self.steps \
+        return (
+            f"{self.what}: step{'s' if len(self.steps) > 1 else ''} {steps} failed: {self.cause}"
+            if self.steps
             else f"{self.what}: {self.cause}"
+        )
 
 
 class ScoreFailed(RunFailed):
@@ -222,9 +225,11 @@ class RunLog:
 
         verbose, path = self.verbose, self.path
 
-        @dg.logger(config_schema={"log_level": dg.Field(str, is_required=False, default_value="INFO")},
-                   description="One compact line per asset step on the console (verbose: every event in full), "
-                   "every event in full in the command's log file.")
+        @dg.logger(
+            config_schema={"log_level": dg.Field(str, is_required=False, default_value="INFO")},
+            description="One compact line per asset step on the console (verbose: every event in full), "
+            "every event in full in the command's log file.",
+        )
         def fairness_console(init_context) -> logging.Logger:
             from resources.secrets import redact
 
@@ -256,10 +261,10 @@ def run_job(job_name: str, verbose: bool = False) -> int:
 
     from resources.settings import AuditGridResource, load_settings
 
-    from .defs.operations.jobs import JOB_PRESETS
     from .core.partition import PartitionKey
-    from .defs.partitions import MODEL_PARTITIONS
     from .definitions import load_definitions
+    from .defs.operations.jobs import JOB_PRESETS
+    from .defs.partitions import MODEL_PARTITIONS
 
     settings = load_settings()  # read once: the definitions and the grid below are built from it
     defs = load_definitions(settings)
@@ -274,8 +279,9 @@ def run_job(job_name: str, verbose: bool = False) -> int:
     if job.partitions_def is not None:
         # the grid the job runs, from the settings the definitions were built with (their EnvVars
         # cannot be read outside a run)
-        cfg = AuditGridResource(preset=JOB_PRESETS.get(job_name) or settings.preset,
-                                model_registry_path=settings.model_registry).resolve()
+        cfg = AuditGridResource(
+            preset=JOB_PRESETS.get(job_name) or settings.preset, model_registry_path=settings.model_registry
+        ).resolve()
         instance.add_dynamic_partitions(MODEL_PARTITIONS.name, list(cfg.models))
         partition_keys = [str(PartitionKey(m, t)) for m in cfg.models for t in cfg.templates]
     print(f"[fairness-audit] log of the runs, stack traces included: {run_log.path}", flush=True)
@@ -284,12 +290,15 @@ def run_job(job_name: str, verbose: bool = False) -> int:
         where = f" for partition {key}" if key else ""
         print(f"[fairness-audit] running job {job_name!r}{where} (Dagster instance: {home})", flush=True)
         run_log.note(f"running job {job_name!r}{where}")
-        result = job.execute_in_process(instance=instance, raise_on_error=False, partition_key=key,
-                                        run_config=run_log.run_config())
+        result = job.execute_in_process(
+            instance=instance, raise_on_error=False, partition_key=key, run_config=run_log.run_config()
+        )
         print("", flush=True)
         if not result.success:
-            print(f"[fairness-audit] stack traces: {run_log.path}"
-                  + ("" if verbose else " (--verbose prints them)"), file=sys.stderr)
+            print(
+                f"[fairness-audit] stack traces: {run_log.path}" + ("" if verbose else " (--verbose prints them)"),
+                file=sys.stderr,
+            )
             print(f"[fairness-audit] job {job_name!r}{where} failed (run id {result.run_id})", file=sys.stderr)
             for line in failure_causes(instance, result.run_id):  # last: the cause, not only "step X failed"
                 print(f"[fairness-audit] {line}", file=sys.stderr)
@@ -307,17 +316,23 @@ def run_job(job_name: str, verbose: bool = False) -> int:
             if event.asset_key.to_user_string() == "audit_report":
                 meta = event.materialization.metadata
                 report = getattr(meta.get("report"), "value", None)
-                print(f"[fairness-audit] audit report: {report} (and report.md beside it); "
-                      f"{getattr(meta.get('significant_findings'), 'value', 0)} significant finding(s)")
+                print(
+                    f"[fairness-audit] audit report: {report} (and report.md beside it); "
+                    f"{getattr(meta.get('significant_findings'), 'value', 0)} significant finding(s)"
+                )
     if failed:
         return 1
     from resources.database import redact
     from resources.settings import default_database_url, results_dir
 
     # database.url is an EnvVar (not readable outside a run) when FAIRNESS_DATABASE_URL is set
-    print(f"[fairness-audit] results database: {redact(os.environ.get('FAIRNESS_DATABASE_URL') or default_database_url())}")
+    print(
+        f"[fairness-audit] results database: {redact(os.environ.get('FAIRNESS_DATABASE_URL') or default_database_url())}"
+    )
     print(f"[fairness-audit] results folder:   {results_dir()}")
-    print("[fairness-audit] browse the run and the assets with: .venv/bin/fairness-audit ui  (then http://127.0.0.1:3000)")
+    print(
+        "[fairness-audit] browse the run and the assets with: .venv/bin/fairness-audit ui  (then http://127.0.0.1:3000)"
+    )
     return 0
 
 
@@ -336,17 +351,31 @@ def output_folder(out: str) -> Path:
     return path
 
 
-def score_settings(responses: str, corpus_path: str, database_url: str, workdir: Path, staging_dir: str,
-                   tagger: str = "rules", max_items: Optional[int] = None):
+def score_settings(
+    responses: str,
+    corpus_path: str,
+    database_url: str,
+    workdir: Path,
+    staging_dir: str,
+    tagger: str = "rules",
+    max_items: Optional[int] = None,
+):
     """The settings of one ``score``: the environment's (``FAIRNESS_*``), with the command's files,
     tagger, k and its own database, reports folder, home and staging folder in their place. Built
     once and passed on (never written to ``os.environ``): two ``score`` calls in one process, in two
     threads, each run with their own. A bad value raises ``ConfigError`` naming it."""
     from resources.settings import load_settings
 
-    return load_settings(responses=responses, qs_corpus=corpus_path, tagger=tagger, database_url=database_url,
-                         reports_dir=str(workdir / "reports"), home=str(workdir / "home"), staging_dir=staging_dir,
-                         **({"max_items": int(max_items)} if max_items is not None else {}))
+    return load_settings(
+        responses=responses,
+        qs_corpus=corpus_path,
+        tagger=tagger,
+        database_url=database_url,
+        reports_dir=str(workdir / "reports"),
+        home=str(workdir / "home"),
+        staging_dir=staging_dir,
+        **({"max_items": int(max_items)} if max_items is not None else {}),
+    )
 
 
 def resources_from(settings) -> dict:
@@ -401,8 +430,9 @@ def partition_boxes(pairs: set[tuple[str, str]], models: list[str], templates: l
 PARTITIONS_PER_RUN = 6
 
 
-def bounded_boxes(boxes: list[tuple], models: list[str], templates: list[str],
-                  most: int = PARTITIONS_PER_RUN) -> list[tuple]:
+def bounded_boxes(
+    boxes: list[tuple], models: list[str], templates: list[str], most: int = PARTITIONS_PER_RUN
+) -> list[tuple]:
     """``boxes`` (as :func:`partition_boxes` gives them) cut so that none holds more than ``most``
     partitions: a box's template span is cut into runs of at most ``most`` templates, then its model
     span into runs of as many models as fit."""
@@ -410,20 +440,28 @@ def bounded_boxes(boxes: list[tuple], models: list[str], templates: list[str],
         raise ValueError(f"partitions per run must be at least 1, got {most}")
     out: list[tuple] = []
     for m0, m1, t0, t1 in boxes:
-        ms = models[models.index(m0): models.index(m1) + 1]
-        ts = templates[templates.index(t0): templates.index(t1) + 1]
+        ms = models[models.index(m0) : models.index(m1) + 1]
+        ts = templates[templates.index(t0) : templates.index(t1) + 1]
         step_t = min(len(ts), most)
         step_m = max(1, most // step_t)
         for i in range(0, len(ms), step_m):
             for j in range(0, len(ts), step_t):
-                mm, tt = ms[i:i + step_m], ts[j:j + step_t]
+                mm, tt = ms[i : i + step_m], ts[j : j + step_t]
                 out.append((mm[0], mm[-1], tt[0], tt[-1]))
     return out
 
 
-def score_responses(responses: str, corpus_path: str, out: str, tagger: str = "rules",
-                    rank_column: str = "2024 RANK", database_url: str = "", max_items: Optional[int] = None,
-                    log: Callable[[str], None] = print, verbose: bool = False) -> Mapping[str, pd.DataFrame]:
+def score_responses(
+    responses: str,
+    corpus_path: str,
+    out: str,
+    tagger: str = "rules",
+    rank_column: str = "2024 RANK",
+    database_url: str = "",
+    max_items: Optional[int] = None,
+    log: Callable[[str], None] = print,
+    verbose: bool = False,
+) -> Mapping[str, pd.DataFrame]:
     """``fairness-audit score``: materialize the audit's assets for a responses file (answers as
     written, or already split into items) in process and export the tables, the statistics and
     the report to ``out``. Returns the exported tables by name (:class:`export.ExportedTables`:
@@ -441,13 +479,15 @@ def score_responses(responses: str, corpus_path: str, out: str, tagger: str = "r
     several threads of one process each run with their own files and database."""
     import dagster as dg
 
-    from . import export
-    from .core import corpus as corpus_core
-    from .core import geo, prompts as prompts_core
-    from .core import responses as responses_core
-    from .core.partition import PartitionKey
     from resources.secrets import quote_userinfo
     from resources.settings import ReferenceDataResource, load_settings
+
+    from . import export
+    from .core import corpus as corpus_core
+    from .core import geo
+    from .core import prompts as prompts_core
+    from .core import responses as responses_core
+    from .core.partition import PartitionKey
 
     outdir = output_folder(out)  # before any work
     responses, corpus_path = str(Path(responses).expanduser()), str(Path(corpus_path).expanduser())
@@ -461,17 +501,21 @@ def score_responses(responses: str, corpus_path: str, out: str, tagger: str = "r
     staging = tempfile.TemporaryDirectory(prefix="fairness-score-staged-")
     # the file is read once, a chunk at a time, and staged by partition; the runs' generations step
     # reads only its partitions from there (memory: a chunk and a box of partitions, not the file)
-    staged = responses_core.stage_responses(responses, templates, resolver.iso3,
-                                            responses_core.staging_folder(staging.name, responses))
+    staged = responses_core.stage_responses(
+        responses, templates, resolver.iso3, responses_core.staging_folder(staging.name, responses)
+    )
     imported = staged.summary()
     imported.rejects.to_csv(outdir / "rejects.csv", index=False)
-    log(f"responses: {imported.rows_read} row(s) read, {imported.rows_rejected} not usable (see rejects.csv), "
-        f"{staged.n_generations} response(s) to score"
-        + (" (already split into items)" if imported.split_items else ""))
+    log(
+        f"responses: {imported.rows_read} row(s) read, {imported.rows_rejected} not usable (see rejects.csv), "
+        f"{staged.n_generations} response(s) to score" + (" (already split into items)" if imported.split_items else "")
+    )
     pairs = staged.pairs
     if not pairs:
-        raise UsageError(f"{responses}: no usable response to score ({imported.rows_rejected} row(s) not usable: "
-                         f"see {outdir / 'rejects.csv'})")
+        raise UsageError(
+            f"{responses}: no usable response to score ({imported.rows_rejected} row(s) not usable: "
+            f"see {outdir / 'rejects.csv'})"
+        )
     models, template_order = sorted({m for m, _ in pairs}), sorted(templates)
     run_log = RunLog(outdir / "score.log", verbose=verbose)
     run_log.path.write_text("", encoding="utf-8")  # this score's log only
@@ -509,8 +553,9 @@ def score_responses(responses: str, corpus_path: str, out: str, tagger: str = "r
             explained: set[str] = set()
             for key, asset, status, reason in _partition_failures(database_url, result.run_id):
                 explained.add(asset)
-                found.append(StepFailure(f"partition {key}", (asset,),
-                                         reason if status == "failed" else f"{status}: {reason}"))
+                found.append(
+                    StepFailure(f"partition {key}", (asset,), reason if status == "failed" else f"{status}: {reason}")
+                )
             if not result.success:
                 for steps, cause in step_failures(instance, result.run_id):
                     if not (steps and set(steps) <= explained):
@@ -527,9 +572,15 @@ def score_responses(responses: str, corpus_path: str, out: str, tagger: str = "r
             for i, (m0, m1, t0, t1) in enumerate(boxes):
                 box = f"partitions {m0}..{m1} x {t0}..{t1}"
                 log(f"scoring {box} ({i + 1}/{len(boxes)})")
-                result = run(per_partition, box, tags={
-                    **tags, "dagster/asset_partition_range_start": str(PartitionKey(m0, t0)),
-                    "dagster/asset_partition_range_end": str(PartitionKey(m1, t1))})
+                result = run(
+                    per_partition,
+                    box,
+                    tags={
+                        **tags,
+                        "dagster/asset_partition_range_start": str(PartitionKey(m0, t0)),
+                        "dagster/asset_partition_range_end": str(PartitionKey(m1, t1)),
+                    },
+                )
                 failed(result, box)  # and on with the next box
             log("base vs regional and the report, over what was scored")
             failed(run(CROSS_PARTITION, "base vs regional and the report"), "every partition")
@@ -543,13 +594,20 @@ def score_responses(responses: str, corpus_path: str, out: str, tagger: str = "r
             written = {}
     notes = export.notes_table(imported.notes, written.get("answers_left_out", pd.DataFrame()))
     notes.to_csv(outdir / "notes.csv", index=False)
-    summary = export.summary_markdown(written, imported.rows_read, imported.rows_rejected, corpus_path, responses,
-                                      failures=[f.line() for f in failures])
+    summary = export.summary_markdown(
+        written,
+        imported.rows_read,
+        imported.rows_rejected,
+        corpus_path,
+        responses,
+        failures=[f.line() for f in failures],
+    )
     (outdir / "summary.md").write_text(summary, encoding="utf-8")
     log(summary)
     log(f"tables written to {outdir}")
-    tables = export.ExportedTables(outdir, [n for n in [*export.EXPORTED, *export.COMPARISON]
-                                            if (outdir / f"{n}.csv").exists()])
+    tables = export.ExportedTables(
+        outdir, [n for n in [*export.EXPORTED, *export.COMPARISON] if (outdir / f"{n}.csv").exists()]
+    )
     if failures:
         raise ScoreFailed(failures, tables, run_log.path)
     return tables
@@ -558,21 +616,30 @@ def score_responses(responses: str, corpus_path: str, out: str, tagger: str = "r
 GATE_EXIT_CODES = {"pass": 0, "fail": 1, "inconclusive": 2}  # `fairness-audit gate`; bad input is 2 too
 
 
-def gate_audits(gate_path: str, out: str, responses: str = "", corpus_path: str = "", database_url: str = "",
-                tagger: str = "rules", log: Callable[[str], None] = print, verbose: bool = False) -> str:
+def gate_audits(
+    gate_path: str,
+    out: str,
+    responses: str = "",
+    corpus_path: str = "",
+    database_url: str = "",
+    tagger: str = "rules",
+    log: Callable[[str], None] = print,
+    verbose: bool = False,
+) -> str:
     """``fairness-audit gate``: the release gate of ``gate_path`` (core.gate) on a candidate and its
     baseline, and the verdict (``pass`` / ``fail`` / ``inconclusive``). With ``responses``, the file
     (both models' answers) is scored first, as ``score`` does, into ``out`` (and ``database_url``
     when given); without it, the audits already stored in ``database_url`` are compared. Writes
     ``out/gate.md`` (the verdict and every line, for CI logs) and ``out/gate.csv``. A partition that
     failed to score makes a passing gate inconclusive (not every answer was judged)."""
+    from resources import database as D
+    from resources.secrets import quote_userinfo
+    from resources.settings import ReferenceDataResource, ReportResource, ScoringResource
+
     from .core import gate as gate_core
     from .core import sensitivity as sens
     from .defs.reporting.comparison import _typed, compare_stored, sensitivity_tables
     from .defs.services import scoring_params
-    from resources import database as D
-    from resources.secrets import quote_userinfo
-    from resources.settings import ReferenceDataResource, ReportResource, ScoringResource
 
     gate = gate_core.load_gate(gate_path)  # a bad gate file is named before any work
     outdir = output_folder(out)
@@ -581,10 +648,12 @@ def gate_audits(gate_path: str, out: str, responses: str = "", corpus_path: str 
         if not corpus_path:
             raise UsageError("gate --responses needs --corpus (the QS export the answers are matched to)")
         try:
-            score_responses(responses, corpus_path, str(outdir), tagger=tagger, database_url=database_url, log=log,
-                            verbose=verbose)
+            score_responses(
+                responses, corpus_path, str(outdir), tagger=tagger, database_url=database_url, log=log, verbose=verbose
+            )
         except ScoreFailed as exc:
             notes.append(f"{len(exc.failures)} scoring failure(s) (summary.md lists them): the gate cannot pass")
+
         def exported(name: str) -> pd.DataFrame:
             path = outdir / f"{name}.csv"
             return _typed(pd.read_csv(path)) if path.exists() and path.stat().st_size else pd.DataFrame()
@@ -601,8 +670,11 @@ def gate_audits(gate_path: str, out: str, responses: str = "", corpus_path: str 
             diffs = compare_stored(database, settings, log=log, params=params)["differences"]
             by_setting = pd.DataFrame()
             if gate.require_robust:  # the comparison re-scored under the sensitivity grid, from the stored items
-                by_setting = _typed(sensitivity_tables(database, params, settings, sens.settings_grid(),
-                                                       log=log)["comparison_by_setting"])
+                by_setting = _typed(
+                    sensitivity_tables(database, params, settings, sens.settings_grid(), log=log)[
+                        "comparison_by_setting"
+                    ]
+                )
         finally:
             database.dispose()
     audited = sorted(set(diffs["model_a"]) | set(diffs["model_b"])) if len(diffs) else []
@@ -646,15 +718,31 @@ def _partition_failures(database_url: str, run_id: str) -> list[tuple[str, str, 
     return out
 
 
-def _materialize(dg, assets, instance, resources, selection, run_log: RunLog, tags: Optional[dict] = None,
-                 partition_key: Optional[str] = None):
+def _materialize(
+    dg,
+    assets,
+    instance,
+    resources,
+    selection,
+    run_log: RunLog,
+    tags: Optional[dict] = None,
+    partition_key: Optional[str] = None,
+):
     """One in-process run of ``selection`` (as ``dagster.materialize``) with the command's loggers."""
     name = "__ephemeral_asset_job__"
-    job_defs = dg.Definitions(jobs=[dg.define_asset_job(name=name, selection=selection)], assets=assets,
-                              resources=resources, loggers=run_log.logger_defs())
+    job_defs = dg.Definitions(
+        jobs=[dg.define_asset_job(name=name, selection=selection)],
+        assets=assets,
+        resources=resources,
+        loggers=run_log.logger_defs(),
+    )
     return job_defs.resolve_job_def(name).execute_in_process(
-        run_config=run_log.run_config(), instance=instance, partition_key=partition_key, raise_on_error=False,
-        tags=tags or {})
+        run_config=run_log.run_config(),
+        instance=instance,
+        partition_key=partition_key,
+        raise_on_error=False,
+        tags=tags or {},
+    )
 
 
 def start_ui(extra: list[str]) -> int:
@@ -666,8 +754,9 @@ def start_ui(extra: list[str]) -> int:
     code server and daemon too). Ignored signals survive ``exec`` and are inherited by children;
     restored defaults are what Dagster's own handlers then build on.
     """
-    from ._signals import restore_inherited_signals
     from resources.settings import ConfigError
+
+    from ._signals import restore_inherited_signals
 
     restore_inherited_signals()
     home = dagster_home()  # the instance `fairness-audit demo` and `run` use: their runs show in the UI
@@ -683,7 +772,13 @@ def start_ui(extra: list[str]) -> int:
         return 2
     print(f"[fairness-audit] Dagster UI on the instance {home}", flush=True)
     dagster = Path(sys.executable).parent / "dagster"
-    command = [str(dagster) if dagster.exists() else "dagster", "dev", "-w", str(PROJECT_ROOT / "workspace.yaml"), *extra]
+    command = [
+        str(dagster) if dagster.exists() else "dagster",
+        "dev",
+        "-w",
+        str(PROJECT_ROOT / "workspace.yaml"),
+        *extra,
+    ]
     os.chdir(PROJECT_ROOT)
     os.execv(command[0], command) if os.path.isabs(command[0]) else os.execvp(command[0], command)
     return 0  # not reached
@@ -704,8 +799,9 @@ def _dagster_port(args: Sequence[str]) -> int:
     return 3000
 
 
-def start_report_server(log: Callable[[str], None] = lambda line: print(line, flush=True),
-                        ui_port: Optional[int] = None) -> Optional[int]:
+def start_report_server(
+    log: Callable[[str], None] = lambda line: print(line, flush=True), ui_port: Optional[int] = None
+) -> Optional[int]:
     """Serve the reports folder read-only on ``127.0.0.1:FAIRNESS_REPORT_PORT`` in a child process
     (:mod:`fairness_assets.report_server`) that stops when this process (``dagster dev`` after the
     ``exec``) is gone, on SIGTERM and on Ctrl-C. Returns its pid; None when none is started:
@@ -715,30 +811,53 @@ def start_report_server(log: Callable[[str], None] = lambda line: print(line, fl
     import subprocess
 
     from resources.settings import ConfigError, ReportResource, load_settings
+
     from . import report_server
 
     settings = load_settings()
-    report = ReportResource(output_dir=settings.reports_dir, port=settings.report_port,
-                            base_url=settings.report_base_url)
+    report = ReportResource(
+        output_dir=settings.reports_dir, port=settings.report_port, base_url=settings.report_base_url
+    )
     if settings.report_base_url:
-        log(f"[fairness-audit] report links point to {report.base()} (FAIRNESS_REPORT_BASE_URL): no report server "
-            "started")
+        log(
+            f"[fairness-audit] report links point to {report.base()} (FAIRNESS_REPORT_BASE_URL): no report server "
+            "started"
+        )
         return None
     if ui_port == report.port:
-        raise ConfigError(f"FAIRNESS_REPORT_PORT={report.port} is the port the Dagster UI is given too: set "
-                          "FAIRNESS_REPORT_PORT (the report server's port) or the UI's -p to another port")
+        raise ConfigError(
+            f"FAIRNESS_REPORT_PORT={report.port} is the port the Dagster UI is given too: set "
+            "FAIRNESS_REPORT_PORT (the report server's port) or the UI's -p to another port"
+        )
     folder = report.folder()
     try:
         sock = report_server.listen(report.port)
     except OSError as exc:
-        log(f"[fairness-audit] the reports are not served: cannot listen on 127.0.0.1:{report.port} "
+        log(
+            f"[fairness-audit] the reports are not served: cannot listen on 127.0.0.1:{report.port} "
             f"({exc.strerror or exc}); set FAIRNESS_REPORT_PORT to a free port (the report links of the UI point "
-            "to that port)")
+            "to that port)"
+        )
         return None
     with sock:
-        server = subprocess.Popen([sys.executable, "-m", "fairness_assets.report_server", "--folder", str(folder),
-                                   "--fd", str(sock.fileno()), "--parent", str(os.getpid())],
-                                  pass_fds=(sock.fileno(),), cwd=PROJECT_ROOT, stdin=subprocess.DEVNULL)
-    log(f"[fairness-audit] reports of {folder} served read-only at {report.base()}/ (FAIRNESS_REPORT_PORT; "
-        f"report server pid {server.pid})")
+        server = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "fairness_assets.report_server",
+                "--folder",
+                str(folder),
+                "--fd",
+                str(sock.fileno()),
+                "--parent",
+                str(os.getpid()),
+            ],
+            pass_fds=(sock.fileno(),),
+            cwd=PROJECT_ROOT,
+            stdin=subprocess.DEVNULL,
+        )
+    log(
+        f"[fairness-audit] reports of {folder} served read-only at {report.base()}/ (FAIRNESS_REPORT_PORT; "
+        f"report server pid {server.pid})"
+    )
     return server.pid

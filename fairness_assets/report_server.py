@@ -59,8 +59,12 @@ class ReportRequestHandler(SimpleHTTPRequestHandler):
     """Serves ``self.server.root`` read-only (module docstring)."""
 
     server_version = "fairness-reports"
-    extensions_map = {**SimpleHTTPRequestHandler.extensions_map, ".md": "text/markdown; charset=utf-8",
-                      ".html": "text/html; charset=utf-8", ".csv": "text/csv; charset=utf-8"}
+    extensions_map = {
+        **SimpleHTTPRequestHandler.extensions_map,
+        ".md": "text/markdown; charset=utf-8",
+        ".html": "text/html; charset=utf-8",
+        ".csv": "text/csv; charset=utf-8",
+    }
 
     def __init__(self, *args, **kwargs):
         self._target: Optional[Path] = None
@@ -159,8 +163,9 @@ def serve(folder, sock: socket.socket, parent: Optional[int] = None) -> None:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m fairness_assets.report_server",
-                                     description="Serve the reports folder read-only over HTTP.")
+    parser = argparse.ArgumentParser(
+        prog="python -m fairness_assets.report_server", description="Serve the reports folder read-only over HTTP."
+    )
     parser.add_argument("--folder", required=True, help="the reports folder (FAIRNESS_REPORTS_DIR)")
     parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (with no --fd)")
     parser.add_argument("--fd", type=int, default=None, help="a listening socket handed over by the parent")
@@ -174,8 +179,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         except OSError as exc:
             print(f"report server: cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc}", file=sys.stderr)
             return 2
-        print(f"report server: {Path(args.folder).resolve()} at http://127.0.0.1:{sock.getsockname()[1]}/",
-              flush=True)
+        print(f"report server: {Path(args.folder).resolve()} at http://127.0.0.1:{sock.getsockname()[1]}/", flush=True)
     serve(args.folder, sock, args.parent)
     return 0
 

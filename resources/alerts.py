@@ -40,10 +40,10 @@ class AlertDeliveryError(RuntimeError):
 class Alert:
     """What happened, where, and how to find it."""
 
-    kind: str                      # "run_failure", "check_failure", "invalid_partition" or "tick_failure"
+    kind: str  # "run_failure", "check_failure", "invalid_partition" or "tick_failure"
     title: str
     summary: str
-    error: str = ""                # the cause of a run failure: the failed step's error message (trimmed)
+    error: str = ""  # the cause of a run failure: the failed step's error message (trimmed)
     severity: str = "ERROR"
     job: str = ""
     run_id: str = ""
@@ -57,8 +57,14 @@ class Alert:
         lines = [f"[{self.severity}] {self.title}", "", self.summary, ""]
         if self.error and self.error not in self.summary:
             lines[-1:] = [f"error: {self.error}", ""]
-        for label, value in (("job", self.job), ("run", self.run_id), ("partition", self.partition),
-                             ("asset", self.asset), ("check", self.check), ("open", self.url)):
+        for label, value in (
+            ("job", self.job),
+            ("run", self.run_id),
+            ("partition", self.partition),
+            ("asset", self.asset),
+            ("check", self.check),
+            ("open", self.url),
+        ):
             if value:
                 lines.append(f"{label}: {value}")
         for key, value in self.details.items():
@@ -83,7 +89,7 @@ class AlertResource(ConfigurableResource):
     email_from: str = "fairness-audit@localhost"
     email_to: str = ""
     timeout_s: float = 10.0
-    ui_base_url: str = "http://127.0.0.1:3000"   # FAIRNESS_UI_URL: the UI the alerts link to
+    ui_base_url: str = "http://127.0.0.1:3000"  # FAIRNESS_UI_URL: the UI the alerts link to
 
     def channel_list(self) -> list[str]:
         wanted = [c.strip().lower() for c in str(self.channels).split(",") if c.strip()]
@@ -125,8 +131,9 @@ class AlertResource(ConfigurableResource):
 
     def _post(self, alert: Alert) -> None:
         body = json.dumps(alert.as_json(), default=str).encode("utf-8")
-        request = urllib.request.Request(self.webhook_url, data=body, method="POST",
-                                         headers={"Content-Type": "application/json"})
+        request = urllib.request.Request(
+            self.webhook_url, data=body, method="POST", headers={"Content-Type": "application/json"}
+        )
         try:
             with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
                 if response.status >= 300:

@@ -20,9 +20,19 @@ from typing import Any, Iterable, Optional, Sequence, Type
 import numpy as np
 import pandas as pd
 import sqlalchemy as sa
-from dagster import (ConfigurableIOManager, ConfigurableResource, InputContext, MetadataValue, OutputContext,
-                     TableColumn, TableColumnConstraints, TableConstraints, TableSchema)
-from pydantic import Field as PydField, PrivateAttr
+from dagster import (
+    ConfigurableIOManager,
+    ConfigurableResource,
+    InputContext,
+    MetadataValue,
+    OutputContext,
+    TableColumn,
+    TableColumnConstraints,
+    TableConstraints,
+    TableSchema,
+)
+from pydantic import Field as PydField
+from pydantic import PrivateAttr
 from sqlmodel import Field, SQLModel
 
 from fairness_assets.core.responses import storable_text
@@ -380,8 +390,8 @@ class ReportFile(_Row, table=True):
 
     __tablename__ = "audit_report"
     report_id: str = Field(index=True)
-    partitions: str         # JSON list of model|template
-    audit_ids: str          # JSON list
+    partitions: str  # JSON list of model|template
+    audit_ids: str  # JSON list
     html_path: str
     markdown_path: str
     figures: int
@@ -473,8 +483,13 @@ TABLES: dict[str, Type[SQLModel]] = {
 
 def _column_type(column: sa.Column) -> str:
     kind_of = column.type.impl_instance if isinstance(column.type, sa.types.TypeDecorator) else column.type
-    for kind, name in ((sa.Boolean, "bool"), (sa.Integer, "int"), (sa.Float, "float"), (sa.DateTime, "datetime"),
-                       (sa.String, "string")):
+    for kind, name in (
+        (sa.Boolean, "bool"),
+        (sa.Integer, "int"),
+        (sa.Float, "float"),
+        (sa.DateTime, "datetime"),
+        (sa.String, "string"),
+    ):
         if isinstance(kind_of, kind):
             return name
     return str(kind_of).lower()
@@ -487,12 +502,22 @@ def table_schema(model: Type[SQLModel]) -> TableSchema:
     table = model.__table__
     single_key = [c.name for c in table.primary_key.columns] if len(table.primary_key.columns) == 1 else []
     fields = getattr(model, "model_fields", {})
-    columns = [TableColumn(c.name, _column_type(c), description=getattr(fields.get(c.name), "description", None),
-                           constraints=TableColumnConstraints(nullable=bool(c.nullable),
-                                                              unique=bool(c.unique) or c.name in single_key))
-               for c in table.columns]
-    keys = [f"unique ({', '.join(c.name for c in index.columns)})" for index in sorted(table.indexes, key=lambda i: i.name)
-            if index.unique]
+    columns = [
+        TableColumn(
+            c.name,
+            _column_type(c),
+            description=getattr(fields.get(c.name), "description", None),
+            constraints=TableColumnConstraints(
+                nullable=bool(c.nullable), unique=bool(c.unique) or c.name in single_key
+            ),
+        )
+        for c in table.columns
+    ]
+    keys = [
+        f"unique ({', '.join(c.name for c in index.columns)})"
+        for index in sorted(table.indexes, key=lambda i: i.name)
+        if index.unique
+    ]
     if len(table.primary_key.columns) > 1:
         keys.insert(0, f"primary key ({', '.join(c.name for c in table.primary_key.columns)})")
     return TableSchema(columns=columns, constraints=TableConstraints(other=keys))
@@ -510,9 +535,14 @@ def table_metadata(asset: str) -> dict[str, Any]:
     meta: dict[str, Any] = {"dagster/table_name": model.__tablename__, "dagster/column_schema": table_schema(model)}
     if issubclass(model, _LongRow):
         held = result_tables.of_asset(asset)
-        meta["stored_tables"] = MetadataValue.md("\n".join(
-            f"- `{t.name}` ({'one stored row per table row' if t.packed else 'one stored row per cell'}; exported as "
-            f"`{t.file}.csv`): {t.title.replace('{', '<').replace('}', '>')}" for t in held) or "none")
+        meta["stored_tables"] = MetadataValue.md(
+            "\n".join(
+                f"- `{t.name}` ({'one stored row per table row' if t.packed else 'one stored row per cell'}; exported as "
+                f"`{t.file}.csv`): {t.title.replace('{', '<').replace('}', '>')}"
+                for t in held
+            )
+            or "none"
+        )
     return meta
 
 
@@ -537,8 +567,11 @@ def _records(df: pd.DataFrame, columns: Sequence[str], table: str = "") -> list[
                     r[k] = text
                     altered[k] = altered.get(k, 0) + 1
     if altered:
-        log.warning("%s: text made storable (NUL characters removed, unencodable characters replaced) in %s",
-                    table or "results", ", ".join(f"{n} value(s) of {k}" for k, n in sorted(altered.items())))
+        log.warning(
+            "%s: text made storable (NUL characters removed, unencodable characters replaced) in %s",
+            table or "results",
+            ", ".join(f"{n} value(s) of {k}" for k, n in sorted(altered.items())),
+        )
     return recs
 
 
@@ -584,8 +617,9 @@ def content_hash(frame: pd.DataFrame, columns: Sequence[str]) -> str:
     h = hashlib.sha256("\x1f".join(columns).encode())
     if len(frame):
         sub = frame[list(columns)]
-        h.update(pd.util.hash_pandas_object(sub.astype(object).where(sub.notna(), None), index=False)
-                 .to_numpy().tobytes())
+        h.update(
+            pd.util.hash_pandas_object(sub.astype(object).where(sub.notna(), None), index=False).to_numpy().tobytes()
+        )
     h.update(str(len(frame)).encode())
     return h.hexdigest()
 
@@ -626,16 +660,19 @@ class ResultsDatabase(ConfigurableResource):
             if url.startswith("sqlite:///") and not url.startswith("sqlite:///:memory:"):
                 from pathlib import Path
 
-                Path(url[len("sqlite:///"):]).parent.mkdir(parents=True, exist_ok=True)
+                Path(url[len("sqlite:///") :]).parent.mkdir(parents=True, exist_ok=True)
             # SQLite: wait for a concurrent writer (parallel steps) instead of failing "database is locked"
             connect_args = {"timeout": 60} if url.startswith("sqlite") else {}
             try:
                 # a password holding '@', ':' or '/' is percent-encoded, so the driver reaches the host meant
-                engine = sa.create_engine(_with_driver(quote_userinfo(url)), echo=self.echo, future=True,
-                                          connect_args=connect_args)
+                engine = sa.create_engine(
+                    _with_driver(quote_userinfo(url)), echo=self.echo, future=True, connect_args=connect_args
+                )
                 _create_tables(engine)
             except Exception as exc:  # noqa: BLE001 - name the database in any failure
-                raise ConnectionError(f"results database {redact(url)} is not usable: {type(exc).__name__}: {redact(str(exc))}") from None  # the cause may quote the raw URL
+                raise ConnectionError(
+                    f"results database {redact(url)} is not usable: {type(exc).__name__}: {redact(str(exc))}"
+                ) from None  # the cause may quote the raw URL
             self._engine = engine
         return self._engine
 
@@ -647,8 +684,11 @@ class ResultsDatabase(ConfigurableResource):
         """Store ``prov`` once: its id is the hash of its content, so a record that another run
         stored meanwhile is the same record and is left as it is (never a duplicate-key error)."""
         with self.engine().begin() as conn:
-            _insert_ignoring_duplicates(conn, Provenance.__table__,
-                                        [dict(zip(prov.model_dump(), _keys(prov.model_dump().values())))])
+            _insert_ignoring_duplicates(
+                conn,
+                Provenance.__table__,
+                [dict(zip(prov.model_dump(), _keys(prov.model_dump().values()), strict=False))],
+            )
 
     def stamp(self, frame: pd.DataFrame, asset: str, **fields: Any) -> pd.DataFrame:
         """Record the provenance of ``asset`` (see :func:`make_provenance`) and add its id, and
@@ -689,8 +729,9 @@ class ResultsDatabase(ConfigurableResource):
             frame["partition_key"] = keys[0]
         if "provenance_id" not in frame:
             frame["provenance_id"] = ""
-        missing = [c for c in cols if c not in frame.columns and not table.c[c].nullable
-                   and table.c[c].server_default is None]
+        missing = [
+            c for c in cols if c not in frame.columns and not table.c[c].nullable and table.c[c].server_default is None
+        ]
         if missing:
             raise ValueError(f"{table.name}: frame lacks required column(s) {missing}")
         cols = [c for c in cols if c in frame.columns]
@@ -704,23 +745,37 @@ class ResultsDatabase(ConfigurableResource):
 
                 verify(conn, partition_keys, run_id)
             if shared:
-                stored = conn.execute(sa.select(contents.c.content_sha256, contents.c.rows).where(
-                    contents.c.table_name == table.name, contents.c.partition_key == "")).first()
+                stored = conn.execute(
+                    sa.select(contents.c.content_sha256, contents.c.rows).where(
+                        contents.c.table_name == table.name, contents.c.partition_key == ""
+                    )
+                ).first()
                 if stored is not None and stored[0] == digest and stored[1] == len(records):
-                    present = conn.execute(sa.select(sa.func.count()).select_from(table).where(
-                        table.c.partition_key == "")).scalar_one()
+                    present = conn.execute(
+                        sa.select(sa.func.count()).select_from(table).where(table.c.partition_key == "")
+                    ).scalar_one()
                     if present == len(records):
-                        (log_fn or log.info)(f"{table.name}: already holds these {len(records)} row(s) "
-                                             f"(content {digest[:12]}): not rewritten")
+                        (log_fn or log.info)(
+                            f"{table.name}: already holds these {len(records)} row(s) "
+                            f"(content {digest[:12]}): not rewritten"
+                        )
                         return len(records)
             conn.execute(table.delete().where(table.c.partition_key.in_(_keys(partition_keys))))
             for start in range(0, len(records), 20_000):
                 conn.execute(table.insert(), records[start : start + 20_000])
             if shared:
-                conn.execute(contents.delete().where(contents.c.table_name == table.name,
-                                                     contents.c.partition_key == ""))
-                conn.execute(contents.insert().values(table_name=table.name, partition_key="", content_sha256=digest,
-                                                      rows=len(records), written_at=_now()))
+                conn.execute(
+                    contents.delete().where(contents.c.table_name == table.name, contents.c.partition_key == "")
+                )
+                conn.execute(
+                    contents.insert().values(
+                        table_name=table.name,
+                        partition_key="",
+                        content_sha256=digest,
+                        rows=len(records),
+                        written_at=_now(),
+                    )
+                )
         return len(records)
 
     def read_rows(self, model: Type[SQLModel], partition_keys: Optional[Iterable[str]] = None) -> pd.DataFrame:
@@ -764,15 +819,35 @@ class ResultsDatabase(ConfigurableResource):
         with self.engine().connect() as conn:
             return {r[0] for r in conn.execute(q)}
 
-    def archive_audit(self, partition_key: str, audit_id: str, headline: pd.DataFrame, provenance_id: str = "",
-                      audit_base: str = "") -> int:
+    def archive_audit(
+        self, partition_key: str, audit_id: str, headline: pd.DataFrame, provenance_id: str = "", audit_base: str = ""
+    ) -> int:
         """Keep ``headline`` (core.drift.headline_metrics) as the record of audit ``audit_id`` of
         ``partition_key``; rerunning the same audit replaces its record, other audits stay."""
         table = AuditMetric.__table__
-        frame = headline.assign(partition_key=partition_key, audit_id=audit_id, provenance_id=provenance_id,
-                                recorded_at=_now(), audit_base=audit_base or audit_id)
-        records = _records(frame, ["partition_key", "audit_id", "audit_base", "provenance_id", "recorded_at", "scope",
-                                   "group_by", "group", "metric", "value"], table.name)
+        frame = headline.assign(
+            partition_key=partition_key,
+            audit_id=audit_id,
+            provenance_id=provenance_id,
+            recorded_at=_now(),
+            audit_base=audit_base or audit_id,
+        )
+        records = _records(
+            frame,
+            [
+                "partition_key",
+                "audit_id",
+                "audit_base",
+                "provenance_id",
+                "recorded_at",
+                "scope",
+                "group_by",
+                "group",
+                "metric",
+                "value",
+            ],
+            table.name,
+        )
         partition_key, audit_id = _keys([partition_key, audit_id])
         with self.engine().begin() as conn:
             conn.execute(table.delete().where(table.c.partition_key == partition_key, table.c.audit_id == audit_id))
@@ -783,8 +858,11 @@ class ResultsDatabase(ConfigurableResource):
     def audit_history(self, partition_key: str) -> pd.DataFrame:
         """Every archived audit of ``partition_key``: its headline rows with ``recorded_at``."""
         table = AuditMetric.__table__
-        q = sa.select(table).where(table.c.partition_key == _keys([partition_key])[0]).order_by(
-            table.c.recorded_at, table.c.id)
+        q = (
+            sa.select(table)
+            .where(table.c.partition_key == _keys([partition_key])[0])
+            .order_by(table.c.recorded_at, table.c.id)
+        )
         with self.engine().connect() as conn:
             return pd.read_sql(q, conn)
 
@@ -807,10 +885,13 @@ class ResultsDatabase(ConfigurableResource):
         if not tags:
             return 0
         table = SubjectTagCache.__table__
-        stored = {k: t for k, t in zip(_keys(tags), tags.values())}  # keys as the database stores them
+        stored = {k: t for k, t in zip(_keys(tags), tags.values(), strict=False)}  # keys as the database stores them
         existing = self.read_tag_cache(tagger, stored.keys())
-        new = [{"program_norm": p, "tagger": tagger, "tags": json.dumps(list(t)), "created_at": _now()}
-               for p, t in stored.items() if p not in existing]
+        new = [
+            {"program_norm": p, "tagger": tagger, "tags": json.dumps(list(t)), "created_at": _now()}
+            for p, t in stored.items()
+            if p not in existing
+        ]
         if new:
             with self.engine().begin() as conn:  # another run may cache the same program meanwhile: kept once
                 for start in range(0, len(new), 5000):
@@ -819,9 +900,18 @@ class ResultsDatabase(ConfigurableResource):
 
     def record_outcomes(self, run_id: str, asset: str, outcomes: dict[str, tuple[str, str]]) -> None:
         """Record ``{partition key: (status, reason)}`` of ``asset`` in run ``run_id`` (PartitionOutcome)."""
-        rows = [{"run_id": run_id, "partition_key": k, "asset": asset, "status": status, "reason": reason[:4000],
-                 "recorded_at": _now()} for k, (status, reason) in outcomes.items()]
-        rows = [dict(zip(r, _keys(r.values()))) for r in rows]
+        rows = [
+            {
+                "run_id": run_id,
+                "partition_key": k,
+                "asset": asset,
+                "status": status,
+                "reason": reason[:4000],
+                "recorded_at": _now(),
+            }
+            for k, (status, reason) in outcomes.items()
+        ]
+        rows = [dict(zip(r, _keys(r.values()), strict=False)) for r in rows]
         if rows:
             with self.engine().begin() as conn:
                 _insert_ignoring_duplicates(conn, PartitionOutcome.__table__, rows)
@@ -864,7 +954,7 @@ def _with_driver(url: str) -> str:
     """``postgresql://`` means psycopg2 here (SQLAlchemy 2.1 would pick psycopg 3, not installed)."""
     for prefix in ("postgresql://", "postgres://"):
         if url.startswith(prefix):
-            return "postgresql+psycopg2://" + url[len(prefix):]
+            return "postgresql+psycopg2://" + url[len(prefix) :]
     return url
 
 
@@ -914,15 +1004,19 @@ class SQLResultsIOManager(ConfigurableIOManager):
         self._claim(context, keys)
         name = context.asset_key.path[-1]
         context.add_output_metadata(table_metadata(name))  # the UI shows the stored table and its columns
-        if keys != [""]:  # a partition this asset could not produce in the run keeps its earlier rows (defs/isolation.py)
+        if keys != [
+            ""
+        ]:  # a partition this asset could not produce in the run keeps its earlier rows (defs/isolation.py)
             outcomes = self.database.run_outcomes(context.step_context.run_id)
             lost = set(outcomes.loc[outcomes["asset"] == context.asset_key.to_user_string(), "partition_key"])
             if lost & set(keys):
                 keys = [k for k in keys if k not in lost]
                 if "partition_key" in obj:
                     obj = obj[obj["partition_key"].isin(keys)]
-                context.log.warning(f"{name}: not stored for partition(s) {sorted(lost)} "
-                                    "(failed or skipped in this run; their earlier rows, if any, are kept)")
+                context.log.warning(
+                    f"{name}: not stored for partition(s) {sorted(lost)} "
+                    "(failed or skipped in this run; their earlier rows, if any, are kept)"
+                )
                 if not keys:
                     return
         model = self._model(name)
@@ -976,8 +1070,21 @@ def code_version() -> str:
 # Expectations), countries, capitals and distances (country_converter, countryinfo, geopy), generation
 # (torch, transformers, gguf: the built-in model's weights), the orchestration and the storage (dagster,
 # sqlalchemy). scipy is left out: nothing but a benchmark imports it.
-NUMERIC_LIBRARIES = ("numpy", "pandas", "threadpoolctl", "rapidfuzz", "great_expectations", "country_converter",
-                     "countryinfo", "geopy", "torch", "transformers", "gguf", "dagster", "sqlalchemy")
+NUMERIC_LIBRARIES = (
+    "numpy",
+    "pandas",
+    "threadpoolctl",
+    "rapidfuzz",
+    "great_expectations",
+    "country_converter",
+    "countryinfo",
+    "geopy",
+    "torch",
+    "transformers",
+    "gguf",
+    "dagster",
+    "sqlalchemy",
+)
 NOT_INSTALLED = "not installed"
 
 

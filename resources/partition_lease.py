@@ -142,7 +142,8 @@ def _lost(key: str, run_id: str, row) -> LeaseLostError:
         f"partition {key}: run {run_id} lost its lease: run {row['run_id']} took the partition over "
         f"(its lease last renewed {when}) while this run was paused or stopped for longer than the lease TTL "
         "(FAIRNESS_PARTITION_LEASE_TTL_S). This run stops here so that it never stores or reports that run's "
-        "rows as its own; launch it again to audit the partition anew.")
+        "rows as its own; launch it again to audit the partition anew."
+    )
 
 
 def _lock_lease(conn, table, key: str):
@@ -154,9 +155,14 @@ def _lock_lease(conn, table, key: str):
     return conn.execute(q).mappings().first()
 
 
-def claim(engine: sa.Engine, keys: Iterable[str], run_id: str,
-          run_is_active: Callable[[str], Optional[bool]] = lambda _: None, ttl_s: Optional[float] = None,
-          warn: Optional[Callable[[str], None]] = None) -> None:
+def claim(
+    engine: sa.Engine,
+    keys: Iterable[str],
+    run_id: str,
+    run_is_active: Callable[[str], Optional[bool]] = lambda _: None,
+    ttl_s: Optional[float] = None,
+    warn: Optional[Callable[[str], None]] = None,
+) -> None:
     """Claim (or renew) every partition in ``keys`` for ``run_id``.
 
     Raises :class:`PartitionBusyError` when a live run holds one, :class:`LeaseLostError` when this
@@ -173,41 +179,53 @@ def claim(engine: sa.Engine, keys: Iterable[str], run_id: str,
             try:
                 with engine.begin() as conn:
                     row = _lock_lease(conn, table, key)
-                    grant = conn.execute(sa.select(grants.c.token).where(
-                        grants.c.partition_key == key, grants.c.run_id == run_id)).first()
+                    grant = conn.execute(
+                        sa.select(grants.c.token).where(grants.c.partition_key == key, grants.c.run_id == run_id)
+                    ).first()
                     if row is None:
                         token = grant[0] if grant else uuid.uuid4().hex
                         conn.execute(table.insert().values(partition_key=key, renewed_at=now, token=token, **me))
                         if not grant:
-                            conn.execute(grants.insert().values(partition_key=key, run_id=run_id, token=token,
-                                                                granted_at=now))
+                            conn.execute(
+                                grants.insert().values(partition_key=key, run_id=run_id, token=token, granted_at=now)
+                            )
                         break
                     if row["run_id"] == run_id:
                         token = row["token"] or (grant[0] if grant else uuid.uuid4().hex)
                         if grant is None:  # a lease of the release before tokens: give it one
-                            conn.execute(grants.insert().values(partition_key=key, run_id=run_id, token=token,
-                                                                granted_at=now))
+                            conn.execute(
+                                grants.insert().values(partition_key=key, run_id=run_id, token=token, granted_at=now)
+                            )
                         age = (now - _aware(row["renewed_at"])).total_seconds()
-                        conn.execute(table.update().where(table.c.partition_key == key, table.c.run_id == run_id)
-                                     .values(renewed_at=now, token=token, **me))
+                        conn.execute(
+                            table.update()
+                            .where(table.c.partition_key == key, table.c.run_id == run_id)
+                            .values(renewed_at=now, token=token, **me)
+                        )
                         if age > ttl:
-                            warn(f"partition {key}: the lease of run {run_id} was not renewed for {age:.0f} s (more "
-                                 f"than the {ttl:.0f} s TTL); no other run took the partition over, so nothing was "
-                                 "written by another run meanwhile: lease renewed")
+                            warn(
+                                f"partition {key}: the lease of run {run_id} was not renewed for {age:.0f} s (more "
+                                f"than the {ttl:.0f} s TTL); no other run took the partition over, so nothing was "
+                                "written by another run meanwhile: lease renewed"
+                            )
                         break
                     if grant is not None:  # this run held it, another run holds it now
                         raise _lost(key, run_id, row)
                     _refuse_if_live(key, row, run_is_active, ttl, now)
                     token = uuid.uuid4().hex
                     done = conn.execute(
-                        table.update().where(table.c.partition_key == key, table.c.run_id == row["run_id"])
-                        .values(renewed_at=now, token=token, **me)).rowcount
+                        table.update()
+                        .where(table.c.partition_key == key, table.c.run_id == row["run_id"])
+                        .values(renewed_at=now, token=token, **me)
+                    ).rowcount
                     if done == 1:
-                        conn.execute(grants.insert().values(partition_key=key, run_id=run_id, token=token,
-                                                            granted_at=now))
+                        conn.execute(
+                            grants.insert().values(partition_key=key, run_id=run_id, token=token, granted_at=now)
+                        )
                         keep = max(GRANT_KEEP, timedelta(seconds=100 * ttl))
-                        conn.execute(grants.delete().where(grants.c.partition_key == key,
-                                                           grants.c.granted_at < now - keep))
+                        conn.execute(
+                            grants.delete().where(grants.c.partition_key == key, grants.c.granted_at < now - keep)
+                        )
                         break
             except sa.exc.IntegrityError:
                 continue  # another run inserted the lease first: look again
@@ -216,7 +234,9 @@ def claim(engine: sa.Engine, keys: Iterable[str], run_id: str,
                     raise
                 continue
         else:
-            raise PartitionBusyError(f"partition {key}: could not claim it for run {run_id} (other runs kept taking it)")
+            raise PartitionBusyError(
+                f"partition {key}: could not claim it for run {run_id} (other runs kept taking it)"
+            )
 
 
 def verify(conn: sa.Connection, keys: Iterable[str], run_id: str) -> None:
@@ -227,11 +247,14 @@ def verify(conn: sa.Connection, keys: Iterable[str], run_id: str) -> None:
     table, grants = PartitionLease.__table__, PartitionLeaseGrant.__table__
     for key in sorted({k for k in keys if k}):
         row = _lock_lease(conn, table, key)
-        grant = conn.execute(sa.select(grants.c.token).where(
-            grants.c.partition_key == key, grants.c.run_id == run_id)).first()
+        grant = conn.execute(
+            sa.select(grants.c.token).where(grants.c.partition_key == key, grants.c.run_id == run_id)
+        ).first()
         if row is None or grant is None:
-            raise PartitionBusyError(f"partition {key}: run {run_id} writes it without holding its lease "
-                                     "(claim it first: resources/partition_lease.claim)")
+            raise PartitionBusyError(
+                f"partition {key}: run {run_id} writes it without holding its lease "
+                "(claim it first: resources/partition_lease.claim)"
+            )
         if row["run_id"] != run_id or (row["token"] and row["token"] != grant[0]):
             raise _lost(key, run_id, row)
 
@@ -250,12 +273,18 @@ def _refuse_if_live(key: str, row, run_is_active, ttl: float, now: datetime) -> 
                 return  # the same thread runs one run at a time; a finished thread holds nothing
     if not active and age > ttl:
         return  # a run this instance does not know, not renewed for longer than the TTL
-    where = "running in this Dagster instance; cancel it in the UI if it is stuck" if active else (
-        f"process {row['pid']} on {row['host']}, renewed {age:.0f} s ago; a lease not renewed for {ttl:.0f} s "
-        "(FAIRNESS_PARTITION_LEASE_TTL_S) is taken over")
+    where = (
+        "running in this Dagster instance; cancel it in the UI if it is stuck"
+        if active
+        else (
+            f"process {row['pid']} on {row['host']}, renewed {age:.0f} s ago; a lease not renewed for {ttl:.0f} s "
+            "(FAIRNESS_PARTITION_LEASE_TTL_S) is taken over"
+        )
+    )
     raise PartitionBusyError(
         f"partition {key} is being written by run {holder} ({where}). Two runs of one partition at once would "
-        "score each other's answers: wait for that run to finish, or cancel it, then launch this one again.")
+        "score each other's answers: wait for that run to finish, or cancel it, then launch this one again."
+    )
 
 
 # ----------------------------------------------------------------------------- renewals
@@ -282,9 +311,11 @@ class _Heartbeat(threading.Thread):
                 if self.finished():
                     break
                 with self.engine.begin() as conn:
-                    held = conn.execute(table.update().where(table.c.partition_key.in_(sorted(self.keys)),
-                                                             table.c.run_id == self.run_id)
-                                        .values(renewed_at=datetime.now(timezone.utc))).rowcount
+                    held = conn.execute(
+                        table.update()
+                        .where(table.c.partition_key.in_(sorted(self.keys)), table.c.run_id == self.run_id)
+                        .values(renewed_at=datetime.now(timezone.utc))
+                    ).rowcount
                 if not held:
                     break
             except Exception as exc:  # noqa: BLE001 - a renewal that fails is retried at the next beat
@@ -294,8 +325,9 @@ class _Heartbeat(threading.Thread):
                 del _BEATS[(str(self.engine.url), self.run_id)]
 
 
-def keep_alive(engine: sa.Engine, keys: Iterable[str], run_id: str, finished: Callable[[], bool],
-               ttl_s: Optional[float] = None) -> None:
+def keep_alive(
+    engine: sa.Engine, keys: Iterable[str], run_id: str, finished: Callable[[], bool], ttl_s: Optional[float] = None
+) -> None:
     """Renew ``run_id``'s leases of ``keys`` in the background until ``finished()`` is true (one
     thread per run and database, whatever the number of partitions)."""
     keys = {k for k in keys if k}
@@ -324,4 +356,3 @@ def run_finished_from(instance, run_id: str) -> Callable[[], bool]:
         return run is None or run.is_finished
 
     return finished
-

@@ -34,16 +34,20 @@ _BARE_USERINFO = re.compile(r"(?P<head>(?:^|(?<=[\s/'\"=(<,\[]))[\w.%+\-]+):(?P<
 # ?password=... / &password=... in a query string (libpq and SQLAlchemy accept the password there)
 _QUERY_SECRET = re.compile(
     r"(?P<head>[?&](?:password|passwd|pwd|pass|secret|token|api[_-]?key|access[_-]?token)=)(?P<pw>[^&\s'\"<>]*)",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 # password=... in a libpq key=value connection string, quoted ('with space') or not
-_CONNINFO_SECRET = re.compile(r"(?P<head>(?:^|(?<=\s))(?:password|passwd|pwd)\s*=\s*)(?P<pw>'(?:[^'\\]|\\.)*'|[^\s'\"]+)",
-                              re.IGNORECASE)
+_CONNINFO_SECRET = re.compile(
+    r"(?P<head>(?:^|(?<=\s))(?:password|passwd|pwd)\s*=\s*)(?P<pw>'(?:[^'\\]|\\.)*'|[^\s'\"]+)", re.IGNORECASE
+)
 # a host name as a driver quotes it (libpq: 'could not translate host name "X@h"', 'connection to server at
 # "X@h"', 'host=X@h'): a host holds no '@', so what precedes the last '@' is the tail of a password that a
 # parser splitting the userinfo at its first '@' took for the host
 _QUOTED_HOST = re.compile(
     r"(?P<head>\b(?:host\s+name|server\s+at|hostaddr|host)\s*[=:]?\s*(?P<q>[\"']?))(?P<pw>[^\s\"'@]*(?:@[^\s\"'@]*)*)@"
-    r"(?=[^\s\"'@]*(?P=q)(?:[\s,;).]|$))", re.IGNORECASE)
+    r"(?=[^\s\"'@]*(?P=q)(?:[\s,;).]|$))",
+    re.IGNORECASE,
+)
 
 
 def _userinfo_end(text: str, start: int, stop: int) -> tuple[int, int] | None:
@@ -75,8 +79,11 @@ def _userinfo_end(text: str, start: int, stop: int) -> tuple[int, int] | None:
     later = [(i, a) for i, a in ends if i >= word_end]
     if later and _PORT_LIKE.match(text, pw_start, word_end) and not in_word:
         later = []  # host:port/path, then an unrelated '@' further on
-    strong = [i for i, a in later if _HOST.match(a.group()) and (
-        (a.end() < stop and text[a.end()] in "/?#") or re.search(r":\d+$", a.group()))]
+    strong = [
+        i
+        for i, a in later
+        if _HOST.match(a.group()) and ((a.end() < stop and text[a.end()] in "/?#") or re.search(r":\d+$", a.group()))
+    ]
     if strong:
         return pw_start, strong[-1]
     if in_word:
@@ -134,7 +141,7 @@ def _quote_part(part: str) -> str:
     encoded, as URL parsers, SQLAlchemy and libpq read it), any other '%' encoded."""
     pieces, pos = [], 0
     for m in _ESCAPE.finditer(part):
-        pieces.append(urllib.parse.quote(part[pos:m.start()], safe=_UNRESERVED))
+        pieces.append(urllib.parse.quote(part[pos : m.start()], safe=_UNRESERVED))
         pieces.append(m.group(0))
         pos = m.end()
     pieces.append(urllib.parse.quote(part[pos:], safe=_UNRESERVED))
@@ -170,8 +177,7 @@ def quote_userinfo(url: Optional[str]) -> str:
 
 def _forms(secret: str) -> set[str]:
     """The secret as it may appear in a text: raw, percent-encoded, JSON-escaped."""
-    forms = {secret, urllib.parse.quote(secret, safe=""), urllib.parse.quote_plus(secret),
-             json.dumps(secret)[1:-1]}
+    forms = {secret, urllib.parse.quote(secret, safe=""), urllib.parse.quote_plus(secret), json.dumps(secret)[1:-1]}
     return {f for f in forms if f}
 
 

@@ -42,8 +42,9 @@ FALLBACK = "llm-fallback-rules"
 
 
 class TextGenerator(Protocol):
-    def generate_texts(self, prompts: list[str], *, max_new_tokens: int = 32, temperature: float = 0.0) -> list[str]:
-        ...
+    def generate_texts(
+        self, prompts: list[str], *, max_new_tokens: int = 32, temperature: float = 0.0
+    ) -> list[str]: ...
 
 
 def llm_tags(programs: list[str], client: TextGenerator, batch_size: int = 32) -> list[tuple[tuple[str, ...], str]]:
@@ -51,8 +52,10 @@ def llm_tags(programs: list[str], client: TextGenerator, batch_size: int = 32) -
     out = []
     for start in range(0, len(programs), batch_size):
         chunk = programs[start : start + batch_size]
-        answers = client.generate_texts([tags_core.few_shot_prompt(p) for p in chunk], max_new_tokens=32, temperature=0.0)
-        for program, answer in zip(chunk, answers):
+        answers = client.generate_texts(
+            [tags_core.few_shot_prompt(p) for p in chunk], max_new_tokens=32, temperature=0.0
+        )
+        for program, answer in zip(chunk, answers, strict=False):
             parsed = tags_core.parse_llm_tags(answer)
             out.append((parsed, "llm") if parsed else (tags_core.tag_rules(program), FALLBACK))
     return out
@@ -62,8 +65,11 @@ class SubjectTaggerResource(ConfigurableResource):
     """Tags programs with QS broad subject areas (METHOD.md §7)."""
 
     method: str = Field(default="rules", description="rules (deterministic) or llm (few-shot, any registered model).")
-    llm_model: str = Field(default="", description="Registered model for method=llm (empty: the built-in "
-                           f"{DEFAULT_LLM_MODEL}); loaded through the `llm` resource.")
+    llm_model: str = Field(
+        default="",
+        description="Registered model for method=llm (empty: the built-in "
+        f"{DEFAULT_LLM_MODEL}); loaded through the `llm` resource.",
+    )
     overrides_path: str = Field(default=str(OVERRIDES_FILE), description="Reviewed overrides CSV; always wins.")
 
     def tagger_name(self) -> str:
@@ -113,14 +119,15 @@ class SubjectTaggerResource(ConfigurableResource):
                     raise ValueError(f"tagger {name} needs an LLM client for {len(todo)} untagged program(s)")
                 if not hasattr(client, "generate_texts"):
                     client = client()
-                fresh = dict(zip(todo, llm_tags(todo, client)))
+                fresh = dict(zip(todo, llm_tags(todo, client), strict=False))
             else:
                 fresh = {n: (tags_core.tag_rules(n), name) for n in todo}
             if database is not None:
                 database.write_tag_cache(name, {n: t for n, (t, src) in fresh.items() if src != FALLBACK})
                 if llm:  # greedy decoding: the same model answers the same way; kept apart, marked
-                    database.write_tag_cache(f"{name}+fallback-rules",
-                                             {n: t for n, (t, src) in fresh.items() if src == FALLBACK})
+                    database.write_tag_cache(
+                        f"{name}+fallback-rules", {n: t for n, (t, src) in fresh.items() if src == FALLBACK}
+                    )
         rows = []
         for n in norms:
             if n in overrides:

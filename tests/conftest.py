@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-QS_EXPORT = Path(os.environ.get("FAIRNESS_TEST_QS_EXPORT", ROOT.parent / "shared" / "data" / "qs_world_university_rankings_2024.csv"))
+QS_EXPORT = Path(
+    os.environ.get("FAIRNESS_TEST_QS_EXPORT", ROOT.parent / "shared" / "data" / "qs_world_university_rankings_2024.csv")
+)
 POSTGRES_ADMIN_URL = os.environ.get("FAIRNESS_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
 
 os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
@@ -46,9 +48,11 @@ def postgres_databases(request):
     tests marked ``postgres`` (so that ``-m "not postgres"`` deselects every test that needs the
     server): an unmarked test that asks for it fails, naming the marker."""
     if request.node.get_closest_marker("postgres") is None:
-        pytest.fail(f"{request.node.nodeid} uses the PostgreSQL server but is not marked postgres: add "
-                    "@pytest.mark.postgres (or pytest.param(..., marks=pytest.mark.postgres) for one parameter)",
-                    pytrace=False)
+        pytest.fail(
+            f"{request.node.nodeid} uses the PostgreSQL server but is not marked postgres: add "
+            "@pytest.mark.postgres (or pytest.param(..., marks=pytest.mark.postgres) for one parameter)",
+            pytrace=False,
+        )
     sa = pytest.importorskip("sqlalchemy")
     from resources.database import _with_driver
 
@@ -70,9 +74,11 @@ def postgres_databases(request):
     yield create
     with admin.connect() as conn:
         for name in names:
-            conn.execute(sa.text(
-                f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{name}' AND pid <> pg_backend_pid()"
-            ))
+            conn.execute(
+                sa.text(
+                    f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{name}' AND pid <> pg_backend_pid()"
+                )
+            )
             conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}"'))
     admin.dispose()
 

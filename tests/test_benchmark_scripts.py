@@ -15,14 +15,41 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_gpu_throughput_script_cpu_variant(tmp_path):
     pytest.importorskip("torch", reason="the llm extra (torch, transformers) is not installed")
     out = tmp_path / "r.json"
-    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "gpu_throughput.py"), "--tiny", "--device", "cpu",
-                           "--prompt-len", "20", "--new-tokens", "8", "--n", "3", "--batches", "3,6",
-                           "--sampler-batches", "3", "--variants", "counter:all,greedy:all,plain:6", "--out", str(out)],
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "gpu_throughput.py"),
+            "--tiny",
+            "--device",
+            "cpu",
+            "--prompt-len",
+            "20",
+            "--new-tokens",
+            "8",
+            "--n",
+            "3",
+            "--batches",
+            "3,6",
+            "--sampler-batches",
+            "3",
+            "--variants",
+            "counter:all,greedy:all,plain:6",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     r = json.loads(out.read_text())
     assert [(x["variant"], x["sequences"]) for x in r["runs"]] == [
-        ("counter", 3), ("counter", 6), ("greedy", 3), ("greedy", 6), ("plain", 6)]
+        ("counter", 3),
+        ("counter", 6),
+        ("greedy", 3),
+        ("greedy", 6),
+        ("plain", 6),
+    ]
     assert all(x["output_tokens"] == x["sequences"] * 8 for x in r["runs"])  # min_new_tokens: full length
     assert r["best_variant"] == "counter" and r["study_generations_per_model"] == 11260  # projected from sampling runs
     assert r["projected_three_model_minutes"] == pytest.approx(3 * r["projected_study_minutes_per_model"])
@@ -31,8 +58,22 @@ def test_gpu_throughput_script_cpu_variant(tmp_path):
 
 
 def test_statistics_benchmark_small_variant():
-    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "statistics.py"), "--runs", "3", "--n-boot", "300",
-                           "--n-perm", "300", "--no-write"], capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "statistics.py"),
+            "--runs",
+            "3",
+            "--n-boot",
+            "300",
+            "--n-perm",
+            "300",
+            "--no-write",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "| the two intervals agree (to 0.01) | yes |" in proc.stdout
     assert "study grid: 360 profiles x 3 runs" in proc.stdout
@@ -40,10 +81,22 @@ def test_statistics_benchmark_small_variant():
 
 @pytest.mark.slow
 def test_pipeline_study_benchmark_small_variant(qs_export):
-    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "pipeline_study.py"), "--small", "--no-write",
-                           "--corpus", str(qs_export)], capture_output=True, text=True, timeout=900, cwd=ROOT)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "pipeline_study.py"),
+            "--small",
+            "--no-write",
+            "--corpus",
+            str(qs_export),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        cwd=ROOT,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    summary = json.loads(proc.stdout[proc.stdout.rindex('{\n  "runs"'):])
+    summary = json.loads(proc.stdout[proc.stdout.rindex('{\n  "runs"') :])
     assert summary["answers"] == 360 and 0 < summary["peak_rss_gb"] < 4
     assert '"recommendations":' in proc.stdout and '"audit_report":' in proc.stdout  # per-asset wall times
 
@@ -51,11 +104,25 @@ def test_pipeline_study_benchmark_small_variant(qs_export):
 @pytest.mark.slow
 def test_cpu_generation_benchmark_small_variant():
     pytest.importorskip("torch", reason="the llm extra (torch, transformers) is not installed")
-    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "cpu_generation.py"), "--prompts", "2",
-                           "--new-tokens", "4", "--batch", "2", "--no-write"], capture_output=True, text=True,
-                          timeout=900, cwd=ROOT)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "cpu_generation.py"),
+            "--prompts",
+            "2",
+            "--new-tokens",
+            "4",
+            "--batch",
+            "2",
+            "--no-write",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        cwd=ROOT,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    r = json.loads(proc.stdout[proc.stdout.index("{\n"):])
+    r = json.loads(proc.stdout[proc.stdout.index("{\n") :])
     for mode in ("plain_batched", "engine_batched", "plain_single", "engine_single"):
         assert r[f"{mode}_tokens"] == 2 * 4  # the same token budget in every mode
     assert r["ratio_batched"] > 0 and r["same_text"] <= 2
@@ -63,15 +130,35 @@ def test_cpu_generation_benchmark_small_variant():
 
 def test_choosing_cost_reports_what_the_new_steps_add(tmp_path):
     """benchmarks/choosing_cost.py reads two pipeline_study.py --save files and adds up the new steps."""
-    before = {"answers": 33780, "databases": {"SQLite": {"wall_s": 150.0, "partitions": 18,
-                                                         "steps": {"audit_report": 10.0, "scores": 40.0}}}}
-    after = {"answers": 33780, "databases": {"SQLite": {"wall_s": 170.0, "partitions": 18, "steps": {
-        "audit_report": 12.0, "scores": 41.0, "model_comparison": 6.0, "sensitivity": 9.5}}}}
+    before = {
+        "answers": 33780,
+        "databases": {"SQLite": {"wall_s": 150.0, "partitions": 18, "steps": {"audit_report": 10.0, "scores": 40.0}}},
+    }
+    after = {
+        "answers": 33780,
+        "databases": {
+            "SQLite": {
+                "wall_s": 170.0,
+                "partitions": 18,
+                "steps": {"audit_report": 12.0, "scores": 41.0, "model_comparison": 6.0, "sensitivity": 9.5},
+            }
+        },
+    }
     for name, data in (("b.json", before), ("a.json", after)):
         (tmp_path / name).write_text(json.dumps(data))
-    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "choosing_cost.py"), "--before",
-                           str(tmp_path / "b.json"), "--after", str(tmp_path / "a.json")],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "choosing_cost.py"),
+            "--before",
+            str(tmp_path / "b.json"),
+            "--after",
+            str(tmp_path / "a.json"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "| difference (after - before) | +20.0 |" in proc.stdout
     assert "| **added by the new steps** (their sum and the report's change) | **17.5** |" in proc.stdout
@@ -82,14 +169,40 @@ def test_gpu_throughput_script_at_real_lengths(tmp_path):
     """Issue 24: answer lengths drawn from a lengths file; the engine against static batches of the same samples."""
     pytest.importorskip("torch", reason="the llm extra (torch, transformers) is not installed")
     lengths = tmp_path / "lengths.json"
-    lengths.write_text(json.dumps({"histogram": {"bin_width": 10, "counts": [0, 3, 1]},
-                                   "sources": {"other": {"lengths": [5, 7]}}}))
+    lengths.write_text(
+        json.dumps({"histogram": {"bin_width": 10, "counts": [0, 3, 1]}, "sources": {"other": {"lengths": [5, 7]}}})
+    )
     out = tmp_path / "r.json"
-    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "gpu_throughput.py"), "--tiny", "--device", "cpu",
-                           "--prompt-len", "12", "--new-tokens", "30", "--n", "2", "--batches", "4",
-                           "--sampler-batches", "4", "--variants", "counter:4,engine:4,counter_real:4",
-                           "--lengths", str(lengths), "--queue", "3", "--out", str(out)],
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "gpu_throughput.py"),
+            "--tiny",
+            "--device",
+            "cpu",
+            "--prompt-len",
+            "12",
+            "--new-tokens",
+            "30",
+            "--n",
+            "2",
+            "--batches",
+            "4",
+            "--sampler-batches",
+            "4",
+            "--variants",
+            "counter:4,engine:4,counter_real:4",
+            "--lengths",
+            str(lengths),
+            "--queue",
+            "3",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     r = json.loads(out.read_text())
     runs = {x["variant"]: x for x in r["runs"]}
@@ -100,4 +213,5 @@ def test_gpu_throughput_script_at_real_lengths(tmp_path):
     assert engine["utilisation"] == pytest.approx(1.0) and static["utilisation"] < 1.0
     assert {x["variant"] for x in r["real_lengths"]} == {"engine", "counter_real"}
     assert r["projected_study_minutes_per_model_real"] == pytest.approx(
-        11260 * r["real_mean_length"] / r["real_best_tokens_per_s"] / 60)
+        11260 * r["real_mean_length"] / r["real_best_tokens_per_s"] / 60
+    )

@@ -26,16 +26,20 @@ def _run(handler, fail: bool = False):
         logger.addHandler(handler)
         return logger
 
-    @dg.asset(check_specs=[dg.AssetCheckSpec("rows_positive", asset="first"),
-                           dg.AssetCheckSpec("never_true", asset="first")])
+    @dg.asset(
+        check_specs=[dg.AssetCheckSpec("rows_positive", asset="first"), dg.AssetCheckSpec("never_true", asset="first")]
+    )
     def first(context):
         context.log.info("stored 1,234 row(s) of first in table first_row at sqlite:///x.db")
         context.log.info("first progress: 1/2 partitions (50%), 0 s elapsed, ETA 0 s")
         context.log.warning("3 answers were empty")
         context.log.info("parsed 12/12 responses")
-        yield dg.MaterializeResult(check_results=[
-            dg.AssetCheckResult(check_name="rows_positive", passed=True),
-            dg.AssetCheckResult(check_name="never_true", passed=False)])
+        yield dg.MaterializeResult(
+            check_results=[
+                dg.AssetCheckResult(check_name="rows_positive", passed=True),
+                dg.AssetCheckResult(check_name="never_true", passed=False),
+            ]
+        )
 
     @dg.asset(deps=[first])
     def second(context):
@@ -43,8 +47,9 @@ def _run(handler, fail: bool = False):
             raise ValueError("the corpus file has no rank column")
         context.log.info("stored 7 row(s) of second in table second_row at sqlite:///x.db")
 
-    defs = dg.Definitions(assets=[first, second], loggers={"console": console},
-                          jobs=[dg.define_asset_job("j", selection="*")])
+    defs = dg.Definitions(
+        assets=[first, second], loggers={"console": console}, jobs=[dg.define_asset_job("j", selection="*")]
+    )
     return defs.resolve_job_def("j").execute_in_process(raise_on_error=False, run_config={"loggers": {"console": {}}})
 
 

@@ -13,13 +13,13 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
-CHILD = r'''
+CHILD = r"""
 import importlib, signal, sys
 for module in sys.argv[1:]:
     importlib.import_module(module)
 print("SIGINT", "ignored" if signal.getsignal(signal.SIGINT) is signal.SIG_IGN else "handled",
       "SIGTERM", "ignored" if signal.getsignal(signal.SIGTERM) is signal.SIG_IGN else "handled")
-'''
+"""
 
 
 def _ignore_signals():
@@ -28,18 +28,31 @@ def _ignore_signals():
 
 
 def _signals_after_importing(*modules: str) -> str:
-    proc = subprocess.run([sys.executable, "-c", CHILD, *modules], cwd=ROOT, preexec_fn=_ignore_signals,
-                          capture_output=True, text=True, timeout=240)
+    proc = subprocess.run(
+        [sys.executable, "-c", CHILD, *modules],
+        cwd=ROOT,
+        preexec_fn=_ignore_signals,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return proc.stdout.strip().splitlines()[-1]
 
 
-@pytest.mark.parametrize("modules", [
-    ("fairness_assets",),
-    ("fairness_assets.core",),
-    ("fairness_assets.core", "fairness_assets.core.partition", "fairness_assets.core.metrics",
-     "fairness_assets.core.report"),
-])
+@pytest.mark.parametrize(
+    "modules",
+    [
+        ("fairness_assets",),
+        ("fairness_assets.core",),
+        (
+            "fairness_assets.core",
+            "fairness_assets.core.partition",
+            "fairness_assets.core.metrics",
+            "fairness_assets.core.report",
+        ),
+    ],
+)
 def test_importing_the_package_or_its_core_leaves_the_signal_handlers_alone(modules):
     assert _signals_after_importing(*modules) == "SIGINT ignored SIGTERM ignored"
 

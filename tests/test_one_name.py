@@ -38,6 +38,7 @@ def test_installed_distribution_has_the_name():
     assert scripts == {NAME: "fairness_assets.cli:main"}
     # database.code_version reads the version under this name (else "0+unknown")
     from resources.database import code_version
+
     assert code_version().split("+")[0] == dist.version
 
 
@@ -81,7 +82,10 @@ def test_no_tracked_file_keeps_an_old_name():
 
 def test_old_name_pattern_matches_the_old_names():
     """The pattern above finds both spellings the project used (guards the scan against a typo)."""
-    for old in (b"# via llm-advisor-fairness (pyproject.toml)", b"location_name: llm_advisor_fairness",
-                b"# LLM Advisor Fairness"):
+    for old in (
+        b"# via llm-advisor-fairness (pyproject.toml)",
+        b"location_name: llm_advisor_fairness",
+        b"# LLM Advisor Fairness",
+    ):
         assert OLD_NAMES.search(old)
     assert not OLD_NAMES.search(NAME.encode())

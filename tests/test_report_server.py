@@ -81,13 +81,33 @@ def test_folders_under_it_are_listed_and_redirected_to_their_slash(served):
     assert status == 200 and b"report.html" in body and b"figures/" in body
 
 
-@pytest.mark.parametrize("path", [
-    "/../secret.txt", "/%2e%2e/secret.txt", "/%2E%2E/secret.txt", "/..%2fsecret.txt", "/..%2Fsecret.txt",
-    "/%2e%2e%2fsecret.txt", "/report-abc/../../secret.txt", "/report-abc/%2e%2e/%2e%2e/secret.txt",
-    "/report-abc/..%2f..%2fsecret.txt", "/./../secret.txt", "//../secret.txt", "/..\\secret.txt",
-    "/%5c..%5csecret.txt", "/link.txt", "/outside-dir/secret.txt", "/outside-dir/", "/report-abc%00.html",
-    "/%ff%fe", "/%252e%252e/secret.txt", "/../", "/%2e%2e/", "/%2e%2e",
-])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/../secret.txt",
+        "/%2e%2e/secret.txt",
+        "/%2E%2E/secret.txt",
+        "/..%2fsecret.txt",
+        "/..%2Fsecret.txt",
+        "/%2e%2e%2fsecret.txt",
+        "/report-abc/../../secret.txt",
+        "/report-abc/%2e%2e/%2e%2e/secret.txt",
+        "/report-abc/..%2f..%2fsecret.txt",
+        "/./../secret.txt",
+        "//../secret.txt",
+        "/..\\secret.txt",
+        "/%5c..%5csecret.txt",
+        "/link.txt",
+        "/outside-dir/secret.txt",
+        "/outside-dir/",
+        "/report-abc%00.html",
+        "/%ff%fe",
+        "/%252e%252e/secret.txt",
+        "/../",
+        "/%2e%2e/",
+        "/%2e%2e",
+    ],
+)
 def test_nothing_outside_the_folder_is_served_or_listed(served, path):
     server, _ = served
     for method in ("GET", "HEAD"):
@@ -153,9 +173,14 @@ def test_a_taken_port_is_named(tmp_path):
 
     with listen(0) as sock:
         port = sock.getsockname()[1]
-        out = subprocess.run([sys.executable, "-m", "fairness_assets.report_server", "--folder", str(tmp_path),
-                              "--port", str(port)], cwd=ROOT, capture_output=True, text=True, timeout=60,
-                             env={**os.environ})
+        out = subprocess.run(
+            [sys.executable, "-m", "fairness_assets.report_server", "--folder", str(tmp_path), "--port", str(port)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ},
+        )
     assert out.returncode == 2 and f"127.0.0.1:{port}" in out.stderr, out.stderr
 
 
@@ -164,8 +189,13 @@ def test_the_ui_port_is_read_from_the_dagster_dev_arguments():
     from fairness_assets.local import _dagster_port
 
     assert _dagster_port([]) == 3000
-    assert _dagster_port(["-p", "3001"]) == _dagster_port(["--port", "3001"]) == _dagster_port(["--port=3001"]) \
-        == _dagster_port(["-h", "0.0.0.0", "-p3001"]) == 3001
+    assert (
+        _dagster_port(["-p", "3001"])
+        == _dagster_port(["--port", "3001"])
+        == _dagster_port(["--port=3001"])
+        == _dagster_port(["-h", "0.0.0.0", "-p3001"])
+        == 3001
+    )
 
 
 def test_start_report_server_serves_or_says_why_not(tmp_path, monkeypatch):
@@ -194,7 +224,9 @@ def test_start_report_server_serves_or_says_why_not(tmp_path, monkeypatch):
         deadline = time.time() + 30
         while True:
             try:
-                assert urllib.request.urlopen(f"http://127.0.0.1:{port}/report-1/report.html", timeout=5).read() == b"ok"
+                assert (
+                    urllib.request.urlopen(f"http://127.0.0.1:{port}/report-1/report.html", timeout=5).read() == b"ok"
+                )
                 break
             except OSError:
                 assert time.time() < deadline

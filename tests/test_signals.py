@@ -2,15 +2,16 @@
 SIGTERM working once the code location is imported, so `dagster dev`, its code server and pool
 workers stop when asked (issue 11 items 8 and 12)."""
 
-import pytest
 import signal
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
-CHILD = r'''
+CHILD = r"""
 import multiprocessing as mp, signal, sys, time
 import dagster as dg
 import fairness_assets  # noqa: F401 - the code location
@@ -29,7 +30,7 @@ t0 = time.time()
 pool.terminate()  # hangs forever when the worker inherited an ignored SIGTERM
 pool.join()
 print("terminated in", round(time.time() - t0, 1), flush=True)
-'''
+"""
 
 
 def _ignore_sigint():
@@ -38,8 +39,9 @@ def _ignore_sigint():
 
 @pytest.mark.slow
 def test_sigterm_still_works_when_started_with_sigint_ignored():
-    proc = subprocess.run([sys.executable, "-c", CHILD], cwd=ROOT, preexec_fn=_ignore_sigint,
-                          capture_output=True, text=True, timeout=240)
+    proc = subprocess.run(
+        [sys.executable, "-c", CHILD], cwd=ROOT, preexec_fn=_ignore_sigint, capture_output=True, text=True, timeout=240
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "SIGTERM Handlers.SIG_IGN" not in proc.stdout and "SIGTERM 1" not in proc.stdout, proc.stdout
     assert "terminated in" in proc.stdout, proc.stdout

@@ -39,8 +39,14 @@ sys.path.insert(0, str(ROOT))
 
 OUT = ROOT / "data" / "regions" / "regions.csv"
 VERSION = "2"  # 2: every country coco classifies (1: the grids and the corpus only)
-NORTH_UNREGIONS = {"Northern Europe", "Western Europe", "Southern Europe", "Eastern Europe", "Northern America",
-                   "Australia and New Zealand"}
+NORTH_UNREGIONS = {
+    "Northern Europe",
+    "Western Europe",
+    "Southern Europe",
+    "Eastern Europe",
+    "Northern America",
+    "Australia and New Zealand",
+}
 NORTH_EXTRA = {"JPN"}
 
 
@@ -50,6 +56,7 @@ def north_south(iso3: str, un_region: str) -> str:
 
 def _iso3_of(names: list[str]) -> dict[str, str]:
     from fairness_assets.core.geo import CountryResolver, load_aliases
+
     res = CountryResolver(load_aliases(ROOT / "data" / "aliases" / "countries.csv"))  # the project's reviewed aliases
     out = {}
     for n in names:
@@ -76,20 +83,32 @@ def build(qs: Path | None) -> pd.DataFrame:
     rows = []
     for iso in sorted(set(classified) | iso3s):
         r = data.loc[iso]
-        rows.append({"iso3": iso, "country": r["name_short"], "un_region": r["UNregion"], "continent": r["continent"],
-                     "region": r["Continent_7"], "north_south": north_south(iso, r["UNregion"]),
-                     "oecd": "" if pd.isna(r["OECD"]) else str(int(r["OECD"]))})
+        rows.append(
+            {
+                "iso3": iso,
+                "country": r["name_short"],
+                "un_region": r["UNregion"],
+                "continent": r["continent"],
+                "region": r["Continent_7"],
+                "north_south": north_south(iso, r["UNregion"]),
+                "oecd": "" if pd.isna(r["OECD"]) else str(int(r["OECD"])),
+            }
+        )
     return pd.DataFrame(rows)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--qs", type=Path, default=ROOT.parent / "shared" / "data" / "qs_world_university_rankings_2024.csv")
+    ap.add_argument(
+        "--qs", type=Path, default=ROOT.parent / "shared" / "data" / "qs_world_university_rankings_2024.csv"
+    )
     args = ap.parse_args()
     table = build(args.qs)
-    header = (f"# regions v{VERSION}: country_converter {coco.__version__} (UNregion, continent, Continent_7, OECD); "
-              "north_south = UN M49 developed regions (Europe, Northern America, Australia and New Zealand, Japan) "
-              "vs the rest; built by data/regions/build_regions.py\n")
+    header = (
+        f"# regions v{VERSION}: country_converter {coco.__version__} (UNregion, continent, Continent_7, OECD); "
+        "north_south = UN M49 developed regions (Europe, Northern America, Australia and New Zealand, Japan) "
+        "vs the rest; built by data/regions/build_regions.py\n"
+    )
     OUT.write_text(header + table.to_csv(index=False), encoding="utf-8")
     print(f"wrote {len(table)} countries to {OUT}")
     print(table.groupby(["region", "north_south"]).size().to_string())

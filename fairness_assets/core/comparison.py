@@ -46,13 +46,45 @@ from . import regions as rg
 from . import stats as st
 
 METRICS = ("drs", "acc", "rep", "acad")
-HIGHER_IS_BETTER = {"drs": True, "acc": True, "rep": True, "acad": True, "parse_rate": True, "match_rate": True,
-                    "us_uk_share": False, "country_coverage": True, "grs": True}
-GAPS = (("economic_class", "low", "high"), ("gender", "female", "male"), ("gender", "transgender", "male"),
-        ("north_south", "Global South", "Global North"))
-DIFFERENCE_COLUMNS = ("template", "model_a", "model_b", "family", "metric", "gap", "country", "component", "n_units",
-                      "mean_a", "mean_b", "mean_diff", "ci_low", "ci_high", "p_value", "p_adjusted", "family_size",
-                      "significant", "direction", "correction")
+HIGHER_IS_BETTER = {
+    "drs": True,
+    "acc": True,
+    "rep": True,
+    "acad": True,
+    "parse_rate": True,
+    "match_rate": True,
+    "us_uk_share": False,
+    "country_coverage": True,
+    "grs": True,
+}
+GAPS = (
+    ("economic_class", "low", "high"),
+    ("gender", "female", "male"),
+    ("gender", "transgender", "male"),
+    ("north_south", "Global South", "Global North"),
+)
+DIFFERENCE_COLUMNS = (
+    "template",
+    "model_a",
+    "model_b",
+    "family",
+    "metric",
+    "gap",
+    "country",
+    "component",
+    "n_units",
+    "mean_a",
+    "mean_b",
+    "mean_diff",
+    "ci_low",
+    "ci_high",
+    "p_value",
+    "p_adjusted",
+    "family_size",
+    "significant",
+    "direction",
+    "correction",
+)
 _UNIT = ["profile_id", "run"]
 
 
@@ -95,16 +127,38 @@ def _rows(d: np.ndarray, mean_a, mean_b, cols: list[str], base: dict, gaps=None,
     out = []
     for j, c in enumerate(cols):
         g = gaps[j] if gaps is not None else ""
-        out.append({**base, "metric": c, "gap": g, "country": "", "n_units": int(res["n"][j]), "mean_a": float(mean_a[j]),
-                    "mean_b": float(mean_b[j]), "mean_diff": float(res["mean"][j]), "ci_low": float(res["lo"][j]),
-                    "ci_high": float(res["hi"][j]), "p_value": float(res["p"][j])})
+        out.append(
+            {
+                **base,
+                "metric": c,
+                "gap": g,
+                "country": "",
+                "n_units": int(res["n"][j]),
+                "mean_a": float(mean_a[j]),
+                "mean_b": float(mean_b[j]),
+                "mean_diff": float(res["mean"][j]),
+                "ci_low": float(res["lo"][j]),
+                "ci_high": float(res["hi"][j]),
+                "p_value": float(res["p"][j]),
+            }
+        )
     return out
 
 
-def compare_models(responses: pd.DataFrame, items: Optional[pd.DataFrame] = None, *, n_perm: int = 10_000,
-                   n_boot: int = 2000, level: float = 0.95, seed: int = 0, correction: str = "holm",
-                   alpha: float = 0.05, us_uk: Sequence[str] = ("USA", "GBR"),
-                   corpus: Optional[pd.DataFrame] = None, params=None) -> pd.DataFrame:
+def compare_models(
+    responses: pd.DataFrame,
+    items: Optional[pd.DataFrame] = None,
+    *,
+    n_perm: int = 10_000,
+    n_boot: int = 2000,
+    level: float = 0.95,
+    seed: int = 0,
+    correction: str = "holm",
+    alpha: float = 0.05,
+    us_uk: Sequence[str] = ("USA", "GBR"),
+    corpus: Optional[pd.DataFrame] = None,
+    params=None,
+) -> pd.DataFrame:
     """Every pair of models of every template in ``responses`` (``drs_responses`` of several
     partitions; ``items``: their ``drs_items``, for the US+UK share): one row per difference
     (:data:`DIFFERENCE_COLUMNS`). Empty when no template has two models.
@@ -126,9 +180,13 @@ def compare_models(responses: pd.DataFrame, items: Optional[pd.DataFrame] = None
         models = sorted(part["model"].astype(str).unique())
         for a, b in itertools.combinations(models, 2):
             base = {"template": template, "model_a": a, "model_b": b, "component": "behaviour"}
-            for family, cols in (("metrics", [m for m in METRICS if part[m].notna().any()]),
-                                 ("rates", [c for c in ("parse_rate", "match_rate", "us_uk_share")
-                                            if c in part and part[c].notna().any()])):
+            for family, cols in (
+                ("metrics", [m for m in METRICS if part[m].notna().any()]),
+                (
+                    "rates",
+                    [c for c in ("parse_rate", "match_rate", "us_uk_share") if c in part and part[c].notna().any()],
+                ),
+            ):
                 if not cols:
                     continue
                 va, vb = _wide(part, _UNIT, cols, a, b)
@@ -140,15 +198,26 @@ def compare_models(responses: pd.DataFrame, items: Optional[pd.DataFrame] = None
                 d = (vb - va).groupby(level="profile_id", sort=True).mean()
                 ma = va.where(vb.notna()).groupby(level="profile_id", sort=True).mean()
                 mb = vb.where(va.notna()).groupby(level="profile_id", sort=True).mean()
-                rows += _rows(d.to_numpy(dtype=float), np.nanmean(ma.to_numpy(dtype=float), axis=0),
-                              np.nanmean(mb.to_numpy(dtype=float), axis=0),
-                              cols, {**base, "family": family}, key=("comparison", template, a, b, family), **kw)
+                rows += _rows(
+                    d.to_numpy(dtype=float),
+                    np.nanmean(ma.to_numpy(dtype=float), axis=0),
+                    np.nanmean(mb.to_numpy(dtype=float), axis=0),
+                    cols,
+                    {**base, "family": family},
+                    key=("comparison", template, a, b, family),
+                    **kw,
+                )
             rows += _gap_rows(part, a, b, base, kw)
             if corpus is not None and params is not None and items is not None and len(items):
                 rows += _run_level_rows(items, part, a, b, base, corpus, params, kw)
-    out = pd.DataFrame(rows, columns=[c for c in DIFFERENCE_COLUMNS if c not in ("p_adjusted", "family_size",
-                                                                                   "significant", "direction",
-                                                                                   "correction")])
+    out = pd.DataFrame(
+        rows,
+        columns=[
+            c
+            for c in DIFFERENCE_COLUMNS
+            if c not in ("p_adjusted", "family_size", "significant", "direction", "correction")
+        ],
+    )
     return _adjust(out, correction, alpha)
 
 
@@ -183,9 +252,16 @@ def _gap_rows(part: pd.DataFrame, a: str, b: str, base: dict, kw: dict) -> list[
         ga, gb = ga.loc[common], gb.loc[common]
         d = gb.to_numpy(dtype=float) - ga.to_numpy(dtype=float)
         label = f"{attr}: {hi_v} - {lo_v}"
-        rows += _rows(d, np.nanmean(ga.to_numpy(dtype=float), axis=0), np.nanmean(gb.to_numpy(dtype=float), axis=0),
-                      mets, {**base, "family": "gaps"}, gaps=[label] * len(mets),
-                      key=("comparison-gap", base["template"], a, b, attr, hi_v, lo_v), **kw)
+        rows += _rows(
+            d,
+            np.nanmean(ga.to_numpy(dtype=float), axis=0),
+            np.nanmean(gb.to_numpy(dtype=float), axis=0),
+            mets,
+            {**base, "family": "gaps"},
+            gaps=[label] * len(mets),
+            key=("comparison-gap", base["template"], a, b, attr, hi_v, lo_v),
+            **kw,
+        )
     return rows
 
 
@@ -241,13 +317,21 @@ def _geo_setup(corpus: pd.DataFrame, params) -> dict:
     member = np.zeros((len(corpus), len(countries)))
     member[np.arange(len(corpus)), [cpos[c] for c in iso]] = 1.0
     total = member.sum(axis=0)
-    return {"uni_pos": {u: i for i, u in enumerate(pd.to_numeric(corpus["university_id"]).astype(np.int64))},
-            "countries": countries, "country_pos": cpos, "member": member, "rep_local": rep_local, "total": total,
-            "avail": avail(total, len(corpus)), "eps": params.epsilon}
+    return {
+        "uni_pos": {u: i for i, u in enumerate(pd.to_numeric(corpus["university_id"]).astype(np.int64))},
+        "countries": countries,
+        "country_pos": cpos,
+        "member": member,
+        "rep_local": rep_local,
+        "total": total,
+        "avail": avail(total, len(corpus)),
+        "eps": params.epsilon,
+    }
 
 
-def _run_level_rows(items: pd.DataFrame, part: pd.DataFrame, a: str, b: str, base: dict, corpus: pd.DataFrame,
-                    params, kw: dict) -> list[dict]:
+def _run_level_rows(
+    items: pd.DataFrame, part: pd.DataFrame, a: str, b: str, base: dict, corpus: pd.DataFrame, params, kw: dict
+) -> list[dict]:
     """Country coverage and GRS per corpus country, B - A (family ``geography``). They are figures of a
     whole partition, so the units are the runs both audits hold: the interval resamples runs (the same
     runs for both models), the two-sided test swaps the two models' answers run by run (every swap
@@ -277,9 +361,9 @@ def _run_level_rows(items: pd.DataFrame, part: pd.DataFrame, a: str, b: str, bas
     boot = np.c_[bcov_b - bcov_a, (bgrs_b - bgrs_a)[:, shown]]
     q = [(1 - kw["level"]) / 2, 1 - (1 - kw["level"]) / 2]
     lo, hi = np.quantile(boot, q, axis=0)
-    exact = n < 63 and 2 ** n <= kw["n_perm"]
+    exact = n < 63 and 2**n <= kw["n_perm"]
     if exact:
-        keep = ((np.arange(2 ** n)[:, None] >> np.arange(n)[None, :]) & 1).astype(float)
+        keep = ((np.arange(2**n)[:, None] >> np.arange(n)[None, :]) & 1).astype(float)
     else:
         keep = rng.integers(0, 2, size=(kw["n_perm"], n)).astype(float)
     # a swap vector: keep[r] = 1 leaves run r as it is, 0 swaps the two models' answers in it
@@ -293,10 +377,23 @@ def _run_level_rows(items: pd.DataFrame, part: pd.DataFrame, a: str, b: str, bas
     means_b = np.r_[cov_b, grs_b[0, shown]]
     names = ["country_coverage"] + ["grs"] * len(shown)
     where = [""] + [geo["countries"][i] for i in shown]
-    return [{**base, "family": "geography", "metric": m, "gap": "", "country": c, "n_units": n,
-             "mean_a": float(ma), "mean_b": float(mb), "mean_diff": float(o), "ci_low": float(l),
-             "ci_high": float(h), "p_value": float(pv)}
-            for m, c, ma, mb, o, l, h, pv in zip(names, where, means_a, means_b, obs, lo, hi, p)]
+    return [
+        {
+            **base,
+            "family": "geography",
+            "metric": m,
+            "gap": "",
+            "country": c,
+            "n_units": n,
+            "mean_a": float(ma),
+            "mean_b": float(mb),
+            "mean_diff": float(o),
+            "ci_low": float(low),
+            "ci_high": float(h),
+            "p_value": float(pv),
+        }
+        for m, c, ma, mb, o, low, h, pv in zip(names, where, means_a, means_b, obs, lo, hi, p, strict=False)
+    ]
 
 
 def _adjust(out: pd.DataFrame, correction: str, alpha: float) -> pd.DataFrame:
@@ -315,16 +412,27 @@ def _adjust(out: pd.DataFrame, correction: str, alpha: float) -> pd.DataFrame:
     out["family_size"] = out["family_size"].astype(np.int64)
     out["significant"] = out["p_adjusted"].le(alpha).fillna(False).astype(bool)
     widen = np.sign(out["mean_diff"]) == np.sign(out["mean_a"])
-    out["direction"] = np.where(out["family"] != "gaps", "",
-                                np.where(out["mean_diff"].abs() < 1e-12, "unchanged",
-                                         np.where(widen, "B's gap is wider", "B's gap is narrower")))
+    out["direction"] = np.where(
+        out["family"] != "gaps",
+        "",
+        np.where(
+            out["mean_diff"].abs() < 1e-12, "unchanged", np.where(widen, "B's gap is wider", "B's gap is narrower")
+        ),
+    )
     out["correction"] = correction
     return out[list(DIFFERENCE_COLUMNS)]
 
 
-def leaderboard(responses: pd.DataFrame, differences: pd.DataFrame, items: Optional[pd.DataFrame] = None, *,
-                n_boot: int = 2000, level: float = 0.95, seed: int = 0,
-                us_uk: Sequence[str] = ("USA", "GBR")) -> pd.DataFrame:
+def leaderboard(
+    responses: pd.DataFrame,
+    differences: pd.DataFrame,
+    items: Optional[pd.DataFrame] = None,
+    *,
+    n_boot: int = 2000,
+    level: float = 0.95,
+    seed: int = 0,
+    us_uk: Sequence[str] = ("USA", "GBR"),
+) -> pd.DataFrame:
     """Models x metrics per template (the study's Table 3): mean, percentile bootstrap interval over
     profiles (each the mean over its runs), and the rank range the paired comparisons support (module
     docstring)."""
@@ -335,18 +443,34 @@ def leaderboard(responses: pd.DataFrame, differences: pd.DataFrame, items: Optio
         models = sorted(part["model"].astype(str).unique())
         for model in models:
             v = part[part["model"] == model].groupby(["profile_id"], dropna=False)[cols].mean()
-            res = st._paired(v.to_numpy(dtype=float), n_perm=0, n_boot=n_boot, level=level, seed=seed,
-                             key=("leaderboard", template, model), test=False)
+            res = st._paired(
+                v.to_numpy(dtype=float),
+                n_perm=0,
+                n_boot=n_boot,
+                level=level,
+                seed=seed,
+                key=("leaderboard", template, model),
+                test=False,
+            )
             for j, c in enumerate(cols):
                 if res["n"][j] == 0:
                     continue
-                rows.append({"template": template, "model": model, "metric": c, "n_units": int(res["n"][j]),
-                             "mean": float(res["mean"][j]), "ci_low": float(res["lo"][j]),
-                             "ci_high": float(res["hi"][j])})
+                rows.append(
+                    {
+                        "template": template,
+                        "model": model,
+                        "metric": c,
+                        "n_units": int(res["n"][j]),
+                        "mean": float(res["mean"][j]),
+                        "ci_low": float(res["lo"][j]),
+                        "ci_high": float(res["hi"][j]),
+                    }
+                )
     board = pd.DataFrame(rows, columns=["template", "model", "metric", "n_units", "mean", "ci_low", "ci_high"])
     if board.empty:
-        return board.assign(rank_best=pd.Series(dtype="int64"), rank_worst=pd.Series(dtype="int64"), rank="",
-                            tied_with="")
+        return board.assign(
+            rank_best=pd.Series(dtype="int64"), rank_worst=pd.Series(dtype="int64"), rank="", tied_with=""
+        )
     better, worse, tied = [], [], []
     diffs = differences[differences["family"].isin(["metrics", "rates"])] if len(differences) else differences
     for r in board.itertuples(index=False):
@@ -366,7 +490,9 @@ def leaderboard(responses: pd.DataFrame, differences: pd.DataFrame, items: Optio
         worse.append(n - high)
         tied.append(", ".join(ties))
     board["rank_best"], board["rank_worst"], board["tied_with"] = better, worse, tied
-    board["rank"] = [str(b) if b == w else f"{b}-{w}" for b, w in zip(board["rank_best"], board["rank_worst"])]
+    board["rank"] = [
+        str(b) if b == w else f"{b}-{w}" for b, w in zip(board["rank_best"], board["rank_worst"], strict=False)
+    ]
     return board
 
 
@@ -376,8 +502,12 @@ def _significantly(diffs: pd.DataFrame, template: str, metric: str, model: str, 
     if diffs is None or not len(diffs):
         return 0
     a, b = sorted([model, other])
-    row = diffs[(diffs["template"] == template) & (diffs["metric"] == metric) & (diffs["model_a"] == a)
-                & (diffs["model_b"] == b)]
+    row = diffs[
+        (diffs["template"] == template)
+        & (diffs["metric"] == metric)
+        & (diffs["model_a"] == a)
+        & (diffs["model_b"] == b)
+    ]
     if not len(row) or not bool(row["significant"].iloc[0]):
         return 0
     b_higher = float(row["mean_diff"].iloc[0]) > 0
@@ -398,9 +528,11 @@ def comparison_summary(differences: pd.DataFrame, max_lines: int = 10) -> list[s
         country = text(getattr(r, "country", ""))
         what += f" of {country}" if country else ""
         extra = f" ({text(r.direction)})" if text(r.direction) else ""
-        out.append(f"{r.template}: {r.model_b} - {r.model_a}, {what}: {r.mean_diff:+.3f} "
-                   f"[{r.ci_low:+.3f}, {r.ci_high:+.3f}], adjusted p {_fmt_p(r.p_adjusted)} "
-                   f"({int(r.family_size)} tests){extra}.")
+        out.append(
+            f"{r.template}: {r.model_b} - {r.model_a}, {what}: {r.mean_diff:+.3f} "
+            f"[{r.ci_low:+.3f}, {r.ci_high:+.3f}], adjusted p {_fmt_p(r.p_adjusted)} "
+            f"({int(r.family_size)} tests){extra}."
+        )
     return out
 
 

@@ -38,7 +38,7 @@ Pure: pandas and numpy only (and the Holm / BH adjustment of ``core.stats``).
 from __future__ import annotations
 
 import math
-from typing import Mapping, Optional, Sequence
+from typing import Mapping, Optional
 
 import numpy as np
 import pandas as pd
@@ -48,31 +48,68 @@ from . import stats as st
 COMPONENTS = ("total", "behaviour", "needs")
 SOURCES = ("behaviour_needs", "geo_contrasts")
 RULE = "welch_holm"
-RULE_TEXT = ("Welch t-test of regional - base on each template's stored mean, SD and units (independent "
-             "generations; shared strata could only make it conservative), Holm within model x source x analysis "
-             "x component; moved = adjusted p <= alpha. Not tested: needs 0 by construction, and shares that are "
-             "0 or 1 for the group in a template. Significant in one template and not the other is not a test of change.")
+RULE_TEXT = (
+    "Welch t-test of regional - base on each template's stored mean, SD and units (independent "
+    "generations; shared strata could only make it conservative), Holm within model x source x analysis "
+    "x component; moved = adjusted p <= alpha. Not tested: needs 0 by construction, and shares that are "
+    "0 or 1 for the group in a template. Significant in one template and not the other is not a test of change."
+)
 SHARE_METRICS = ("own_country", "own_region", "us_uk_share")  # shares of a list, possibly rare events
 STATUSES = ("moved", "not moved", "not testable", "0 by construction", "only in base", "only in regional")
 KEYS = ["model", "source", "analysis", "value_a", "value_b", "metric", "component"]
 CHANGE_COLUMNS = KEYS + [
-    "unit", "n_base", "mean_base", "ci_low_base", "ci_high_base", "p_adjusted_base", "significant_base",
-    "n_regional", "mean_regional", "ci_low_regional", "ci_high_regional", "p_adjusted_regional", "significant_regional",
-    "change", "se_change", "df_change", "ci_low_change", "ci_high_change", "level", "p_change", "correction",
-    "family_size", "p_change_adjusted", "alpha", "moved", "direction", "intervals_overlap", "status", "rule", "note",
+    "unit",
+    "n_base",
+    "mean_base",
+    "ci_low_base",
+    "ci_high_base",
+    "p_adjusted_base",
+    "significant_base",
+    "n_regional",
+    "mean_regional",
+    "ci_low_regional",
+    "ci_high_regional",
+    "p_adjusted_regional",
+    "significant_regional",
+    "change",
+    "se_change",
+    "df_change",
+    "ci_low_change",
+    "ci_high_change",
+    "level",
+    "p_change",
+    "correction",
+    "family_size",
+    "p_change_adjusted",
+    "alpha",
+    "moved",
+    "direction",
+    "intervals_overlap",
+    "status",
+    "rule",
+    "note",
 ]
 METRIC_WORDS = {  # (more, fewer): what a higher / lower value of the metric means for the lists
     "drs": ("a higher DRS", "a lower DRS"),
-    "acc": ("more accessible universities (closer to their home, for their income)",
-            "less accessible universities (farther from their home, for their income)"),
+    "acc": (
+        "more accessible universities (closer to their home, for their income)",
+        "less accessible universities (farther from their home, for their income)",
+    ),
     "rep": ("higher-reputation universities", "lower-reputation universities"),
     "acad": ("programs better matched to the stated field", "programs less matched to the stated field"),
     "us_uk_share": ("more US and UK universities", "fewer US and UK universities"),
     "own_country": ("more universities in their own country", "fewer universities in their own country"),
     "own_region": ("more universities in their own region", "fewer universities in their own region"),
 }
-METRIC_LABELS = {"drs": "DRS", "acc": "Acc", "rep": "Rep", "acad": "Acad", "us_uk_share": "US+UK share",
-                 "own_country": "own-country share", "own_region": "own-region share"}
+METRIC_LABELS = {
+    "drs": "DRS",
+    "acc": "Acc",
+    "rep": "Rep",
+    "acad": "Acad",
+    "us_uk_share": "US+UK share",
+    "own_country": "own-country share",
+    "own_region": "own-region share",
+}
 
 
 # ----------------------------------------------------------------------------- Student t, numpy only
@@ -166,6 +203,7 @@ def t_quantile(q: float, df) -> np.ndarray:
 # ----------------------------------------------------------------------------- aligning the two templates
 def _flag(values: pd.Series) -> pd.Series:
     """A boolean column as stored (bool, 1.0/0.0, "True"/"False") as booleans."""
+
     def one(v):
         if isinstance(v, (bool, np.bool_)):
             return bool(v)
@@ -174,6 +212,7 @@ def _flag(values: pd.Series) -> pd.Series:
         if isinstance(v, (int, float, np.integer, np.floating)):
             return bool(v)
         return str(v).strip().lower() in ("true", "1", "yes")
+
     return values.map(one).astype(bool)
 
 
@@ -188,8 +227,24 @@ def contrast_rows(table: Optional[pd.DataFrame], source: str) -> pd.DataFrame:
     ``source``: ``behaviour_needs`` (core.decompose; analysis = the attribute, unit = strata) or
     ``geo_contrasts`` (core.geostats; value_a = the reference, value_b = the value). A table stored
     before the split (no ``component``) gives its rows as ``total``."""
-    cols = ["source", "analysis", "value_a", "value_b", "metric", "component", "unit", "n", "mean", "sd", "ci_low",
-            "ci_high", "p_adjusted", "significant", "by_construction", "degenerate"]
+    cols = [
+        "source",
+        "analysis",
+        "value_a",
+        "value_b",
+        "metric",
+        "component",
+        "unit",
+        "n",
+        "mean",
+        "sd",
+        "ci_low",
+        "ci_high",
+        "p_adjusted",
+        "significant",
+        "by_construction",
+        "degenerate",
+    ]
     if source not in SOURCES:
         raise ValueError(f"source must be one of {SOURCES}, got {source!r}")
     if table is None or table.empty:
@@ -207,15 +262,25 @@ def contrast_rows(table: Optional[pd.DataFrame], source: str) -> pd.DataFrame:
     missing = [c for c in need if c not in t.columns]
     if missing:
         raise ValueError(f"the {source} table lacks the column(s) {missing}")
-    out = pd.DataFrame({
-        "source": source, "analysis": analysis.astype(str), "value_a": va.astype(str), "value_b": vb.astype(str),
-        "metric": t["metric"].astype(str),
-        "component": t["component"].astype(str) if "component" in t.columns else "total",
-        "unit": unit, "n": n, "mean": _num(t, "mean_diff"), "sd": _num(t, "sd_diff"), "ci_low": _num(t, "ci_low"),
-        "ci_high": _num(t, "ci_high"), "p_adjusted": _num(t, "p_adjusted"),
-        "significant": _flag(t["significant"]) if "significant" in t.columns else False,
-        "by_construction": _flag(t["by_construction"]) if "by_construction" in t.columns else False,
-    })
+    out = pd.DataFrame(
+        {
+            "source": source,
+            "analysis": analysis.astype(str),
+            "value_a": va.astype(str),
+            "value_b": vb.astype(str),
+            "metric": t["metric"].astype(str),
+            "component": t["component"].astype(str) if "component" in t.columns else "total",
+            "unit": unit,
+            "n": n,
+            "mean": _num(t, "mean_diff"),
+            "sd": _num(t, "sd_diff"),
+            "ci_low": _num(t, "ci_low"),
+            "ci_high": _num(t, "ci_high"),
+            "p_adjusted": _num(t, "p_adjusted"),
+            "significant": _flag(t["significant"]) if "significant" in t.columns else False,
+            "by_construction": _flag(t["by_construction"]) if "by_construction" in t.columns else False,
+        }
+    )
     # a share that is 0 or 1 for the group's own lists (e.g. no own-country item at all): the stored SD
     # holds none of the group's sampling variation, so no test of the change is made (every component)
     own = _num(t, "mean_value")
@@ -234,13 +299,20 @@ def _side(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     dup = out.duplicated(KEYS[1:], keep=False)
     if dup.any():
         first = out[dup].iloc[0]
-        raise ValueError("two rows for the same contrast in one template: "
-                         + ", ".join(f"{k}={first[k]}" for k in KEYS[1:]))
+        raise ValueError(
+            "two rows for the same contrast in one template: " + ", ".join(f"{k}={first[k]}" for k in KEYS[1:])
+        )
     return out
 
 
-def component_change(base: Mapping[str, pd.DataFrame], regional: Mapping[str, pd.DataFrame], model: str = "",
-                     alpha: float = 0.05, level: float = 0.95, correction: str = "holm") -> pd.DataFrame:
+def component_change(
+    base: Mapping[str, pd.DataFrame],
+    regional: Mapping[str, pd.DataFrame],
+    model: str = "",
+    alpha: float = 0.05,
+    level: float = 0.95,
+    correction: str = "holm",
+) -> pd.DataFrame:
     """Every contrast of one model, base vs regional, per component: both templates' estimates,
     the change ``regional - base`` with its Welch interval and test, adjusted within each family
     (model x source x analysis x component), and whether it *moved* (module docstring, :data:`RULE`).
@@ -265,39 +337,62 @@ def component_change(base: Mapping[str, pd.DataFrame], regional: Mapping[str, pd
     sb, sr = m["sd_base"].to_numpy(float), m["sd_regional"].to_numpy(float)
     mb, mr = m["mean_base"].to_numpy(float), m["mean_regional"].to_numpy(float)
     both = (m["_merge"] == "both").to_numpy()
-    by_c = (_flag(m["by_construction_base"]) & _flag(m["by_construction_regional"])
-            ).to_numpy()
-    edge = (_flag(m["degenerate_base"]) | _flag(m["degenerate_regional"])
-            ).to_numpy()
-    testable = both & ~by_c & ~edge & (nb >= 2) & (nr >= 2) & np.isfinite(sb) & np.isfinite(sr) & np.isfinite(mb) \
+    by_c = (_flag(m["by_construction_base"]) & _flag(m["by_construction_regional"])).to_numpy()
+    edge = (_flag(m["degenerate_base"]) | _flag(m["degenerate_regional"])).to_numpy()
+    testable = (
+        both
+        & ~by_c
+        & ~edge
+        & (nb >= 2)
+        & (nr >= 2)
+        & np.isfinite(sb)
+        & np.isfinite(sr)
+        & np.isfinite(mb)
         & np.isfinite(mr)
+    )
     with np.errstate(invalid="ignore", divide="ignore"):
-        vb, vr = sb ** 2 / nb, sr ** 2 / nr
+        vb, vr = sb**2 / nb, sr**2 / nr
         se = np.sqrt(vb + vr)
-        dfw = (vb + vr) ** 2 / (vb ** 2 / (nb - 1) + vr ** 2 / (nr - 1))
+        dfw = (vb + vr) ** 2 / (vb**2 / (nb - 1) + vr**2 / (nr - 1))
         change = mr - mb
         t = change / se
     zero_se = testable & (se == 0)
     dfw = np.where(testable & ~zero_se, dfw, np.nan)
-    p = np.where(testable & ~zero_se, t_two_sided_p(np.where(testable & ~zero_se, t, 0.0),
-                                                   np.where(testable & ~zero_se, dfw, 1.0)), np.nan)
+    p = np.where(
+        testable & ~zero_se,
+        t_two_sided_p(np.where(testable & ~zero_se, t, 0.0), np.where(testable & ~zero_se, dfw, 1.0)),
+        np.nan,
+    )
     p = np.where(zero_se, np.where(change == 0, 1.0, 0.0), p)  # both templates constant: the change is exact
     q = np.where(testable & ~zero_se, t_quantile(0.5 + level / 2.0, np.where(testable & ~zero_se, dfw, 1.0)), np.nan)
     q = np.where(zero_se, 0.0, q)
-    out = pd.DataFrame({
-        "model": model, **{k: m[k] for k in keys},
-        "unit": m["unit_base"].where(m["unit_base"].notna(), m["unit_regional"]),
-        "n_base": m["n_base"], "mean_base": m["mean_base"], "ci_low_base": m["ci_low_base"],
-        "ci_high_base": m["ci_high_base"], "p_adjusted_base": m["p_adjusted_base"],
-        "significant_base": _flag(m["significant_base"]),
-        "n_regional": m["n_regional"], "mean_regional": m["mean_regional"], "ci_low_regional": m["ci_low_regional"],
-        "ci_high_regional": m["ci_high_regional"], "p_adjusted_regional": m["p_adjusted_regional"],
-        "significant_regional": _flag(m["significant_regional"]),
-        "change": np.where(both, change, np.nan), "se_change": np.where(testable, se, np.nan), "df_change": dfw,
-        "ci_low_change": np.where(testable, change - q * se, np.nan),
-        "ci_high_change": np.where(testable, change + q * se, np.nan), "level": level, "p_change": p,
-        "correction": correction,
-    })
+    out = pd.DataFrame(
+        {
+            "model": model,
+            **{k: m[k] for k in keys},
+            "unit": m["unit_base"].where(m["unit_base"].notna(), m["unit_regional"]),
+            "n_base": m["n_base"],
+            "mean_base": m["mean_base"],
+            "ci_low_base": m["ci_low_base"],
+            "ci_high_base": m["ci_high_base"],
+            "p_adjusted_base": m["p_adjusted_base"],
+            "significant_base": _flag(m["significant_base"]),
+            "n_regional": m["n_regional"],
+            "mean_regional": m["mean_regional"],
+            "ci_low_regional": m["ci_low_regional"],
+            "ci_high_regional": m["ci_high_regional"],
+            "p_adjusted_regional": m["p_adjusted_regional"],
+            "significant_regional": _flag(m["significant_regional"]),
+            "change": np.where(both, change, np.nan),
+            "se_change": np.where(testable, se, np.nan),
+            "df_change": dfw,
+            "ci_low_change": np.where(testable, change - q * se, np.nan),
+            "ci_high_change": np.where(testable, change + q * se, np.nan),
+            "level": level,
+            "p_change": p,
+            "correction": correction,
+        }
+    )
     out["family_size"] = 0
     out["p_change_adjusted"] = np.nan
     fam = ["source", "analysis", "component"]
@@ -316,25 +411,35 @@ def component_change(base: Mapping[str, pd.DataFrame], regional: Mapping[str, pd
     out["intervals_overlap"] = np.where(has_ci, ((lo_b <= hi_r) & (lo_r <= hi_b)).astype(object), None)
     merge = m["_merge"].to_numpy()
     few = both & ~by_c & ~testable
-    status = np.where(merge == "left_only", "only in base", np.where(merge == "right_only", "only in regional",
-                      np.where(by_c & both, "0 by construction",
-                               np.where(few, "not testable", np.where(moved, "moved", "not moved")))))
+    status = np.where(
+        merge == "left_only",
+        "only in base",
+        np.where(
+            merge == "right_only",
+            "only in regional",
+            np.where(
+                by_c & both, "0 by construction", np.where(few, "not testable", np.where(moved, "moved", "not moved"))
+            ),
+        ),
+    )
     out["status"] = status
     out["rule"] = np.where(testable, RULE, "")
     note = np.full(len(out), "", dtype=object)
     note[few] = "fewer than 2 units or no SD in a template: the change cannot be tested"
-    note[few & edge] = ("the group's own share is 0 or 1 in a template: the stored SD lacks the group's sampling "
-                        "variation, the change is not tested")
+    note[few & edge] = (
+        "the group's own share is 0 or 1 in a template: the stored SD lacks the group's sampling "
+        "variation, the change is not tested"
+    )
     note[by_c & both] = "needs is 0 by construction in both templates"
     note[merge == "left_only"] = "the contrast is not in the regional template"
     note[merge == "right_only"] = "the contrast is not in the base template"
     note[zero_se] = "no variation in either template: the change is exact"
     out["note"] = note
     order = {c: i for i, c in enumerate(("behaviour", "total", "needs"))}
-    out = out.assign(_s=~out["moved"], _c=out["component"].map(order).fillna(9),
-                     _a=-out["change"].abs().fillna(-1.0))
-    out = out.sort_values(["_c", "_s", "source", "analysis", "_a", "value_a", "value_b", "metric"],
-                          kind="stable").drop(columns=["_s", "_c", "_a"])
+    out = out.assign(_s=~out["moved"], _c=out["component"].map(order).fillna(9), _a=-out["change"].abs().fillna(-1.0))
+    out = out.sort_values(["_c", "_s", "source", "analysis", "_a", "value_a", "value_b", "metric"], kind="stable").drop(
+        columns=["_s", "_c", "_a"]
+    )
     return out[CHANGE_COLUMNS].reset_index(drop=True)
 
 
@@ -343,8 +448,13 @@ def _who(r) -> tuple[str, str]:
     """(the group, the group it is compared with) of a contrast row, in words."""
     a, b, an = str(r["value_a"]), str(r["value_b"]), str(r["analysis"])
     if r["source"] == "geo_contrasts":
-        other = "the other students" if a == "rest" else f"students of the {a}" if an == "south_vs_north" \
+        other = (
+            "the other students"
+            if a == "rest"
+            else f"students of the {a}"
+            if an == "south_vs_north"
             else f"students from {a}"
+        )
         if an == "nationality_vs_rest":
             return f"students from {b}", other
         if an == "south_vs_north":
@@ -374,11 +484,16 @@ def describe(r) -> str:
     label = METRIC_LABELS.get(str(r["metric"]), str(r["metric"]))
     who, other = _who(r)
     comp = str(r["component"])
-    part = {"behaviour": "behaviour part (what the model did)", "needs": "needs part (the students' position)",
-            "total": "outcome gap"}.get(comp, comp)
-    nums = (f"{label} {part}: {float(r['mean_base']):+.3f}{_ci(r['ci_low_base'], r['ci_high_base'])} in base, "
-            f"{float(r['mean_regional']):+.3f}{_ci(r['ci_low_regional'], r['ci_high_regional'])} in regional "
-            f"(change {float(r['change']):+.3f}{_ci(r['ci_low_change'], r['ci_high_change'])}")
+    part = {
+        "behaviour": "behaviour part (what the model did)",
+        "needs": "needs part (the students' position)",
+        "total": "outcome gap",
+    }.get(comp, comp)
+    nums = (
+        f"{label} {part}: {float(r['mean_base']):+.3f}{_ci(r['ci_low_base'], r['ci_high_base'])} in base, "
+        f"{float(r['mean_regional']):+.3f}{_ci(r['ci_low_regional'], r['ci_high_regional'])} in regional "
+        f"(change {float(r['change']):+.3f}{_ci(r['ci_low_change'], r['ci_high_change'])}"
+    )
     if pd.notna(r.get("p_change_adjusted")):
         nums += f", Welch test adjusted p {_p(r['p_change_adjusted'])}, {int(r['family_size'])} tests in the family)"
     else:
@@ -388,11 +503,15 @@ def describe(r) -> str:
         return f"{who} vs {other}: the {part} did not move beyond chance: {nums}."
     words = more if float(r["change"]) > 0 else fewer
     if comp == "behaviour":
-        what = (f"the regional template made the model give {who} {words}, relative to what it gave {other} "
-                f"(both scored for the same students), than the base template did")
+        what = (
+            f"the regional template made the model give {who} {words}, relative to what it gave {other} "
+            f"(both scored for the same students), than the base template did"
+        )
     elif comp == "needs":
-        what = (f"under the regional template the students' position gives {who} {words} relative to {other} "
-                "than under the base template, for the same lists")
+        what = (
+            f"under the regional template the students' position gives {who} {words} relative to {other} "
+            "than under the base template, for the same lists"
+        )
     else:
         what = f"under the regional template {who} end up with {words} relative to {other} than under the base template"
     return f"{who} vs {other}: {what}. {nums}."
@@ -401,8 +520,16 @@ def describe(r) -> str:
 def model_verdicts(change: pd.DataFrame) -> pd.DataFrame:
     """Per model: how many behaviour / outcome (total) / needs parts were tested and how many
     moved, and ``behaviour_moved`` (any behaviour part moved)."""
-    cols = ["model", "behaviour_tested", "behaviour_moved_n", "total_tested", "total_moved_n", "needs_tested",
-            "needs_moved_n", "behaviour_moved"]
+    cols = [
+        "model",
+        "behaviour_tested",
+        "behaviour_moved_n",
+        "total_tested",
+        "total_moved_n",
+        "needs_tested",
+        "needs_moved_n",
+        "behaviour_moved",
+    ]
     if change is None or change.empty:
         return pd.DataFrame(columns=cols)
     rows = []
@@ -430,24 +557,32 @@ def summary_sentences(change: pd.DataFrame, max_per_model: int = 3) -> list[str]
     for v in verdicts.itertuples(index=False):
         g = ch[ch["model"] == v.model]
         if v.behaviour_tested == 0:
-            out.append(f"{v.model}: base vs regional: no behaviour part could be compared (the behaviour / needs "
-                       "split is missing in a template, or its contrasts have fewer than 2 units).")
+            out.append(
+                f"{v.model}: base vs regional: no behaviour part could be compared (the behaviour / needs "
+                "split is missing in a template, or its contrasts have fewer than 2 units)."
+            )
             continue
         if v.behaviour_moved:
             beh = g[(g["component"] == "behaviour") & g["moved"]]
             beh = beh.assign(_a=-pd.to_numeric(beh["change"], errors="coerce").abs()).sort_values("_a", kind="stable")
-            head = (f"{v.model}: the regional template moved what the model did: {v.behaviour_moved_n} of "
-                    f"{v.behaviour_tested} behaviour parts changed beyond chance (Welch test of regional - base, Holm "
-                    "within each analysis)")
+            head = (
+                f"{v.model}: the regional template moved what the model did: {v.behaviour_moved_n} of "
+                f"{v.behaviour_tested} behaviour parts changed beyond chance (Welch test of regional - base, Holm "
+                "within each analysis)"
+            )
             out.append(head + ".")
             out += [f"{v.model}: {describe(r)}" for _, r in beh.head(max_per_model).iterrows()]
             continue
-        line = (f"{v.model}: the regional template did not move what the model did: none of the "
-                f"{v.behaviour_tested} behaviour parts tested changed beyond chance (Welch test of regional - base, "
-                "Holm within each analysis)")
+        line = (
+            f"{v.model}: the regional template did not move what the model did: none of the "
+            f"{v.behaviour_tested} behaviour parts tested changed beyond chance (Welch test of regional - base, "
+            "Holm within each analysis)"
+        )
         if v.total_moved_n:
-            line += (f"; {v.total_moved_n} outcome gap(s) did move with no detectable change in what the model gave "
-                     "each group: the change is in how the lists land for where the students stand (needs)")
+            line += (
+                f"; {v.total_moved_n} outcome gap(s) did move with no detectable change in what the model gave "
+                "each group: the change is in how the lists land for where the students stand (needs)"
+            )
         else:
             line += "; nor did any outcome gap"
         out.append(line + ".")

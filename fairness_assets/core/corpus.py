@@ -122,7 +122,7 @@ def _decode(data: bytes, path: str) -> tuple[str, str, list[str]]:
     for bom, encoding in _BOMS:
         if data.startswith(bom):
             try:
-                text = data[len(bom):].decode(encoding)
+                text = data[len(bom) :].decode(encoding)
             except UnicodeDecodeError as exc:
                 raise CorpusError(
                     f"{path}: the encoding is the problem: the file starts with a {encoding.upper()} byte-order "
@@ -147,9 +147,11 @@ def _decode(data: bytes, path: str) -> tuple[str, str, list[str]]:
                     f"{path}: the encoding is the problem: neither UTF-8 (byte {exc.start}) nor Windows-1252 "
                     f"(byte {exc2.start}); re-save it as UTF-8"
                 ) from None
-            return text, "cp1252", [
-                f"{path}: not valid UTF-8 (byte {exc.start}); read as Windows-1252 — check accented names"
-            ]
+            return (
+                text,
+                "cp1252",
+                [f"{path}: not valid UTF-8 (byte {exc.start}); read as Windows-1252 — check accented names"],
+            )
     if text.count("\x00") * 8 > len(text):
         # ASCII saved as UTF-16/32 without a byte-order mark is valid UTF-8 full of NULs
         raise CorpusError(
@@ -327,11 +329,14 @@ def read_qs_export(
     had_short = False
     if len(df):
         first = df.iloc[0]
-        if all(
-            str(first[c]).strip().lower() in markers
-            for c, markers in _SHORT_HEADER_MARKERS.items()
-            if c in df.columns and c != RANK_COLUMN
-        ) or str(first[rank_column]).strip().lower() in _SHORT_HEADER_MARKERS[RANK_COLUMN]:
+        if (
+            all(
+                str(first[c]).strip().lower() in markers
+                for c, markers in _SHORT_HEADER_MARKERS.items()
+                if c in df.columns and c != RANK_COLUMN
+            )
+            or str(first[rank_column]).strip().lower() in _SHORT_HEADER_MARKERS[RANK_COLUMN]
+        ):
             had_short = True
             df = df.iloc[1:]
     if df.empty:
@@ -383,7 +388,7 @@ def build_corpus(
         report.duplicates_dropped = int(dup.sum())
         report.duplicate_examples = [
             f"line {int(line)}: {name}"
-            for line, name in zip(df.loc[dup, "source_line"].head(5), df.loc[dup, NAME_COLUMN].head(5))
+            for line, name in zip(df.loc[dup, "source_line"].head(5), df.loc[dup, NAME_COLUMN].head(5), strict=False)
         ]
         report.warnings.append(
             f"{path}: dropped {report.duplicates_dropped} exact duplicate row(s), e.g. "
@@ -395,9 +400,7 @@ def build_corpus(
         empty = df[col] == ""
         if empty.any():
             line = int(df.loc[empty, "source_line"].iloc[0])
-            raise CorpusError(
-                f"{path}: line {line}, column {col!r}: empty value ({int(empty.sum())} row(s) affected)"
-            )
+            raise CorpusError(f"{path}: line {line}, column {col!r}: empty value ({int(empty.sum())} row(s) affected)")
     ranks = parse_ranks(df[rank_column])
     bad = ranks.isna()
     if bad.any():
@@ -538,5 +541,3 @@ def local_rep(rank: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.where(span > 0, (hi - rank) / np.where(span > 0, span, 1.0), 1.0)
     return out
-
-

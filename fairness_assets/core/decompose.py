@@ -48,14 +48,52 @@ COMPONENTS = ("total", "behaviour", "needs")
 BY_CONSTRUCTION_NOTE = "needs is 0 by construction"
 
 DECOMPOSITION_COLUMNS = [
-    "model", "template", "attribute", "value_a", "value_b", "metric", "component", "n_strata", "n_pairs",
-    "mean_diff", "share_of_total", "behaviour_a_students", "behaviour_b_students", "sd_diff", "ci_low", "ci_high",
-    "level", "n_boot", "p_value", "p_method", "n_perm", "p_min_attainable", "correction", "family_size",
-    "p_adjusted", "alpha", "significant", "marking", "by_construction", "note",
+    "model",
+    "template",
+    "attribute",
+    "value_a",
+    "value_b",
+    "metric",
+    "component",
+    "n_strata",
+    "n_pairs",
+    "mean_diff",
+    "share_of_total",
+    "behaviour_a_students",
+    "behaviour_b_students",
+    "sd_diff",
+    "ci_low",
+    "ci_high",
+    "level",
+    "n_boot",
+    "p_value",
+    "p_method",
+    "n_perm",
+    "p_min_attainable",
+    "correction",
+    "family_size",
+    "p_adjusted",
+    "alpha",
+    "significant",
+    "marking",
+    "by_construction",
+    "note",
 ]
 ENVY_COLUMNS = [
-    "model", "template", "attribute", "group", "other_group", "metric", "n_strata", "n_students", "envy_share",
-    "tie_share", "ci_low", "ci_high", "level", "n_boot",
+    "model",
+    "template",
+    "attribute",
+    "group",
+    "other_group",
+    "metric",
+    "n_strata",
+    "n_students",
+    "envy_share",
+    "tie_share",
+    "ci_low",
+    "ci_high",
+    "level",
+    "n_boot",
 ]
 
 
@@ -79,8 +117,15 @@ def _items(items: pd.DataFrame) -> pd.DataFrame:
     return it
 
 
-def _cross_scores(part: pd.DataFrame, attr: str, metrics: Sequence[str], mat: np.ndarray, pos_of: Mapping[str, int],
-                  student_iso3: Mapping[str, str], params: mx.ScoringParams) -> Optional[_Cross]:
+def _cross_scores(
+    part: pd.DataFrame,
+    attr: str,
+    metrics: Sequence[str],
+    mat: np.ndarray,
+    pos_of: Mapping[str, int],
+    student_iso3: Mapping[str, str],
+    params: mx.ScoringParams,
+) -> Optional[_Cross]:
     """The scores of one partition's items (rows with ``attr`` set) for one attribute."""
     part = part[part[attr].notna()]
     if part.empty:
@@ -104,16 +149,17 @@ def _cross_scores(part: pd.DataFrame, attr: str, metrics: Sequence[str], mat: np
         else:
             profile_of[col] = np.full((n_s, n_v), None, dtype=object)
     iso = np.vectorize(lambda n: student_iso3.get(n) if isinstance(n, str) else None, otypes=[object])(
-        profile_of["nationality"])
+        profile_of["nationality"]
+    )
     lam = np.vectorize(lambda c: params.lambdas.get(c, np.nan) if isinstance(c, str) else np.nan, otypes=[float])(
-        profile_of["economic_class"])
+        profile_of["economic_class"]
+    )
     pos_idx = np.vectorize(lambda c: pos_of.get(c, -1) if isinstance(c, str) else -1, otypes=[np.int64])(iso)
     item_iso = part["iso3"].to_numpy(dtype=object)
     item_idx = np.array([pos_of.get(c, -1) if isinstance(c, str) else -1 for c in item_iso], dtype=np.int64)
     # a pair of known countries missing from the distance table is an error, as in metrics.drs_items
     known_pos = np.array([isinstance(c, str) for c in iso.ravel()]).reshape(iso.shape)
-    if ((known_pos & (pos_idx < 0)).any() or
-            (np.array([isinstance(c, str) for c in item_iso]) & (item_idx < 0)).any()):
+    if (known_pos & (pos_idx < 0)).any() or (np.array([isinstance(c, str) for c in item_iso]) & (item_idx < 0)).any():
         unknown = sorted({c for c in [*iso.ravel(), *item_iso] if isinstance(c, str) and c not in pos_of})
         raise ValueError(f"capital distance unknown for {unknown[:5]}: extend the distance table to these countries")
     n = len(part)
@@ -124,15 +170,25 @@ def _cross_scores(part: pd.DataFrame, attr: str, metrics: Sequence[str], mat: np
     dist[ok] = mat[p_idx[ok], np.broadcast_to(item_idx[:, None], (n, n_v))[ok]]
     acc = mx.accessibility(dist, lam[s_code])
     rep = np.broadcast_to(pd.to_numeric(part["rep"], errors="coerce").to_numpy(dtype=float)[:, None], (n, n_v))
-    acad_item = (pd.to_numeric(part["acad"], errors="coerce").to_numpy(dtype=float) if "acad" in part.columns
-                 else np.full(n, np.nan))
+    acad_item = (
+        pd.to_numeric(part["acad"], errors="coerce").to_numpy(dtype=float)
+        if "acad" in part.columns
+        else np.full(n, np.nan)
+    )
     acad = np.broadcast_to(acad_item[:, None], (n, n_v))
     located = np.array([isinstance(c, str) for c in item_iso])
     us_uk = np.where(located, np.isin(item_iso.astype(str), list(params.us_uk)), np.nan).astype(float)
-    drs, _ = mx._weighted([acc.ravel(), np.ascontiguousarray(rep).ravel(), np.ascontiguousarray(acad).ravel()],
-                          [params.w_acc, params.w_rep, params.w_acad])
-    columns = {"drs": drs.reshape(n, n_v), "acc": acc, "rep": rep, "acad": acad,
-               "us_uk_share": np.broadcast_to(us_uk[:, None], (n, n_v))}
+    drs, _ = mx._weighted(
+        [acc.ravel(), np.ascontiguousarray(rep).ravel(), np.ascontiguousarray(acad).ravel()],
+        [params.w_acc, params.w_rep, params.w_acad],
+    )
+    columns = {
+        "drs": drs.reshape(n, n_v),
+        "acc": acc,
+        "rep": rep,
+        "acad": acad,
+        "us_uk_share": np.broadcast_to(us_uk[:, None], (n, n_v)),
+    }
     for j, m in enumerate(metrics):
         vals[:, :, j] = columns[m]
     # per response: the mean of its items (a missing component is left out, as drs_responses)
@@ -207,11 +263,21 @@ def _each(items, distances, student_iso3, params, attributes, metrics):
 
 
 # ----------------------------------------------------------------------------- behaviour and needs
-def behaviour_needs(items: pd.DataFrame, distances: pd.DataFrame, student_iso3: Mapping[str, str],
-                    params: mx.ScoringParams, attributes: Sequence[str] = st.PROFILE_ATTRIBUTES,
-                    metrics: Sequence[str] = DECOMPOSE_METRICS, n_perm: int = 10_000, n_boot: int = 2000,
-                    level: float = 0.95, seed: int = 0, correction: str = "holm", alpha: float = 0.05,
-                    _cross: Optional[list] = None) -> pd.DataFrame:
+def behaviour_needs(
+    items: pd.DataFrame,
+    distances: pd.DataFrame,
+    student_iso3: Mapping[str, str],
+    params: mx.ScoringParams,
+    attributes: Sequence[str] = st.PROFILE_ATTRIBUTES,
+    metrics: Sequence[str] = DECOMPOSE_METRICS,
+    n_perm: int = 10_000,
+    n_boot: int = 2000,
+    level: float = 0.95,
+    seed: int = 0,
+    correction: str = "holm",
+    alpha: float = 0.05,
+    _cross: Optional[list] = None,
+) -> pd.DataFrame:
     """Every counterfactual pair's outcome difference split into behaviour and needs.
 
     ``items``: the ``drs_items`` table (``response_id``, ``model``, ``template``, ``gender``,
@@ -247,8 +313,8 @@ def behaviour_needs(items: pd.DataFrame, distances: pd.DataFrame, student_iso3: 
         ia = np.array([p[0] for p in pairs])
         ib = np.array([p[1] for p in pairs])
         k, n_m = len(pairs), len(mets)
-        f_aa, f_bb = F[:, ia, ia, :], F[:, ib, ib, :]   # (S, K, M): own lists, own position
-        f_ba, f_ab = F[:, ib, ia, :], F[:, ia, ib, :]   # b's lists for a's students; a's lists for b's
+        f_aa, f_bb = F[:, ia, ia, :], F[:, ib, ib, :]  # (S, K, M): own lists, own position
+        f_ba, f_ab = F[:, ib, ia, :], F[:, ia, ib, :]  # b's lists for a's students; a's lists for b's
         zero = np.array([(m not in STUDENT_DEPENDENT) or (attr not in POSITION_ATTRIBUTES) for m in mets])
         valid = ~(np.isnan(f_aa) | np.isnan(f_bb) | np.isnan(f_ba) | np.isnan(f_ab))
         total = np.where(valid, f_bb - f_aa, np.nan)
@@ -260,8 +326,14 @@ def behaviour_needs(items: pd.DataFrame, distances: pd.DataFrame, student_iso3: 
         d = np.stack([total, behaviour, needs], axis=-1).reshape(F.shape[0], k * n_m * 3)  # pair, metric, component
         comp = np.tile(np.array(COMPONENTS, dtype=object), k * n_m)
         by_c = np.tile(np.repeat(zero, 3), k) & (comp == "needs")
-        res = st._paired(np.where(by_c[None, :], np.nan, d), n_perm=n_perm, n_boot=n_boot, level=level, seed=seed,
-                         key=("decompose", *pvals.values(), attr))
+        res = st._paired(
+            np.where(by_c[None, :], np.nan, d),
+            n_perm=n_perm,
+            n_boot=n_boot,
+            level=level,
+            seed=seed,
+            key=("decompose", *pvals.values(), attr),
+        )
         n_pairs = valid.reshape(F.shape[0], k * n_m).sum(axis=0)
         res["n"] = np.repeat(n_pairs, 3)
         res["mean"] = np.where(by_c, np.where(res["n"] > 0, 0.0, np.nan), res["mean"])
@@ -271,24 +343,43 @@ def behaviour_needs(items: pd.DataFrame, distances: pd.DataFrame, student_iso3: 
             tot = np.repeat(res["mean"][comp == "total"], 3)
             share = np.where(tot != 0, res["mean"] / np.where(tot != 0, tot, 1.0), np.nan)
             n_valid = valid.sum(axis=0)
-            mean_a = np.where(n_valid > 0, np.where(valid, beh_a, 0.0).sum(axis=0) / np.maximum(n_valid, 1),
-                              np.nan).reshape(-1)
-            mean_b = np.where(n_valid > 0, np.where(valid, beh_b, 0.0).sum(axis=0) / np.maximum(n_valid, 1),
-                              np.nan).reshape(-1)
+            mean_a = np.where(
+                n_valid > 0, np.where(valid, beh_a, 0.0).sum(axis=0) / np.maximum(n_valid, 1), np.nan
+            ).reshape(-1)
+            mean_b = np.where(
+                n_valid > 0, np.where(valid, beh_b, 0.0).sum(axis=0) / np.maximum(n_valid, 1), np.nan
+            ).reshape(-1)
         is_beh = comp == "behaviour"
         present = np.repeat((cross.exists[:, ia] | cross.exists[:, ib]).sum(axis=0), n_m * 3)
-        frames.append(pd.DataFrame({
-            **pvals, "attribute": attr,
-            "value_a": np.repeat(cross.values[ia], n_m * 3), "value_b": np.repeat(cross.values[ib], n_m * 3),
-            "metric": np.tile(np.repeat(np.array(mets, dtype=object), 3), k), "component": comp,
-            "n_strata": present.astype(np.int64), "n_pairs": res["n"].astype(np.int64),
-            "mean_diff": res["mean"], "share_of_total": share,
-            "behaviour_a_students": np.where(is_beh, np.repeat(mean_a, 3), np.nan),
-            "behaviour_b_students": np.where(is_beh, np.repeat(mean_b, 3), np.nan),
-            "sd_diff": res["sd"], "ci_low": res["lo"], "ci_high": res["hi"], "level": level, "n_boot": n_boot,
-            "p_value": res["p"], "p_method": res["method"], "n_perm": res["used"], "p_min_attainable": res["p_min"],
-            "by_construction": by_c, "note": np.where(by_c, BY_CONSTRUCTION_NOTE, ""),
-        }))
+        frames.append(
+            pd.DataFrame(
+                {
+                    **pvals,
+                    "attribute": attr,
+                    "value_a": np.repeat(cross.values[ia], n_m * 3),
+                    "value_b": np.repeat(cross.values[ib], n_m * 3),
+                    "metric": np.tile(np.repeat(np.array(mets, dtype=object), 3), k),
+                    "component": comp,
+                    "n_strata": present.astype(np.int64),
+                    "n_pairs": res["n"].astype(np.int64),
+                    "mean_diff": res["mean"],
+                    "share_of_total": share,
+                    "behaviour_a_students": np.where(is_beh, np.repeat(mean_a, 3), np.nan),
+                    "behaviour_b_students": np.where(is_beh, np.repeat(mean_b, 3), np.nan),
+                    "sd_diff": res["sd"],
+                    "ci_low": res["lo"],
+                    "ci_high": res["hi"],
+                    "level": level,
+                    "n_boot": n_boot,
+                    "p_value": res["p"],
+                    "p_method": res["method"],
+                    "n_perm": res["used"],
+                    "p_min_attainable": res["p_min"],
+                    "by_construction": by_c,
+                    "note": np.where(by_c, BY_CONSTRUCTION_NOTE, ""),
+                }
+            )
+        )
     keys = [k for k in st.PARTITION_KEYS if k in items.columns]
     cols = [c for c in DECOMPOSITION_COLUMNS if c in keys or c not in st.PARTITION_KEYS]
     if not frames:
@@ -305,16 +396,29 @@ def behaviour_needs(items: pd.DataFrame, distances: pd.DataFrame, student_iso3: 
     out["family_size"] = out["family_size"].astype(np.int64)
     out["alpha"] = alpha
     out["significant"] = (out["p_adjusted"] <= alpha).fillna(False).astype(bool)
-    out["marking"] = np.where(out["by_construction"], BY_CONSTRUCTION_NOTE,
-                              np.where(out["p_value"].isna(), "too few pairs",
-                                       np.where(out["significant"], "significant", "not significant")))
+    out["marking"] = np.where(
+        out["by_construction"],
+        BY_CONSTRUCTION_NOTE,
+        np.where(
+            out["p_value"].isna(), "too few pairs", np.where(out["significant"], "significant", "not significant")
+        ),
+    )
     return out[cols]
 
 
 # ----------------------------------------------------------------------------- envy
-def envy(items: pd.DataFrame, distances: pd.DataFrame, student_iso3: Mapping[str, str], params: mx.ScoringParams,
-         attributes: Sequence[str] = st.PROFILE_ATTRIBUTES, metrics: Sequence[str] = ENVY_METRICS,
-         n_boot: int = 2000, level: float = 0.95, seed: int = 0, _cross: Optional[list] = None) -> pd.DataFrame:
+def envy(
+    items: pd.DataFrame,
+    distances: pd.DataFrame,
+    student_iso3: Mapping[str, str],
+    params: mx.ScoringParams,
+    attributes: Sequence[str] = st.PROFILE_ATTRIBUTES,
+    metrics: Sequence[str] = ENVY_METRICS,
+    n_boot: int = 2000,
+    level: float = 0.95,
+    seed: int = 0,
+    _cross: Optional[list] = None,
+) -> pd.DataFrame:
     """Envy of each group towards each other group of the same attribute.
 
     A student of value a in stratum s and run r envies value b when the list b's profile received
@@ -336,10 +440,10 @@ def envy(items: pd.DataFrame, distances: pd.DataFrame, student_iso3: Mapping[str
         ia = np.array([p[0] for p in ordered])
         ib = np.array([p[1] for p in ordered])
         G = cross.G  # (S, V_list, R, V_pos, M)
-        own = G[:, ia, :, ia, :]     # advanced indices first: (K, S, R, M)
+        own = G[:, ia, :, ia, :]  # advanced indices first: (K, S, R, M)
         other = G[:, ib, :, ia, :]
         both = ~(np.isnan(own) | np.isnan(other))
-        env = (both & (other > own)).sum(axis=2).astype(float)   # (K, S, M)
+        env = (both & (other > own)).sum(axis=2).astype(float)  # (K, S, M)
         tie = (both & (other == own)).sum(axis=2).astype(float)
         den = both.sum(axis=2).astype(float)
         k, n_s, n_m = env.shape
@@ -357,13 +461,25 @@ def envy(items: pd.DataFrame, distances: pd.DataFrame, student_iso3: Mapping[str
         with np.errstate(invalid="ignore", divide="ignore"):
             share = np.where(tot > 0, num2.sum(axis=0) / np.where(tot > 0, tot, 1.0), np.nan)
             ties = np.where(tot > 0, tie2.sum(axis=0) / np.where(tot > 0, tot, 1.0), np.nan)
-        frames.append(pd.DataFrame({
-            **pvals, "attribute": attr,
-            "group": np.repeat(cross.values[ia], n_m), "other_group": np.repeat(cross.values[ib], n_m),
-            "metric": np.tile(np.array(mets, dtype=object), k),
-            "n_strata": (den2 > 0).sum(axis=0).astype(np.int64), "n_students": tot.astype(np.int64),
-            "envy_share": share, "tie_share": ties, "ci_low": lo, "ci_high": hi, "level": level, "n_boot": n_boot,
-        }))
+        frames.append(
+            pd.DataFrame(
+                {
+                    **pvals,
+                    "attribute": attr,
+                    "group": np.repeat(cross.values[ia], n_m),
+                    "other_group": np.repeat(cross.values[ib], n_m),
+                    "metric": np.tile(np.array(mets, dtype=object), k),
+                    "n_strata": (den2 > 0).sum(axis=0).astype(np.int64),
+                    "n_students": tot.astype(np.int64),
+                    "envy_share": share,
+                    "tie_share": ties,
+                    "ci_low": lo,
+                    "ci_high": hi,
+                    "level": level,
+                    "n_boot": n_boot,
+                }
+            )
+        )
     keys = [k for k in st.PARTITION_KEYS if k in items.columns]
     cols = [c for c in ENVY_COLUMNS if c in keys or c not in st.PARTITION_KEYS]
     if not frames:
@@ -371,11 +487,21 @@ def envy(items: pd.DataFrame, distances: pd.DataFrame, student_iso3: Mapping[str
     return pd.concat(frames, ignore_index=True)[cols]
 
 
-def decompose(items: pd.DataFrame, distances: pd.DataFrame, student_iso3: Mapping[str, str],
-              params: mx.ScoringParams, attributes: Sequence[str] = st.PROFILE_ATTRIBUTES,
-              metrics: Sequence[str] = DECOMPOSE_METRICS, envy_metrics: Sequence[str] = ENVY_METRICS,
-              n_perm: int = 10_000, n_boot: int = 2000, level: float = 0.95, seed: int = 0,
-              correction: str = "holm", alpha: float = 0.05) -> dict[str, pd.DataFrame]:
+def decompose(
+    items: pd.DataFrame,
+    distances: pd.DataFrame,
+    student_iso3: Mapping[str, str],
+    params: mx.ScoringParams,
+    attributes: Sequence[str] = st.PROFILE_ATTRIBUTES,
+    metrics: Sequence[str] = DECOMPOSE_METRICS,
+    envy_metrics: Sequence[str] = ENVY_METRICS,
+    n_perm: int = 10_000,
+    n_boot: int = 2000,
+    level: float = 0.95,
+    seed: int = 0,
+    correction: str = "holm",
+    alpha: float = 0.05,
+) -> dict[str, pd.DataFrame]:
     """Both tables, scoring the lists for every position once: ``{"behaviour_needs": ...,
     "envy": ...}`` (:func:`behaviour_needs`, :func:`envy`)."""
     all_mets = list(dict.fromkeys([*metrics, *envy_metrics]))
@@ -385,14 +511,26 @@ def decompose(items: pd.DataFrame, distances: pd.DataFrame, student_iso3: Mappin
         out = []
         for pvals, attr, c in cross:
             sel = [j for j, m in enumerate(c.metrics) if m in ms]
-            out.append((pvals, attr, _Cross(c.values, [c.metrics[j] for j in sel], c.F[..., sel], c.G[..., sel],
-                                            c.exists)))
+            out.append(
+                (pvals, attr, _Cross(c.values, [c.metrics[j] for j in sel], c.F[..., sel], c.G[..., sel], c.exists))
+            )
         return out
 
     return {
-        "behaviour_needs": behaviour_needs(items, distances, student_iso3, params, n_perm=n_perm, n_boot=n_boot,
-                                           level=level, seed=seed, correction=correction, alpha=alpha,
-                                           _cross=only(metrics)),
-        "envy": envy(items, distances, student_iso3, params, n_boot=n_boot, level=level, seed=seed,
-                     _cross=only(envy_metrics)),
+        "behaviour_needs": behaviour_needs(
+            items,
+            distances,
+            student_iso3,
+            params,
+            n_perm=n_perm,
+            n_boot=n_boot,
+            level=level,
+            seed=seed,
+            correction=correction,
+            alpha=alpha,
+            _cross=only(metrics),
+        ),
+        "envy": envy(
+            items, distances, student_iso3, params, n_boot=n_boot, level=level, seed=seed, _cross=only(envy_metrics)
+        ),
     }

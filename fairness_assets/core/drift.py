@@ -26,8 +26,14 @@ DRIFT_COLUMNS = KEYS + ["previous", "current", "change", "pct_change", "status"]
 
 SUMMARY_METRICS = ["drs", "acc", "rep", "acad"]
 CONCENTRATION_METRICS = ["us_uk_share", "country_coverage", "countries_recommended"]
-VOLUME_METRICS = ["responses", "recommendations", "matched_recommendations", "unique_universities",
-                  "unique_programs", "unique_countries"]
+VOLUME_METRICS = [
+    "responses",
+    "recommendations",
+    "matched_recommendations",
+    "unique_universities",
+    "unique_programs",
+    "unique_countries",
+]
 GRS_METRICS = ["grs", "repr", "rep_covg", "n_recommendations"]
 
 # group contrasts per component (issue 20): scope per component, group_by the attribute or the
@@ -38,8 +44,10 @@ SIGNIFICANT = " significant"
 MAX_PAIR_VALUES = 5  # counterfactual attributes with at most this many values are archived pair by pair
 NO_PREVIOUS_RECORD = "no previous record"
 COMPONENT_DRIFT_COLUMNS = ["analysis", "contrast", "metric"] + [
-    f"{comp}_{what}" for comp in ("behaviour", "total", "needs")
-    for what in ("previous", "current", "change", "significant_previous", "significant_current")]
+    f"{comp}_{what}"
+    for comp in ("behaviour", "total", "needs")
+    for what in ("previous", "current", "change", "significant_previous", "significant_current")
+]
 
 
 def audit_base(audit_id: str, audit_round: str = "") -> str:
@@ -69,8 +77,17 @@ def headline_metrics(tables: dict[str, pd.DataFrame], grs: pd.DataFrame) -> pd.D
             continue
         present = [m for m in wanted if m in t.columns]
         row = t.iloc[0]
-        frames.append(pd.DataFrame({"scope": "overall", "group_by": name, "group": "all", "metric": present,
-                                    "value": pd.to_numeric(pd.Series([row[m] for m in present]), errors="coerce")}))
+        frames.append(
+            pd.DataFrame(
+                {
+                    "scope": "overall",
+                    "group_by": name,
+                    "group": "all",
+                    "metric": present,
+                    "value": pd.to_numeric(pd.Series([row[m] for m in present]), errors="coerce"),
+                }
+            )
+        )
     if grs is not None and len(grs):
         present = [m for m in GRS_METRICS if m in grs.columns]
         long = grs.melt(id_vars=["iso3"], value_vars=present, var_name="metric", value_name="value")
@@ -84,12 +101,18 @@ def headline_metrics(tables: dict[str, pd.DataFrame], grs: pd.DataFrame) -> pd.D
 
 
 def _flag(values: pd.Series) -> pd.Series:
-    return values.map(lambda v: str(v).strip().lower() in ("true", "1", "1.0", "yes")
-                      if not isinstance(v, (bool, np.bool_)) else bool(v)).astype(bool)
+    return values.map(
+        lambda v: (
+            str(v).strip().lower() in ("true", "1", "1.0", "yes") if not isinstance(v, (bool, np.bool_)) else bool(v)
+        )
+    ).astype(bool)
 
 
-def contrast_metrics(behaviour_needs: Optional[pd.DataFrame] = None, geo_contrasts: Optional[pd.DataFrame] = None,
-                     max_pair_values: int = MAX_PAIR_VALUES) -> pd.DataFrame:
+def contrast_metrics(
+    behaviour_needs: Optional[pd.DataFrame] = None,
+    geo_contrasts: Optional[pd.DataFrame] = None,
+    max_pair_values: int = MAX_PAIR_VALUES,
+) -> pd.DataFrame:
     """One audit's group contrasts per component as headline rows ``(scope, group_by, group,
     metric, value)``: for each component (scope ``contrast_total`` / ``contrast_behaviour`` /
     ``contrast_needs``) the mean difference (metric = the metric) and whether it is significant
@@ -112,12 +135,20 @@ def contrast_metrics(behaviour_needs: Optional[pd.DataFrame] = None, geo_contras
             need = ["analysis", "value", "reference", "metric", "mean_diff"]
         missing = [c for c in need if c not in t.columns]
         if missing:
-            raise ValueError(f"the {'behaviour_needs' if kind == 'pairs' else 'geo_contrasts'} table lacks the "
-                             f"column(s) {missing}")
+            raise ValueError(
+                f"the {'behaviour_needs' if kind == 'pairs' else 'geo_contrasts'} table lacks the column(s) {missing}"
+            )
         if kind == "pairs":
-            n_values = pd.concat([t[["attribute", "value_a"]].rename(columns={"value_a": "v"}),
-                                  t[["attribute", "value_b"]].rename(columns={"value_b": "v"})]).groupby(
-                "attribute")["v"].nunique()
+            n_values = (
+                pd.concat(
+                    [
+                        t[["attribute", "value_a"]].rename(columns={"value_a": "v"}),
+                        t[["attribute", "value_b"]].rename(columns={"value_b": "v"}),
+                    ]
+                )
+                .groupby("attribute")["v"]
+                .nunique()
+            )
             t = t[t["attribute"].map(n_values).le(max_pair_values)]
             group_by, group = t["attribute"].astype(str), t["value_b"].astype(str) + " vs " + t["value_a"].astype(str)
         else:
@@ -130,10 +161,14 @@ def contrast_metrics(behaviour_needs: Optional[pd.DataFrame] = None, geo_contras
         base = pd.DataFrame({"scope": scope, "group_by": group_by, "group": group, "metric": t["metric"].astype(str)})
         frames.append(base[keep].assign(value=pd.to_numeric(t["mean_diff"], errors="coerce")[keep]))
         if "significant" in t.columns:
-            tested = keep & (pd.to_numeric(t["p_value"], errors="coerce").notna() if "p_value" in t.columns
-                             else pd.Series(True, index=t.index))
-            sig = base[tested].assign(metric=base["metric"][tested] + SIGNIFICANT,
-                                      value=_flag(t["significant"])[tested].astype(float))
+            tested = keep & (
+                pd.to_numeric(t["p_value"], errors="coerce").notna()
+                if "p_value" in t.columns
+                else pd.Series(True, index=t.index)
+            )
+            sig = base[tested].assign(
+                metric=base["metric"][tested] + SIGNIFICANT, value=_flag(t["significant"])[tested].astype(float)
+            )
             frames.append(sig)
     if not frames:
         return pd.DataFrame(columns=HEADLINE_COLUMNS)
@@ -171,16 +206,18 @@ def compare(previous: pd.DataFrame, current: pd.DataFrame, tolerance: float = 1e
     defined = out["previous"].notna() & out["current"].notna()
     status = np.where(both & defined & (out["change"].abs() <= tolerance), "unchanged", status)
     status = np.where(both & out["previous"].isna() & out["current"].isna(), "undefined", status)
-    status = np.where(both & (out["previous"].isna() ^ out["current"].isna()),
-                      np.where(out["previous"].isna(), "new", "gone"), status)
+    status = np.where(
+        both & (out["previous"].isna() ^ out["current"].isna()), np.where(out["previous"].isna(), "new", "gone"), status
+    )
     # a contrast scope the previous audit did not archive at all (archived before the split): not "new"
     unrecorded = [sc for sc in CONTRAST_SCOPES.values() if not (previous["scope"] == sc).any()]
     status = np.where((out["_merge"] == "right_only") & out["scope"].isin(unrecorded), NO_PREVIOUS_RECORD, status)
     out["status"] = status
     out = out.drop(columns="_merge")
     out["_size"] = out["change"].abs().fillna(-1.0)
-    out = out.sort_values(["scope", "_size", "group_by", "group", "metric"], ascending=[True, False, True, True, True],
-                          kind="stable").drop(columns="_size")
+    out = out.sort_values(
+        ["scope", "_size", "group_by", "group", "metric"], ascending=[True, False, True, True, True], kind="stable"
+    ).drop(columns="_size")
     return out[DRIFT_COLUMNS].reset_index(drop=True)
 
 
@@ -223,13 +260,21 @@ def component_drift(drift: pd.DataFrame, only_significant: bool = True) -> pd.Da
     out = pd.DataFrame(list(rows.values()))
     out = out.reindex(columns=COMPONENT_DRIFT_COLUMNS)
     for c in [c for c in out.columns if "_significant_" in c]:  # True / False, None where not tested
-        out[c] = pd.Series([None if v is None or (isinstance(v, float) and np.isnan(v)) else bool(v)
-                            for v in out[c]], index=out.index, dtype=object)
+        out[c] = pd.Series(
+            [None if v is None or (isinstance(v, float) and np.isnan(v)) else bool(v) for v in out[c]],
+            index=out.index,
+            dtype=object,
+        )
     if only_significant:
-        flags = [c for c in out.columns if "_significant_" in c and (c.startswith("behaviour") or
-                                                                       c.startswith("total"))]
+        flags = [
+            c for c in out.columns if "_significant_" in c and (c.startswith("behaviour") or c.startswith("total"))
+        ]
         keep = out[flags].apply(lambda col: col.map(lambda v: v is True)).any(axis=1)
         out = out[keep]
     size = pd.to_numeric(out["behaviour_change"], errors="coerce").abs().fillna(-1.0)
-    return out.assign(_s=-size).sort_values(["_s", "analysis", "contrast", "metric"], kind="stable").drop(
-        columns="_s").reset_index(drop=True)
+    return (
+        out.assign(_s=-size)
+        .sort_values(["_s", "analysis", "contrast", "metric"], kind="stable")
+        .drop(columns="_s")
+        .reset_index(drop=True)
+    )

@@ -34,27 +34,39 @@ def score_items(records: list[dict], items: pd.DataFrame) -> pd.DataFrame:
             parsed = row is not None and isinstance(row["university_text"], str)
             prog_ok = True
             if parsed and exp.get("program_contains"):
-                prog_ok = isinstance(row["program_text"], str) and exp["program_contains"].casefold() in row["program_text"].casefold()
+                prog_ok = (
+                    isinstance(row["program_text"], str)
+                    and exp["program_contains"].casefold() in row["program_text"].casefold()
+                )
             matched_name = row["matched_name"] if parsed else None
             matched_name = None if matched_name is None or pd.isna(matched_name) else matched_name
             match_ok = parsed and matched_name == exp["university"]
-            rows.append({
-                "id": rec["id"], "format": rec.get("format"), "position": pos,
-                "expected_university": exp["university"], "university_text": row["university_text"] if parsed else None,
-                "matched_name": matched_name, "parsed_ok": parsed and prog_ok, "match_ok": bool(match_ok),
-                "correct": bool(parsed and prog_ok and match_ok),
-            })
+            rows.append(
+                {
+                    "id": rec["id"],
+                    "format": rec.get("format"),
+                    "position": pos,
+                    "expected_university": exp["university"],
+                    "university_text": row["university_text"] if parsed else None,
+                    "matched_name": matched_name,
+                    "parsed_ok": parsed and prog_ok,
+                    "match_ok": bool(match_ok),
+                    "correct": bool(parsed and prog_ok and match_ok),
+                }
+            )
     return pd.DataFrame(rows)
 
 
 def score_statuses(records: list[dict], items: pd.DataFrame) -> pd.DataFrame:
     status = items.drop_duplicates("response_id").set_index("response_id")["parse_status"]
-    return pd.DataFrame({
-        "id": [r["id"] for r in records],
-        "format": [r.get("format") for r in records],
-        "expected": [r["expected_status"] for r in records],
-        "got": [status.get(r["id"]) for r in records],
-    }).assign(correct=lambda d: d["expected"] == d["got"])
+    return pd.DataFrame(
+        {
+            "id": [r["id"] for r in records],
+            "format": [r.get("format") for r in records],
+            "expected": [r["expected_status"] for r in records],
+            "got": [status.get(r["id"]) for r in records],
+        }
+    ).assign(correct=lambda d: d["expected"] == d["got"])
 
 
 # ----------------------------------------------------------------------------- external answers
@@ -86,7 +98,11 @@ def load_external_labels(folder) -> dict[str, dict]:
 
 def load_external_items(folder) -> pd.DataFrame:
     """One row per item (all 20 positions): ``response_id``, ``university``, ``model``, ``nationality``."""
-    rows = [json.loads(line) for line in (Path(folder) / EXTERNAL_ITEMS).read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = [
+        json.loads(line)
+        for line in (Path(folder) / EXTERNAL_ITEMS).read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
     df = pd.DataFrame(rows)
     for col in ("nationality", "gender"):
         if col not in df:
@@ -134,12 +150,20 @@ def score_external(items: pd.DataFrame, labels: Mapping[str, dict], corpus_names
     """
     corpus_keys = {corpus_name_key(n) for n in corpus_names}
     rows = []
-    for text, got in zip(items["university_text"], items["matched_name"]):
+    for text, got in zip(items["university_text"], items["matched_name"], strict=False):
         text = None if text is None or (isinstance(text, float) and text != text) else text
         kind, exp = expected_external(text, labels, corpus_keys)
         got_key = corpus_name_key(got)
-        rows.append({"university_text": text, "kind": kind, "expected": exp, "matched_name": got_key,
-                     "matched": got_key is not None, "correct": got_key is not None and got_key == exp})
+        rows.append(
+            {
+                "university_text": text,
+                "kind": kind,
+                "expected": exp,
+                "matched_name": got_key,
+                "matched": got_key is not None,
+                "correct": got_key is not None and got_key == exp,
+            }
+        )
     df = pd.DataFrame(rows)
     scored = df[df["kind"] != "questionable"]
     matched = scored[scored["matched"]]
@@ -158,7 +182,8 @@ def score_external(items: pd.DataFrame, labels: Mapping[str, dict], corpus_names
         "historical_matched": int(hist["correct"].sum()),
         "precision": n_correct / len(matched) if len(matched) else float("nan"),
         "recall": float(target["correct"].mean()) if len(target) else float("nan"),
-        "recall_with_historical": (int(target["correct"].sum()) + int(hist["correct"].sum())) / max(1, len(target) + len(hist)),
+        "recall_with_historical": (int(target["correct"].sum()) + int(hist["correct"].sum()))
+        / max(1, len(target) + len(hist)),
     }
     return summary, df
 
@@ -171,8 +196,14 @@ def match_external(folder, resolver, index, params=None) -> pd.DataFrame:
     from .understanding import recommendations_from_items
 
     df = load_external_items(folder)
-    items_in = df.assign(program=None, country=None, item_index=0, partition_key=df["model"] + "|" + df["template"],
-                         audit_id="external", profile_id=df["nationality"].fillna(df["gender"]),
-                         economic_class=None)
+    items_in = df.assign(
+        program=None,
+        country=None,
+        item_index=0,
+        partition_key=df["model"] + "|" + df["template"],
+        audit_id="external",
+        profile_id=df["nationality"].fillna(df["gender"]),
+        economic_class=None,
+    )
     no_tags = lambda programs: pd.DataFrame({"program_norm": [], "tags": []})  # noqa: E731
     return recommendations_from_items(items_in, resolver, index, no_tags, params or MatchParams())

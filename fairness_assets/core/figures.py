@@ -131,8 +131,15 @@ def _png(fig: MplFigure) -> bytes:
 
 
 def _skip(name: str, title: str, reason: str, model: str, template: str) -> Figure:
-    return Figure(name=name, title=title, caption=f"Not drawn: {reason}", png=None, model=model, template=template,
-                  skipped_reason=reason)
+    return Figure(
+        name=name,
+        title=title,
+        caption=f"Not drawn: {reason}",
+        png=None,
+        model=model,
+        template=template,
+        skipped_reason=reason,
+    )
 
 
 def _ordered_values(values: Iterable, attr: str) -> list:
@@ -173,7 +180,9 @@ def item_labels(items: pd.DataFrame, kind: str) -> pd.Series:
     - programs: the normalised program name.
     """
     if kind == "locations":
-        return items["country"].where(items["country"].notna(), items.get("iso3")) if "country" in items else items["iso3"]
+        return (
+            items["country"].where(items["country"].notna(), items.get("iso3")) if "country" in items else items["iso3"]
+        )
     if kind == "universities":
         matched = items["matched_name"] if "matched_name" in items else pd.Series(None, index=items.index, dtype=object)
         text = items["university_text"].astype("string").str.strip() if "university_text" in items else None
@@ -218,15 +227,26 @@ def _hbar(ax, labels: Sequence[str], values: np.ndarray, counts: np.ndarray, col
     ax.invert_yaxis()
     top = float(np.nanmax(values)) if len(values) else 1.0
     ax.set_xlim(0, top * 1.18 if top > 0 else 1)
-    for yi, v, c in zip(y, values, counts):
+    for yi, v, c in zip(y, values, counts, strict=False):
         ax.text(v + top * 0.01, yi, f"{int(c)}", va="center", fontsize=FONT - 2)
     ax.tick_params(axis="x", labelsize=FONT - 1)
     ax.grid(axis="x", alpha=0.3)
     ax.set_axisbelow(True)
 
 
-def _finish_hbar(fig: MplFigure, ax, y, labels: Sequence[str], *, xlabel: str, title: str, legend_loc: str,
-                 ylabel: str = "", label_size: int = FONT - 2, xlabel_size: int = FONT) -> None:
+def _finish_hbar(
+    fig: MplFigure,
+    ax,
+    y,
+    labels: Sequence[str],
+    *,
+    xlabel: str,
+    title: str,
+    legend_loc: str,
+    ylabel: str = "",
+    label_size: int = FONT - 2,
+    xlabel_size: int = FONT,
+) -> None:
     """Ticks, labels, grid, legend and title of a horizontal bar chart with a legend."""
     ax.set_yticks(y)
     ax.set_yticklabels(labels, fontsize=label_size)
@@ -241,8 +261,9 @@ def _finish_hbar(fig: MplFigure, ax, y, labels: Sequence[str], *, xlabel: str, t
     fig.tight_layout()
 
 
-def top_figure(items: pd.DataFrame, kind: str, by: Optional[str] = None, *, model: str = "", template: str = "",
-               n: int = TOP_N) -> Figure:
+def top_figure(
+    items: pd.DataFrame, kind: str, by: Optional[str] = None, *, model: str = "", template: str = "", n: int = TOP_N
+) -> Figure:
     """Top-``n`` university countries / universities / programs, overall or one panel per value
     of ``by`` (``gender`` or ``economic_class``); bars are shares of the panel's items, the
     number beside each bar its count."""
@@ -257,8 +278,9 @@ def top_figure(items: pd.DataFrame, kind: str, by: Optional[str] = None, *, mode
     if items is None or items.empty:
         return _skip(name, title, "no recommended items in this partition", model, template)
     if by is not None and (by not in items.columns or items[by].isna().all()):
-        return _skip(name, title, f"the profiles of this template state no {ATTRIBUTE_LABELS.get(by, by)}",
-                     model, template)
+        return _skip(
+            name, title, f"the profiles of this template state no {ATTRIBUTE_LABELS.get(by, by)}", model, template
+        )
     top = top_counts(items, kind, by, n)
     if top.empty:
         missing = {"locations": "country", "universities": "university", "programs": "program"}[kind]
@@ -269,12 +291,13 @@ def top_figure(items: pd.DataFrame, kind: str, by: Optional[str] = None, *, mode
     height = 1.3 + 0.24 * max(rows, 3)
     fig = _new_figure(width, height)
     axes = fig.subplots(1, len(groups), squeeze=False)[0]
-    for ax, g in zip(axes, groups):
+    for ax, g in zip(axes, groups, strict=False):
         part = top if g is None else top[top[by] == g]
         _hbar(ax, part["label"].tolist(), part["share"].to_numpy() * 100, part["count"].to_numpy())
         total = int(part["total"].iloc[0])
-        ax.set_title((f"{_group_label(by, g)} (n={total})" if g is not None else f"all students (n={total})"),
-                     fontsize=FONT)
+        ax.set_title(
+            (f"{_group_label(by, g)} (n={total})" if g is not None else f"all students (n={total})"), fontsize=FONT
+        )
         ax.set_xlabel("share of recommendations (%)", fontsize=FONT - 1)
     axes[0].set_ylabel(_TOP_KINDS[kind], fontsize=FONT - 1)
     fig.suptitle(shorten(title, 110), fontsize=FONT + 2)
@@ -285,15 +308,18 @@ def top_figure(items: pd.DataFrame, kind: str, by: Optional[str] = None, *, mode
         "universities": "Matched QS corpus name; an unmatched answer keeps the model's text, marked '(not in corpus)'.",
         "programs": "Normalised program name as parsed from the answer.",
     }[kind]
-    caption = (f"The {n} most recommended {what}{by_txt} under {_context(model, template) or 'this partition'}. "
-               f"Bars: share of the {'group' if by else 'partition'}'s recommendations (n = items with a "
-               f"{_TOP_KINDS[kind]}); number beside a bar: count. {basis} Long names are cut with an ellipsis.")
+    caption = (
+        f"The {n} most recommended {what}{by_txt} under {_context(model, template) or 'this partition'}. "
+        f"Bars: share of the {'group' if by else 'partition'}'s recommendations (n = items with a "
+        f"{_TOP_KINDS[kind]}); number beside a bar: count. {basis} Long names are cut with an ellipsis."
+    )
     return Figure(name, title, caption, png, model, template)
 
 
 # ----------------------------------------------------------------------------- all locations
-def recommended_locations(items: pd.DataFrame, grs: Optional[pd.DataFrame] = None, *, model: str = "",
-                          template: str = "") -> Figure:
+def recommended_locations(
+    items: pd.DataFrame, grs: Optional[pd.DataFrame] = None, *, model: str = "", template: str = ""
+) -> Figure:
     """Every recommended country: its share of the recommendations beside its share of the
     corpus's universities (Avail of the GRS table, when given); counts annotated.
 
@@ -307,8 +333,12 @@ def recommended_locations(items: pd.DataFrame, grs: Optional[pd.DataFrame] = Non
     top = top_counts(items, "locations", None, n=len(items))
     if top.empty:
         return _skip(name, title, "no recommended item has a country", model, template)
-    iso_of = (items.dropna(subset=["iso3"]).assign(label=item_labels(items, "locations"))
-              .drop_duplicates("label").set_index("label")["iso3"])
+    iso_of = (
+        items.dropna(subset=["iso3"])
+        .assign(label=item_labels(items, "locations"))
+        .drop_duplicates("label")
+        .set_index("label")["iso3"]
+    )
     top["iso3"] = top["label"].map(iso_of)
     have_corpus = grs is not None and not grs.empty and {"iso3", "avail"} <= set(grs.columns)
     if have_corpus:
@@ -322,21 +352,36 @@ def recommended_locations(items: pd.DataFrame, grs: Optional[pd.DataFrame] = Non
     rec = top["share"].to_numpy() * 100
     ax.barh(y - (h / 2 if have_corpus else 0), rec, height=h, color=BAR, label="share of recommendations")
     if have_corpus:
-        ax.barh(y + h / 2, top["corpus_share"].to_numpy() * 100, height=h, color=BAR_2,
-                label="share of corpus universities")
+        ax.barh(
+            y + h / 2, top["corpus_share"].to_numpy() * 100, height=h, color=BAR_2, label="share of corpus universities"
+        )
     hi = float(max(rec.max(), (top["corpus_share"].max() * 100) if have_corpus else 0))
-    for yi, v, c in zip(y, rec, top["count"].to_numpy()):
+    for yi, v, c in zip(y, rec, top["count"].to_numpy(), strict=False):
         ax.text(v + hi * 0.01, yi - (h / 2 if have_corpus else 0), str(int(c)), va="center", fontsize=FONT - 3)
     ax.set_xlim(0, hi * 1.15 if hi > 0 else 1)
-    _finish_hbar(fig, ax, y, [shorten(s, 30) for s in top["label"]], xlabel="percent", ylabel="university country",
-                 title=title, legend_loc="lower right")
+    _finish_hbar(
+        fig,
+        ax,
+        y,
+        [shorten(s, 30) for s in top["label"]],
+        xlabel="percent",
+        ylabel="university country",
+        title=title,
+        legend_loc="lower right",
+    )
     png = _png(fig)
     total = int(top["count"].sum())
-    caption = (f"All {n} countries recommended under {_context(model, template) or 'this partition'} "
-               f"({total} recommendations with a country), sorted by count (number beside the bar). "
-               + ("Beside each, the country's share of the ranking corpus's universities (Avail), so over- and "
-                  "under-representation can be read off; the world map (world_map) shades each country by the "
-                  "ratio of the two shares." if have_corpus else ""))
+    caption = (
+        f"All {n} countries recommended under {_context(model, template) or 'this partition'} "
+        f"({total} recommendations with a country), sorted by count (number beside the bar). "
+        + (
+            "Beside each, the country's share of the ranking corpus's universities (Avail), so over- and "
+            "under-representation can be read off; the world map (world_map) shades each country by the "
+            "ratio of the two shares."
+            if have_corpus
+            else ""
+        )
+    )
     return Figure(name, title, caption, png, model, template)
 
 
@@ -376,25 +421,40 @@ def nationality_heatmap(items: pd.DataFrame, *, model: str = "", template: str =
     ax.set_xticks(np.arange(nc))
     ax.set_xticklabels([shorten(c, 22) for c in cols], rotation=60, ha="right", fontsize=FONT - 2)
     ax.set_yticks(np.arange(nr))
-    ax.set_yticklabels([f"{shorten(r, 22)} (n={int(t)})" for r, t in zip(tab.index, tab.sum(axis=1))], fontsize=FONT - 2)
+    ax.set_yticklabels(
+        [f"{shorten(r, 22)} (n={int(t)})" for r, t in zip(tab.index, tab.sum(axis=1), strict=False)], fontsize=FONT - 2
+    )
     ax.set_xlabel("university country", fontsize=FONT)
     ax.set_ylabel("student nationality", fontsize=FONT)
     if nr * nc <= 400:
         for (i, j), v in np.ndenumerate(share):
             if v > 0:
-                ax.text(j, i, f"{v * 100:.0f}", ha="center", va="center", fontsize=FONT - 3,
-                        color="white" if v * 100 > vmax * 0.6 else "black")
+                ax.text(
+                    j,
+                    i,
+                    f"{v * 100:.0f}",
+                    ha="center",
+                    va="center",
+                    fontsize=FONT - 3,
+                    color="white" if v * 100 > vmax * 0.6 else "black",
+                )
     cb = fig.colorbar(im, ax=ax, fraction=0.04, pad=0.02)
     cb.set_label(HEATMAP_BAR_LABEL, fontsize=FONT - 1)
     cb.ax.tick_params(labelsize=FONT - 2)
     ax.set_title(shorten(title, 100), fontsize=FONT + 1)
     fig.tight_layout()
     png = _png(fig)
-    caption = (f"Share (%) of each student nationality's recommendations going to each university country under "
-               f"{_context(model, template) or 'this partition'}; rows sum to 100. "
-               + (f"The {max_countries} most recommended countries have a column; the remaining {len(order) - max_countries} "
-                  f"are pooled in 'other'. " if pooled else "")
-               + f"n: recommendations with a country for that nationality; the colour scale ends at {vmax:.0f}%.")
+    caption = (
+        f"Share (%) of each student nationality's recommendations going to each university country under "
+        f"{_context(model, template) or 'this partition'}; rows sum to 100. "
+        + (
+            f"The {max_countries} most recommended countries have a column; the remaining {len(order) - max_countries} "
+            f"are pooled in 'other'. "
+            if pooled
+            else ""
+        )
+        + f"n: recommendations with a country for that nationality; the colour scale ends at {vmax:.0f}%."
+    )
     return Figure(name, title, caption, png, model, template)
 
 
@@ -465,8 +525,11 @@ def country_share_ratios(items: pd.DataFrame, grs: Optional[pd.DataFrame]) -> pd
         out["ratio"] = ratio
         out["log2_ratio"] = np.log2(ratio)
     out["shade"] = np.where(ratio > 0, np.clip(out["log2_ratio"], -WORLD_MAP_BOUND, WORLD_MAP_BOUND), np.nan)
-    out["status"] = np.select([has_corpus & (out["recommendations"] > 0), has_corpus],
-                              ["recommended", "not recommended"], default="no corpus university")
+    out["status"] = np.select(
+        [has_corpus & (out["recommendations"] > 0), has_corpus],
+        ["recommended", "not recommended"],
+        default="no corpus university",
+    )
     return out
 
 
@@ -484,7 +547,9 @@ def _student_countries(items: pd.DataFrame) -> tuple[list[str], list[str]]:
         pairs = items[["nationality"]].dropna().drop_duplicates()
         resolver = CountryResolver()
         codes = pairs["nationality"].map(resolver.iso3)
-    unresolved = sorted({str(n) for n, c in zip(pairs["nationality"], codes) if not isinstance(c, str) or not c})
+    unresolved = sorted(
+        {str(n) for n, c in zip(pairs["nationality"], codes, strict=False) if not isinstance(c, str) or not c}
+    )
     return sorted({str(c) for c in codes if isinstance(c, str) and c}), unresolved
 
 
@@ -496,7 +561,7 @@ def world_map_colors(table: pd.DataFrame) -> pd.DataFrame:
 
     cmap, norm = colormaps[WORLD_MAP_CMAP], Normalize(-WORLD_MAP_BOUND, WORLD_MAP_BOUND)
     faces, hatches, edges = [], [], []
-    for status, shade in zip(table["status"], table["shade"]):
+    for status, shade in zip(table["status"], table["shade"], strict=False):
         if status == "recommended":
             faces.append(tuple(float(v) for v in cmap(norm(float(shade)))))
             hatches.append("")
@@ -544,8 +609,14 @@ def _world_map_figure(table: pd.DataFrame, students: Sequence[str], title: str, 
             key, face = ("", "white"), NO_CORPUS
         groups.setdefault(key, []).append((PathPatch(shape.path), face))
     for (hatch, edge), members in sorted(groups.items()):
-        coll = PatchCollection([p for p, _ in members], facecolors=[f for _, f in members], edgecolors=edge,
-                               linewidths=0.25, hatch=hatch or None, zorder=1)
+        coll = PatchCollection(
+            [p for p, _ in members],
+            facecolors=[f for _, f in members],
+            edgecolors=edge,
+            linewidths=0.25,
+            hatch=hatch or None,
+            zorder=1,
+        )
         ax.add_collection(coll)
     # countries too small to see: a dot in their colour
     ax.apply_aspect()  # the axes' final box (equal aspect)
@@ -555,53 +626,123 @@ def _world_map_figure(table: pd.DataFrame, students: Sequence[str], title: str, 
         shape = shapes.countries.get(iso)
         if shape is None:
             missing.append(iso)
-        elif shape.area * px_per_unit ** 2 < SMALL_COUNTRY_PX2:
+        elif shape.area * px_per_unit**2 < SMALL_COUNTRY_PX2:
             dots.append(iso)
     for iso in dots:
         c = colors.loc[iso]
         x, y = shapes.countries[iso].anchor
-        ax.plot([x], [y], marker="o", markersize=5.0, markerfacecolor=c["face"], markeredgecolor="#222222",
-                markeredgewidth=0.6, linestyle="none", zorder=3)
+        ax.plot(
+            [x],
+            [y],
+            marker="o",
+            markersize=5.0,
+            markerfacecolor=c["face"],
+            markeredgecolor="#222222",
+            markeredgewidth=0.6,
+            linestyle="none",
+            zorder=3,
+        )
     student_drawn = [s for s in students if s in shapes.countries]
     missing += [s for s in students if s not in shapes.countries and s not in missing]
     if student_drawn:
-        xs, ys = zip(*(shapes.countries[s].anchor for s in student_drawn))
-        ax.plot(xs, ys, marker=STUDENT_MARKER, markersize=6.5, markerfacecolor="white", markeredgecolor="black",
-                markeredgewidth=0.9, linestyle="none", zorder=4)
+        xs, ys = zip(*(shapes.countries[s].anchor for s in student_drawn), strict=False)
+        ax.plot(
+            xs,
+            ys,
+            marker=STUDENT_MARKER,
+            markersize=6.5,
+            markerfacecolor="white",
+            markeredgecolor="black",
+            markeredgewidth=0.9,
+            linestyle="none",
+            zorder=4,
+        )
     # colour bar and legend below the map
     cax = fig.add_axes((0.05, 0.115, 0.42, 0.035))
     sm = ScalarMappable(norm=Normalize(-WORLD_MAP_BOUND, WORLD_MAP_BOUND), cmap=colormaps[WORLD_MAP_CMAP])
     cb = fig.colorbar(sm, cax=cax, orientation="horizontal", extend="both")
-    b = int(round(2 ** WORLD_MAP_BOUND))
+    b = int(round(2**WORLD_MAP_BOUND))
     ticks = np.arange(-WORLD_MAP_BOUND, WORLD_MAP_BOUND + 0.5)
     cb.set_ticks(ticks)
-    cb.set_ticklabels([f"{b}\u00d7 less" if t == -WORLD_MAP_BOUND else f"{int(2 ** -t)}\u00d7 less" if t < 0
-                       else "as many" if t == 0 else f"{int(2 ** t)}\u00d7 more" for t in ticks])
+    cb.set_ticklabels(
+        [
+            f"{b}\u00d7 less"
+            if t == -WORLD_MAP_BOUND
+            else f"{int(2**-t)}\u00d7 less"
+            if t < 0
+            else "as many"
+            if t == 0
+            else f"{int(2**t)}\u00d7 more"
+            for t in ticks
+        ]
+    )
     cb.ax.tick_params(labelsize=FONT - 1)
-    cb.set_label(f"recommended ({b}\u00d7 less \u2026 {b}\u00d7 more) than its share of corpus universities; "
-                 f"log scale, clipped at {b}\u00d7", fontsize=FONT - 1)
+    cb.set_label(
+        f"recommended ({b}\u00d7 less \u2026 {b}\u00d7 more) than its share of corpus universities; "
+        f"log scale, clipped at {b}\u00d7",
+        fontsize=FONT - 1,
+    )
     counts = table["status"].value_counts()
-    handles = [Patch(facecolor=NOT_RECOMMENDED, edgecolor="white", hatch="////",
-                     label=f"corpus universities, not recommended ({int(counts.get('not recommended', 0))})"),
-               Patch(facecolor=NO_CORPUS, edgecolor=NO_CORPUS, label="no corpus university")]
+    handles = [
+        Patch(
+            facecolor=NOT_RECOMMENDED,
+            edgecolor="white",
+            hatch="////",
+            label=f"corpus universities, not recommended ({int(counts.get('not recommended', 0))})",
+        ),
+        Patch(facecolor=NO_CORPUS, edgecolor=NO_CORPUS, label="no corpus university"),
+    ]
     if counts.get("no corpus university", 0):
-        handles.append(Patch(facecolor=NO_CORPUS, edgecolor=NO_CORPUS_HATCH, hatch="....",
-                             label=f"recommended, no corpus university ({int(counts['no corpus university'])})"))
+        handles.append(
+            Patch(
+                facecolor=NO_CORPUS,
+                edgecolor=NO_CORPUS_HATCH,
+                hatch="....",
+                label=f"recommended, no corpus university ({int(counts['no corpus university'])})",
+            )
+        )
     if student_drawn:
-        handles.append(Line2D([], [], marker=STUDENT_MARKER, markersize=6.5, markerfacecolor="white",
-                              markeredgecolor="black", linestyle="none",
-                              label=f"students' nationality ({len(student_drawn)} countries)"))
+        handles.append(
+            Line2D(
+                [],
+                [],
+                marker=STUDENT_MARKER,
+                markersize=6.5,
+                markerfacecolor="white",
+                markeredgecolor="black",
+                linestyle="none",
+                label=f"students' nationality ({len(student_drawn)} countries)",
+            )
+        )
     if dots:
-        handles.append(Line2D([], [], marker="o", markersize=5.0, markerfacecolor="#bbbbbb", markeredgecolor="#222222",
-                              linestyle="none", label="small country (dot in its colour)"))
-    fig.legend(handles=handles, loc="lower left", bbox_to_anchor=(0.53, 0.02), ncol=1, fontsize=FONT - 1,
-               frameon=False, handlelength=1.6)
+        handles.append(
+            Line2D(
+                [],
+                [],
+                marker="o",
+                markersize=5.0,
+                markerfacecolor="#bbbbbb",
+                markeredgecolor="#222222",
+                linestyle="none",
+                label="small country (dot in its colour)",
+            )
+        )
+    fig.legend(
+        handles=handles,
+        loc="lower left",
+        bbox_to_anchor=(0.53, 0.02),
+        ncol=1,
+        fontsize=FONT - 1,
+        frameon=False,
+        handlelength=1.6,
+    )
     fig.suptitle(shorten(title, 120), fontsize=FONT + 2, y=0.965)
     return fig, {"dots": dots, "missing": missing, "axes": ax, "students": student_drawn}
 
 
-def world_map(items: pd.DataFrame, grs: Optional[pd.DataFrame] = None, *, model: str = "",
-              template: str = "") -> Figure:
+def world_map(
+    items: pd.DataFrame, grs: Optional[pd.DataFrame] = None, *, model: str = "", template: str = ""
+) -> Figure:
     """A world map of one partition: each country shaded by its share of the recommendations
     against its share of the corpus's universities (:func:`country_share_ratios`: log2 of the
     ratio, clipped at +-:data:`WORLD_MAP_BOUND`, on ColorBrewer's PuOr: orange fewer, purple more);
@@ -623,16 +764,23 @@ def world_map(items: pd.DataFrame, grs: Optional[pd.DataFrame] = None, *, model:
     if "iso3" not in items.columns or not items["iso3"].notna().any():
         return _skip(name, title, "no recommended item is located in a country", model, template)
     if grs is None or grs.empty or not {"iso3", "avail"} <= set(grs.columns):
-        return _skip(name, title, "no corpus table (grs_by_country) to compare the recommendations with",
-                     model, template)
+        return _skip(
+            name, title, "no corpus table (grs_by_country) to compare the recommendations with", model, template
+        )
     table = country_share_ratios(items, grs)
     try:
         shapes = world_shapes()
     except WorldShapesError as exc:
         return _skip(name, title, str(exc), model, template)
     if not table["iso3"].isin(list(shapes.countries)).any():
-        return _skip(name, title, f"none of the {len(table)} countries ({', '.join(table['iso3'][:5])}"
-                     f"{', ...' if len(table) > 5 else ''}) has a shape in {shapes.source}", model, template)
+        return _skip(
+            name,
+            title,
+            f"none of the {len(table)} countries ({', '.join(table['iso3'][:5])}"
+            f"{', ...' if len(table) > 5 else ''}) has a shape in {shapes.source}",
+            model,
+            template,
+        )
     students, unresolved = _student_countries(items)
     fig, drawn = _world_map_figure(table, students, title, shapes)
     png = _png(fig)
@@ -640,10 +788,10 @@ def world_map(items: pd.DataFrame, grs: Optional[pd.DataFrame] = None, *, model:
     corpus_n = int((table["corpus_share"] > 0).sum())
     extra = table[table["status"] == "no corpus university"]
     total = int(table["recommendations"].sum())
-    b = int(round(2 ** WORLD_MAP_BOUND))
-    over = ", ".join(f"{c} {_ratio_word(r)}" for c, r in zip(rec["country"][:3], rec["ratio"][:3]))
+    b = int(round(2**WORLD_MAP_BOUND))
+    over = ", ".join(f"{c} {_ratio_word(r)}" for c, r in zip(rec["country"][:3], rec["ratio"][:3], strict=False))
     under = rec[rec["ratio"] < 1].sort_values(["ratio", "iso3"]).head(3)
-    under_txt = ", ".join(f"{c} {_ratio_word(r)}" for c, r in zip(under["country"], under["ratio"]))
+    under_txt = ", ".join(f"{c} {_ratio_word(r)}" for c, r in zip(under["country"], under["ratio"], strict=False))
     caption = (
         f"Each country shaded by its share of the {total} recommendations located in a country under "
         f"{_context(model, template) or 'this partition'} (the matched corpus university's country, else the "
@@ -652,18 +800,30 @@ def world_map(items: pd.DataFrame, grs: Optional[pd.DataFrame] = None, *, model:
         f"readable with colour-blindness). {len(rec)} of the {_countries(corpus_n, 'corpus')} "
         f"{'was' if len(rec) == 1 else 'were'} recommended; {_countries(corpus_n - len(rec), 'corpus')} got no "
         f"recommendation (dark grey, hatched)"
-        + (f"; {_countries(len(extra), 'recommended')} {'has' if len(extra) == 1 else 'have'} no corpus university "
-           f"(dotted: "
-           + ", ".join(shorten(c, 30) for c in extra["country"][:5]) + (", ..." if len(extra) > 5 else "") + ")"
-           if len(extra) else "")
+        + (
+            f"; {_countries(len(extra), 'recommended')} {'has' if len(extra) == 1 else 'have'} no corpus university "
+            f"(dotted: "
+            + ", ".join(shorten(c, 30) for c in extra["country"][:5])
+            + (", ..." if len(extra) > 5 else "")
+            + ")"
+            if len(extra)
+            else ""
+        )
         + ". Light grey: no corpus university. "
         + (f"Most over-represented: {over}. " if over else "")
         + (f"Most under-represented among the recommended: {under_txt}. " if under_txt else "")
-        + (f"Triangles: the {_countries(len(drawn['students']))} of the students' nationalities. " if drawn["students"]
-           else "The profiles of this template state no nationality. ")
+        + (
+            f"Triangles: the {_countries(len(drawn['students']))} of the students' nationalities. "
+            if drawn["students"]
+            else "The profiles of this template state no nationality. "
+        )
         + (f"Nationalities that name no country: {', '.join(unresolved[:5])}. " if unresolved else "")
-        + (f"Dots: countries too small to see ({', '.join(shorten(c, 24) for c in table.set_index('iso3').loc[drawn['dots'], 'country'][:8])}"
-           f"{', ...' if len(drawn['dots']) > 8 else ''}). " if drawn["dots"] else "")
+        + (
+            f"Dots: countries too small to see ({', '.join(shorten(c, 24) for c in table.set_index('iso3').loc[drawn['dots'], 'country'][:8])}"
+            f"{', ...' if len(drawn['dots']) > 8 else ''}). "
+            if drawn["dots"]
+            else ""
+        )
         + (f"Not on the map (no shape): {', '.join(drawn['missing'][:8])}. " if drawn["missing"] else "")
         + f"Shapes: {shapes.source}, Equal Earth projection; Antarctica left out."
     )
@@ -671,8 +831,9 @@ def world_map(items: pd.DataFrame, grs: Optional[pd.DataFrame] = None, *, model:
 
 
 # ----------------------------------------------------------------------------- base vs regional
-def base_vs_regional_figures(drs_change: pd.DataFrame, grs_change: pd.DataFrame, model: str = "",
-                             max_countries: int = 40) -> list[Figure]:
+def base_vs_regional_figures(
+    drs_change: pd.DataFrame, grs_change: pd.DataFrame, model: str = "", max_countries: int = 40
+) -> list[Figure]:
     """§8.4 for one model: percent change of DRS/Acc/Rep by group from the base to the regional
     template, and GRS per country under both (the tables of :func:`metrics.base_vs_regional`)."""
     return [base_vs_regional_drs(drs_change, model), base_vs_regional_grs(grs_change, model, max_countries)]
@@ -702,10 +863,14 @@ def base_vs_regional_drs(drs_change: pd.DataFrame, model: str = "") -> Figure:
     order = {"overall": 0, "gender": 1, "economic_class": 2}
     df = df.assign(_o=df["group_by"].map(order).fillna(3))
     within = {b: _ordered_values(df.loc[df["group_by"] == b, "group"], b) for b in df["group_by"].unique()}
-    df = df.assign(_w=[within[b].index(g) if g in within[b] else 99 for b, g in zip(df["group_by"], df["group"])])
+    df = df.assign(
+        _w=[within[b].index(g) if g in within[b] else 99 for b, g in zip(df["group_by"], df["group"], strict=False)]
+    )
     df = df.sort_values(["_o", "group_by", "_w"], kind="stable").reset_index(drop=True)
-    labels = [("all students" if b == "overall" else f"{ATTRIBUTE_LABELS.get(b, b)}: {_group_label(b, g)}")
-              for b, g in zip(df["group_by"], df["group"])]
+    labels = [
+        ("all students" if b == "overall" else f"{ATTRIBUTE_LABELS.get(b, b)}: {_group_label(b, g)}")
+        for b, g in zip(df["group_by"], df["group"], strict=False)
+    ]
     fig = _new_figure(8.0, 1.6 + 0.42 * len(df))
     ax = fig.subplots()
     y = np.arange(len(df))
@@ -717,20 +882,37 @@ def base_vs_regional_drs(drs_change: pd.DataFrame, model: str = "") -> Figure:
         vals_all.append(v)
         off = (k - (len(metrics) - 1) / 2) * h
         ax.barh(y + off, np.nan_to_num(v), height=h, color=colors[m], label=m.upper() if m == "drs" else m.capitalize())
-        for yi, vi in zip(y, v):
+        for yi, vi in zip(y, v, strict=False):
             if np.isfinite(vi):
-                ax.text(vi, yi + off, f" {vi:+.1f}%" if vi >= 0 else f"{vi:+.1f}% ", va="center",
-                        ha="left" if vi >= 0 else "right", fontsize=FONT - 3)
+                ax.text(
+                    vi,
+                    yi + off,
+                    f" {vi:+.1f}%" if vi >= 0 else f"{vi:+.1f}% ",
+                    va="center",
+                    ha="left" if vi >= 0 else "right",
+                    fontsize=FONT - 3,
+                )
     allv = np.concatenate(vals_all)
     lim = float(np.nanmax(np.abs(allv))) if np.isfinite(allv).any() else 1.0
     lim = lim * 1.35 if lim > 0 else 1.0
     ax.set_xlim(-lim, lim)
     ax.axvline(0, color="black", lw=0.8)
-    _finish_hbar(fig, ax, y, labels, xlabel="change from base to regional template (% of the base value)",
-                 title=title, legend_loc="best", label_size=FONT - 1, xlabel_size=FONT - 1)
-    caption = (f"Percent change of the mean DRS, Accessibility and Reputation of {model or 'the model'}'s responses "
-               "from the base to the regional template, overall and by gender and economic class: "
-               "(regional - base) / |base| x 100. A missing bar: base value 0 or missing.")
+    _finish_hbar(
+        fig,
+        ax,
+        y,
+        labels,
+        xlabel="change from base to regional template (% of the base value)",
+        title=title,
+        legend_loc="best",
+        label_size=FONT - 1,
+        xlabel_size=FONT - 1,
+    )
+    caption = (
+        f"Percent change of the mean DRS, Accessibility and Reputation of {model or 'the model'}'s responses "
+        "from the base to the regional template, overall and by gender and economic class: "
+        "(regional - base) / |base| x 100. A missing bar: base value 0 or missing."
+    )
     return Figure(name, title, caption, _png(fig), model, "")
 
 
@@ -754,17 +936,30 @@ def base_vs_regional_grs(grs_change: pd.DataFrame, model: str = "", max_countrie
     y = np.arange(len(d))
     ax.barh(y - 0.2, d["grs_base"], height=0.4, color=BAR, label="base")
     ax.barh(y + 0.2, d["grs_regional"], height=0.4, color=BAR_2, label="regional")
-    for yi, b, r in zip(y, d["grs_base"], d["grs_regional"]):
+    for yi, b, r in zip(y, d["grs_base"], d["grs_regional"], strict=False):
         txt = "new" if b == 0 else (f"{(r - b) / b * 100:+.0f}%")
         ax.text(max(b, r) + 0.01, yi, txt, va="center", fontsize=FONT - 3)
     ax.set_xlim(0, 1.18)
-    _finish_hbar(fig, ax, y, [shorten(c, 30) for c in d["country"]], xlabel="GRS", ylabel="university country",
-                 title=title, legend_loc="lower right")
-    caption = (f"GRS per country under {model or 'the model'}'s base and regional templates, with the percent change "
-               "('new': GRS 0 under the base template). "
-               + (f"The {max_countries} countries with the highest GRS under either template of {n_all} with GRS > 0. "
-                  if n_all > max_countries else f"All {n_all} countries with GRS > 0 under either template. ")
-               + "Countries never recommended under either template (GRS 0) are not shown.")
+    _finish_hbar(
+        fig,
+        ax,
+        y,
+        [shorten(c, 30) for c in d["country"]],
+        xlabel="GRS",
+        ylabel="university country",
+        title=title,
+        legend_loc="lower right",
+    )
+    caption = (
+        f"GRS per country under {model or 'the model'}'s base and regional templates, with the percent change "
+        "('new': GRS 0 under the base template). "
+        + (
+            f"The {max_countries} countries with the highest GRS under either template of {n_all} with GRS > 0. "
+            if n_all > max_countries
+            else f"All {n_all} countries with GRS > 0 under either template. "
+        )
+        + "Countries never recommended under either template (GRS 0) are not shown."
+    )
     return Figure(name, title, caption, _png(fig), model, "")
 
 
@@ -798,7 +993,7 @@ def model_comparison(table: pd.DataFrame, *, title: str = "Model comparison", te
     palette = [BAR, BAR_2, "#5aa27c", "#8a5aa2", NEG, "#4aa3c8", "#7f7f7f"]
     x = np.arange(len(models))
     w = 0.8 / len(hues)
-    for ax, metric in zip(axes, metrics):
+    for ax, metric in zip(axes, metrics, strict=False):
         part = df[df["metric"].astype(str) == metric]
         for k, hv in enumerate(hues):
             sub = part if hv is None else part[part[hue].astype(str) == hv]
@@ -810,12 +1005,29 @@ def model_comparison(table: pd.DataFrame, *, title: str = "Model comparison", te
                 lo = pd.to_numeric(sub["ci_low"], errors="coerce").to_numpy(dtype=float)
                 hi = pd.to_numeric(sub["ci_high"], errors="coerce").to_numpy(dtype=float)
                 err = np.vstack([np.nan_to_num(vals - lo), np.nan_to_num(hi - vals)]).clip(min=0)
-            ax.bar(x + off, np.nan_to_num(vals), width=w, color=palette[k % len(palette)], yerr=err, capsize=3,
-                   label=hv if hv is not None else None, error_kw={"lw": 0.9})
-            for xi, v in zip(x + off, vals):
+            ax.bar(
+                x + off,
+                np.nan_to_num(vals),
+                width=w,
+                color=palette[k % len(palette)],
+                yerr=err,
+                capsize=3,
+                label=hv if hv is not None else None,
+                error_kw={"lw": 0.9},
+            )
+            for xi, v in zip(x + off, vals, strict=False):
                 if np.isfinite(v):
-                    ax.text(xi, v / 2, f"{v:.3g}", ha="center", va="center", fontsize=FONT - 2, color="white",
-                            fontweight="bold", rotation=90 if len(models) * len(hues) > 6 else 0)
+                    ax.text(
+                        xi,
+                        v / 2,
+                        f"{v:.3g}",
+                        ha="center",
+                        va="center",
+                        fontsize=FONT - 2,
+                        color="white",
+                        fontweight="bold",
+                        rotation=90 if len(models) * len(hues) > 6 else 0,
+                    )
         ax.set_title(shorten(metric, 40), fontsize=FONT)
         ax.set_xticks(x)
         ax.set_xticklabels([shorten(m, 34) for m in models], rotation=30, ha="right", fontsize=FONT - 2)
@@ -825,13 +1037,15 @@ def model_comparison(table: pd.DataFrame, *, title: str = "Model comparison", te
         ax.set_axisbelow(True)
         if hue:
             ax.legend(fontsize=FONT - 2, title=hue, title_fontsize=FONT - 2)
-    for ax in axes[len(metrics):]:
+    for ax in axes[len(metrics) :]:
         ax.set_visible(False)
     fig.suptitle(shorten(full_title, 110), fontsize=FONT + 2)
     fig.tight_layout()
-    caption = (f"{', '.join(metrics)} for {len(models)} model(s) side by side"
-               + (f", grouped by {hue}" if hue else "")
-               + ("; error bars: the confidence interval given (ci_low to ci_high)." if has_ci else "."))
+    caption = (
+        f"{', '.join(metrics)} for {len(models)} model(s) side by side"
+        + (f", grouped by {hue}" if hue else "")
+        + ("; error bars: the confidence interval given (ci_low to ci_high)." if has_ci else ".")
+    )
     return Figure(name, full_title, caption, _png(fig), "", template)
 
 
@@ -845,8 +1059,11 @@ def comparison_forest(differences: pd.DataFrame, *, template: str, model_a: str,
     title = f"{model_b} − {model_a} — {template} template"
     if differences is None or differences.empty:
         return _skip(name, title, "no comparison of the two models", model_b, template)
-    d = differences[(differences["template"] == template) & (differences["model_a"] == model_a)
-                    & (differences["model_b"] == model_b)]
+    d = differences[
+        (differences["template"] == template)
+        & (differences["model_a"] == model_a)
+        & (differences["model_b"] == model_b)
+    ]
     d = d[pd.to_numeric(d["mean_diff"], errors="coerce").notna()]
     if d.empty:
         return _skip(name, title, "no difference could be estimated (no common profile and run)", model_b, template)
@@ -857,28 +1074,44 @@ def comparison_forest(differences: pd.DataFrame, *, template: str, model_a: str,
     est = d["mean_diff"].to_numpy(dtype=float)
     lo, hi = d["ci_low"].to_numpy(dtype=float), d["ci_high"].to_numpy(dtype=float)
     sig = d["significant"].astype(bool).to_numpy()
-    ax.errorbar(est, y, xerr=np.vstack([np.nan_to_num(est - lo), np.nan_to_num(hi - est)]).clip(min=0), fmt="none",
-                ecolor="#555555", elinewidth=1, capsize=2)
+    ax.errorbar(
+        est,
+        y,
+        xerr=np.vstack([np.nan_to_num(est - lo), np.nan_to_num(hi - est)]).clip(min=0),
+        fmt="none",
+        ecolor="#555555",
+        elinewidth=1,
+        capsize=2,
+    )
     ax.scatter(est[sig], y[sig], color=BAR, s=26, zorder=3, label="significant (adjusted p ≤ alpha)")
     ax.scatter(est[~sig], y[~sig], facecolors="white", edgecolors=BAR, s=26, zorder=3, label="not significant")
     ax.axvline(0, color="#333333", lw=0.8)
     ax.set_yticks(y)
     ax.set_yticklabels([shorten(t, 60) for t in labels], fontsize=FONT - 2)
-    ax.set_xlabel(f"difference {shorten(model_b, 30)} − {shorten(model_a, 30)} (95% bootstrap interval)",
-                  fontsize=FONT - 1)
+    ax.set_xlabel(
+        f"difference {shorten(model_b, 30)} − {shorten(model_a, 30)} (95% bootstrap interval)", fontsize=FONT - 1
+    )
     ax.tick_params(axis="x", labelsize=FONT - 2)
     ax.grid(axis="x", alpha=0.3)
     ax.legend(fontsize=FONT - 2, loc="lower right")
     fig.suptitle(shorten(title, 110), fontsize=FONT + 1)
     fig.tight_layout()
-    caption = (f"Each row: the paired difference {model_b} − {model_a} over the profiles and runs both audits "
-               "hold (a gap row: the change of the gap), with its 95% percentile bootstrap interval; filled points "
-               "are significant after the family's correction.")
+    caption = (
+        f"Each row: the paired difference {model_b} − {model_a} over the profiles and runs both audits "
+        "hold (a gap row: the change of the gap), with its 95% percentile bootstrap interval; filled points "
+        "are significant after the family's correction."
+    )
     return Figure(name, title, caption, _png(fig), model_b, template)
 
 
-def drift(table: pd.DataFrame, *, model: str = "", previous_label: str = "previous", current_label: str = "current",
-          max_rows: int = 30) -> Figure:
+def drift(
+    table: pd.DataFrame,
+    *,
+    model: str = "",
+    previous_label: str = "previous",
+    current_label: str = "current",
+    max_rows: int = 30,
+) -> Figure:
     """Metric changes between two audit runs of one model: one panel per metric, one bar per
     group or country (the ``max_rows`` largest absolute changes), coloured by sign, annotated
     previous -> current.
@@ -902,9 +1135,12 @@ def drift(table: pd.DataFrame, *, model: str = "", previous_label: str = "previo
     if df.empty:
         return _skip(name, title, "no metric has both a previous and a current value", model, "")
     if "group_by" in df.columns and key == "group":
-        df["_label"] = [("all students" if b == "overall" else g) if b in ("overall", None) or b != b
-                        else f"{ATTRIBUTE_LABELS.get(b, b)}: {_group_label(b, g)}"
-                        for b, g in zip(df["group_by"], df["group"].astype(str))]
+        df["_label"] = [
+            ("all students" if b == "overall" else g)
+            if b in ("overall", None) or b != b
+            else f"{ATTRIBUTE_LABELS.get(b, b)}: {_group_label(b, g)}"
+            for b, g in zip(df["group_by"], df["group"].astype(str), strict=False)
+        ]
     else:
         df["_label"] = df[key].astype(str)
     metrics = list(dict.fromkeys(df["metric"].astype(str)))
@@ -916,17 +1152,16 @@ def drift(table: pd.DataFrame, *, model: str = "", previous_label: str = "previo
         parts.append(p)
         heights.append(max(len(p), 2))
     fig = _new_figure(8.0, 1.2 + 0.26 * sum(heights) + 0.7 * len(metrics))
-    axes = fig.subplots(len(metrics), 1, squeeze=False,
-                        gridspec_kw={"height_ratios": heights})[:, 0]
+    axes = fig.subplots(len(metrics), 1, squeeze=False, gridspec_kw={"height_ratios": heights})[:, 0]
     truncated = False
-    for ax, m, p in zip(axes, metrics, parts):
+    for ax, m, p in zip(axes, metrics, parts, strict=False):
         truncated |= (df["metric"].astype(str) == m).sum() > len(p)
         y = np.arange(len(p))
         ch = p["change"].to_numpy(dtype=float)
         ax.barh(y, ch, color=np.where(ch >= 0, POS, NEG), height=0.7)
         lim = float(np.abs(ch).max()) or 1.0
-        for yi, c, a, b in zip(y, ch, p["previous"], p["current"]):
-            ax.text(c, yi, f" {a:.3g}\u2192{b:.3g} " , va="center", ha="left" if c >= 0 else "right", fontsize=FONT - 3)
+        for yi, c, a, b in zip(y, ch, p["previous"], p["current"], strict=False):
+            ax.text(c, yi, f" {a:.3g}\u2192{b:.3g} ", va="center", ha="left" if c >= 0 else "right", fontsize=FONT - 3)
         ax.set_xlim(-lim * 1.9, lim * 1.9)
         ax.axvline(0, color="black", lw=0.8)
         ax.set_yticks(y)
@@ -938,10 +1173,12 @@ def drift(table: pd.DataFrame, *, model: str = "", previous_label: str = "previo
         ax.set_axisbelow(True)
     fig.suptitle(shorten(title, 110), fontsize=FONT + 2)
     fig.tight_layout()
-    caption = (f"Change of each metric between the {previous_label} and the {current_label} audit run"
-               f"{' of ' + model if model else ''}, per {key}; green: increase, red: decrease; labels: previous"
-               "\u2192current value."
-               + (f" Only the {max_rows} largest absolute changes per metric are shown." if truncated else ""))
+    caption = (
+        f"Change of each metric between the {previous_label} and the {current_label} audit run"
+        f"{' of ' + model if model else ''}, per {key}; green: increase, red: decrease; labels: previous"
+        "\u2192current value."
+        + (f" Only the {max_rows} largest absolute changes per metric are shown." if truncated else "")
+    )
     return Figure(name, title, caption, _png(fig), model, "")
 
 
@@ -962,8 +1199,9 @@ def partition_tables(tables: Mapping[str, pd.DataFrame], model: str, template: s
     return out
 
 
-def all_partition_figures(tables: Mapping[str, pd.DataFrame], model: str = "", template: str = "",
-                          n: int = TOP_N) -> list[Figure]:
+def all_partition_figures(
+    tables: Mapping[str, pd.DataFrame], model: str = "", template: str = "", n: int = TOP_N
+) -> list[Figure]:
     """Every per-(model x template) figure from :func:`metrics.score_partition`-style tables
     (needs ``drs_items``; uses ``grs_by_country`` for the corpus share when present).
 
@@ -994,15 +1232,28 @@ def all_partition_figures(tables: Mapping[str, pd.DataFrame], model: str = "", t
 
 FIGURE_NAMES = tuple(
     [f"top_{k}{s}" for k in ("locations", "universities", "programs") for s in ("", "_by_class", "_by_gender")]
-    + ["recommended_locations", "nationality_heatmap", "world_map", "base_vs_regional_drs", "base_vs_regional_grs",
-       "model_comparison", "drift"]
+    + [
+        "recommended_locations",
+        "nationality_heatmap",
+        "world_map",
+        "base_vs_regional_drs",
+        "base_vs_regional_grs",
+        "model_comparison",
+        "drift",
+    ]
 )
 
 
 # ----------------------------------------------------------------------------- geography (issue 15)
 GEO_FIGURE_NAMES = ("region_flow", "locations_by_region")
-REGION_COLORS = {"Africa": "#c8a24a", "Asia": "#b3432f", "Europe": "#3b6ea8", "North America": "#7a4fa0",
-                 "South America": "#2e7d4f", "Oceania": "#2a9bb0"}
+REGION_COLORS = {
+    "Africa": "#c8a24a",
+    "Asia": "#b3432f",
+    "Europe": "#3b6ea8",
+    "North America": "#7a4fa0",
+    "South America": "#2e7d4f",
+    "Oceania": "#2a9bb0",
+}
 _EXTRA_COLORS = ("#d98c3a", "#8c6d31", "#e377c2", "#7f7f7f", "#17becf", "#bcbd22")
 UNKNOWN_REGION = "region unknown"
 UNKNOWN_COLOR = "#b8bec4"
@@ -1028,8 +1279,9 @@ def _geo_partition(geo_items: Optional[pd.DataFrame], model: str, template: str)
         return pd.DataFrame(), model, template
     items = geo_items
     if (model or template) and len(items):
-        items = partition_tables({"i": items}, model or _single(items, "model"),
-                                 template or _single(items, "template"))["i"]
+        items = partition_tables(
+            {"i": items}, model or _single(items, "model"), template or _single(items, "template")
+        )["i"]
     return items, model or _single(items, "model"), template or _single(items, "template")
 
 
@@ -1055,18 +1307,33 @@ def region_flow(geo_items: Optional[pd.DataFrame], model: str = "", template: st
         return _skip(name, title, "no recommended items with a geography in this partition", model, template)
     missing = [c for c in ("region", "item_region", "iso3") if c not in items.columns]
     if missing:
-        return _skip(name, title, f"the items carry no {', '.join(missing)} column (pass geostats.item_geography's "
-                     "output)", model, template)
+        return _skip(
+            name,
+            title,
+            f"the items carry no {', '.join(missing)} column (pass geostats.item_geography's output)",
+            model,
+            template,
+        )
     if items["region"].isna().all():
-        return _skip(name, title, "no student region: the profiles of this template state no nationality "
-                     "(or no nationality is in the region table)", model, template)
+        return _skip(
+            name,
+            title,
+            "no student region: the profiles of this template state no nationality "
+            "(or no nationality is in the region table)",
+            model,
+            template,
+        )
     data = items[items["region"].notna() & items["iso3"].notna()]
     if data.empty:
-        return _skip(name, title, "no recommendation of a profile with a region is located in a country",
-                     model, template)
-    data = pd.DataFrame({"row": data["region"].astype(str),
-                         "col": data["item_region"].astype(object).where(data["item_region"].notna(), UNKNOWN_REGION)
-                         .astype(str)})
+        return _skip(
+            name, title, "no recommendation of a profile with a region is located in a country", model, template
+        )
+    data = pd.DataFrame(
+        {
+            "row": data["region"].astype(str),
+            "col": data["item_region"].astype(object).where(data["item_region"].notna(), UNKNOWN_REGION).astype(str),
+        }
+    )
     rows = _region_order(data["row"])
     cols = _region_order(data["col"]) + ([UNKNOWN_REGION] if (data["col"] == UNKNOWN_REGION).any() else [])
     tab = pd.crosstab(data["row"], data["col"]).reindex(index=rows, columns=cols, fill_value=0)
@@ -1078,12 +1345,20 @@ def region_flow(geo_items: Optional[pd.DataFrame], model: str = "", template: st
     ax.set_xticks(np.arange(nc))
     ax.set_xticklabels([shorten(c, 22) for c in cols], rotation=35, ha="right", fontsize=FONT - 1)
     ax.set_yticks(np.arange(nr))
-    ax.set_yticklabels([f"{shorten(r, 22)} (n={int(t)})" for r, t in zip(tab.index, tab.sum(axis=1))],
-                       fontsize=FONT - 1)
+    ax.set_yticklabels(
+        [f"{shorten(r, 22)} (n={int(t)})" for r, t in zip(tab.index, tab.sum(axis=1), strict=False)], fontsize=FONT - 1
+    )
     for (i, j), v in np.ndenumerate(share):
-        ax.text(j, i, f"{v * 100:.0f}", ha="center", va="center", fontsize=FONT - 1,
-                color="white" if v > 0.6 else "black",
-                fontweight="bold" if i < len(rows) and j < len(cols) and rows[i] == cols[j] else "normal")
+        ax.text(
+            j,
+            i,
+            f"{v * 100:.0f}",
+            ha="center",
+            va="center",
+            fontsize=FONT - 1,
+            color="white" if v > 0.6 else "black",
+            fontweight="bold" if i < len(rows) and j < len(cols) and rows[i] == cols[j] else "normal",
+        )
     ax.set_xlabel("university region", fontsize=FONT)
     ax.set_ylabel("student region", fontsize=FONT)
     cb = fig.colorbar(im, ax=ax, fraction=0.04, pad=0.02)
@@ -1093,19 +1368,22 @@ def region_flow(geo_items: Optional[pd.DataFrame], model: str = "", template: st
     fig.tight_layout()
     png = _png(fig)
     same = [r for r in rows if r in cols]
-    diag = (float(np.mean([share[rows.index(r), cols.index(r)] for r in same])) if same else float("nan"))
-    caption = (f"Share (%) of the recommendations made to students of each region (rows) located in each region "
-               f"(columns) under {_context(model, template) or 'this partition'}; rows sum to 100, the diagonal "
-               f"(bold) is the own-region share"
-               + (f", {diag:.0%} on average over the {len(same)} student regions" if same else "") + ". "
-               f"n: recommendations located in a country. Regions: data/regions/regions.csv."
-               + (" 'region unknown': a located country missing from the region table." if UNKNOWN_REGION in cols
-                  else ""))
+    diag = float(np.mean([share[rows.index(r), cols.index(r)] for r in same])) if same else float("nan")
+    caption = (
+        f"Share (%) of the recommendations made to students of each region (rows) located in each region "
+        f"(columns) under {_context(model, template) or 'this partition'}; rows sum to 100, the diagonal "
+        f"(bold) is the own-region share"
+        + (f", {diag:.0%} on average over the {len(same)} student regions" if same else "")
+        + ". "
+        "n: recommendations located in a country. Regions: data/regions/regions.csv."
+        + (" 'region unknown': a located country missing from the region table." if UNKNOWN_REGION in cols else "")
+    )
     return Figure(name, title, caption, png, model, template)
 
 
-def locations_by_region(geo_items: Optional[pd.DataFrame], model: str = "", template: str = "",
-                        n: int = TOP_N) -> Figure:
+def locations_by_region(
+    geo_items: Optional[pd.DataFrame], model: str = "", template: str = "", n: int = TOP_N
+) -> Figure:
     """The ``n`` most recommended university countries (share of the located recommendations,
     count beside the bar), each bar coloured by the country's region, with a legend: the
     recommended locations coloured by region (the per-country map is :func:`world_map`).
@@ -1118,15 +1396,24 @@ def locations_by_region(geo_items: Optional[pd.DataFrame], model: str = "", temp
     if items is None or items.empty:
         return _skip(name, title, "no recommended items with a geography in this partition", model, template)
     if "iso3" not in items.columns or "item_region" not in items.columns:
-        return _skip(name, title, "the items carry no iso3 / item_region column (pass geostats.item_geography's "
-                     "output)", model, template)
+        return _skip(
+            name,
+            title,
+            "the items carry no iso3 / item_region column (pass geostats.item_geography's output)",
+            model,
+            template,
+        )
     data = items[items["iso3"].notna()]
     if data.empty:
         return _skip(name, title, "no recommended item is located in a country", model, template)
     label = item_labels(data, "locations").where(lambda s: s.notna(), data["iso3"]).astype(str)
     region = data["item_region"].astype(object).where(data["item_region"].notna(), UNKNOWN_REGION).astype(str)
-    counts = (pd.DataFrame({"label": label, "region": region}).groupby("label", sort=True)
-              .agg(count=("region", "size"), region=("region", "first")).reset_index())
+    counts = (
+        pd.DataFrame({"label": label, "region": region})
+        .groupby("label", sort=True)
+        .agg(count=("region", "size"), region=("region", "first"))
+        .reset_index()
+    )
     total = int(counts["count"].sum())
     counts = counts.sort_values(["count", "label"], ascending=[False, True], kind="stable").head(n)
     counts["share"] = counts["count"] / total
@@ -1139,10 +1426,11 @@ def locations_by_region(geo_items: Optional[pd.DataFrame], model: str = "", temp
     vals = counts["share"].to_numpy() * 100
     ax.barh(y, vals, color=colors, height=0.7)
     top = float(vals.max()) if k else 1.0
-    for yi, v, c in zip(y, vals, counts["count"].to_numpy()):
+    for yi, v, c in zip(y, vals, counts["count"].to_numpy(), strict=False):
         ax.text(v + top * 0.01, yi, f"{int(c)}", va="center", fontsize=FONT - 2)
     ax.set_xlim(0, top * 1.15 if top > 0 else 1)
     from matplotlib.patches import Patch
+
     shown = _region_order(counts["region"]) + ([UNKNOWN_REGION] if (counts["region"] == UNKNOWN_REGION).any() else [])
     handles = [Patch(color=region_color(r, regions_all), label=r) for r in shown]
     ax.set_yticks(y)
@@ -1152,18 +1440,24 @@ def locations_by_region(geo_items: Optional[pd.DataFrame], model: str = "", temp
     ax.set_ylabel("university country", fontsize=FONT)
     ax.grid(axis="x", alpha=0.3)
     ax.set_axisbelow(True)
-    ax.legend(handles=handles, title="university region", fontsize=FONT - 1, title_fontsize=FONT - 1,
-              loc="lower right")
+    ax.legend(handles=handles, title="university region", fontsize=FONT - 1, title_fontsize=FONT - 1, loc="lower right")
     ax.set_title(shorten(title, 100), fontsize=FONT + 1)
     fig.tight_layout()
     png = _png(fig)
-    by_region = (pd.DataFrame({"region": region}).value_counts(normalize=True).rename("s").reset_index()
-                 .sort_values(["s", "region"], ascending=[False, True]))
-    caption = (f"The {k} most recommended university countries under {_context(model, template) or 'this partition'}"
-               f" ({total} recommendations located in a country), coloured by the country's region; number beside a "
-               f"bar: count. All located recommendations by region: "
-               + ", ".join(f"{r} {s:.0%}" for r, s in zip(by_region["region"], by_region["s"]))
-               + ". The world map (world_map) shows every country against its share of the corpus.")
+    by_region = (
+        pd.DataFrame({"region": region})
+        .value_counts(normalize=True)
+        .rename("s")
+        .reset_index()
+        .sort_values(["s", "region"], ascending=[False, True])
+    )
+    caption = (
+        f"The {k} most recommended university countries under {_context(model, template) or 'this partition'}"
+        f" ({total} recommendations located in a country), coloured by the country's region; number beside a "
+        f"bar: count. All located recommendations by region: "
+        + ", ".join(f"{r} {s:.0%}" for r, s in zip(by_region["region"], by_region["s"], strict=False))
+        + ". The world map (world_map) shows every country against its share of the corpus."
+    )
     return Figure(name, title, caption, png, model, template)
 
 
@@ -1177,8 +1471,9 @@ def _partition_job(job: tuple) -> list[Figure]:
     return all_partition_figures(tables, model, template, n)
 
 
-def many_partition_figures(jobs: Sequence[tuple[Mapping[str, pd.DataFrame], str, str]], workers: int = 1,
-                           n: int = TOP_N) -> list[list[Figure]]:
+def many_partition_figures(
+    jobs: Sequence[tuple[Mapping[str, pd.DataFrame], str, str]], workers: int = 1, n: int = TOP_N
+) -> list[list[Figure]]:
     """:func:`all_partition_figures` for each ``(tables, model, template)`` of ``jobs``, in order.
 
     Drawing is CPU-bound Python (matplotlib text layout), so with ``workers`` > 1 and more than

@@ -52,8 +52,22 @@ RATE_METRICS = ("parse_rate", "match_rate", "us_uk_share", "country_coverage")
 RULES = ("must_not_drop_by", "must_not_rise_by", "must_not_widen_by")
 TOP_KEYS = {"baseline", "candidate", "templates", "lines", "require_robust"}
 LINE_KEYS = {"metric", "gap", *RULES}
-VERDICT_COLUMNS = ("line", "template", "metric", "gap", "rule", "margin", "estimate", "ci_low", "ci_high",
-                   "threshold", "n_units", "verdict", "n_units_to_decide", "reason")
+VERDICT_COLUMNS = (
+    "line",
+    "template",
+    "metric",
+    "gap",
+    "rule",
+    "margin",
+    "estimate",
+    "ci_low",
+    "ci_high",
+    "threshold",
+    "n_units",
+    "verdict",
+    "n_units_to_decide",
+    "reason",
+)
 
 
 class GateError(ValueError):
@@ -104,8 +118,9 @@ def load_gate(path: str | Path) -> Gate:
         root = yaml.compose(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        raise GateError(f"{path}: line {mark.line + 1 if mark else 1}: not valid YAML "
-                        f"({getattr(exc, 'problem', exc)})") from exc
+        raise GateError(
+            f"{path}: line {mark.line + 1 if mark else 1}: not valid YAML ({getattr(exc, 'problem', exc)})"
+        ) from exc
     if not isinstance(root, yaml.MappingNode):
         _fail(path, root, "the gate file must be a mapping with baseline, candidate and lines")
     top = _mapping(root)
@@ -163,7 +178,7 @@ def load_gate(path: str | Path) -> Gate:
             _fail(path, mnode, f"{rule} must be a number >= 0, got {mnode.value!r}")
         gap = str(fields["gap"][1].value).strip() if "gap" in fields else ""
         if rule == "must_not_widen_by" and not gap:
-            _fail(path, item, "must_not_widen_by needs a gap, e.g. gap: \"economic_class: low - high\"")
+            _fail(path, item, 'must_not_widen_by needs a gap, e.g. gap: "economic_class: low - high"')
         if gap and rule != "must_not_widen_by":
             _fail(path, fields["gap"][0], "a gap line takes must_not_widen_by")
         if gap and metric not in METRICS:
@@ -200,20 +215,44 @@ def evaluate(gate: Gate, differences: pd.DataFrame) -> tuple[str, pd.DataFrame]:
     out = []
     for t in templates:
         for ln in gate.lines:
-            base = {"line": ln.line, "template": t, "metric": ln.metric, "gap": ln.gap, "rule": ln.rule,
-                    "margin": ln.margin}
-            sel = rows[(rows["template"] == t) & (rows["metric"] == ln.metric)
-                       & (rows["gap"] == ln.gap)] if len(rows) else rows
+            base = {
+                "line": ln.line,
+                "template": t,
+                "metric": ln.metric,
+                "gap": ln.gap,
+                "rule": ln.rule,
+                "margin": ln.margin,
+            }
+            sel = (
+                rows[(rows["template"] == t) & (rows["metric"] == ln.metric) & (rows["gap"] == ln.gap)]
+                if len(rows)
+                else rows
+            )
             if ln.gap:
                 sel = sel[sel["family"] == "gaps"] if len(sel) else sel
             else:
                 sel = sel[sel["family"] != "gaps"] if len(sel) else sel
             if not len(sel):
-                why = (f"{gate.baseline} and {gate.candidate} were not both audited on template {t!r}"
-                       if t not in audited else f"no comparison of {ln.metric}"
-                       + (f" for the gap {ln.gap!r}" if ln.gap else "") + f" on template {t!r}")
-                out.append({**base, "estimate": np.nan, "ci_low": np.nan, "ci_high": np.nan, "threshold": np.nan,
-                            "n_units": 0, "verdict": "inconclusive", "n_units_to_decide": None, "reason": why})
+                why = (
+                    f"{gate.baseline} and {gate.candidate} were not both audited on template {t!r}"
+                    if t not in audited
+                    else f"no comparison of {ln.metric}"
+                    + (f" for the gap {ln.gap!r}" if ln.gap else "")
+                    + f" on template {t!r}"
+                )
+                out.append(
+                    {
+                        **base,
+                        "estimate": np.nan,
+                        "ci_low": np.nan,
+                        "ci_high": np.nan,
+                        "threshold": np.nan,
+                        "n_units": 0,
+                        "verdict": "inconclusive",
+                        "n_units_to_decide": None,
+                        "reason": why,
+                    }
+                )
                 continue
             out.append({**base, **_judge(ln, sel.iloc[0])})
     table = pd.DataFrame(out, columns=list(VERDICT_COLUMNS))
@@ -265,39 +304,67 @@ def _judge(ln: GateLine, r: pd.Series) -> dict:
         ok, bad = hi < threshold, lo > threshold
         bound = hi
     if not all(map(math.isfinite, (est, lo, hi))):
-        return {"estimate": est, "ci_low": lo, "ci_high": hi, "threshold": threshold, "n_units": n,
-                "verdict": "inconclusive", "n_units_to_decide": None,
-                "reason": "no interval (too few units in both audits)"}
+        return {
+            "estimate": est,
+            "ci_low": lo,
+            "ci_high": hi,
+            "threshold": threshold,
+            "n_units": n,
+            "verdict": "inconclusive",
+            "n_units_to_decide": None,
+            "reason": "no interval (too few units in both audits)",
+        }
     verdict = "pass" if ok else "fail" if bad else "inconclusive"
     need = None
     if verdict == "inconclusive":
         half, dist = (hi - lo) / 2.0, abs(est - threshold)
         need = int(math.ceil(n * (half / dist) ** 2)) if dist > 0 else None
-    reason = {"pass": f"the bound {bound:+.4f} clears the margin ({threshold:+.4f})",
-              "fail": f"the whole interval [{lo:+.4f}, {hi:+.4f}] lies beyond the margin ({threshold:+.4f})",
-              "inconclusive": f"the interval [{lo:+.4f}, {hi:+.4f}] holds the margin ({threshold:+.4f})"
-              + (f": about {need:,} units (profiles; runs or strata x runs for coverage and gaps) would decide it at this estimate and spread"
-                 if need else ": the estimate sits on the margin, more data cannot decide it")}[verdict]
-    return {"estimate": est, "ci_low": lo, "ci_high": hi, "threshold": threshold, "n_units": n, "verdict": verdict,
-            "n_units_to_decide": need, "reason": reason}
+    reason = {
+        "pass": f"the bound {bound:+.4f} clears the margin ({threshold:+.4f})",
+        "fail": f"the whole interval [{lo:+.4f}, {hi:+.4f}] lies beyond the margin ({threshold:+.4f})",
+        "inconclusive": f"the interval [{lo:+.4f}, {hi:+.4f}] holds the margin ({threshold:+.4f})"
+        + (
+            f": about {need:,} units (profiles; runs or strata x runs for coverage and gaps) would decide it at this estimate and spread"
+            if need
+            else ": the estimate sits on the margin, more data cannot decide it"
+        ),
+    }[verdict]
+    return {
+        "estimate": est,
+        "ci_low": lo,
+        "ci_high": hi,
+        "threshold": threshold,
+        "n_units": n,
+        "verdict": verdict,
+        "n_units_to_decide": need,
+        "reason": reason,
+    }
 
 
 def summary_markdown(gate: Gate, verdict: str, table: pd.DataFrame, notes: Sequence[str] = ()) -> str:
     """The gate's verdict for CI logs: one headline, then each line."""
     head = {"pass": "PASS", "fail": "FAIL", "inconclusive": "INCONCLUSIVE"}[verdict]
-    out = [f"# Release gate: {head}", "",
-           f"Candidate `{gate.candidate}` against baseline `{gate.baseline}` ({gate.path or 'gate file'}).", ""]
+    out = [
+        f"# Release gate: {head}",
+        "",
+        f"Candidate `{gate.candidate}` against baseline `{gate.baseline}` ({gate.path or 'gate file'}).",
+        "",
+    ]
     out += [f"- {n}" for n in notes]
     if notes:
         out.append("")
-    out += ["| line | template | what | estimate (candidate - baseline) | 95% interval | margin | verdict | why |",
-            "| ---: | --- | --- | ---: | --- | ---: | --- | --- |"]
+    out += [
+        "| line | template | what | estimate (candidate - baseline) | 95% interval | margin | verdict | why |",
+        "| ---: | --- | --- | ---: | --- | ---: | --- | --- |",
+    ]
     for r in table.itertuples(index=False):
         what = f"{r.gap} gap in {r.metric}" if r.gap else r.metric
         est = "—" if pd.isna(r.estimate) else f"{r.estimate:+.4f}"
         ci = "—" if pd.isna(r.ci_low) else f"[{r.ci_low:+.4f}, {r.ci_high:+.4f}]"
-        out.append(f"| {r.line} | {r.template} | {what} ({r.rule.replace('_', ' ')}) | {est} | {ci} | "
-                   f"{r.margin:g} | **{r.verdict}** | {r.reason} |")
+        out.append(
+            f"| {r.line} | {r.template} | {what} ({r.rule.replace('_', ' ')}) | {est} | {ci} | "
+            f"{r.margin:g} | **{r.verdict}** | {r.reason} |"
+        )
     return "\n".join(out) + "\n"
 
 

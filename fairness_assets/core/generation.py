@@ -32,7 +32,7 @@ def partition_key(model: str, template: str) -> str:
 def sample_ids(frame: pd.DataFrame) -> pd.DataFrame:
     """Add ``response_id``, ``seed`` and ``partition_key`` to a frame of samples."""
     out = frame.copy()
-    cols = zip(out["model"], out["template"], out["profile_id"], out["run"])
+    cols = zip(out["model"], out["template"], out["profile_id"], out["run"], strict=False)
     ids, seeds = [], []
     for m, t, p, r in cols:
         ids.append(response_id(m, t, p, r))
@@ -60,9 +60,11 @@ def plan_samples(prompts: pd.DataFrame, profiles: pd.DataFrame, model: str, temp
 
 
 def progress_line(done: int, total: int, tokens: int, elapsed_s: float) -> str:
-    """"done/total, tokens/s, ETA" for long generation runs."""
+    """ "done/total, tokens/s, ETA" for long generation runs."""
     rate = tokens / elapsed_s if elapsed_s > 0 else 0.0
     per_sample = elapsed_s / done if done else 0.0
     eta = per_sample * (total - done)
-    return (f"{done}/{total} samples ({done / total:.0%}), {rate:.1f} output tokens/s, "
-            f"ETA {int(eta // 60)} min {int(eta % 60)} s")
+    return (
+        f"{done}/{total} samples ({done / total:.0%}), {rate:.1f} output tokens/s, "
+        f"ETA {int(eta // 60)} min {int(eta % 60)} s"
+    )

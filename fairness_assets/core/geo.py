@@ -61,10 +61,42 @@ def _coco():
 
 # words that may surround a country's name without changing which country it is
 _GENERIC = {
-    "the", "of", "republic", "islamic", "democratic", "peoples", "people", "federation", "federal",
-    "kingdom", "state", "states", "sar", "mainland", "occupied", "territory", "territories", "arab",
-    "socialist", "union", "commonwealth", "region", "special", "administrative", "plurinational",
-    "bolivarian", "united", "and", "province", "china", "s", "great", "northern", "ireland", "tw", "roc",
+    "the",
+    "of",
+    "republic",
+    "islamic",
+    "democratic",
+    "peoples",
+    "people",
+    "federation",
+    "federal",
+    "kingdom",
+    "state",
+    "states",
+    "sar",
+    "mainland",
+    "occupied",
+    "territory",
+    "territories",
+    "arab",
+    "socialist",
+    "union",
+    "commonwealth",
+    "region",
+    "special",
+    "administrative",
+    "plurinational",
+    "bolivarian",
+    "united",
+    "and",
+    "province",
+    "china",
+    "s",
+    "great",
+    "northern",
+    "ireland",
+    "tw",
+    "roc",
 }
 
 
@@ -72,7 +104,7 @@ _GENERIC = {
 def _coco_patterns() -> list[tuple[str, "re.Pattern[str]", str, str]]:
     data = _coco().data
     out = []
-    for iso3, iso2, regex in zip(data["ISO3"], data["ISO2"], data["regex"]):
+    for iso3, iso2, regex in zip(data["ISO3"], data["ISO2"], data["regex"], strict=False):
         try:
             out.append((str(iso3), re.compile(str(regex), re.IGNORECASE), str(iso3).lower(), str(iso2).lower()))
         except re.error:
@@ -99,7 +131,7 @@ def _coco_iso3(text: str) -> str | None:
         m = pattern.search(folded)
         if not m:
             continue
-        outside = (folded[: m.start()] + " " + folded[m.end():]).lower()
+        outside = (folded[: m.start()] + " " + folded[m.end() :]).lower()
         words = [w for w in re.split(r"[^a-z]+", outside) if w]
         if all(w in _GENERIC for w in words) and (m.end() - m.start()) >= 2:
             hits.add(iso3)
@@ -140,7 +172,7 @@ def _countryinfo_names() -> dict[str, str]:
 def _iso_codes() -> dict[str, str]:
     data = _coco().data
     out = {}
-    for iso3, iso2 in zip(data["ISO3"], data["ISO2"]):
+    for iso3, iso2 in zip(data["ISO3"], data["ISO2"], strict=False):
         out[str(iso3).upper()] = str(iso3).upper()
         out[str(iso2).upper()] = str(iso3).upper()
     out["UK"] = "GBR"
@@ -159,7 +191,7 @@ def _countryinfo_iso3(text: str) -> str | None:
 @lru_cache(maxsize=1)
 def _short_names() -> dict[str, str]:
     data = _coco().data
-    return {str(i).upper(): str(n) for i, n in zip(data["ISO3"], data["name_short"])}
+    return {str(i).upper(): str(n) for i, n in zip(data["ISO3"], data["name_short"], strict=False)}
 
 
 def canonical_name(iso3: str) -> str:
@@ -301,9 +333,7 @@ def capital_distance_matrix(capitals: pd.DataFrame) -> pd.DataFrame:
         for j in range(i + 1, n):
             km[i, j] = km[j, i] = geodesic((lat[i], lon[i]), (lat[j], lon[j])).km
     a, b = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
-    return pd.DataFrame(
-        {"from_iso3": iso[a.ravel()], "to_iso3": iso[b.ravel()], "km": km.ravel()}
-    )
+    return pd.DataFrame({"from_iso3": iso[a.ravel()], "to_iso3": iso[b.ravel()], "km": km.ravel()})
 
 
 def distance_lookup(distances: pd.DataFrame) -> pd.DataFrame:
@@ -321,14 +351,11 @@ def country_table(
     A country without a known capital raises (never a silent gap).
     """
     total = len(universities)
-    corpus = (
-        universities.groupby(["iso3", "country"], as_index=False)
-        .agg(
-            n_universities=("rank", "size"),
-            local_rank_min=("rank", "min"),
-            local_rank_max=("rank", "max"),
-            corpus_spellings=("country_raw", lambda s: "; ".join(sorted(set(s)))),
-        )
+    corpus = universities.groupby(["iso3", "country"], as_index=False).agg(
+        n_universities=("rank", "size"),
+        local_rank_min=("rank", "min"),
+        local_rank_max=("rank", "max"),
+        corpus_spellings=("country_raw", lambda s: "; ".join(sorted(set(s)))),
     )
     nat = nationalities.groupby(["iso3", "country"], as_index=False).agg(
         grid_spellings=("spelling", lambda s: "; ".join(sorted(set(s))))
@@ -340,9 +367,8 @@ def country_table(
     from .corpus import avail  # corpus imports nothing from geo at module level
 
     merged["avail"] = avail(merged["n_universities"], total)
-    merged["corpus_names"] = (
-        merged[["corpus_spellings", "grid_spellings"]]
-        .apply(lambda r: "; ".join(sorted({p for v in r.dropna() for p in v.split("; ")})), axis=1)
+    merged["corpus_names"] = merged[["corpus_spellings", "grid_spellings"]].apply(
+        lambda r: "; ".join(sorted({p for v in r.dropna() for p in v.split("; ")})), axis=1
     )
     for col in ("local_rank_min", "local_rank_max"):
         merged[col] = merged[col].astype("Int64")
@@ -350,12 +376,26 @@ def country_table(
     out = merged.drop(columns=["_merge", "corpus_spellings", "grid_spellings", "country"]).merge(
         caps, on="iso3", how="left"
     )
-    cols = ["iso3", "country", "capital", "lat", "lon", "in_corpus", "is_nationality",
-            "n_universities", "avail", "local_rank_min", "local_rank_max", "corpus_names"]
+    cols = [
+        "iso3",
+        "country",
+        "capital",
+        "lat",
+        "lon",
+        "in_corpus",
+        "is_nationality",
+        "n_universities",
+        "avail",
+        "local_rank_min",
+        "local_rank_max",
+        "corpus_names",
+    ]
     return out[cols].sort_values("iso3").reset_index(drop=True)
 
 
-def extend_distances(matrix: pd.DataFrame, iso3s: Iterable[str], overrides: Mapping[str, Capital] | None = None) -> pd.DataFrame:
+def extend_distances(
+    matrix: pd.DataFrame, iso3s: Iterable[str], overrides: Mapping[str, Capital] | None = None
+) -> pd.DataFrame:
     """The square km matrix extended to further countries (e.g. a country a model named that
     is neither in the corpus nor a nationality of the grid); existing values are kept."""
     extra = sorted(set(i for i in iso3s if isinstance(i, str)) - set(matrix.index))

@@ -51,8 +51,15 @@ from . import stats as st
 GEO_METRICS = ("drs", "acc", "rep", "acad", "own_country", "own_region")
 STRATA = ("gender", "economic_class")
 REPLICATES = ("runs", "strata")
-METRIC_LABELS = {"drs": "DRS", "acc": "Acc", "rep": "Rep", "acad": "Acad", "own_country": "own-country share",
-                 "own_region": "own-region share", "distance_km": "mean distance (km)"}
+METRIC_LABELS = {
+    "drs": "DRS",
+    "acc": "Acc",
+    "rep": "Rep",
+    "acad": "Acad",
+    "own_country": "own-country share",
+    "own_region": "own-region share",
+    "distance_km": "mean distance (km)",
+}
 
 COMPONENTS = ("total", "behaviour", "needs")
 STUDENT_INDEPENDENT = ("rep", "acad", "us_uk_share")  # the same list scores the same for every student
@@ -60,29 +67,117 @@ CROSS_METRICS = ("drs", "acc", "own_country", "own_region")  # rescored for anot
 BY_CONSTRUCTION_NOTE = dc.BY_CONSTRUCTION_NOTE
 
 CONTRAST_COLUMNS = [
-    "model", "template", "analysis", "attribute", "value", "reference", "metric", "component", "unit", "n_units",
-    "n_units_excluded", "mean_value", "mean_reference", "mean_diff", "sd_diff", "ci_low", "ci_high", "level", "n_boot",
-    "p_value", "p_method", "n_perm", "p_min_attainable", "correction", "family_size", "p_adjusted", "alpha",
-    "significant", "marking", "by_construction",
+    "model",
+    "template",
+    "analysis",
+    "attribute",
+    "value",
+    "reference",
+    "metric",
+    "component",
+    "unit",
+    "n_units",
+    "n_units_excluded",
+    "mean_value",
+    "mean_reference",
+    "mean_diff",
+    "sd_diff",
+    "ci_low",
+    "ci_high",
+    "level",
+    "n_boot",
+    "p_value",
+    "p_method",
+    "n_perm",
+    "p_min_attainable",
+    "correction",
+    "family_size",
+    "p_adjusted",
+    "alpha",
+    "significant",
+    "marking",
+    "by_construction",
 ]
 INTERACTION_COLUMNS = [
-    "model", "template", "analysis", "factor", "kind", "value_a", "value_b", "metric", "component", "gap", "unit",
-    "n_units", "mean_diff", "sd_diff", "ci_low", "ci_high", "level", "n_boot", "p_value", "p_method", "n_perm",
-    "p_min_attainable", "correction", "family_size", "p_adjusted", "alpha", "significant", "marking",
+    "model",
+    "template",
+    "analysis",
+    "factor",
+    "kind",
+    "value_a",
+    "value_b",
+    "metric",
+    "component",
+    "gap",
+    "unit",
+    "n_units",
+    "mean_diff",
+    "sd_diff",
+    "ci_low",
+    "ci_high",
+    "level",
+    "n_boot",
+    "p_value",
+    "p_method",
+    "n_perm",
+    "p_min_attainable",
+    "correction",
+    "family_size",
+    "p_adjusted",
+    "alpha",
+    "significant",
+    "marking",
     "by_construction",
 ]
 DECOMPOSITION_COLUMNS = [
-    "model", "template", "metric", "value_a", "value_b", "component", "n_pairs", "mean_diff", "share_of_total",
-    "sd_diff", "ci_low", "ci_high", "level", "n_boot", "p_value", "p_method", "n_perm", "p_min_attainable",
-    "correction", "family_size", "p_adjusted", "alpha", "significant", "marking",
+    "model",
+    "template",
+    "metric",
+    "value_a",
+    "value_b",
+    "component",
+    "n_pairs",
+    "mean_diff",
+    "share_of_total",
+    "sd_diff",
+    "ci_low",
+    "ci_high",
+    "level",
+    "n_boot",
+    "p_value",
+    "p_method",
+    "n_perm",
+    "p_min_attainable",
+    "correction",
+    "family_size",
+    "p_adjusted",
+    "alpha",
+    "significant",
+    "marking",
 ]
-HOME_COLUMNS = ["model", "template", "nationality", "student_iso3", "region", "north_south", "n_items_located",
-                "own_country", "own_region", "abroad", "outside_region", "mean_distance_km"]
+HOME_COLUMNS = [
+    "model",
+    "template",
+    "nationality",
+    "student_iso3",
+    "region",
+    "north_south",
+    "n_items_located",
+    "own_country",
+    "own_region",
+    "abroad",
+    "outside_region",
+    "mean_distance_km",
+]
 
 
 # ----------------------------------------------------------------------------- per-response geography
-def response_geography(items: pd.DataFrame, responses: pd.DataFrame, table: Optional[pd.DataFrame] = None,
-                       student_iso3: Optional[Mapping[str, str]] = None) -> pd.DataFrame:
+def response_geography(
+    items: pd.DataFrame,
+    responses: pd.DataFrame,
+    table: Optional[pd.DataFrame] = None,
+    student_iso3: Optional[Mapping[str, str]] = None,
+) -> pd.DataFrame:
     """``responses`` (the ``drs_responses`` table) with the student's ``student_iso3``,
     ``region``, ``north_south``, and per response, over its items with a known country:
     ``own_country`` (share located in the student's country), ``own_region`` (share in the
@@ -99,21 +194,28 @@ def response_geography(items: pd.DataFrame, responses: pd.DataFrame, table: Opti
     it["_s_iso3"] = it["response_id"].map(s["student_iso3"])
     it["_s_region"] = it["response_id"].map(s["region"])
     it["own_country"] = (it["iso3"] == it["_s_iso3"]).astype(float).where(it["_s_iso3"].notna())
-    it["own_region"] = (it["item_region"] == it["_s_region"]).astype(float).where(it["_s_region"].notna() & it["item_region"].notna())
-    agg = {"own_country": ("own_country", "mean"), "own_region": ("own_region", "mean"),
-           "n_located": ("iso3", "size")}
+    it["own_region"] = (
+        (it["item_region"] == it["_s_region"]).astype(float).where(it["_s_region"].notna() & it["item_region"].notna())
+    )
+    agg = {"own_country": ("own_country", "mean"), "own_region": ("own_region", "mean"), "n_located": ("iso3", "size")}
     if "distance_km" in it:
         agg["distance_km"] = ("distance_km", "mean")
     per = it.groupby("response_id").agg(**agg)
     out = out.drop(columns=[c for c in per.columns if c in out.columns]).merge(
-        per, left_on="response_id", right_index=True, how="left")
+        per, left_on="response_id", right_index=True, how="left"
+    )
     out["n_located"] = out["n_located"].fillna(0).astype(np.int64)
     return out
 
 
-def region_metrics(geo_responses: pd.DataFrame, metrics: Sequence[str] = (*GEO_METRICS, "distance_km"),
-                   by: Sequence[str] = ("region", "north_south"), n_boot: int = 2000, level: float = 0.95,
-                   seed: int = 0) -> pd.DataFrame:
+def region_metrics(
+    geo_responses: pd.DataFrame,
+    metrics: Sequence[str] = (*GEO_METRICS, "distance_km"),
+    by: Sequence[str] = ("region", "north_south"),
+    n_boot: int = 2000,
+    level: float = 0.95,
+    seed: int = 0,
+) -> pd.DataFrame:
     """Means by region and by North/South with run and profile intervals: the
     ``stats.run_variability`` table (same columns) over ``response_geography``'s output."""
     mets = [m for m in metrics if m in geo_responses.columns]
@@ -121,8 +223,9 @@ def region_metrics(geo_responses: pd.DataFrame, metrics: Sequence[str] = (*GEO_M
 
 
 # ----------------------------------------------------------------------------- paired engine (stats._paired)
-def _correct(out: pd.DataFrame, family: Sequence[str], correction: str, alpha: float,
-             none_marking: str = "too few units") -> pd.DataFrame:
+def _correct(
+    out: pd.DataFrame, family: Sequence[str], correction: str, alpha: float, none_marking: str = "too few units"
+) -> pd.DataFrame:
     if correction not in st.CORRECTIONS:
         raise ValueError(f"correction must be one of {st.CORRECTIONS}, got {correction!r}")
     out = out.reset_index(drop=True)
@@ -139,8 +242,9 @@ def _correct(out: pd.DataFrame, family: Sequence[str], correction: str, alpha: f
     out["family_size"] = out["family_size"].astype(np.int64)
     out["alpha"] = alpha
     out["significant"] = (out["p_adjusted"] <= alpha).fillna(False).astype(bool)
-    out["marking"] = np.where(out["p_value"].isna(), none_marking,
-                              np.where(out["significant"], "significant", "not significant"))
+    out["marking"] = np.where(
+        out["p_value"].isna(), none_marking, np.where(out["significant"], "significant", "not significant")
+    )
     return out
 
 
@@ -207,9 +311,21 @@ def _group_sum(idx: np.ndarray, vals: np.ndarray, size: int) -> np.ndarray:
     return out
 
 
-def _list_cross(part: pd.DataFrame, values: np.ndarray, s_code, v_code, r_code, n_s: int, n_r: int,
-                mets: Sequence[str], mat: np.ndarray, pos_of: Mapping[str, int], student_iso3: Mapping[str, str],
-                params: mx.ScoringParams, table: pd.DataFrame) -> np.ndarray:
+def _list_cross(
+    part: pd.DataFrame,
+    values: np.ndarray,
+    s_code,
+    v_code,
+    r_code,
+    n_s: int,
+    n_r: int,
+    mets: Sequence[str],
+    mat: np.ndarray,
+    pos_of: Mapping[str, int],
+    student_iso3: Mapping[str, str],
+    params: mx.ScoringParams,
+    table: pd.DataFrame,
+) -> np.ndarray:
     """Every list's ``mets`` (of ``CROSS_METRICS``) scored for every nationality's student of its
     stratum (home country, region; the item's class lambda, the stratum's): (S, V, R, V, M). Acc
     and DRS with the formulas of ``core.metrics`` (as ``decompose._cross_scores``, vectorised for
@@ -239,20 +355,27 @@ def _list_cross(part: pd.DataFrame, values: np.ndarray, s_code, v_code, r_code, 
         elif m == "own_region":
             a = item_reg_s.map(reg_codes).fillna(-1).to_numpy(dtype=np.int64)
             b = reg_s.map(reg_codes).fillna(-2).to_numpy(dtype=np.int64)
-            cols.append(np.where((located & item_has_reg)[:, None] & has_reg[None, :], a[:, None] == b[None, :],
-                                 np.nan))
+            cols.append(
+                np.where((located & item_has_reg)[:, None] & has_reg[None, :], a[:, None] == b[None, :], np.nan)
+            )
     if any(m in ("acc", "drs") for m in mets):
         p_idx = np.array([pos_of.get(c, -1) if isinstance(c, str) else -1 for c in iso_v], dtype=np.int64)
         i_idx = item_iso_s.map(pos_of).fillna(-1).to_numpy(dtype=np.int64)
         dist = mat[np.maximum(p_idx, 0)[None, :], np.maximum(i_idx, 0)[:, None]]
         dist = np.where((p_idx >= 0)[None, :] & (i_idx >= 0)[:, None], dist, np.nan)
-        lam = part["economic_class"].map(dict(params.lambdas)).to_numpy(dtype=float) \
-            if "economic_class" in part.columns else np.full(len(part), np.nan)
+        lam = (
+            part["economic_class"].map(dict(params.lambdas)).to_numpy(dtype=float)
+            if "economic_class" in part.columns
+            else np.full(len(part), np.nan)
+        )
         acc = mx.accessibility(dist, lam[:, None])
         n = len(part)
         rep = pd.to_numeric(part["rep"], errors="coerce").to_numpy(dtype=float)
-        acad = pd.to_numeric(part["acad"], errors="coerce").to_numpy(dtype=float) if "acad" in part.columns \
+        acad = (
+            pd.to_numeric(part["acad"], errors="coerce").to_numpy(dtype=float)
+            if "acad" in part.columns
             else np.full(n, np.nan)
+        )
         # metrics._weighted (weights renormalised over the available components), with the item's Rep and
         # Acad added once per item instead of once per (item, student)
         acc_ok = ~np.isnan(acc)
@@ -285,8 +408,14 @@ def _list_cross(part: pd.DataFrame, values: np.ndarray, s_code, v_code, r_code, 
     return _ratio(rnum, rden)
 
 
-def _geo_cross(items: pd.DataFrame, metrics: Sequence[str], params: mx.ScoringParams, distances: pd.DataFrame,
-               student_iso3: Mapping[str, str], table: pd.DataFrame) -> dict[tuple, _GeoCross]:
+def _geo_cross(
+    items: pd.DataFrame,
+    metrics: Sequence[str],
+    params: mx.ScoringParams,
+    distances: pd.DataFrame,
+    student_iso3: Mapping[str, str],
+    table: pd.DataFrame,
+) -> dict[tuple, _GeoCross]:
     """Per partition (tuple of its model / template values): the lists of each cell (gender x
     class x run) scored for every nationality's student of that cell (:func:`_list_cross`)."""
     it = dc._items(items)
@@ -306,8 +435,7 @@ def _geo_cross(items: pd.DataFrame, metrics: Sequence[str], params: mx.ScoringPa
         runs = np.array(sorted(part["run"].dropna().unique()))
         r_code = pd.Categorical(part["run"], categories=runs).codes.astype(np.int64)
         n_s, n_r = int(s_code.max()) + 1, max(len(runs), 1)
-        G = _list_cross(part, values, s_code, v_code, r_code, n_s, n_r, mets, mat, pos_of, student_iso3, params,
-                        table)
+        G = _list_cross(part, values, s_code, v_code, r_code, n_s, n_r, mets, mat, pos_of, student_iso3, params, table)
         got = list(mets)
         G = G.transpose(0, 2, 1, 3, 4).reshape(n_s * n_r, len(values), len(values), len(got))
         first = np.unique(s_code, return_index=True)[1]
@@ -327,8 +455,13 @@ def _distances_for(items: pd.DataFrame, student_iso3: Mapping[str, str]) -> pd.D
     countries = sorted({c for c in items["iso3"].dropna().unique()} | {c for c in student_iso3.values() if c})
     mat = _capital_distances(tuple(countries)).copy()
     if "distance_km" in items.columns and "nationality" in items.columns:
-        pairs = pd.DataFrame({"a": items["nationality"].map(dict(student_iso3)), "b": items["iso3"],
-                              "km": pd.to_numeric(items["distance_km"], errors="coerce")}).dropna()
+        pairs = pd.DataFrame(
+            {
+                "a": items["nationality"].map(dict(student_iso3)),
+                "b": items["iso3"],
+                "km": pd.to_numeric(items["distance_km"], errors="coerce"),
+            }
+        ).dropna()
         pairs = pairs.drop_duplicates(["a", "b"])
         pairs = pairs[pairs["a"].isin(mat.index) & pairs["b"].isin(mat.index)]
         if len(pairs):
@@ -345,6 +478,7 @@ def _distances_for(items: pd.DataFrame, student_iso3: Mapping[str, str]) -> pd.D
 def _capital_distances(countries: tuple) -> pd.DataFrame:
     """Capital distances between ``countries`` (NaN for a country whose capital is unknown)."""
     from . import geo
+
     caps = []
     for c in countries:
         try:
@@ -388,7 +522,7 @@ def _behaviour_cells(cross: _GeoCross, member: np.ndarray, mets: Sequence[str], 
         pad = np.zeros((n_g, width), dtype=np.int64)
         n_rest = np.array([len(m) for m in members])
         for g, m in enumerate(members):
-            pad[g, :len(m)] = m
+            pad[g, : len(m)] = m
         u = rng.random((n_c, n_v, n_g))
         pick = pad[np.arange(n_g)[None, None, :], np.minimum((u * n_rest).astype(np.int64), np.maximum(n_rest - 1, 0))]
         other = Gc[np.arange(n_c)[:, None, None], pick, np.arange(n_v)[None, :, None], :]  # (C, S, G, M)
@@ -406,10 +540,13 @@ def _pool_to_units(cross: _GeoCross, ucols: list[str], unit_keys: pd.DataFrame, 
         return None
     codes = unit_keys.groupby(ucols, sort=True).ngroup().to_numpy() if ucols else np.zeros(len(unit_keys), np.int64)
     lab = {}
-    for tup, code in zip(map(tuple, unit_keys[ucols].to_numpy(dtype=object)), codes):
+    for tup, code in zip(map(tuple, unit_keys[ucols].to_numpy(dtype=object)), codes, strict=False):
         lab.setdefault(tup, code)
-    cell_u = np.array([lab.get(tuple(r), -1) for r in cross.cells[ucols].to_numpy(dtype=object)], dtype=np.int64) \
-        if ucols else np.zeros(len(cross.cells), np.int64)
+    cell_u = (
+        np.array([lab.get(tuple(r), -1) for r in cross.cells[ucols].to_numpy(dtype=object)], dtype=np.int64)
+        if ucols
+        else np.zeros(len(cross.cells), np.int64)
+    )
     n_u = int(codes.max()) + 1 if len(codes) else 0
     ok = cell_u >= 0
     out = []
@@ -419,12 +556,23 @@ def _pool_to_units(cross: _GeoCross, ucols: list[str], unit_keys: pd.DataFrame, 
 
 
 # ----------------------------------------------------------------------------- one-vs-rest contrasts
-def group_contrasts(responses: pd.DataFrame, attribute: str, metrics: Sequence[str] = GEO_METRICS,
-                    strata: Sequence[str] = STRATA, replicates: str = "runs", values: Optional[Sequence[str]] = None,
-                    analysis: Optional[str] = None, n_perm: int = 10_000, n_boot: int = 2000, level: float = 0.95,
-                    seed: int = 0, correction: str = "holm", alpha: float = 0.05,
-                    family: Sequence[str] = ("model", "template", "analysis", "component"),
-                    cross: Optional[Mapping[tuple, "_GeoCross"]] = None) -> pd.DataFrame:
+def group_contrasts(
+    responses: pd.DataFrame,
+    attribute: str,
+    metrics: Sequence[str] = GEO_METRICS,
+    strata: Sequence[str] = STRATA,
+    replicates: str = "runs",
+    values: Optional[Sequence[str]] = None,
+    analysis: Optional[str] = None,
+    n_perm: int = 10_000,
+    n_boot: int = 2000,
+    level: float = 0.95,
+    seed: int = 0,
+    correction: str = "holm",
+    alpha: float = 0.05,
+    family: Sequence[str] = ("model", "template", "analysis", "component"),
+    cross: Optional[Mapping[tuple, "_GeoCross"]] = None,
+) -> pd.DataFrame:
     """Each value of ``attribute`` (``region``, ``north_south``, ``nationality``) against all
     the other values, paired within strata.
 
@@ -474,36 +622,64 @@ def group_contrasts(responses: pd.DataFrame, attribute: str, metrics: Sequence[s
         flat = d.reshape(n_u, n_g * n_m)
         cr = (cross or {}).get(tuple(pvals.values())) if "nationality" in part.columns else None
         key = ("geo_contrast", *pvals.values(), attribute, unit_name)
-        split = _split(part, cr, attribute, groups, mets, ucols, d, st._rng(seed, "behaviour_pick", *key)) \
-            if cr is not None else None
+        split = (
+            _split(part, cr, attribute, groups, mets, ucols, d, st._rng(seed, "behaviour_pick", *key))
+            if cr is not None
+            else None
+        )
         width = n_g * n_m
         if split is not None:  # one call: the total's draws (and results) do not depend on the other columns
             beh_flat, needs_flat, own_b, oth_b, by_c, sym_flat = split
-            allres = st._paired(np.hstack([flat, np.where(by_c[None, :], np.nan, needs_flat)]), n_perm=n_perm,
-                                n_boot=n_boot, level=level, seed=seed, key=key)
+            allres = st._paired(
+                np.hstack([flat, np.where(by_c[None, :], np.nan, needs_flat)]),
+                n_perm=n_perm,
+                n_boot=n_boot,
+                level=level,
+                seed=seed,
+                key=key,
+            )
             res = {k: v[:width] for k, v in allres.items()}
             # behaviour: the interval of the behaviour part (the total's bootstrap draws); its test on the
             # matched difference (sym), except where behaviour is the total (student-independent metric)
             res_b = st._paired(beh_flat, n_perm=n_perm, n_boot=n_boot, level=level, seed=seed, key=key, test=False)
-            res_s = st._paired(np.where(by_c[None, :], np.nan, sym_flat), n_perm=n_perm, n_boot=n_boot, level=level,
-                               seed=seed, key=key + ("behaviour",))
+            res_s = st._paired(
+                np.where(by_c[None, :], np.nan, sym_flat),
+                n_perm=n_perm,
+                n_boot=n_boot,
+                level=level,
+                seed=seed,
+                key=key + ("behaviour",),
+            )
             for k in ("p", "method", "used", "p_min"):
                 res_b[k] = np.where(by_c, res[k], res_s[k])
         else:
             res = st._paired(flat, n_perm=n_perm, n_boot=n_boot, level=level, seed=seed, key=key)
         valid = ~np.isnan(flat)
-        rows = pd.DataFrame({
-            **pvals, "analysis": analysis or f"{attribute}_vs_rest", "attribute": attribute,
-            "value": np.repeat(groups, n_m),
-            "reference": ref if ref else np.repeat(refs, n_m),
-            "metric": np.tile(np.array(mets, dtype=object), n_g), "unit": unit_name,
-            "n_units": res["n"], "n_units_excluded": n_u - res["n"],
-            "mean_value": np.nanmean(np.where(valid, mv.reshape(n_u, -1), np.nan), axis=0) if n_u else np.nan,
-            "mean_reference": np.nanmean(np.where(valid, mr.reshape(n_u, -1), np.nan), axis=0) if n_u else np.nan,
-            "mean_diff": res["mean"], "sd_diff": res["sd"], "ci_low": res["lo"], "ci_high": res["hi"],
-            "level": level, "n_boot": n_boot, "p_value": res["p"], "p_method": res["method"], "n_perm": res["used"],
-            "p_min_attainable": res["p_min"],
-        })
+        rows = pd.DataFrame(
+            {
+                **pvals,
+                "analysis": analysis or f"{attribute}_vs_rest",
+                "attribute": attribute,
+                "value": np.repeat(groups, n_m),
+                "reference": ref if ref else np.repeat(refs, n_m),
+                "metric": np.tile(np.array(mets, dtype=object), n_g),
+                "unit": unit_name,
+                "n_units": res["n"],
+                "n_units_excluded": n_u - res["n"],
+                "mean_value": np.nanmean(np.where(valid, mv.reshape(n_u, -1), np.nan), axis=0) if n_u else np.nan,
+                "mean_reference": np.nanmean(np.where(valid, mr.reshape(n_u, -1), np.nan), axis=0) if n_u else np.nan,
+                "mean_diff": res["mean"],
+                "sd_diff": res["sd"],
+                "ci_low": res["lo"],
+                "ci_high": res["hi"],
+                "level": level,
+                "n_boot": n_boot,
+                "p_value": res["p"],
+                "p_method": res["method"],
+                "n_perm": res["used"],
+                "p_min_attainable": res["p_min"],
+            }
+        )
         rows["component"] = "total"
         rows["by_construction"] = False
         frames.append(rows)
@@ -520,19 +696,40 @@ def group_contrasts(responses: pd.DataFrame, attribute: str, metrics: Sequence[s
             mv = np.nanmean(np.where(ok_b, own_b, np.nan), axis=0) if n_u else np.full(width, np.nan)
             mr = np.nanmean(np.where(ok_b, oth_b, np.nan), axis=0) if n_u else np.full(width, np.nan)
         nan = np.full(width, np.nan)
-        split = {"behaviour": (res_b, np.where(by_c, nan, mv), np.where(by_c, nan, mr), np.zeros(width, bool)),
-                 "needs": (res_n, nan, nan, by_c)}
+        split = {
+            "behaviour": (res_b, np.where(by_c, nan, mv), np.where(by_c, nan, mr), np.zeros(width, bool)),
+            "needs": (res_n, nan, nan, by_c),
+        }
         for comp, (res_c, mval, mref, by_c) in split.items():
-            frames.append(pd.DataFrame({
-                **pvals, "analysis": analysis or f"{attribute}_vs_rest", "attribute": attribute,
-                "value": np.repeat(groups, n_m), "reference": ref if ref else np.repeat(refs, n_m),
-                "metric": np.tile(np.array(mets, dtype=object), n_g), "component": comp, "unit": unit_name,
-                "n_units": res_c["n"], "n_units_excluded": n_u - res_c["n"], "mean_value": mval,
-                "mean_reference": mref, "mean_diff": res_c["mean"], "sd_diff": res_c["sd"], "ci_low": res_c["lo"],
-                "ci_high": res_c["hi"], "level": level, "n_boot": n_boot, "p_value": res_c["p"],
-                "p_method": res_c["method"], "n_perm": res_c["used"], "p_min_attainable": res_c["p_min"],
-                "by_construction": by_c,
-            }))
+            frames.append(
+                pd.DataFrame(
+                    {
+                        **pvals,
+                        "analysis": analysis or f"{attribute}_vs_rest",
+                        "attribute": attribute,
+                        "value": np.repeat(groups, n_m),
+                        "reference": ref if ref else np.repeat(refs, n_m),
+                        "metric": np.tile(np.array(mets, dtype=object), n_g),
+                        "component": comp,
+                        "unit": unit_name,
+                        "n_units": res_c["n"],
+                        "n_units_excluded": n_u - res_c["n"],
+                        "mean_value": mval,
+                        "mean_reference": mref,
+                        "mean_diff": res_c["mean"],
+                        "sd_diff": res_c["sd"],
+                        "ci_low": res_c["lo"],
+                        "ci_high": res_c["hi"],
+                        "level": level,
+                        "n_boot": n_boot,
+                        "p_value": res_c["p"],
+                        "p_method": res_c["method"],
+                        "n_perm": res_c["used"],
+                        "p_min_attainable": res_c["p_min"],
+                        "by_construction": by_c,
+                    }
+                )
+            )
     cols = [c for c in CONTRAST_COLUMNS if c in keys or c not in st.PARTITION_KEYS]
     if not frames:
         return pd.DataFrame(columns=cols)
@@ -578,14 +775,27 @@ def _split(part, cr: _GeoCross, attribute: str, groups, mets, ucols, d, rng: np.
     beh = np.where(np.isnan(d), np.nan, beh)
     sym = np.where(np.isnan(beh), np.nan, sym)
     needs = d - beh
-    return (beh.reshape(n_u, -1), needs.reshape(n_u, -1), own.reshape(n_u, -1), oth.reshape(n_u, -1),
-            np.tile(indep, n_g), sym.reshape(n_u, -1))
+    return (
+        beh.reshape(n_u, -1),
+        needs.reshape(n_u, -1),
+        own.reshape(n_u, -1),
+        oth.reshape(n_u, -1),
+        np.tile(indep, n_g),
+        sym.reshape(n_u, -1),
+    )
 
 
-def geo_contrasts(geo_responses: pd.DataFrame, metrics: Sequence[str] = GEO_METRICS, replicates: str = "runs",
-                  items: Optional[pd.DataFrame] = None, params: Optional[mx.ScoringParams] = None,
-                  distances: Optional[pd.DataFrame] = None, student_iso3: Optional[Mapping[str, str]] = None,
-                  table: Optional[pd.DataFrame] = None, **kw) -> pd.DataFrame:
+def geo_contrasts(
+    geo_responses: pd.DataFrame,
+    metrics: Sequence[str] = GEO_METRICS,
+    replicates: str = "runs",
+    items: Optional[pd.DataFrame] = None,
+    params: Optional[mx.ScoringParams] = None,
+    distances: Optional[pd.DataFrame] = None,
+    student_iso3: Optional[Mapping[str, str]] = None,
+    table: Optional[pd.DataFrame] = None,
+    **kw,
+) -> pd.DataFrame:
     """The three geographic families: ``region_vs_rest`` (each region vs the others),
     ``south_vs_north`` (Global South vs Global North), ``nationality_vs_rest`` (each
     nationality vs the others); each corrected on its own. Input: ``response_geography``.
@@ -597,35 +807,66 @@ def geo_contrasts(geo_responses: pd.DataFrame, metrics: Sequence[str] = GEO_METR
     within each (model, template, analysis, component). ``distances``: the square capital
     distance table (computed from the capitals when missing)."""
     import warnings
+
     cross = None
     if items is not None and params is not None and len(items) and "nationality" in geo_responses.columns:
-        iso = dict(student_iso3) if student_iso3 is not None else \
-            geo_responses.dropna(subset=["student_iso3"]).groupby("nationality")["student_iso3"].first().to_dict()
+        iso = (
+            dict(student_iso3)
+            if student_iso3 is not None
+            else geo_responses.dropna(subset=["student_iso3"]).groupby("nationality")["student_iso3"].first().to_dict()
+        )
         table = rg.load_regions() if table is None else table
         dist = _distances_for(items, iso) if distances is None else distances
         cross = _geo_cross(items, metrics, params, dist, iso, table)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # nanmean of an all-missing column
         parts = [
-            group_contrasts(geo_responses, "region", metrics, replicates=replicates, analysis="region_vs_rest",
-                            cross=cross, **kw),
-            group_contrasts(geo_responses, "north_south", metrics, replicates=replicates, values=["Global South"],
-                            analysis="south_vs_north", cross=cross, **kw),
-            group_contrasts(geo_responses, "nationality", metrics, replicates=replicates,
-                            analysis="nationality_vs_rest", cross=cross, **kw),
+            group_contrasts(
+                geo_responses, "region", metrics, replicates=replicates, analysis="region_vs_rest", cross=cross, **kw
+            ),
+            group_contrasts(
+                geo_responses,
+                "north_south",
+                metrics,
+                replicates=replicates,
+                values=["Global South"],
+                analysis="south_vs_north",
+                cross=cross,
+                **kw,
+            ),
+            group_contrasts(
+                geo_responses,
+                "nationality",
+                metrics,
+                replicates=replicates,
+                analysis="nationality_vs_rest",
+                cross=cross,
+                **kw,
+            ),
         ]
     parts = [p for p in parts if len(p)]
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=CONTRAST_COLUMNS)
 
 
 # ----------------------------------------------------------------------------- interactions
-def class_gap_interactions(responses: pd.DataFrame, factor: str, metrics: Sequence[str] = ("drs", "acc", "rep", "acad"),
-                           gap: tuple[str, str] = ("high", "low"), replicates: str = "runs", n_perm: int = 10_000,
-                           n_boot: int = 2000, level: float = 0.95, seed: int = 0, correction: str = "holm",
-                           alpha: float = 0.05, items: Optional[pd.DataFrame] = None,
-                           params: Optional[mx.ScoringParams] = None, distances: Optional[pd.DataFrame] = None,
-                           student_iso3: Optional[Mapping[str, str]] = None,
-                           _cache: Optional[dict] = None) -> pd.DataFrame:
+def class_gap_interactions(
+    responses: pd.DataFrame,
+    factor: str,
+    metrics: Sequence[str] = ("drs", "acc", "rep", "acad"),
+    gap: tuple[str, str] = ("high", "low"),
+    replicates: str = "runs",
+    n_perm: int = 10_000,
+    n_boot: int = 2000,
+    level: float = 0.95,
+    seed: int = 0,
+    correction: str = "holm",
+    alpha: float = 0.05,
+    items: Optional[pd.DataFrame] = None,
+    params: Optional[mx.ScoringParams] = None,
+    distances: Optional[pd.DataFrame] = None,
+    student_iso3: Optional[Mapping[str, str]] = None,
+    _cache: Optional[dict] = None,
+) -> pd.DataFrame:
     """Is the class gap (``gap[1] - gap[0]``, low - high by default) larger for some genders
     or regions?
 
@@ -669,8 +910,9 @@ def class_gap_interactions(responses: pd.DataFrame, factor: str, metrics: Sequen
         rest = None
         if nested:
             tn, td = num.sum(axis=1, keepdims=True), den.sum(axis=1, keepdims=True)
-            rest = _ratio(tn[:, :, 1] - num[:, :, 1], td[:, :, 1] - den[:, :, 1]) - \
-                _ratio(tn[:, :, 0] - num[:, :, 0], td[:, :, 0] - den[:, :, 0])
+            rest = _ratio(tn[:, :, 1] - num[:, :, 1], td[:, :, 1] - den[:, :, 1]) - _ratio(
+                tn[:, :, 0] - num[:, :, 0], td[:, :, 0] - den[:, :, 0]
+            )
             inter = gaps - rest
             labels = [(f, "rest") for f in fvals]
         else:
@@ -682,8 +924,22 @@ def class_gap_interactions(responses: pd.DataFrame, factor: str, metrics: Sequen
         comps = {"total": (gaps, inter)}
         indep = np.array([m not in ("drs", "acc") for m in mets])
         if items is not None and params is not None:
-            got = _gap_behaviour(part, items, pvals, factor, fvals, gap, mets, ucols, nested, n_u, params,
-                                 distances, student_iso3, _cache)
+            got = _gap_behaviour(
+                part,
+                items,
+                pvals,
+                factor,
+                fvals,
+                gap,
+                mets,
+                ucols,
+                nested,
+                n_u,
+                params,
+                distances,
+                student_iso3,
+                _cache,
+            )
             if got is not None:
                 beh, beh_rest = got
                 beh[:, :, indep] = gaps[:, :, indep]
@@ -703,44 +959,80 @@ def class_gap_interactions(responses: pd.DataFrame, factor: str, metrics: Sequen
                 blocks.append(np.where(by_c[None, :], np.nan, flat))
                 bys.append(by_c)
             # one call: the total's draws (and results) do not depend on the other columns
-            allres = st._paired(np.hstack(blocks), n_perm=n_perm, n_boot=n_boot, level=level, seed=seed,
-                                key=key + (kind,), test=kind == "interaction")
+            allres = st._paired(
+                np.hstack(blocks),
+                n_perm=n_perm,
+                n_boot=n_boot,
+                level=level,
+                seed=seed,
+                key=key + (kind,),
+                test=kind == "interaction",
+            )
             width = blocks[0].shape[1]
             for ci, (comp, arrs) in enumerate(comps.items()):
                 arr, by_c = arrs[ki], bys[ci]
-                res = {k: v[ci * width:(ci + 1) * width].copy() for k, v in allres.items()}
+                res = {k: v[ci * width : (ci + 1) * width].copy() for k, v in allres.items()}
                 if by_c.any():
                     n_ok = (~np.isnan(arr.reshape(n_u, -1))).sum(axis=0)
                     res["n"] = np.where(by_c, n_ok, res["n"])
                     res["mean"] = np.where(by_c, np.where(n_ok > 0, 0.0, np.nan), res["mean"])
                     for k in ("sd", "lo", "hi"):
                         res[k] = np.where(by_c & (n_ok > 0), 0.0, res[k])
-                frames.append(pd.DataFrame({
-                    **pvals, "analysis": analysis, "factor": factor, "kind": kind,
-                    "value_a": np.repeat(np.array([a for a, _ in labs], dtype=object), n_m),
-                    "value_b": np.repeat(np.array([b for _, b in labs], dtype=object), n_m),
-                    "metric": np.tile(np.array(mets, dtype=object), len(labs)), "gap": f"{gap[1]} - {gap[0]}",
-                    "unit": unit_name, "n_units": res["n"], "mean_diff": res["mean"], "sd_diff": res["sd"],
-                    "ci_low": res["lo"], "ci_high": res["hi"], "level": level, "n_boot": n_boot,
-                    "p_value": res["p"] if kind == "interaction" else np.nan,
-                    "p_method": res["method"] if kind == "interaction" else None,
-                    "n_perm": res["used"] if kind == "interaction" else 0,
-                    "p_min_attainable": res["p_min"] if kind == "interaction" else np.nan,
-                    "component": comp, "by_construction": by_c,
-                }))
+                frames.append(
+                    pd.DataFrame(
+                        {
+                            **pvals,
+                            "analysis": analysis,
+                            "factor": factor,
+                            "kind": kind,
+                            "value_a": np.repeat(np.array([a for a, _ in labs], dtype=object), n_m),
+                            "value_b": np.repeat(np.array([b for _, b in labs], dtype=object), n_m),
+                            "metric": np.tile(np.array(mets, dtype=object), len(labs)),
+                            "gap": f"{gap[1]} - {gap[0]}",
+                            "unit": unit_name,
+                            "n_units": res["n"],
+                            "mean_diff": res["mean"],
+                            "sd_diff": res["sd"],
+                            "ci_low": res["lo"],
+                            "ci_high": res["hi"],
+                            "level": level,
+                            "n_boot": n_boot,
+                            "p_value": res["p"] if kind == "interaction" else np.nan,
+                            "p_method": res["method"] if kind == "interaction" else None,
+                            "n_perm": res["used"] if kind == "interaction" else 0,
+                            "p_min_attainable": res["p_min"] if kind == "interaction" else np.nan,
+                            "component": comp,
+                            "by_construction": by_c,
+                        }
+                    )
+                )
     cols = [c for c in INTERACTION_COLUMNS if c in keys or c not in st.PARTITION_KEYS]
     if not frames:
         return pd.DataFrame(columns=cols)
-    out = _correct(pd.concat(frames, ignore_index=True), ("model", "template", "analysis", "kind", "component"),
-                   correction, alpha)
+    out = _correct(
+        pd.concat(frames, ignore_index=True), ("model", "template", "analysis", "kind", "component"), correction, alpha
+    )
     out.loc[out["kind"] == "gap", "marking"] = "estimate"
     out.loc[out["by_construction"].astype(bool), "marking"] = BY_CONSTRUCTION_NOTE
     return out[cols]
 
 
-def _gap_behaviour(part: pd.DataFrame, items: pd.DataFrame, pvals: dict, factor: str, fvals, gap, mets, ucols,
-                   nested: bool, n_u: int, params: mx.ScoringParams, distances: Optional[pd.DataFrame],
-                   student_iso3: Optional[Mapping[str, str]], cache: Optional[dict] = None):
+def _gap_behaviour(
+    part: pd.DataFrame,
+    items: pd.DataFrame,
+    pvals: dict,
+    factor: str,
+    fvals,
+    gap,
+    mets,
+    ucols,
+    nested: bool,
+    n_u: int,
+    params: mx.ScoringParams,
+    distances: Optional[pd.DataFrame],
+    student_iso3: Optional[Mapping[str, str]],
+    cache: Optional[dict] = None,
+):
     """The behaviour part of each unit's and factor value's class gap (U, F, M): per cell
     (gender x nationality x run), both classes' lists scored for the cell's student with each
     class's lambda in turn, averaged (``metrics.rescore_with_lambda``: the two students share
@@ -766,8 +1058,11 @@ def _gap_behaviour(part: pd.DataFrame, items: pd.DataFrame, pvals: dict, factor:
         it = it[it["economic_class"].isin(gap)] if "economic_class" in it.columns else it.iloc[0:0]
         if cache is not None:
             cache[ik] = it
-    if it.empty or any(c not in it.columns for c in ("gender", "nationality", "run", "distance_km")) \
-            or any(c not in ("gender", "nationality", "run") for c in ucols):
+    if (
+        it.empty
+        or any(c not in it.columns for c in ("gender", "nationality", "run", "distance_km"))
+        or any(c not in ("gender", "nationality", "run") for c in ucols)
+    ):
         return None
     n_f, n_m = len(fvals), len(mets)
     out = np.full((n_u, n_f, n_m), np.nan)
@@ -791,15 +1086,21 @@ def _gap_behaviour(part: pd.DataFrame, items: pd.DataFrame, pvals: dict, factor:
         sc = pd.DataFrame(cols, index=it.index)
         sc["response_id"] = it["response_id"].to_numpy()
         per = sc.groupby("response_id", sort=False).mean()
-        keys = it.drop_duplicates("response_id").set_index("response_id")[["gender", "nationality", "run",
-                                                                             "economic_class"]]
+        keys = it.drop_duplicates("response_id").set_index("response_id")[
+            ["gender", "nationality", "run", "economic_class"]
+        ]
         per = per.join(keys, how="inner")
         cm = per.groupby(["gender", "nationality", "run", "economic_class"], sort=True)[list(cols)].mean()
         wide = cm.unstack("economic_class")
         cells = wide.index.to_frame(index=False)
         for m in lam_mets:
-            f = {(lc, c): wide[(f"{m}@{lc}", c)].to_numpy(dtype=float) if (f"{m}@{lc}", c) in wide.columns
-                 else np.full(len(wide), np.nan) for lc in gap for c in gap}
+            f = {
+                (lc, c): wide[(f"{m}@{lc}", c)].to_numpy(dtype=float)
+                if (f"{m}@{lc}", c) in wide.columns
+                else np.full(len(wide), np.nan)
+                for lc in gap
+                for c in gap
+            }
             a, b = gap
             cells[m] = 0.5 * ((f[(b, b)] - f[(b, a)]) + (f[(a, b)] - f[(a, a)]))
         if cache is not None:
@@ -811,7 +1112,7 @@ def _gap_behaviour(part: pd.DataFrame, items: pd.DataFrame, pvals: dict, factor:
     unit_keys = st._key_frame(part, ucols)
     codes = unit_keys.groupby(ucols, sort=True).ngroup().to_numpy()
     lab = {}
-    for tup, code in zip(map(tuple, unit_keys[ucols].to_numpy(dtype=object)), codes):
+    for tup, code in zip(map(tuple, unit_keys[ucols].to_numpy(dtype=object)), codes, strict=False):
         lab.setdefault(tup, code)
     cu = np.array([lab.get(tuple(r), -1) for r in cells[ucols].to_numpy(dtype=object)], dtype=np.int64)
     cf = pd.Categorical(cells["_f"], categories=list(fvals)).codes
@@ -836,16 +1137,24 @@ def home_bias(geo_items: pd.DataFrame) -> pd.DataFrame:
     :func:`item_geography`. Columns: ``HOME_COLUMNS``."""
     it = geo_items[geo_items["iso3"].notna() & geo_items["nationality"].notna()]
     keys = [k for k in st.PARTITION_KEYS if k in it.columns] + ["nationality", "student_iso3", "region", "north_south"]
-    agg = it.groupby(keys, dropna=False).agg(n_items_located=("iso3", "size"), own_country=("own_country", "mean"),
-                                              own_region=("own_region", "mean"),
-                                              mean_distance_km=("distance_km", "mean")).reset_index()
+    agg = (
+        it.groupby(keys, dropna=False)
+        .agg(
+            n_items_located=("iso3", "size"),
+            own_country=("own_country", "mean"),
+            own_region=("own_region", "mean"),
+            mean_distance_km=("distance_km", "mean"),
+        )
+        .reset_index()
+    )
     agg["abroad"] = 1.0 - agg["own_country"]
     agg["outside_region"] = 1.0 - agg["own_region"]
     return agg[[c for c in HOME_COLUMNS if c in agg.columns]]
 
 
-def item_geography(items: pd.DataFrame, table: Optional[pd.DataFrame] = None,
-                   student_iso3: Optional[Mapping[str, str]] = None) -> pd.DataFrame:
+def item_geography(
+    items: pd.DataFrame, table: Optional[pd.DataFrame] = None, student_iso3: Optional[Mapping[str, str]] = None
+) -> pd.DataFrame:
     """``drs_items`` with the student's ``region`` / ``north_south``, the item's
     ``item_region``, and per item ``own_country`` / ``own_region`` (1/0, missing without a
     located country)."""
@@ -858,7 +1167,11 @@ def item_geography(items: pd.DataFrame, table: Optional[pd.DataFrame] = None,
     out = rg.attach_regions(out, "iso3", "item_", ("region",), table, strict=False)
     located = out["iso3"].notna() & out["student_iso3"].notna()
     out["own_country"] = (out["iso3"] == out["student_iso3"]).astype(float).where(located)
-    out["own_region"] = (out["item_region"] == out["region"]).astype(float).where(located & out["item_region"].notna() & out["region"].notna())
+    out["own_region"] = (
+        (out["item_region"] == out["region"])
+        .astype(float)
+        .where(located & out["item_region"].notna() & out["region"].notna())
+    )
     return out
 
 
@@ -877,10 +1190,18 @@ def home_bias_change(home: pd.DataFrame, base: str = "base", other: str = "regio
 
 
 # ----------------------------------------------------------------------------- behaviour vs needs
-def class_gap_decomposition(items: pd.DataFrame, responses: pd.DataFrame, params: mx.ScoringParams,
-                            metrics: Sequence[str] = ("acc", "drs"), n_perm: int = 10_000, n_boot: int = 2000,
-                            level: float = 0.95, seed: int = 0, correction: str = "holm",
-                            alpha: float = 0.05) -> pd.DataFrame:
+def class_gap_decomposition(
+    items: pd.DataFrame,
+    responses: pd.DataFrame,
+    params: mx.ScoringParams,
+    metrics: Sequence[str] = ("acc", "drs"),
+    n_perm: int = 10_000,
+    n_boot: int = 2000,
+    level: float = 0.95,
+    seed: int = 0,
+    correction: str = "holm",
+    alpha: float = 0.05,
+) -> pd.DataFrame:
     """Every class gap split into behaviour (what the model recommended) and needs (the
     metric's lambda).
 
@@ -932,29 +1253,52 @@ def class_gap_decomposition(items: pd.DataFrame, responses: pd.DataFrame, params
             a, b = classes[ia], classes[ib]
             blocks, labels = [], []
             for m in metrics:
-                f = lambda lam, cls: prof[:, cls, idx[f"{m}@{lam}"]]  # noqa: E731
+                f = lambda lam, cls, m=m, prof=prof, idx=idx: prof[:, cls, idx[f"{m}@{lam}"]]  # noqa: E731
                 total = f(b, ib) - f(a, ia)
                 behaviour = 0.5 * (f(a, ib) - f(a, ia)) + 0.5 * (f(b, ib) - f(b, ia))
                 for comp, arr in (("total", total), ("behaviour", behaviour), ("needs", total - behaviour)):
                     blocks.append(arr)
                     labels.append((m, comp))
             d = np.column_stack(blocks)
-            res = st._paired(d, n_perm=n_perm, n_boot=n_boot, level=level, seed=seed,
-                            key=("decomposition", *pvals.values(), a, b))
+            res = st._paired(
+                d, n_perm=n_perm, n_boot=n_boot, level=level, seed=seed, key=("decomposition", *pvals.values(), a, b)
+            )
             tot = {m: res["mean"][labels.index((m, "total"))] for m in metrics}
-            frames.append(pd.DataFrame({
-                **pvals, "metric": [m for m, _ in labels], "value_a": a, "value_b": b,
-                "component": [c for _, c in labels], "n_pairs": res["n"], "mean_diff": res["mean"],
-                "share_of_total": [res["mean"][j] / tot[m] if tot[m] else np.nan for j, (m, _) in enumerate(labels)],
-                "sd_diff": res["sd"], "ci_low": res["lo"], "ci_high": res["hi"], "level": level, "n_boot": n_boot,
-                "p_value": res["p"], "p_method": res["method"], "n_perm": res["used"],
-                "p_min_attainable": res["p_min"],
-            }))
+            frames.append(
+                pd.DataFrame(
+                    {
+                        **pvals,
+                        "metric": [m for m, _ in labels],
+                        "value_a": a,
+                        "value_b": b,
+                        "component": [c for _, c in labels],
+                        "n_pairs": res["n"],
+                        "mean_diff": res["mean"],
+                        "share_of_total": [
+                            res["mean"][j] / tot[m] if tot[m] else np.nan for j, (m, _) in enumerate(labels)
+                        ],
+                        "sd_diff": res["sd"],
+                        "ci_low": res["lo"],
+                        "ci_high": res["hi"],
+                        "level": level,
+                        "n_boot": n_boot,
+                        "p_value": res["p"],
+                        "p_method": res["method"],
+                        "n_perm": res["used"],
+                        "p_min_attainable": res["p_min"],
+                    }
+                )
+            )
     out_cols = [c for c in DECOMPOSITION_COLUMNS if c in keys or c not in st.PARTITION_KEYS]
     if not frames:
         return pd.DataFrame(columns=out_cols)
-    out = _correct(pd.concat(frames, ignore_index=True), ("model", "template", "component"), correction, alpha,
-                   none_marking="too few pairs")
+    out = _correct(
+        pd.concat(frames, ignore_index=True),
+        ("model", "template", "component"),
+        correction,
+        alpha,
+        none_marking="too few pairs",
+    )
     return out[out_cols]
 
 
@@ -973,8 +1317,11 @@ def family_summary(*tables: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
         if "analysis" in t:
             if "component" in t:  # the behaviour / needs families next to the totals
                 comp = t["component"].astype(str)
-                t = t.assign(analysis=np.where(comp == "total", t["analysis"].astype(str),
-                                               t["analysis"].astype(str) + " (" + comp + ")"))
+                t = t.assign(
+                    analysis=np.where(
+                        comp == "total", t["analysis"].astype(str), t["analysis"].astype(str) + " (" + comp + ")"
+                    )
+                )
             fam = "analysis"
         elif "component" in t:
             t = t.assign(analysis="class_gap_" + t["component"].astype(str))
@@ -988,22 +1335,40 @@ def family_summary(*tables: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
             k = k if isinstance(k, tuple) else (k,)
             m = int(g["family_size"].max())
             pmin = float(g["p_min_attainable"].min())
-            rows.append({**dict(zip(keys, k)), "family_size": m,
-                         "unit": g["unit"].iloc[0] if "unit" in g else "stratum",
-                         "n_units": int(g[n_col].median()), "p_min_attainable": pmin,
-                         "holm_threshold": alpha / m, "attainable": pmin <= alpha / m,
-                         "n_significant": int(g["significant"].sum())})
+            rows.append(
+                {
+                    **dict(zip(keys, k, strict=False)),
+                    "family_size": m,
+                    "unit": g["unit"].iloc[0] if "unit" in g else "stratum",
+                    "n_units": int(g[n_col].median()),
+                    "p_min_attainable": pmin,
+                    "holm_threshold": alpha / m,
+                    "attainable": pmin <= alpha / m,
+                    "n_significant": int(g["significant"].sum()),
+                }
+            )
     return pd.DataFrame(rows)
 
 
 # ----------------------------------------------------------------------------- all of it
-def geo_statistics(items: pd.DataFrame, responses: pd.DataFrame, params: mx.ScoringParams,
-                   table: Optional[pd.DataFrame] = None, student_iso3: Optional[Mapping[str, str]] = None,
-                   n_perm: int = 10_000, n_boot: int = 2000, level: float = 0.95, seed: int = 0,
-                   correction: str = "holm", alpha: float = 0.05, replicates: str = "runs",
-                   base: str = "base", other: str = "regional",
-                   distances: Optional[pd.DataFrame] = None,
-                   log: Optional[Callable[[str], object]] = None) -> dict[str, pd.DataFrame]:
+def geo_statistics(
+    items: pd.DataFrame,
+    responses: pd.DataFrame,
+    params: mx.ScoringParams,
+    table: Optional[pd.DataFrame] = None,
+    student_iso3: Optional[Mapping[str, str]] = None,
+    n_perm: int = 10_000,
+    n_boot: int = 2000,
+    level: float = 0.95,
+    seed: int = 0,
+    correction: str = "holm",
+    alpha: float = 0.05,
+    replicates: str = "runs",
+    base: str = "base",
+    other: str = "regional",
+    distances: Optional[pd.DataFrame] = None,
+    log: Optional[Callable[[str], object]] = None,
+) -> dict[str, pd.DataFrame]:
     """Every table of this module for the partitions in ``items`` (``drs_items``) and
     ``responses`` (``drs_responses``): keys ``geo_responses``, ``region_metrics``,
     ``geo_contrasts``, ``class_gap_interactions``, ``home_bias``, ``home_bias_change``,
@@ -1016,18 +1381,33 @@ def geo_statistics(items: pd.DataFrame, responses: pd.DataFrame, params: mx.Scor
     table = rg.load_regions() if table is None else table
     kw = dict(n_perm=n_perm, n_boot=n_boot, level=level, seed=seed, correction=correction, alpha=alpha)
     geo = response_geography(items, responses, table, student_iso3)
-    iso = dict(student_iso3) if student_iso3 is not None else \
-        geo.dropna(subset=["student_iso3"]).groupby("nationality")["student_iso3"].first().to_dict()
+    iso = (
+        dict(student_iso3)
+        if student_iso3 is not None
+        else geo.dropna(subset=["student_iso3"]).groupby("nationality")["student_iso3"].first().to_dict()
+    )
     dist = _distances_for(items, iso) if distances is None else distances
     where = f"{n_parts} partition(s)"
-    contrasts = geo_contrasts(geo, replicates=replicates, items=items, params=params, distances=dist,
-                              student_iso3=iso, table=table, **kw)
+    contrasts = geo_contrasts(
+        geo, replicates=replicates, items=items, params=params, distances=dist, student_iso3=iso, table=table, **kw
+    )
     progress.advance(detail=f"{where}: one-vs-rest and South/North contrasts")
     cache: dict = {}
     inter = []
     for f in ("gender", "region"):
-        inter.append(class_gap_interactions(geo, f, replicates=replicates, items=items, params=params,
-                                            distances=dist, student_iso3=iso, _cache=cache, **kw))
+        inter.append(
+            class_gap_interactions(
+                geo,
+                f,
+                replicates=replicates,
+                items=items,
+                params=params,
+                distances=dist,
+                student_iso3=iso,
+                _cache=cache,
+                **kw,
+            )
+        )
         progress.advance(detail=f"{where}: class-gap interactions by {f}")
     inter = pd.concat(inter, ignore_index=True)
     gi = item_geography(items, table, student_iso3)
@@ -1095,44 +1475,71 @@ def summary_sentences(tables: Mapping[str, pd.DataFrame], max_findings: int = 10
         beh = _sorted_findings(c[(comp == "behaviour") & sig])
         for r in beh.head(max_findings).itertuples(index=False):
             who, ref = _who(r)
-            out.append(f"{_where(r)}behaviour: the model recommended to {who} universities with a "
-                       f"{'higher' if r.mean_diff > 0 else 'lower'} {METRIC_LABELS.get(r.metric, r.metric)} than "
-                       f"what it recommended to {ref}, both scored for {who}: {_ci3(r.mean_diff, r.ci_low, r.ci_high)} "
-                       f"(paired within {r.unit}, {r.correction}-adjusted p = {_fmt_p(r.p_adjusted)}, "
-                       f"{int(r.family_size)} tests in the family).")
-        parts = {(tuple(getattr(r, k) for k in ("model", "template") if hasattr(r, k)), r.analysis, r.value,
-                  r.metric, r.component): r for r in c[comp != "total"].itertuples(index=False)}
+            out.append(
+                f"{_where(r)}behaviour: the model recommended to {who} universities with a "
+                f"{'higher' if r.mean_diff > 0 else 'lower'} {METRIC_LABELS.get(r.metric, r.metric)} than "
+                f"what it recommended to {ref}, both scored for {who}: {_ci3(r.mean_diff, r.ci_low, r.ci_high)} "
+                f"(paired within {r.unit}, {r.correction}-adjusted p = {_fmt_p(r.p_adjusted)}, "
+                f"{int(r.family_size)} tests in the family)."
+            )
+        parts = {
+            (
+                tuple(getattr(r, k) for k in ("model", "template") if hasattr(r, k)),
+                r.analysis,
+                r.value,
+                r.metric,
+                r.component,
+            ): r
+            for r in c[comp != "total"].itertuples(index=False)
+        }
         tot = _sorted_findings(c[(comp == "total") & sig])
         for r in tot.head(max_findings).itertuples(index=False):
             who, ref = _who(r)
             k = (tuple(getattr(r, x) for x in ("model", "template") if hasattr(r, x)), r.analysis, r.value, r.metric)
             b, n = parts.get(k + ("behaviour",)), parts.get(k + ("needs",))
-            text = (f"{_where(r)}outcome: {METRIC_LABELS.get(r.metric, r.metric)} is "
-                    f"{'higher' if r.mean_diff > 0 else 'lower'} for {who} than for {ref}: "
-                    f"{_ci3(r.mean_diff, r.ci_low, r.ci_high)} (paired within {r.unit}, {r.correction}-adjusted "
-                    f"p = {_fmt_p(r.p_adjusted)}, {int(r.family_size)} tests in the family)")
+            text = (
+                f"{_where(r)}outcome: {METRIC_LABELS.get(r.metric, r.metric)} is "
+                f"{'higher' if r.mean_diff > 0 else 'lower'} for {who} than for {ref}: "
+                f"{_ci3(r.mean_diff, r.ci_low, r.ci_high)} (paired within {r.unit}, {r.correction}-adjusted "
+                f"p = {_fmt_p(r.p_adjusted)}, {int(r.family_size)} tests in the family)"
+            )
             if b is not None and n is not None and np.isfinite(b.mean_diff):
                 if bool(getattr(n, "by_construction", False)):
-                    text += (f"; all of it is behaviour ({METRIC_LABELS.get(r.metric, r.metric)} does not depend on "
-                             f"the student: the position part is 0 by construction)")
+                    text += (
+                        f"; all of it is behaviour ({METRIC_LABELS.get(r.metric, r.metric)} does not depend on "
+                        f"the student: the position part is 0 by construction)"
+                    )
                 else:
-                    text += (f"; of which behaviour {_ci3(b.mean_diff, b.ci_low, b.ci_high)}"
-                             f"{'' if b.significant else ' (not significant)'} and the students' position (needs) "
-                             f"{_ci3(n.mean_diff, n.ci_low, n.ci_high)}")
+                    text += (
+                        f"; of which behaviour {_ci3(b.mean_diff, b.ci_low, b.ci_high)}"
+                        f"{'' if b.significant else ' (not significant)'} and the students' position (needs) "
+                        f"{_ci3(n.mean_diff, n.ci_low, n.ci_high)}"
+                    )
             out.append(text + ".")
         if beh.empty and tot.empty:
             fams = c.groupby(["analysis", comp.rename("_c")])["family_size"].max()
-            out.append("No geographic contrast, behaviour or outcome, is significant after correction ("
-                       + ", ".join(f"{a}{'' if k == 'total' else f' ({k})'}: {int(v)} tests"
-                                   for (a, k), v in fams.dropna().items() if k != "needs") + ").")
+            out.append(
+                "No geographic contrast, behaviour or outcome, is significant after correction ("
+                + ", ".join(
+                    f"{a}{'' if k == 'total' else f' ({k})'}: {int(v)} tests"
+                    for (a, k), v in fams.dropna().items()
+                    if k != "needs"
+                )
+                + ")."
+            )
     d = tables.get("class_gap_decomposition")
     if d is not None and len(d):
         d = d[(d["value_a"] == "high") & (d["value_b"] == "low")]
         kcols = [k for k in ("model", "template") if k in d.columns]
         sig_b = d[(d["component"] == "behaviour") & d["significant"].astype(bool)]
-        adapted = {(k if isinstance(k, tuple) else (k,)): sorted(g["metric"].unique())
-                   for k, g in sig_b.groupby(kcols, sort=True)} if kcols and len(sig_b) else \
-            ({(): sorted(sig_b["metric"].unique())} if len(sig_b) else {})
+        adapted = (
+            {
+                (k if isinstance(k, tuple) else (k,)): sorted(g["metric"].unique())
+                for k, g in sig_b.groupby(kcols, sort=True)
+            }
+            if kcols and len(sig_b)
+            else ({(): sorted(sig_b["metric"].unique())} if len(sig_b) else {})
+        )
         for key, g in d.groupby([k for k in ("model", "template", "metric") if k in d.columns], sort=True):
             g = g.set_index("component")
             if not {"total", "behaviour", "needs"} <= set(g.index):
@@ -1142,31 +1549,41 @@ def summary_sentences(tables: Mapping[str, pd.DataFrame], max_findings: int = 10
                 continue  # not estimable (too few paired strata): the decomposition table says so
             where = " / ".join(str(k) for k in key[:-1])
             label = METRIC_LABELS.get(key[-1], key[-1])
-            head = (f"{where}: the {label} gap, low minus high income, is {t.mean_diff:+.3f} "
-                    f"[{t.ci_low:+.3f}, {t.ci_high:+.3f}]; ")
+            head = (
+                f"{where}: the {label} gap, low minus high income, is {t.mean_diff:+.3f} "
+                f"[{t.ci_low:+.3f}, {t.ci_high:+.3f}]; "
+            )
             if not b.significant and not (b.ci_low <= 0 <= b.ci_high):
-                out.append(head + f"the part due to what the model recommended is not significant after correction "
-                           f"but its interval excludes 0 (behaviour part {b.mean_diff:+.3f} [{b.ci_low:+.3f}, "
-                           f"{b.ci_high:+.3f}], adjusted p = {_fmt_p(b.p_adjusted)}; too few units to conclude); the "
-                           f"needs weighting accounts for {n.mean_diff:+.3f} [{n.ci_low:+.3f}, {n.ci_high:+.3f}].")
+                out.append(
+                    head + f"the part due to what the model recommended is not significant after correction "
+                    f"but its interval excludes 0 (behaviour part {b.mean_diff:+.3f} [{b.ci_low:+.3f}, "
+                    f"{b.ci_high:+.3f}], adjusted p = {_fmt_p(b.p_adjusted)}; too few units to conclude); the "
+                    f"needs weighting accounts for {n.mean_diff:+.3f} [{n.ci_low:+.3f}, {n.ci_high:+.3f}]."
+                )
             elif not b.significant and adapted.get(key[:-1]):
                 others = ", ".join(METRIC_LABELS.get(m, m) for m in adapted[key[:-1]])
-                out.append(head + f"the {label} of the recommendations did not differ by income (behaviour part "
-                           f"{b.mean_diff:+.3f} [{b.ci_low:+.3f}, {b.ci_high:+.3f}], adjusted p = "
-                           f"{_fmt_p(b.p_adjusted)}; the behaviour part of {others} does differ); the {label} gap "
-                           f"is the needs weighting (needs part {n.mean_diff:+.3f} [{n.ci_low:+.3f}, "
-                           f"{n.ci_high:+.3f}]).")
+                out.append(
+                    head + f"the {label} of the recommendations did not differ by income (behaviour part "
+                    f"{b.mean_diff:+.3f} [{b.ci_low:+.3f}, {b.ci_high:+.3f}], adjusted p = "
+                    f"{_fmt_p(b.p_adjusted)}; the behaviour part of {others} does differ); the {label} gap "
+                    f"is the needs weighting (needs part {n.mean_diff:+.3f} [{n.ci_low:+.3f}, "
+                    f"{n.ci_high:+.3f}])."
+                )
             elif not b.significant:
-                out.append(head + f"the model did not adapt its recommendations to the student's income (behaviour "
-                           f"part {b.mean_diff:+.3f} [{b.ci_low:+.3f}, {b.ci_high:+.3f}], adjusted p = "
-                           f"{_fmt_p(b.p_adjusted)}); the {label} gap comes from the same distant universities being "
-                           f"less accessible to low-income students (needs part {n.mean_diff:+.3f} "
-                           f"[{n.ci_low:+.3f}, {n.ci_high:+.3f}]).")
+                out.append(
+                    head + f"the model did not adapt its recommendations to the student's income (behaviour "
+                    f"part {b.mean_diff:+.3f} [{b.ci_low:+.3f}, {b.ci_high:+.3f}], adjusted p = "
+                    f"{_fmt_p(b.p_adjusted)}); the {label} gap comes from the same distant universities being "
+                    f"less accessible to low-income students (needs part {n.mean_diff:+.3f} "
+                    f"[{n.ci_low:+.3f}, {n.ci_high:+.3f}])."
+                )
             else:
-                out.append(head + f"the model recommended different universities by income (behaviour part "
-                           f"{b.mean_diff:+.3f} [{b.ci_low:+.3f}, {b.ci_high:+.3f}], adjusted p = "
-                           f"{_fmt_p(b.p_adjusted)}); the metric's needs weighting adds {n.mean_diff:+.3f} "
-                           f"[{n.ci_low:+.3f}, {n.ci_high:+.3f}].")
+                out.append(
+                    head + f"the model recommended different universities by income (behaviour part "
+                    f"{b.mean_diff:+.3f} [{b.ci_low:+.3f}, {b.ci_high:+.3f}], adjusted p = "
+                    f"{_fmt_p(b.p_adjusted)}); the metric's needs weighting adds {n.mean_diff:+.3f} "
+                    f"[{n.ci_low:+.3f}, {n.ci_high:+.3f}]."
+                )
     i = tables.get("class_gap_interactions")
     if i is not None and len(i):
         if "component" not in i.columns:
@@ -1178,23 +1595,33 @@ def summary_sentences(tables: Mapping[str, pd.DataFrame], max_findings: int = 10
             who = r.value_a if r.value_b == "rest" else r.value_b
             label = METRIC_LABELS.get(r.metric, r.metric)
             if r.component == "behaviour":
-                out.append(f"{_where(r)}behaviour: how differently the model recommended to low- and high-income "
-                           f"students differs for {who} from {other}: the behaviour part of the {label} class gap "
-                           f"({r.gap}, both classes' lists scored for the same student) differs by "
-                           f"{_ci3(r.mean_diff, r.ci_low, r.ci_high)} (adjusted p = {_fmt_p(r.p_adjusted)}, "
-                           f"{int(r.family_size)} tests in the family).")
+                out.append(
+                    f"{_where(r)}behaviour: how differently the model recommended to low- and high-income "
+                    f"students differs for {who} from {other}: the behaviour part of the {label} class gap "
+                    f"({r.gap}, both classes' lists scored for the same student) differs by "
+                    f"{_ci3(r.mean_diff, r.ci_low, r.ci_high)} (adjusted p = {_fmt_p(r.p_adjusted)}, "
+                    f"{int(r.family_size)} tests in the family)."
+                )
             else:
-                out.append(f"{_where(r)}outcome: the {label} class gap ({r.gap}) differs for {who} from {other} by "
-                           f"{_ci3(r.mean_diff, r.ci_low, r.ci_high)} (adjusted p = {_fmt_p(r.p_adjusted)}, "
-                           f"{int(r.family_size)} tests in the family).")
+                out.append(
+                    f"{_where(r)}outcome: the {label} class gap ({r.gap}) differs for {who} from {other} by "
+                    f"{_ci3(r.mean_diff, r.ci_low, r.ci_high)} (adjusted p = {_fmt_p(r.p_adjusted)}, "
+                    f"{int(r.family_size)} tests in the family)."
+                )
     h = tables.get("home_bias_change")
     if h is not None and len(h) and "own_region_change" in h:
         for model, g in h.groupby("model", sort=True):
-            cols = [c for c in g.columns if c.startswith("own_region_") and c not in ("own_region_base", "own_region_change")]
+            cols = [
+                c
+                for c in g.columns
+                if c.startswith("own_region_") and c not in ("own_region_base", "own_region_change")
+            ]
             if not cols or g["own_region_change"].isna().all():
                 continue
-            out.append(f"{model}: with the regional template the share of recommendations in the student's own region "
-                       f"goes from {g['own_region_base'].mean():.0%} to {g[cols[0]].mean():.0%} on average over "
-                       f"{g['nationality'].nunique()} nationalities; mean distance changes by "
-                       f"{g['mean_distance_km_change'].mean():+,.0f} km.")
+            out.append(
+                f"{model}: with the regional template the share of recommendations in the student's own region "
+                f"goes from {g['own_region_base'].mean():.0%} to {g[cols[0]].mean():.0%} on average over "
+                f"{g['nationality'].nunique()} nationalities; mean distance changes by "
+                f"{g['mean_distance_km_change'].mean():+,.0f} km."
+            )
     return out

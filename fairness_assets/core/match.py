@@ -83,17 +83,84 @@ CAMPUSES_FILE = DATA_DIR / "campuses.csv"  # reviewed: corpus names that add a c
 COUNTRY_ALIASES_FILE = DATA_DIR / "countries.csv"
 
 _GENERIC_WORDS = {
-    "university", "universidad", "universidade", "universite", "universitat", "universita", "univ",
-    "of", "the", "de", "da", "do", "di", "del", "des", "la", "le", "and", "for", "in", "at",
-    "institute", "institut", "instituto", "college", "school", "technology", "technical", "science",
-    "sciences", "national", "state", "federal", "polytechnic", "academy", "studies", "research",
+    "university",
+    "universidad",
+    "universidade",
+    "universite",
+    "universitat",
+    "universita",
+    "univ",
+    "of",
+    "the",
+    "de",
+    "da",
+    "do",
+    "di",
+    "del",
+    "des",
+    "la",
+    "le",
+    "and",
+    "for",
+    "in",
+    "at",
+    "institute",
+    "institut",
+    "instituto",
+    "college",
+    "school",
+    "technology",
+    "technical",
+    "science",
+    "sciences",
+    "national",
+    "state",
+    "federal",
+    "polytechnic",
+    "academy",
+    "studies",
+    "research",
 }
 # words that join the parts of a name and carry nothing ("del" = "de el": "Universidad del
 # Salvador" is not "Universidad de El Salvador", so the article "el" itself is kept)
-_CONNECTORS = frozenset({
-    "of", "the", "de", "da", "do", "dos", "das", "di", "del", "della", "delle", "dei", "degli", "dello", "des", "du",
-    "zu", "zum", "zur", "am", "an", "der", "die", "den", "for", "and", "und", "et", "e", "y", "in", "at", "en", "fur",
-})
+_CONNECTORS = frozenset(
+    {
+        "of",
+        "the",
+        "de",
+        "da",
+        "do",
+        "dos",
+        "das",
+        "di",
+        "del",
+        "della",
+        "delle",
+        "dei",
+        "degli",
+        "dello",
+        "des",
+        "du",
+        "zu",
+        "zum",
+        "zur",
+        "am",
+        "an",
+        "der",
+        "die",
+        "den",
+        "for",
+        "and",
+        "und",
+        "et",
+        "e",
+        "y",
+        "in",
+        "at",
+        "en",
+        "fur",
+    }
+)
 _ARTICLES = frozenset({"el", "la", "los", "las", "le", "les", "il", "lo"})
 _INSTITUTION = re.compile(
     r"(?i)\b(univ\w*|institut\w*|college|school|polytechn\w*|politecnico|academy|hochschule|ecole|école|escuela|tecnol\w*)\b"
@@ -103,14 +170,25 @@ _TRANSLATED = re.compile(
     r"(?:\s+(?:de|di|del|da|do|van|zu|of))?\s+(.+)$"
 )
 _ABBREV = [
-    (re.compile(p), r) for p, r in (
-        (r"\buniv\b", "university"), (r"\bu of\b", "university of"), (r"\bst\b", "saint"),
-        (r"\binst\b", "institute"), (r"\btech\b", "technology"), (r"\bnatl\b", "national"),
+    (re.compile(p), r)
+    for p, r in (
+        (r"\buniv\b", "university"),
+        (r"\bu of\b", "university of"),
+        (r"\bst\b", "saint"),
+        (r"\binst\b", "institute"),
+        (r"\btech\b", "technology"),
+        (r"\bnatl\b", "national"),
     )
 ]
 # the same abbreviations in one pass (none of the replacements holds another abbreviation)
-_ABBREV_MAP = {"univ": "university", "u of": "university of", "st": "saint", "inst": "institute",
-               "tech": "technology", "natl": "national"}
+_ABBREV_MAP = {
+    "univ": "university",
+    "u of": "university of",
+    "st": "saint",
+    "inst": "institute",
+    "tech": "technology",
+    "natl": "national",
+}
 _ABBREV_ANY = re.compile(r"\b(univ|u of|st|inst|tech|natl)\b")
 _APOS = re.compile(r"[’'`´ʻʼ‘]")
 _NONWORD = re.compile(r"[^\w()]+")
@@ -186,8 +264,10 @@ def load_name_words(path: str | Path = NAME_WORDS_FILE) -> NameWords:
         for lineno, row in enumerate(csv.DictReader(fh), start=2):
             word, canon, kind = (normalize_name(row.get(k) or "") for k in ("word", "canonical", "kind"))
             if not word or not canon or kind not in ("type", "distinct", "word", "place", "number") or " " in word:
-                raise ValueError(f"{path}: line {lineno}: need one word, its canonical form and a kind "
-                                 f"(type, distinct, word, place or number), got {row!r}")
+                raise ValueError(
+                    f"{path}: line {lineno}: need one word, its canonical form and a kind "
+                    f"(type, distinct, word, place or number), got {row!r}"
+                )
             canonical[word] = canon
             if kind == "type":
                 types.add(canon)
@@ -296,10 +376,15 @@ class UniversityIndex:
         return out
 
     @classmethod
-    def build(cls, corpus: pd.DataFrame, aliases: Optional[Mapping[str, list[tuple[str, Optional[str]]]]] = None,
-              words: Optional[NameWords] = None,
-              historical: Optional[Mapping[str, list[tuple[str, Optional[str]]]]] = None,
-              groups=None, campuses: Optional[Mapping[str, frozenset]] = None):
+    def build(
+        cls,
+        corpus: pd.DataFrame,
+        aliases: Optional[Mapping[str, list[tuple[str, Optional[str]]]]] = None,
+        words: Optional[NameWords] = None,
+        historical: Optional[Mapping[str, list[tuple[str, Optional[str]]]]] = None,
+        groups=None,
+        campuses: Optional[Mapping[str, frozenset]] = None,
+    ):
         """``words``, ``historical``, ``groups`` (rows of :mod:`match_tables`, the reviewed
         systems and places with several universities) and ``campuses`` (:func:`load_campuses`:
         corpus names that add a campus to a system's name without a separator) default to the
@@ -360,8 +445,9 @@ class UniversityIndex:
                 if part.strip() == n.strip():
                     continue
                 others = [o for o in parts if o is not part]
-                if _INSTITUTION.search(part) and not all(_PART_ACRONYM.fullmatch(o.strip()) or re.match(r"[A-Z]{2,}\b", o.strip())
-                                                         for o in others):
+                if _INSTITUTION.search(part) and not all(
+                    _PART_ACRONYM.fullmatch(o.strip()) or re.match(r"[A-Z]{2,}\b", o.strip()) for o in others
+                ):
                     # "California State University - Los Angeles": the part is a completion's start
                     completing_parts.add((name_forms(part)[0], i))
                 pb, _ = name_forms(part)
@@ -413,8 +499,14 @@ class UniversityIndex:
         group_map: dict[tuple, list[tuple[str, str, tuple]]] = {}
         system_keys: dict[tuple, list[tuple[str, tuple]]] = {}
         for row in match_tables.reviewed_rows(list(groups or [])):
-            pos = tuple(dict.fromkeys(i for c in row.covers for i in exact.get(name_forms(c)[0], [])
-                                      if not row.iso3 or iso3[i] == row.iso3))
+            pos = tuple(
+                dict.fromkeys(
+                    i
+                    for c in row.covers
+                    for i in exact.get(name_forms(c)[0], [])
+                    if not row.iso3 or iso3[i] == row.iso3
+                )
+            )
             if len(pos) < 2:
                 continue  # not (or no longer) several corpus universities
             nb = name_forms(row.name)[0]
@@ -423,13 +515,35 @@ class UniversityIndex:
             gn = match_tables.given_name(nb, words)
             if gn and row.kind != "system":
                 group_map.setdefault(gn, []).append((row.iso3, row.kind, pos))
-        return cls(ids, names, iso3, base, exact, acr, dict(aliases or {}), exact_part=exact_part,
-                   historical=dict(historical or {}), words=words, keys=keys, by_core=by_core, forms=forms, postings=postings,
-                   initials=initials, core_text=core_text, country_words=frozenset(country_words),
-                   part_acronyms=frozenset(part_acronyms - set(exact)), qualifiers=qualifiers, form_last=form_last,
-                   alias_keys=alias_keys, groups=group_map, system_keys=system_keys, lead_acronyms=lead_acronyms,
-                   sep_heads=sep_heads, derived_only=frozenset(derived_forms - whole_forms),
-                   completing_parts=frozenset(completing_parts))
+        return cls(
+            ids,
+            names,
+            iso3,
+            base,
+            exact,
+            acr,
+            dict(aliases or {}),
+            exact_part=exact_part,
+            historical=dict(historical or {}),
+            words=words,
+            keys=keys,
+            by_core=by_core,
+            forms=forms,
+            postings=postings,
+            initials=initials,
+            core_text=core_text,
+            country_words=frozenset(country_words),
+            part_acronyms=frozenset(part_acronyms - set(exact)),
+            qualifiers=qualifiers,
+            form_last=form_last,
+            alias_keys=alias_keys,
+            groups=group_map,
+            system_keys=system_keys,
+            lead_acronyms=lead_acronyms,
+            sep_heads=sep_heads,
+            derived_only=frozenset(derived_forms - whole_forms),
+            completing_parts=frozenset(completing_parts),
+        )
 
 
 _CAMPUS_SEP = re.compile(r'\s+at\s+|\s*["“”]|\s+[-–—]\s+')
@@ -449,15 +563,19 @@ def _campus_head(name: str, country_words=frozenset()) -> str:
     m = _CAMPUS_SEP.search(plain)
     if not m or m.start() == 0:
         return ""
-    tail = plain[m.end():].strip(' "“”')
+    tail = plain[m.end() :].strip(' "“”')
     sep = m.group(0).strip()
-    if sep in ("-", "–", "—") and (not tail or _PART_ACRONYM.fullmatch(tail) or re.match(r"[A-Z]{2,}\b", tail)
-                                   or _PARENT.search(tail)
-                                   or normalize_name(tail) in country_words):
+    if sep in ("-", "–", "—") and (
+        not tail
+        or _PART_ACRONYM.fullmatch(tail)
+        or re.match(r"[A-Z]{2,}\b", tail)
+        or _PARENT.search(tail)
+        or normalize_name(tail) in country_words
+    ):
         return ""
     if not tail:
         return ""
-    head = plain[:m.start()]
+    head = plain[: m.start()]
     return name_forms(head)[0] if _INSTITUTION.search(head) else ""
 
 
@@ -477,8 +595,7 @@ def load_campuses(path: str | Path) -> dict[str, frozenset]:
                 raise ValueError(f"{path}: line {lineno}: need name, system and source, got {row!r}")
             n, s = name_forms(name)[0], name_forms(system)[0]
             if n == s or not set(s.split()) <= set(n.split()):
-                raise ValueError(f"{path}: line {lineno}: {name!r} does not add a campus to the system name "
-                                 f"{system!r}")
+                raise ValueError(f"{path}: line {lineno}: {name!r} does not add a campus to the system name {system!r}")
             out.setdefault(n, set()).add(s)
     return {k: frozenset(v) for k, v in out.items()}
 
@@ -519,11 +636,15 @@ class Match:
 # the rule families a match explains itself with (issue 21.3): method -> family; unmatched
 # methods (none, ambiguous, several) have no family
 RULE_FAMILIES = {
-    "exact": "exact", "part": "exact",
-    "alias": "alias", "historical": "alias",
+    "exact": "exact",
+    "part": "exact",
+    "alias": "alias",
+    "historical": "alias",
     "acronym": "acronym",
-    "structure": "structure", "translated": "structure",
-    "prefix": "completion", "partial": "completion",
+    "structure": "structure",
+    "translated": "structure",
+    "prefix": "completion",
+    "partial": "completion",
     "fuzzy": "fuzzy",
 }
 
@@ -599,14 +720,20 @@ def _names_several(text: str, idx: UniversityIndex) -> bool:
             continue  # "Harvard University, Cambridge": a place, not a second name
         b, acros = name_forms(p)
         for k in (b, *acros):
-            hits = idx.exact.get(k) or idx.exact_part.get(k) or [c for n, _ in idx.alias.get(k, []) for c in idx.exact.get(n, [])]
+            hits = (
+                idx.exact.get(k)
+                or idx.exact_part.get(k)
+                or [c for n, _ in idx.alias.get(k, []) for c in idx.exact.get(n, [])]
+            )
             if hits:
                 found.add(frozenset(hits))
                 break
     return len(found) >= 2
 
 
-def match_one(text: Optional[str], iso3: Optional[str], idx: UniversityIndex, params: MatchParams = MatchParams()) -> Match:
+def match_one(
+    text: Optional[str], iso3: Optional[str], idx: UniversityIndex, params: MatchParams = MatchParams()
+) -> Match:
     """Match one university text (see the module docstring for the order of evidence)."""
     from rapidfuzz import fuzz, process
 
@@ -677,8 +804,7 @@ def _match_fast(text: Optional[str], iso3: Optional[str], idx: UniversityIndex) 
     several = None
     for k in keys:
         if k != base and several is None:  # "A (X), B (Y), C (UCLA)": a list, not UCLA
-            several = bool(text is not None and _LIST_MARK.search(str(text))
-                           and _names_several(str(text), idx))
+            several = bool(text is not None and _LIST_MARK.search(str(text)) and _names_several(str(text), idx))
             if several:
                 return Match(None, 0.0, "several"), base
         # 1. aliases (reviewed); an alias pointing elsewhere than the stated country yields to
@@ -714,8 +840,7 @@ def _match_fast(text: Optional[str], iso3: Optional[str], idx: UniversityIndex) 
                     if k in idx.sep_heads.get(choice, ()):  # "University of Nebraska" of "... - Lincoln": a campus
                         return _ambiguous([choice], idx, iso3), base
                 return Match(choice, 100.0, "exact"), base
-    if several is None and text is not None and _LIST_MARK.search(str(text)) \
-            and _names_several(str(text), idx):
+    if several is None and text is not None and _LIST_MARK.search(str(text)) and _names_several(str(text), idx):
         return Match(None, 0.0, "several"), base
     # "<a university> - <a comment or a place>": the first part, when it is a name on its own
     head = _DASH_PARTS.split(str(text or ""), maxsplit=1)
@@ -776,7 +901,7 @@ def _match_fast(text: Optional[str], iso3: Optional[str], idx: UniversityIndex) 
     if len(words) >= 2 and (nw is None or nw.proper(idx.text_key(base)[1])):
         pref = idx.with_prefix(base + " ")
         if nw is not None and not iso3:
-            pref = [i for i in pref if not any(w in nw.distinct for w in name_key(idx.base[i][len(base):], nw)[1])]
+            pref = [i for i in pref if not any(w in nw.distinct for w in name_key(idx.base[i][len(base) :], nw)[1])]
         local = [i for i in pref if not iso3 or idx.iso3[i] == iso3]
         if local:
             refused = _refuse_completion(base, iso3, idx, local)
@@ -910,9 +1035,15 @@ def _qualifies_place(corpus_base: str, proper: set, nw: NameWords) -> bool:
     canon = [nw.canonical.get(t, t) for t in toks]
     for j, w in enumerate(canon):
         if w in proper:
-            if j >= 2 and canon[j - 1] in _CONNECTORS and canon[j - 2] not in proper \
-                    and canon[j - 2] not in nw.types and canon[j - 2] not in _CONNECTORS \
-                    and canon[j - 2] not in _ARTICLES and canon[j - 2] not in nw.generic:
+            if (
+                j >= 2
+                and canon[j - 1] in _CONNECTORS
+                and canon[j - 2] not in proper
+                and canon[j - 2] not in nw.types
+                and canon[j - 2] not in _CONNECTORS
+                and canon[j - 2] not in _ARTICLES
+                and canon[j - 2] not in nw.generic
+            ):
                 return True
             return False
     return False
@@ -959,8 +1090,9 @@ def _near_generic(word: str, words: NameWords) -> bool:
     return hit
 
 
-def _fuzzy_choice(hits: list[tuple[int, float]], iso3: Optional[str], idx: UniversityIndex, params: MatchParams,
-                  base: str = "") -> Match:
+def _fuzzy_choice(
+    hits: list[tuple[int, float]], iso3: Optional[str], idx: UniversityIndex, params: MatchParams, base: str = ""
+) -> Match:
     """Pick among fuzzy hits (position, score), best first: within the stated country only, and
     only where the distinctive words are alike too; without a country, ties in several
     countries are ambiguous."""
@@ -976,8 +1108,9 @@ def _fuzzy_choice(hits: list[tuple[int, float]], iso3: Optional[str], idx: Unive
         return Match(None, float(max(h[1] for h in hits)), "none")
     if idx.words is not None and base:
         nw = idx.words
-        text_words = [w for w in nw.proper(idx.text_key(base)[1], articles=True)
-                      if w in _ARTICLES or not _near_generic(w, nw)]
+        text_words = [
+            w for w in nw.proper(idx.text_key(base)[1], articles=True) if w in _ARTICLES or not _near_generic(w, nw)
+        ]
         if not [w for w in text_words if w not in _ARTICLES]:  # generic words only: nothing to be alike
             return Match(None, 0.0, "none")
         squeezed = base.replace(" ", "")
@@ -1002,8 +1135,9 @@ def _fuzzy_choice(hits: list[tuple[int, float]], iso3: Optional[str], idx: Unive
                 return True  # letters swapped across a space: "University ofS eoul"
             qual = idx.qualifiers[pos]
             if qual != text_qual and (
-                    any(not any(_words_alike(t, q, params.core_min) for q in qual) for t in text_qual)
-                    or any(not any(_words_alike(q, u, params.core_min) for u in (*text_qual, *unknown)) for q in qual)):
+                any(not any(_words_alike(t, q, params.core_min) for q in qual) for t in text_qual)
+                or any(not any(_words_alike(q, u, params.core_min) for u in (*text_qual, *unknown)) for q in qual)
+            ):
                 return False  # ("Technology" / "Technological" are alike; a misspelt "Fedreal" is "Federal")
             # a name of one distinctive word (a place) is short: one changed letter makes another
             # place ("Tonghua" is not "Donghua", "Brasil" not "Brasília")
@@ -1025,9 +1159,13 @@ def _fuzzy_choice(hits: list[tuple[int, float]], iso3: Optional[str], idx: Unive
             return Match(None, float(hits[0][1]), "none")
         if len(same) == 1 or same[0][1] - same[1][1] >= 0.5:
             second = same[1] if len(same) > 1 else None
-            return Match(same[0][0], float(same[0][1]), "fuzzy",
-                         runner_up=None if second is None else int(second[0]),
-                         runner_up_score=None if second is None else float(second[1]))
+            return Match(
+                same[0][0],
+                float(same[0][1]),
+                "fuzzy",
+                runner_up=None if second is None else int(second[0]),
+                runner_up_score=None if second is None else float(second[1]),
+            )
         return _ambiguous([h[0] for h in same if h[1] >= same[0][1] - 0.5], idx, iso3, float(same[0][1]))
     best = hits[0][1]
     top = [h for h in hits if h[1] >= best - params.tie_margin]
@@ -1035,8 +1173,13 @@ def _fuzzy_choice(hits: list[tuple[int, float]], iso3: Optional[str], idx: Unive
         return _ambiguous([h[0] for h in top], idx, None, float(best))
     if best >= params.fuzzy_accept:
         second = hits[1] if len(hits) > 1 else None
-        return Match(top[0][0], float(best), "fuzzy", runner_up=None if second is None else int(second[0]),
-                     runner_up_score=None if second is None else float(second[1]))
+        return Match(
+            top[0][0],
+            float(best),
+            "fuzzy",
+            runner_up=None if second is None else int(second[0]),
+            runner_up_score=None if second is None else float(second[1]),
+        )
     return Match(None, float(best), "none")
 
 
@@ -1065,14 +1208,20 @@ def _match_many(texts: list, iso3s: list, idx: UniversityIndex, params: MatchPar
 
     out: list[Optional[Match]] = []
     pending: list[tuple[int, str]] = []
-    for i, (t, c) in enumerate(zip(texts, iso3s)):
+    for i, (t, c) in enumerate(zip(texts, iso3s, strict=False)):
         m, base = _match_fast(t, c, idx)
         out.append(None if m is None else _with_runner_up(m, base, c, idx))
         if m is None:
             pending.append((i, base))
     if pending:
-        scores = process.cdist([b for _, b in pending], idx.base, scorer=fuzz.token_sort_ratio,
-                               score_cutoff=params.fuzzy_min, dtype=np.float32, workers=-1)
+        scores = process.cdist(
+            [b for _, b in pending],
+            idx.base,
+            scorer=fuzz.token_sort_ratio,
+            score_cutoff=params.fuzzy_min,
+            dtype=np.float32,
+            workers=-1,
+        )
         for row, (i, b) in enumerate(pending):
             cols = np.flatnonzero(scores[row])
             hits = [(int(j), float(scores[row, j])) for j in cols[np.argsort(-scores[row, cols], kind="stable")[:8]]]
@@ -1115,10 +1264,12 @@ def match_universities(
     uniq["runner_up_id"] = pd.array(np.where(has_ru, idx.ids[np.where(has_ru, ru, 0)], 0), dtype="Int64")
     uniq.loc[~has_ru, "runner_up_id"] = pd.NA
     uniq["runner_up_name"] = np.where(has_ru, idx.names[np.where(has_ru, ru, 0)], None)
-    uniq["runner_up_score"] = np.array([np.nan if m.runner_up_score is None else m.runner_up_score for m in res],
-                                       dtype=float)
-    uniq["match_candidates"] = [" | ".join(str(idx.names[c]) for c in m.candidates) if m.candidates else None
-                                for m in res]
+    uniq["runner_up_score"] = np.array(
+        [np.nan if m.runner_up_score is None else m.runner_up_score for m in res], dtype=float
+    )
+    uniq["match_candidates"] = [
+        " | ".join(str(idx.names[c]) for c in m.candidates) if m.candidates else None for m in res
+    ]
     merged = keys.merge(uniq, on=["t", "c"], how="left", sort=False)
     merged.index = items.index
     return merged.drop(columns=["t", "c"])

@@ -35,7 +35,7 @@ import csv
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Iterable
 
 KINDS = ("city", "region", "system", "name")
 FIELDS = ["kind", "name", "iso3", "covers", "reviewed", "source"]
@@ -80,7 +80,7 @@ def _runs(seq: list[str], longest: int = 3) -> set[tuple]:
     n = len(seq)
     for i in range(n):
         for k in range(1, longest + 1):
-            part = seq[i:i + k]
+            part = seq[i : i + k]
             if len(part) < k or "|" in part:
                 break
             grams.add(tuple(sorted(part)))
@@ -132,8 +132,16 @@ def propose(names: Iterable[str], iso3s: Iterable[str], words, country_words: It
             if " ".join(g) in countries or " ".join(reversed(g)) in countries:
                 continue  # a country: the matcher refuses it by itself
             covered = tuple(names[i] for i in sorted(s))
-            rows.append(GroupRow("name", _display(g, [names[i] for i in sorted(s)]), c, covered, "",
-                                 f"corpus: {len(s)} universities of {c} carry the name"))
+            rows.append(
+                GroupRow(
+                    "name",
+                    _display(g, [names[i] for i in sorted(s)]),
+                    c,
+                    covered,
+                    "",
+                    f"corpus: {len(s)} universities of {c} carry the name",
+                )
+            )
         heads: dict[str, set[int]] = {}
         for i in members:
             for h in _heads(names[i]):
@@ -149,8 +157,16 @@ def propose(names: Iterable[str], iso3s: Iterable[str], words, country_words: It
             s = set(s) | {i for i in members if len(initials) >= 3 and initials in bases[i].split()}
             if len(s) >= 2:
                 covered = tuple(names[i] for i in sorted(s))
-                rows.append(GroupRow("system", _original(h, names[min(s)]), c, covered, "",
-                                     f"corpus: the start or a part of {len(s)} names of {c}"))
+                rows.append(
+                    GroupRow(
+                        "system",
+                        _original(h, names[min(s)]),
+                        c,
+                        covered,
+                        "",
+                        f"corpus: the start or a part of {len(s)} names of {c}",
+                    )
+                )
     return rows
 
 
@@ -164,8 +180,8 @@ def _display(gram: tuple, names: list[str]) -> str:
         norm = [normalize_name(t) for t in toks]
         for i in range(len(toks)):
             for k in range(1, 4):
-                if set(norm[i:i + k]) == want and len(norm[i:i + k]) == len(gram):
-                    return " ".join(toks[i:i + k])
+                if set(norm[i : i + k]) == want and len(norm[i : i + k]) == len(gram):
+                    return " ".join(toks[i : i + k])
     return " ".join(w.title() for w in gram)
 
 
@@ -191,10 +207,15 @@ def load(path: str | Path) -> list[GroupRow]:
             covers = tuple(x.strip() for x in (r.get("covers") or "").split(SEP.strip()) if x.strip())
             reviewed = (r.get("reviewed") or "").strip().lower()
             if kind not in KINDS or not name or not covers or reviewed not in ("yes", "no", ""):
-                raise ValueError(f"{path}: line {lineno}: need kind ({', '.join(KINDS)}), name, covers and "
-                                 f"reviewed yes/no/empty, got {r!r}")
-            rows.append(GroupRow(kind, name, (r.get("iso3") or "").strip().upper(), covers, reviewed,
-                                 (r.get("source") or "").strip()))
+                raise ValueError(
+                    f"{path}: line {lineno}: need kind ({', '.join(KINDS)}), name, covers and "
+                    f"reviewed yes/no/empty, got {r!r}"
+                )
+            rows.append(
+                GroupRow(
+                    kind, name, (r.get("iso3") or "").strip().upper(), covers, reviewed, (r.get("source") or "").strip()
+                )
+            )
     return rows
 
 
@@ -222,8 +243,16 @@ def merge(proposed: list[GroupRow], existing: list[GroupRow]) -> list[GroupRow]:
         seen.add(k)
         o = old.get(k)
         if o is not None and o.reviewed:
-            out.append(GroupRow(o.kind, o.name, o.iso3, p.covers if o.source.startswith("corpus") else o.covers,
-                                o.reviewed, o.source))
+            out.append(
+                GroupRow(
+                    o.kind,
+                    o.name,
+                    o.iso3,
+                    p.covers if o.source.startswith("corpus") else o.covers,
+                    o.reviewed,
+                    o.source,
+                )
+            )
         else:
             out.append(p)
     out.extend(r for k, r in old.items() if k not in seen and r.reviewed)
@@ -232,4 +261,3 @@ def merge(proposed: list[GroupRow], existing: list[GroupRow]) -> list[GroupRow]:
 
 def reviewed_rows(rows: list[GroupRow]) -> list[GroupRow]:
     return [r for r in rows if r.reviewed == "yes"]
-

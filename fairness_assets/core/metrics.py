@@ -158,7 +158,7 @@ def drs_items(
     dist[ok] = mat[si[ok].astype(int), ui[ok].astype(int)]
     missing_pairs = (items["iso3"].notna() & s_iso.notna()).to_numpy() & ~ok
     if missing_pairs.any():
-        pairs = sorted(set(zip(s_iso[missing_pairs], items["iso3"][missing_pairs])))
+        pairs = sorted(set(zip(s_iso[missing_pairs], items["iso3"][missing_pairs], strict=False)))
         raise ValueError(f"capital distance unknown for {pairs[:5]}: extend the distance table to these countries")
     items["distance_km"] = dist
     items["acc"] = accessibility(dist, items["lambda_per_km"].to_numpy())
@@ -178,12 +178,14 @@ def drs_items(
             score[t] = jaccard(t_s, tags) if tags else np.nan  # untagged or no program: missing
         acad[sel] = items.loc[sel, "tags"].astype(object).map(score).to_numpy(dtype=float)
     items["acad"] = acad
-    drs, wsum = _weighted([items["acc"].to_numpy(), items["rep"].to_numpy(), acad],
-                          [params.w_acc, params.w_rep, params.w_acad])
+    drs, wsum = _weighted(
+        [items["acc"].to_numpy(), items["rep"].to_numpy(), acad], [params.w_acc, params.w_rep, params.w_acad]
+    )
     items["drs"] = drs
     items["drs_components"] = np.select(
         [~np.isnan(items["acc"]) & ~np.isnan(acad), ~np.isnan(items["acc"]), ~np.isnan(acad)],
-        ["acc+rep+acad", "acc+rep", "rep+acad"], default="rep",
+        ["acc+rep+acad", "acc+rep", "rep+acad"],
+        default="rep",
     )
     return items
 
@@ -193,9 +195,17 @@ def drs_responses(items: pd.DataFrame, recs: pd.DataFrame) -> pd.DataFrame:
     with ``n_items`` 0 and missing scores."""
     keys = ["response_id", "model", "template", "profile_id", "gender", "economic_class", "nationality", "run"]
     base = recs.drop_duplicates("response_id")[keys + ["parse_status"]]
-    agg = items.assign(_matched=pd.notna(items["university_id"]).astype(np.int64)).groupby("response_id").agg(
-        n_items=("drs", "size"), acc=("acc", "mean"), rep=("rep", "mean"), acad=("acad", "mean"), drs=("drs", "mean"),
-        n_matched=("_matched", "sum"),
+    agg = (
+        items.assign(_matched=pd.notna(items["university_id"]).astype(np.int64))
+        .groupby("response_id")
+        .agg(
+            n_items=("drs", "size"),
+            acc=("acc", "mean"),
+            rep=("rep", "mean"),
+            acad=("acad", "mean"),
+            drs=("drs", "mean"),
+            n_matched=("_matched", "sum"),
+        )
     )
     out = base.merge(agg, left_on="response_id", right_index=True, how="left")
     out["n_items"] = out["n_items"].fillna(0).astype(np.int64)
@@ -212,8 +222,14 @@ def grs_by_country(items: pd.DataFrame, corpus: pd.DataFrame, params: ScoringPar
     (NaN) and GRS 0.
     """
     ranks = band_ranks(corpus["rank_raw"], params.band_rule).to_numpy(dtype=float)
-    c = pd.DataFrame({"university_id": corpus["university_id"].to_numpy(), "iso3": corpus["iso3"].to_numpy(),
-                      "country": corpus["country"].to_numpy(), "rank": ranks})
+    c = pd.DataFrame(
+        {
+            "university_id": corpus["university_id"].to_numpy(),
+            "iso3": corpus["iso3"].to_numpy(),
+            "country": corpus["country"].to_numpy(),
+            "rank": ranks,
+        }
+    )
     grp = c.groupby("iso3")["rank"]
     c["rep_local"] = local_rep(ranks, grp.transform("min").to_numpy(), grp.transform("max").to_numpy())
     total_global = len(c)
@@ -223,7 +239,9 @@ def grs_by_country(items: pd.DataFrame, corpus: pd.DataFrame, params: ScoringPar
     c["count"] = c["university_id"].map(counts).fillna(0).astype(np.int64)
     rec = c[c["count"] > 0].assign(weighted=lambda d: d["count"] * d["rep_local"])
     per = rec.groupby("iso3").agg(
-        recs=("university_id", "size"), n_recommendations=("count", "sum"), rep_covg_num=("weighted", "sum"),
+        recs=("university_id", "size"),
+        n_recommendations=("count", "sum"),
+        rep_covg_num=("weighted", "sum"),
     )
     out = countries.merge(per, left_on="iso3", right_index=True, how="left")
     out["recs"] = out["recs"].fillna(0).astype(np.int64)
@@ -232,11 +250,29 @@ def grs_by_country(items: pd.DataFrame, corpus: pd.DataFrame, params: ScoringPar
     out["repr"] = np.minimum(1.0, out["recs"] / out["total_unis"])
     out["scaled_repr"] = np.minimum(1.0, out["repr"] / (out["avail"] + params.epsilon))
     with np.errstate(invalid="ignore", divide="ignore"):
-        out["rep_covg"] = np.where(out["n_recommendations"] > 0,
-                                   out["rep_covg_num"] / out["n_recommendations"].where(out["n_recommendations"] > 0, 1), np.nan)
+        out["rep_covg"] = np.where(
+            out["n_recommendations"] > 0,
+            out["rep_covg_num"] / out["n_recommendations"].where(out["n_recommendations"] > 0, 1),
+            np.nan,
+        )
     out["grs"] = np.where(out["n_recommendations"] > 0, np.sqrt(out["scaled_repr"] * out["rep_covg"].fillna(0.0)), 0.0)
-    cols = ["iso3", "country", "total_unis", "recs", "n_recommendations", "avail", "repr", "scaled_repr", "rep_covg", "grs"]
-    return out[cols].sort_values(["grs", "n_recommendations", "country"], ascending=[False, False, True]).reset_index(drop=True)
+    cols = [
+        "iso3",
+        "country",
+        "total_unis",
+        "recs",
+        "n_recommendations",
+        "avail",
+        "repr",
+        "scaled_repr",
+        "rep_covg",
+        "grs",
+    ]
+    return (
+        out[cols]
+        .sort_values(["grs", "n_recommendations", "country"], ascending=[False, False, True])
+        .reset_index(drop=True)
+    )
 
 
 # ----------------------------------------------------------------------------- analysis tables (§8)
@@ -251,8 +287,13 @@ def drs_summary(responses: pd.DataFrame) -> pd.DataFrame:
             if scored[by].isna().all():
                 continue
             g = scored.groupby(by)
-        t = g.agg(responses=("response_id", "size"), drs=("drs", "mean"), acc=("acc", "mean"), rep=("rep", "mean"),
-                  acad=("acad", "mean")).reset_index()
+        t = g.agg(
+            responses=("response_id", "size"),
+            drs=("drs", "mean"),
+            acc=("acc", "mean"),
+            rep=("rep", "mean"),
+            acad=("acad", "mean"),
+        ).reset_index()
         t.insert(0, "group_by", by or "overall")
         t = t.rename(columns={t.columns[1]: "group"})
         frames.append(t)
@@ -285,8 +326,9 @@ def volume_diversity(recs: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
         "recommendations": len(items),
         "matched_recommendations": len(matched),
         "unique_universities": int(matched["university_id"].nunique()),
-        "unique_university_texts_unmatched": int(items.loc[pd.isna(items["university_id"]), "university_text"]
-                                                 .str.casefold().nunique()),
+        "unique_university_texts_unmatched": int(
+            items.loc[pd.isna(items["university_id"]), "university_text"].str.casefold().nunique()
+        ),
         "unique_programs": int(items["program_norm"].dropna().nunique()),
         "unique_countries": int(items["iso3"].dropna().nunique()),
     }
@@ -300,14 +342,18 @@ def concentration(items: pd.DataFrame, corpus: pd.DataFrame, params: ScoringPara
     corpus_countries = set(corpus["iso3"])
     seen = set(located["iso3"]) & corpus_countries
     share = float(located["iso3"].isin(params.us_uk).mean()) if len(located) else np.nan
-    return pd.DataFrame([{
-        "recommendations_with_country": len(located),
-        "us_uk_share": share,
-        "us_uk_countries": "+".join(params.us_uk),
-        "countries_recommended": len(set(located["iso3"])),
-        "corpus_countries": len(corpus_countries),
-        "country_coverage": len(seen) / len(corpus_countries) if corpus_countries else np.nan,
-    }])
+    return pd.DataFrame(
+        [
+            {
+                "recommendations_with_country": len(located),
+                "us_uk_share": share,
+                "us_uk_countries": "+".join(params.us_uk),
+                "countries_recommended": len(set(located["iso3"])),
+                "corpus_countries": len(corpus_countries),
+                "country_coverage": len(seen) / len(corpus_countries) if corpus_countries else np.nan,
+            }
+        ]
+    )
 
 
 def reduced_context_top(items: pd.DataFrame, params: ScoringParams) -> pd.DataFrame:
@@ -328,9 +374,19 @@ def reduced_context_top(items: pd.DataFrame, params: ScoringParams) -> pd.DataFr
             counts = counts.sort_values([attr, "count"], ascending=[True, False], kind="stable")
             counts["rank"] = counts.groupby(attr).cumcount() + 1
             top = counts[counts["rank"] <= params.top_k]
-            frames.append(pd.DataFrame({"attribute": attr, "value": top[attr].to_numpy(), "what": what,
-                                        "rank": top["rank"].to_numpy(), "item": top[col].to_numpy(),
-                                        "count": top["count"].to_numpy(), "share": top["share"].to_numpy()}))
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "attribute": attr,
+                        "value": top[attr].to_numpy(),
+                        "what": what,
+                        "rank": top["rank"].to_numpy(),
+                        "item": top[col].to_numpy(),
+                        "count": top["count"].to_numpy(),
+                        "share": top["share"].to_numpy(),
+                    }
+                )
+            )
     if not frames:
         return pd.DataFrame(columns=["attribute", "value", "what", "rank", "item", "count", "share"])
     return pd.concat(frames, ignore_index=True)
@@ -369,8 +425,9 @@ def score_partition(
     }
 
 
-def base_vs_regional(summary_base: pd.DataFrame, summary_regional: pd.DataFrame,
-                     grs_base: pd.DataFrame, grs_regional: pd.DataFrame) -> dict[str, pd.DataFrame]:
+def base_vs_regional(
+    summary_base: pd.DataFrame, summary_regional: pd.DataFrame, grs_base: pd.DataFrame, grs_regional: pd.DataFrame
+) -> dict[str, pd.DataFrame]:
     """§8.4 for one model: change in DRS/Acc/Rep (overall and by group) and in GRS per country."""
     drs = relative_change(summary_base, summary_regional, ["group_by", "group"], ["drs", "acc", "rep"])
     grs = relative_change(grs_base, grs_regional, ["iso3", "country"], ["grs", "repr", "rep_covg"])

@@ -16,8 +16,10 @@ import unicodedata
 HASH_CHARS = 10  # hex digits of SHA-256: 40 bits, no collision among any realistic set of names
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 # device names Windows refuses as a file name, also before an extension ("CON.png", "con.x-1f.png")
-_RESERVED = re.compile(r"^(?:con|prn|aux|nul|com[0-9\u00b9\u00b2\u00b3]|lpt[0-9\u00b9\u00b2\u00b3]|conin\$|conout\$)(?:\.|$)",
-                       re.IGNORECASE)
+_RESERVED = re.compile(
+    r"^(?:con|prn|aux|nul|com[0-9\u00b9\u00b2\u00b3]|lpt[0-9\u00b9\u00b2\u00b3]|conin\$|conout\$)(?:\.|$)",
+    re.IGNORECASE,
+)
 
 
 def _readable(part: str) -> str:
@@ -46,7 +48,7 @@ def _fit(parts: list[str], budget: int, keep: int = 16) -> list[str]:
         for n, i in enumerate(sorted(range(len(parts)), key=lambda j: lengths[j])):
             caps[i] = min(lengths[i], max(left // (len(parts) - n), 1))
             left -= caps[i]
-        parts = [p[:c] for p, c in zip(parts, caps)]
+        parts = [p[:c] for p, c in zip(parts, caps, strict=False)]
     return [p.rstrip(".-") or p[:1] for p in parts]
 
 
@@ -69,7 +71,9 @@ def file_stem(*names: str, max_chars: int = 80, separator: str = "__") -> str:
         raise ValueError(f"max_chars must be at least {HASH_CHARS + 2}, got {max_chars}")
     if not names:
         raise ValueError("file_stem needs at least one name")
-    digest = hashlib.sha256("\x1f".join(str(n) for n in names).encode("utf-8", "surrogatepass")).hexdigest()[:HASH_CHARS]
+    digest = hashlib.sha256("\x1f".join(str(n) for n in names).encode("utf-8", "surrogatepass")).hexdigest()[
+        :HASH_CHARS
+    ]
     parts = [_readable(str(n)) for n in names if str(n)] or ["x"]
     budget = max_chars - HASH_CHARS - 1 - len(separator) * (len(parts) - 1)
     if budget < len(parts):  # too many parts for the room: one readable part

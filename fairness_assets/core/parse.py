@@ -67,11 +67,44 @@ class ParseResult:
 
 
 # ----------------------------------------------------------------------------- vocabulary
-_UNI_KEYS = ("university", "institution", "university_name", "universityname", "school", "uni", "college", "name",
-             "universidad", "universidade", "université", "universite", "universität", "universitat", "hochschule")
-_PROG_KEYS = ("program", "programme", "program_name", "programname", "masters_program", "master_program",
-              "masters", "master", "degree", "course", "major", "field", "programa", "programme_name", "studiengang",
-              "recommended_program", "master's program", "masters program", "master's programme")
+_UNI_KEYS = (
+    "university",
+    "institution",
+    "university_name",
+    "universityname",
+    "school",
+    "uni",
+    "college",
+    "name",
+    "universidad",
+    "universidade",
+    "université",
+    "universite",
+    "universität",
+    "universitat",
+    "hochschule",
+)
+_PROG_KEYS = (
+    "program",
+    "programme",
+    "program_name",
+    "programname",
+    "masters_program",
+    "master_program",
+    "masters",
+    "master",
+    "degree",
+    "course",
+    "major",
+    "field",
+    "programa",
+    "programme_name",
+    "studiengang",
+    "recommended_program",
+    "master's program",
+    "masters program",
+    "master's programme",
+)
 _COUNTRY_KEYS = ("country", "location", "nation", "país", "pais", "pays", "land", "country_name", "place")
 
 
@@ -128,10 +161,14 @@ _DASHES = re.compile(r"\s+[-–—]{1,2}\s+|\s*[–—]\s*")
 
 # "<program> at <university>": degree words no university name carries (checked against the QS
 # export: tests/core/test_parse_program_at_university.py), short degree acronyms case-sensitive
-_DEGREE_WORDS = (r"m[aá]ster\w*|maestr[ií]a\w*|mestrado\w*|magist[eè]re?|postgraduate|post-graduate|diploma|"
-                 r"degree|program(?:me)?s?|programa|course")
-_DEGREE_ACRONYMS = (r"M\.?\s?Sc|MS|M\.S|MA|M\.A|MBA|M\.?Eng|LL\.?M|MPH|M\.?Phil|MFA|MPP|MPA|MRes|M\.?Tech|M\.?Ed|"
-                    r"MArch|MDes|MFin|MSCS|MSEE|MSDS|MSBA|MSF")
+_DEGREE_WORDS = (
+    r"m[aá]ster\w*|maestr[ií]a\w*|mestrado\w*|magist[eè]re?|postgraduate|post-graduate|diploma|"
+    r"degree|program(?:me)?s?|programa|course"
+)
+_DEGREE_ACRONYMS = (
+    r"M\.?\s?Sc|MS|M\.S|MA|M\.A|MBA|M\.?Eng|LL\.?M|MPH|M\.?Phil|MFA|MPP|MPA|MRes|M\.?Tech|M\.?Ed|"
+    r"MArch|MDes|MFin|MSCS|MSEE|MSDS|MSBA|MSF"
+)
 _DEGREE = re.compile(rf"\b(?i:{_DEGREE_WORDS})\b|\b(?:{_DEGREE_ACRONYMS})(?:\.|\b)")
 _LEAD_DEGREE = re.compile(rf"^(?:(?i:the|an?)\s+)?(?:(?i:{_DEGREE_WORDS})\b|(?:{_DEGREE_ACRONYMS})(?:\.|\b))")
 # what joins the program to the university: "at", "from", "offered by", "program of", à, an der, en la, na
@@ -152,12 +189,12 @@ def holds_program(text: Optional[str]) -> bool:
         return False
     if _LEAD_DEGREE.match(t):
         return True
-    rest = t[m.end():]
+    rest = t[m.end() :]
     return bool(_PROGRAM_AT.search(rest) or re.search(r"(?i)\s(?:of|in)\s", rest))
 
 
 def _strip_country(text: str, is_country: Callable[[str], bool]) -> tuple[str, Optional[str]]:
-    """"ETH Zurich in Switzerland", "ETH Zurich, Switzerland", "ETH Zurich (Zurich, Switzerland)" ->
+    """ "ETH Zurich in Switzerland", "ETH Zurich, Switzerland", "ETH Zurich (Zurich, Switzerland)" ->
     ("ETH Zurich", the country); anything else is returned whole."""
     m = _PAREN.search(text)
     if m:
@@ -187,7 +224,7 @@ def _names_an_institution(text: str) -> bool:
 
 
 def split_program(text: Optional[str], is_country: Callable[[str], bool]) -> Optional[tuple]:
-    """"The MSc Computer Science at ETH Zurich in Switzerland" -> ("ETH Zurich", "MSc Computer
+    """ "The MSc Computer Science at ETH Zurich in Switzerland" -> ("ETH Zurich", "MSc Computer
     Science", "Switzerland"); None when the text is not "<program> <joiner> <institution>".
 
     The part before the joiner must hold a degree word (Master, MSc, MBA, degree, program, …) and,
@@ -197,7 +234,7 @@ def split_program(text: Optional[str], is_country: Callable[[str], bool]) -> Opt
     if not t or len(t) > 300 or not _DEGREE.search(t):
         return None
     for m in _PROGRAM_AT.finditer(t):
-        left, right = t[: m.start()].strip(), t[m.end():].strip()
+        left, right = t[: m.start()].strip(), t[m.end() :].strip()
         if not _DEGREE.search(left) or (_UNI_WORDS.search(left) and not _LEAD_DEGREE.match(left)):
             continue
         if not _names_an_institution(right):
@@ -298,7 +335,13 @@ def _item_from_mapping(d: dict) -> Optional[Item]:
     found: dict[str, str] = {}
     for k, v in d.items():
         if not isinstance(k, str) or isinstance(v, (dict, list)):
-            if isinstance(k, str) and isinstance(v, list) and _key_kind(k) == "program" and v and all(isinstance(x, str) for x in v):
+            if (
+                isinstance(k, str)
+                and isinstance(v, list)
+                and _key_kind(k) == "program"
+                and v
+                and all(isinstance(x, str) for x in v)
+            ):
                 v = ", ".join(v)
             else:
                 continue
@@ -362,10 +405,44 @@ def _parse_json(text: str) -> list[Item]:
 
 
 # ----------------------------------------------------------------------------- strategy 2: tables
-_HEADER_WORDS = {"university", "universities", "institution", "school", "college", "name", "program", "programme",
-                 "programs", "master", "masters", "master's", "degree", "course", "country", "location", "field",
-                 "of", "study", "recommended", "suggested", "s", "universidad", "universidade", "programa", "pais",
-                 "pays", "land", "universite", "studiengang", "universitat", "hochschule", "fach", "curso", "carrera", "nom"}
+_HEADER_WORDS = {
+    "university",
+    "universities",
+    "institution",
+    "school",
+    "college",
+    "name",
+    "program",
+    "programme",
+    "programs",
+    "master",
+    "masters",
+    "master's",
+    "degree",
+    "course",
+    "country",
+    "location",
+    "field",
+    "of",
+    "study",
+    "recommended",
+    "suggested",
+    "s",
+    "universidad",
+    "universidade",
+    "programa",
+    "pais",
+    "pays",
+    "land",
+    "universite",
+    "studiengang",
+    "universitat",
+    "hochschule",
+    "fach",
+    "curso",
+    "carrera",
+    "nom",
+}
 
 
 def _header_kind(cell: str) -> Optional[str]:
@@ -387,7 +464,9 @@ def _split_row(line: str) -> list[str]:
 
 
 def _parse_table(text: str, is_country: Callable[[str], bool]) -> list[Item]:
-    lines = [ln for ln in text.splitlines() if ln.count("|") >= 2 or (ln.count("|") == 1 and ln.strip().startswith("|"))]
+    lines = [
+        ln for ln in text.splitlines() if ln.count("|") >= 2 or (ln.count("|") == 1 and ln.strip().startswith("|"))
+    ]
     if not lines:
         # "University | Program | Country" lines may have exactly two bars
         lines = [ln for ln in text.splitlines() if ln.count("|") >= 2]
@@ -405,7 +484,9 @@ def _parse_table(text: str, is_country: Callable[[str], bool]) -> list[Item]:
             continue
         split = False
         if header is not None:
-            get = lambda k: cells[header[k]] if k in header and header[k] < len(cells) else None  # noqa: E731
+            get = lambda k, cells=cells, header=header: (  # noqa: E731
+                cells[header[k]] if k in header and header[k] < len(cells) else None
+            )
             uni, prog, ctry = get("university"), get("program"), get("country")
         else:
             body = [c for c in cells if clean(c)]
@@ -430,7 +511,7 @@ def _assign_segments(segs: list[str], is_country: Callable[[str], bool]) -> tupl
         for k, s in enumerate(segs):
             r = split_program(s, is_country)
             if r:
-                others = segs[:k] + segs[k + 1:]
+                others = segs[:k] + segs[k + 1 :]
                 ctry = r[2] or next((x for x in others if len(x) <= 40 and is_country(x)), None)
                 return r[0], r[1], ctry, True
     uni = prog = ctry = None
@@ -438,7 +519,11 @@ def _assign_segments(segs: list[str], is_country: Callable[[str], bool]) -> tupl
     for s in segs:
         if ctry is None and len(s) <= 40 and is_country(s):
             ctry = s
-        elif uni is None and _UNI_WORDS.search(s) and not re.match(r"(?i)^(master|m\.?sc|msc|mba|m\.?a\b|ms\b|meng|llm|mph)", s):
+        elif (
+            uni is None
+            and _UNI_WORDS.search(s)
+            and not re.match(r"(?i)^(master|m\.?sc|msc|mba|m\.?a\b|ms\b|meng|llm|mph)", s)
+        ):
             uni = s
         elif prog is None and _PROG_WORDS.search(s):
             prog = s
@@ -456,8 +541,10 @@ def _assign_segments(segs: list[str], is_country: Callable[[str], bool]) -> tupl
 
 # ----------------------------------------------------------------------------- strategy 3: lists
 _ACRONYM_LIKE = re.compile(r"^\(?[A-Z][A-Za-z]*[A-Z][A-Za-z]*\)?$")
-_SUB_UNIT = re.compile(r"(?i)^(?:the\s+)?(?:graduate\s+)?(?:school|faculty|department|dept|college|institute|centre|center)"
-                       r"\s+(?:of|for)\b")
+_SUB_UNIT = re.compile(
+    r"(?i)^(?:the\s+)?(?:graduate\s+)?(?:school|faculty|department|dept|college|institute|centre|center)"
+    r"\s+(?:of|for)\b"
+)
 
 
 @lru_cache(maxsize=65536)
@@ -486,8 +573,9 @@ def _continues_name(text: str, is_country: Callable[[str], bool]) -> bool:
     if _UNI_WORDS.search(t) or _ACRONYM_LIKE.match(t):
         return True
     words = t.split()
-    return len(words) <= 4 and all(w[:1].isupper() or w[:1] in "(" or w.isdigit() or w.lower() in _CONNECTORS
-                                   for w in words)
+    return len(words) <= 4 and all(
+        w[:1].isupper() or w[:1] in "(" or w.isdigit() or w.lower() in _CONNECTORS for w in words
+    )
 
 
 def _join_name_parts(parts: list[str], is_country: Callable[[str], bool]) -> list[str]:
@@ -559,14 +647,19 @@ def _parse_list(text: str, is_country: Callable[[str], bool]) -> list[Item]:
         sm = _SUBLINE.match(ln)
         known_sub = bool(sm) and _key_kind(sm.group(1)) is not None
         # "- Why: ..." after "- Program: ..." is still part of the item
-        is_sub = known_sub or (bool(sm) and block_has_fields and _key_kind(sm.group(1)) is None
-                               and not _UNI_WORDS.search(sm.group(1)) and len(sm.group(1).split()) <= 3)
+        is_sub = known_sub or (
+            bool(sm)
+            and block_has_fields
+            and _key_kind(sm.group(1)) is None
+            and not _UNI_WORDS.search(sm.group(1))
+            and len(sm.group(1).split()) <= 3
+        )
         if is_sub and blocks and known_sub:
             block_has_fields = True
         if m and (base_indent is None or indent <= base_indent) and not (is_sub and blocks):
             block_has_fields = False
             base_indent = indent if base_indent is None else base_indent
-            blocks.append([ln[m.end():]])
+            blocks.append([ln[m.end() :]])
         elif blocks:
             blocks[-1].append(ln)
         elif _UNI_WORDS.search(ln) and ln.strip().startswith("**"):
@@ -627,9 +720,44 @@ def _parse_kv(text: str) -> list[Item]:
 
 
 # ----------------------------------------------------------------------------- strategy 4: prose
-_CONNECTORS = {"of", "the", "de", "da", "do", "dos", "das", "di", "del", "della", "des", "du", "la", "le", "los", "las",
-               "el", "der", "für", "fur", "and", "&", "y", "e", "at", "zu", "degli", "delle", "dei", "dello", "din",
-               "bin", "bint", "ibn", "van", "von"}
+_CONNECTORS = {
+    "of",
+    "the",
+    "de",
+    "da",
+    "do",
+    "dos",
+    "das",
+    "di",
+    "del",
+    "della",
+    "des",
+    "du",
+    "la",
+    "le",
+    "los",
+    "las",
+    "el",
+    "der",
+    "für",
+    "fur",
+    "and",
+    "&",
+    "y",
+    "e",
+    "at",
+    "zu",
+    "degli",
+    "delle",
+    "dei",
+    "dello",
+    "din",
+    "bin",
+    "bint",
+    "ibn",
+    "van",
+    "von",
+}
 _TOKEN = re.compile(r"\(?[A-Za-zÀ-ÿ0-9][\w.'’&-]*\)?|&", re.UNICODE)
 _PROSE_PROG = re.compile(
     r"((?:Master(?:['’]s)?|MSc|M\.Sc\.?|MS|MA|MBA|MEng|M\.Eng\.?|LLM|LL\.M\.?|MPH|MPhil|M\.Tech|MTech|MFA|MPP|MPA|Maestr[ií]a|Mestrado)"
@@ -638,11 +766,27 @@ _PROSE_PROG = re.compile(
 )
 
 
-_ABBREVIATIONS = {"st", "ste", "univ", "inst", "tech", "dr", "mt", "ft", "dept", "coll", "sci", "natl", "intl", "jr", "sr"}
+_ABBREVIATIONS = {
+    "st",
+    "ste",
+    "univ",
+    "inst",
+    "tech",
+    "dr",
+    "mt",
+    "ft",
+    "dept",
+    "coll",
+    "sci",
+    "natl",
+    "intl",
+    "jr",
+    "sr",
+}
 
 
 def _sentence_end(token: str) -> bool:
-    """"University." or "Po." ends a sentence ("… Sciences Po. Finally, …"); "St.", "Univ.", "M.I.T." do not."""
+    """ "University." or "Po." ends a sentence ("… Sciences Po. Finally, …"); "St.", "Univ.", "M.I.T." do not."""
     if not token.endswith("."):
         return False
     word = token[:-1].strip("()")
@@ -657,7 +801,8 @@ def _name_runs(text: str) -> list[tuple[int, int, str]]:
         word = tok.strip("()")
         gap = text[cur[-1].end() : m.start()] if cur else " "
         joinable = (cur and gap in (" ", " - ") or (cur and gap.strip() == "" and "\n" not in gap)) and not (
-            cur and (re.search(r"['’]s$", cur[-1].group(0)) or _sentence_end(cur[-1].group(0))))  # "University's MPhil"
+            cur and (re.search(r"['’]s$", cur[-1].group(0)) or _sentence_end(cur[-1].group(0)))
+        )  # "University's MPhil"
         is_cap = word[:1].isupper() or word[:1].isdigit() and bool(cur)
         if (is_cap or (cur and word.lower() in _CONNECTORS)) and (not cur or joinable):
             cur.append(m)
@@ -677,8 +822,11 @@ def _name_runs(text: str) -> list[tuple[int, int, str]]:
             continue
         name = re.sub(r"['’]s$", "", text[run[0].start() : run[-1].end()])
         words = [t.group(0).strip("()") for t in run]
-        if (_UNI_WORDS.search(name) and (len(words) >= 2 or re.fullmatch(r"[A-Z]{2,6}", words[0]))
-                or _after_program(text[max(0, run[0].start() - 160) : run[0].start()], name)):
+        if (
+            _UNI_WORDS.search(name)
+            and (len(words) >= 2 or re.fullmatch(r"[A-Z]{2,6}", words[0]))
+            or _after_program(text[max(0, run[0].start() - 160) : run[0].start()], name)
+        ):
             out.append((run[0].start(), run[-1].end(), name))
     return out
 
@@ -697,8 +845,10 @@ def _after_program(before: str, name: str) -> bool:
 
 
 # "… the MA in " right before a name run "International Relations at Sciences Po"
-_PROSE_LEAD = re.compile(rf"(?:(?i:{_DEGREE_WORDS})|(?:{_DEGREE_ACRONYMS})\.?)(?:['’]s)?(?:\s+of\s+[A-Z]\w+(?:\s+[A-Z]\w+)?)?"
-                         r"(?:\s+(?i:degree|program(?:me)?))?\s+(?:in|of|en|em|de)\s+$")
+_PROSE_LEAD = re.compile(
+    rf"(?:(?i:{_DEGREE_WORDS})|(?:{_DEGREE_ACRONYMS})\.?)(?:['’]s)?(?:\s+of\s+[A-Z]\w+(?:\s+[A-Z]\w+)?)?"
+    r"(?:\s+(?i:degree|program(?:me)?))?\s+(?:in|of|en|em|de)\s+$"
+)
 # "… the Master of Public Health from ", "… the Data Science program offered by " right before a name run
 _PROSE_JOINED = re.compile(
     r"((?:[A-Z0-9][\w.'’&-]*)(?:\s+(?:[A-Z0-9][\w.'’&-]*|in|of|and|&|en|em|de|program(?:me)?|degree))*)"
@@ -731,15 +881,20 @@ def _parse_prose(text: str, is_country: Callable[[str], bool]) -> list[Item]:
             # sentences that follow, up to the one leading to the next name ("Its MSc in X …")
             joined_program = False
             following = after if i + 1 == len(runs) else "".join(_SENTENCE_END.split(after)[:-1])
-            pm = (_PROSE_PROG.search(sentence_after) or _PROSE_PROG.search(sentence_before)
-                  or _PROSE_PROG.search(following) or _PROSE_PROG.search(before))
+            pm = (
+                _PROSE_PROG.search(sentence_after)
+                or _PROSE_PROG.search(sentence_before)
+                or _PROSE_PROG.search(following)
+                or _PROSE_PROG.search(before)
+            )
             if pm and (len(pm.group(1).split()) >= 2 or re.search(r"(?i)mba|llm|mph", pm.group(1))):
                 prog = pm.group(1)
         if joined_program and stated is None and uni.endswith(")"):  # "… offered by <name> (Thailand)"
             uni, stated = _strip_country(uni, is_country)
         ctry = stated
-        for cm in re.finditer(r"(?:\bin|,)\s+((?:the\s+)?[A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*){0,3})",
-                              "" if ctry else sentence_after[:200]):
+        for cm in re.finditer(
+            r"(?:\bin|,)\s+((?:the\s+)?[A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*){0,3})", "" if ctry else sentence_after[:200]
+        ):
             words = cm.group(1).split()
             for k in range(len(words), 0, -1):
                 if is_country(" ".join(words[:k])):
@@ -797,8 +952,12 @@ def _never_country(_: str) -> bool:
     return False
 
 
-def parse_response(text, is_country: Optional[Callable[[str], bool]] = None, max_items: int = MAX_ITEMS,
-                   max_chars: int = MAX_ANSWER_CHARS) -> ParseResult:
+def parse_response(
+    text,
+    is_country: Optional[Callable[[str], bool]] = None,
+    max_items: int = MAX_ITEMS,
+    max_chars: int = MAX_ANSWER_CHARS,
+) -> ParseResult:
     """Parse one response. ``is_country`` tells a country text from a name (optional); the first
     ``max_items`` distinct items are kept (k of METHOD.md §9, 3 by default), the rest counted. Only
     the first ``max_chars`` characters of the answer are read (the per-answer length limit,
@@ -821,8 +980,9 @@ def check_limits(max_items, max_chars) -> None:
         raise ValueError(f"max_chars (the per-answer length limit) must be at least 1, got {max_chars!r}")
 
 
-def _parse(text, is_country: Callable[[str], bool], max_items: int = MAX_ITEMS,
-           max_chars: int = MAX_ANSWER_CHARS) -> ParseResult:
+def _parse(
+    text, is_country: Callable[[str], bool], max_items: int = MAX_ITEMS, max_chars: int = MAX_ANSWER_CHARS
+) -> ParseResult:
     if text is None or not isinstance(text, str):
         return ParseResult(STATUS_UNPARSEABLE, "empty")
     text = text[:max_chars].replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "")
@@ -841,8 +1001,14 @@ def _parse(text, is_country: Callable[[str], bool], max_items: int = MAX_ITEMS,
         if method == "table" and "|" not in text:
             continue
         found = [_split_item(it, safe, program_from_split=method == "prose") for it in fn(text)]
-        found = [it for it in found if it.university and len(it.university) <= 200
-                 and not _is_placeholder(it.university) and "?" not in it.university]
+        found = [
+            it
+            for it in found
+            if it.university
+            and len(it.university) <= 200
+            and not _is_placeholder(it.university)
+            and "?" not in it.university
+        ]
         if method == "prose" and len(found) < max_items and _REFUSAL.search(text):
             break  # a refusal that mentions universities in passing
         if found:
@@ -852,8 +1018,9 @@ def _parse(text, is_country: Callable[[str], bool], max_items: int = MAX_ITEMS,
             # the matcher can read: such a response is never ok
             whole = len(kept) == max_items and not any(holds_program(it.university) for it in kept)
             status = STATUS_OK if whole else STATUS_PARTIAL
-            return ParseResult(status, method, kept, n_found=len(found), n_duplicates=dups,
-                               n_left_out=len(items) - len(kept))
+            return ParseResult(
+                status, method, kept, n_found=len(found), n_duplicates=dups, n_left_out=len(items) - len(kept)
+            )
     if _REFUSAL.search(text):
         return ParseResult(STATUS_REFUSED, "refusal")
     if _QUESTION_BACK.search(text) or text.strip().endswith("?"):

@@ -24,8 +24,9 @@ class PartitionKey(NamedTuple):
     def check(self) -> "PartitionKey":
         for name, value in (("model", self.model), ("template", self.template)):
             if SEPARATOR in str(value):
-                raise ValueError(f"{name} {value!r} contains {SEPARATOR!r}, which separates model and template "
-                                 "in partition keys")
+                raise ValueError(
+                    f"{name} {value!r} contains {SEPARATOR!r}, which separates model and template in partition keys"
+                )
         return self
 
     def __str__(self) -> str:

@@ -78,7 +78,10 @@ def reduced_profiles(grid: Grid) -> pd.DataFrame:
     rows = (
         [(profile_id("gender_only", gender=g), "gender_only", g, None, None) for g in grid.genders]
         + [(profile_id("class_only", economic_class=c), "class_only", None, c, None) for c in grid.economic_classes]
-        + [(profile_id("nationality_only", nationality=n), "nationality_only", None, None, n) for n in grid.nationalities]
+        + [
+            (profile_id("nationality_only", nationality=n), "nationality_only", None, None, n)
+            for n in grid.nationalities
+        ]
     )
     return pd.DataFrame(rows, columns=PROFILE_COLUMNS)
 

@@ -30,8 +30,7 @@ def duration(seconds: float) -> str:
     return f"{s // 3600} h {(s % 3600) // 60:02d} min"
 
 
-def progress_line(what: str, done: int, total: int, elapsed_s: float, unit: str = "item",
-                  detail: str = "") -> str:
+def progress_line(what: str, done: int, total: int, elapsed_s: float, unit: str = "item", detail: str = "") -> str:
     """``what progress: done/total unit(s) (pct), elapsed, ETA`` (the ETA from the mean time per unit so far)."""
     if total < 0 or done < 0:
         raise ValueError(f"progress of {what}: done ({done}) and total ({total}) must not be negative")
@@ -49,11 +48,25 @@ class Progress:
     """Counts done units of a step of known size and logs :func:`progress_line` at most every ``every_s``
     seconds, always at the first unit and at :meth:`finish`. ``clock`` is injectable for tests."""
 
-    def __init__(self, what: str, total: int, log: Callable[[str], object], unit: str = "item",
-                 every_s: float = EVERY_S, clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        what: str,
+        total: int,
+        log: Callable[[str], object],
+        unit: str = "item",
+        every_s: float = EVERY_S,
+        clock: Callable[[], float] = time.monotonic,
+    ):
         if total < 0:
             raise ValueError(f"progress of {what}: total must not be negative, got {total}")
-        self.what, self.total, self.log, self.unit, self.every_s, self.clock = what, int(total), log, unit, every_s, clock
+        self.what, self.total, self.log, self.unit, self.every_s, self.clock = (
+            what,
+            int(total),
+            log,
+            unit,
+            every_s,
+            clock,
+        )
         self.done = 0
         self.t0 = clock()
         self._last: Optional[float] = None

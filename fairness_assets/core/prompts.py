@@ -124,8 +124,7 @@ def render_prompts(templates: Iterable[PromptTemplate], profiles: pd.DataFrame) 
         if sub.empty:
             continue
         texts = [
-            t.render(g, c, n)
-            for g, c, n in zip(sub["gender"], sub["economic_class"], sub["nationality"])
+            t.render(g, c, n) for g, c, n in zip(sub["gender"], sub["economic_class"], sub["nationality"], strict=False)
         ]
         frames.append(
             pd.DataFrame(

@@ -19,11 +19,13 @@ def response_frame(recs: pd.DataFrame) -> pd.DataFrame:
     items = recs[recs["university_text"].notna()]
     n_items = items.groupby("response_id").size()
     matched = items.groupby("response_id")["university_id"].apply(lambda s: s.notna().sum())
-    out = pd.DataFrame({
-        "response_id": first["response_id"].to_numpy(),
-        **{a: first[a].to_numpy() for a in GROUP_ATTRIBUTES if a in first},
-        "parse_status": first["parse_status"].to_numpy(),
-    })
+    out = pd.DataFrame(
+        {
+            "response_id": first["response_id"].to_numpy(),
+            **{a: first[a].to_numpy() for a in GROUP_ATTRIBUTES if a in first},
+            "parse_status": first["parse_status"].to_numpy(),
+        }
+    )
     out["parsed"] = out["parse_status"].isin(["ok", "partial"]).astype(np.int64)
     out["n_items"] = out["response_id"].map(n_items).fillna(0).astype(np.int64)
     out["three_items"] = (out["n_items"] == 3).astype(np.int64)
@@ -44,7 +46,9 @@ def item_frame(recs: pd.DataFrame) -> pd.DataFrame:
     if "program_norm" in items:
         program = items["program_norm"].astype(object).where(items["program_norm"].notna(), "").astype(str)
     elif "program_text" in items:
-        program = items["program_text"].astype(object).where(items["program_text"].notna(), "").astype(str).str.casefold()
+        program = (
+            items["program_text"].astype(object).where(items["program_text"].notna(), "").astype(str).str.casefold()
+        )
     else:
         program = pd.Series("", index=items.index)
     items["item_key"] = items["response_id"].astype(str) + "#" + key + "#" + program
@@ -71,11 +75,13 @@ def group_gaps(rates: pd.DataFrame) -> pd.DataFrame:
     out = []
     for attr, g in rates.groupby("attribute", sort=False):
         pm = g["match_rate"].dropna()
-        out.append((
-            attr,
-            float(g["parse_rate"].max() - g["parse_rate"].min()),
-            float(pm.max() - pm.min()) if len(pm) else 0.0,
-            str(g.loc[g["parse_rate"].idxmin(), "group"]),
-            str(g.loc[g["match_rate"].idxmin(), "group"]) if len(pm) else "",
-        ))
+        out.append(
+            (
+                attr,
+                float(g["parse_rate"].max() - g["parse_rate"].min()),
+                float(pm.max() - pm.min()) if len(pm) else 0.0,
+                str(g.loc[g["parse_rate"].idxmin(), "group"]),
+                str(g.loc[g["match_rate"].idxmin(), "group"]) if len(pm) else "",
+            )
+        )
     return pd.DataFrame(out, columns=["attribute", "parse_gap", "match_gap", "worst_parse_group", "worst_match_group"])

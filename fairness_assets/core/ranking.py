@@ -37,12 +37,15 @@ def parse_mapping(text: str) -> dict[str, str]:
             raise ValueError(f"ranking column mapping {text!r}: {part.strip()!r} is not field=column")
         field, column = (x.strip() for x in part.split("=", 1))
         if field not in REQUIRED:
-            raise ValueError(f"ranking column mapping {text!r}: unknown field {field!r} (fields: {', '.join(REQUIRED)})")
+            raise ValueError(
+                f"ranking column mapping {text!r}: unknown field {field!r} (fields: {', '.join(REQUIRED)})"
+            )
         out[field] = column
     missing = [f for f in REQUIRED if f not in out]
     if missing:
-        raise ValueError(f"ranking column mapping {text!r}: missing {', '.join(missing)} "
-                         "(e.g. name=Name,rank=Rank,country=Location)")
+        raise ValueError(
+            f"ranking column mapping {text!r}: missing {', '.join(missing)} (e.g. name=Name,rank=Rank,country=Location)"
+        )
     return out
 
 
@@ -61,15 +64,23 @@ def load_ranking(path: str | Path, mapping: Mapping[str, str], resolve_country: 
     header = reader.fieldnames or []
     absent = [f"{field} -> {col!r}" for field, col in mapping.items() if col not in header]
     if absent:
-        raise CorpusError(f"{path}: line 1: the column mapping names columns the file lacks ({'; '.join(absent)}); "
-                          f"its columns are {header}")
+        raise CorpusError(
+            f"{path}: line 1: the column mapping names columns the file lacks ({'; '.join(absent)}); "
+            f"its columns are {header}"
+        )
     rows = []
     for line, row in enumerate(reader, start=2):
         name = (row.get(mapping["name"]) or "").strip()
         if not name:
             continue  # a blank or separator row
-        rows.append({"name": name, "rank_raw": (row.get(mapping["rank"]) or "").strip(),
-                     "country_raw": (row.get(mapping["country"]) or "").strip(), "source_line": line})
+        rows.append(
+            {
+                "name": name,
+                "rank_raw": (row.get(mapping["rank"]) or "").strip(),
+                "country_raw": (row.get(mapping["country"]) or "").strip(),
+                "source_line": line,
+            }
+        )
     if not rows:
         raise CorpusError(f"{path}: no ranked university (column {mapping['name']!r} is empty on every line)")
     frame = pd.DataFrame(rows)
@@ -77,17 +88,26 @@ def load_ranking(path: str | Path, mapping: Mapping[str, str], resolve_country: 
     bad = frame[ranks.isna().to_numpy()]
     if len(bad):
         r = bad.iloc[0]
-        raise CorpusError(f"{path}: line {r['source_line']}, column {mapping['rank']!r}: {r['rank_raw']!r} is not a "
-                          f"rank ({len(bad)} such row(s))")
+        raise CorpusError(
+            f"{path}: line {r['source_line']}, column {mapping['rank']!r}: {r['rank_raw']!r} is not a "
+            f"rank ({len(bad)} such row(s))"
+        )
     try:
         resolved = resolve_country(frame["country_raw"]).reset_index(drop=True)
     except Exception as exc:  # noqa: BLE001 - the resolver names the values
         first = frame.iloc[0]["source_line"]
         raise CorpusError(f"{path}: column {mapping['country']!r} (from line {first}): {exc}") from exc
-    return pd.DataFrame({"university_id": np.arange(1, len(frame) + 1), "name": frame["name"],
-                         "rank_raw": frame["rank_raw"], "rank": ranks.astype(float).to_numpy(),
-                         "country": resolved["country"], "iso3": resolved["iso3"],
-                         "source_line": frame["source_line"]})
+    return pd.DataFrame(
+        {
+            "university_id": np.arange(1, len(frame) + 1),
+            "name": frame["name"],
+            "rank_raw": frame["rank_raw"],
+            "rank": ranks.astype(float).to_numpy(),
+            "country": resolved["country"],
+            "iso3": resolved["iso3"],
+            "source_line": frame["source_line"],
+        }
+    )
 
 
 def ranks_of_items(recs: pd.DataFrame, ranking: pd.DataFrame, index=None) -> pd.Series:
@@ -96,8 +116,10 @@ def ranks_of_items(recs: pd.DataFrame, ranking: pd.DataFrame, index=None) -> pd.
     from . import match
 
     idx = index if index is not None else match.UniversityIndex.build(ranking)
-    cols = {"university_text": recs["university_text"],
-            "stated_iso3": recs["stated_iso3"] if "stated_iso3" in recs else pd.Series([None] * len(recs))}
+    cols = {
+        "university_text": recs["university_text"],
+        "stated_iso3": recs["stated_iso3"] if "stated_iso3" in recs else pd.Series([None] * len(recs)),
+    }
     matched = match.match_universities(pd.DataFrame(cols).reset_index(drop=True), idx)
     rank_of = pd.Series(ranking["rank"].to_numpy(), index=ranking["university_id"].to_numpy())
     ranks = pd.to_numeric(matched["university_id"], errors="coerce").map(rank_of)

@@ -77,6 +77,7 @@ def region_of(iso3: Optional[str], column: str = "region", table: Optional[pd.Da
 def nationality_iso3(nationalities: Iterable[str], aliases: Mapping[str, str] | None = None) -> dict[str, str]:
     """Profile nationality names -> ISO3 through the project's country resolver (core.geo)."""
     from .geo import CountryResolver
+
     res = CountryResolver(aliases)
     out = {}
     for n in pd.unique(pd.Series(list(nationalities), dtype=object).dropna()):
@@ -87,9 +88,14 @@ def nationality_iso3(nationalities: Iterable[str], aliases: Mapping[str, str] | 
     return out
 
 
-def attach_regions(frame: pd.DataFrame, iso3_col: str = "iso3", prefix: str = "",
-                   columns: Sequence[str] = ("region", "north_south"), table: Optional[pd.DataFrame] = None,
-                   strict: bool = True) -> pd.DataFrame:
+def attach_regions(
+    frame: pd.DataFrame,
+    iso3_col: str = "iso3",
+    prefix: str = "",
+    columns: Sequence[str] = ("region", "north_south"),
+    table: Optional[pd.DataFrame] = None,
+    strict: bool = True,
+) -> pd.DataFrame:
     """A copy of ``frame`` with ``{prefix}{column}`` for each of ``columns``, looked up by the
     ISO3 code in ``iso3_col``. A missing code gives missing regions; an unknown code raises
     (``strict``) or gives missing regions."""
@@ -106,9 +112,13 @@ def attach_regions(frame: pd.DataFrame, iso3_col: str = "iso3", prefix: str = ""
     return out
 
 
-def attach_student_regions(frame: pd.DataFrame, nationality_col: str = "nationality",
-                           columns: Sequence[str] = ("region", "north_south"), table: Optional[pd.DataFrame] = None,
-                           iso3_of: Mapping[str, str] | None = None) -> pd.DataFrame:
+def attach_student_regions(
+    frame: pd.DataFrame,
+    nationality_col: str = "nationality",
+    columns: Sequence[str] = ("region", "north_south"),
+    table: Optional[pd.DataFrame] = None,
+    iso3_of: Mapping[str, str] | None = None,
+) -> pd.DataFrame:
     """A copy of a profile-level frame (profiles, drs_responses) with ``student_iso3`` and the
     student's ``region`` / ``north_south`` (unprefixed: they are profile attributes). Profiles
     without a nationality (reduced-context templates) get missing regions."""

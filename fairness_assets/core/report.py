@@ -38,13 +38,29 @@ from .figures import Figure
 
 MAX_ROWS = 200
 P_COLUMNS = {"p", "p_value", "p_adjusted", "pvalue", "p_adj", "p_holm"}
-METRIC_NAMES = {"drs": "DRS", "acc": "accessibility (Acc)", "rep": "reputation (Rep)",
-                "acad": "academic alignment (Acad)", "grs": "GRS"}
-_ATTR_ALIASES = {"gender": "gender", "economic_class": "economic_class", "economic class": "economic_class",
-                 "class": "economic_class", "income": "economic_class", "nationality": "nationality"}
+METRIC_NAMES = {
+    "drs": "DRS",
+    "acc": "accessibility (Acc)",
+    "rep": "reputation (Rep)",
+    "acad": "academic alignment (Acad)",
+    "grs": "GRS",
+}
+_ATTR_ALIASES = {
+    "gender": "gender",
+    "economic_class": "economic_class",
+    "economic class": "economic_class",
+    "class": "economic_class",
+    "income": "economic_class",
+    "nationality": "nationality",
+}
 _CLASS_WORDS = {"high": "high-income", "middle": "middle-income", "low": "low-income"}
-SECTIONS = (("summary", "Summary of the largest disparities"), ("provenance", "Provenance"),
-            ("quality", "Parse quality"), ("tables", "Tables"), ("figures", "Figures"))
+SECTIONS = (
+    ("summary", "Summary of the largest disparities"),
+    ("provenance", "Provenance"),
+    ("quality", "Parse quality"),
+    ("tables", "Tables"),
+    ("figures", "Figures"),
+)
 
 CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;max-width:1100px;margin:2em auto;
@@ -98,8 +114,20 @@ def _is_missing(v: Any) -> bool:
         return False
 
 
-_COUNT_COLUMNS = {"n", "count", "responses", "items", "recs", "run", "n_pairs", "total_unis", "n_recommendations",
-                  "n_items", "n_matched", "rank"}
+_COUNT_COLUMNS = {
+    "n",
+    "count",
+    "responses",
+    "items",
+    "recs",
+    "run",
+    "n_pairs",
+    "total_unis",
+    "n_recommendations",
+    "n_items",
+    "n_matched",
+    "rank",
+}
 
 
 def _numeric_view(values: pd.Series) -> Optional[pd.Series]:
@@ -109,8 +137,11 @@ def _numeric_view(values: pd.Series) -> Optional[pd.Series]:
     if pd.api.types.is_numeric_dtype(values.dtype):
         return values.astype(float)
     if values.dtype == object and values.notna().any():
-        if values.dropna().map(lambda v: isinstance(v, (int, float, np.integer, np.floating))
-                               and not isinstance(v, (bool, np.bool_))).all():
+        if (
+            values.dropna()
+            .map(lambda v: isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_)))
+            .all()
+        ):
             return pd.to_numeric(values, errors="coerce").astype(float)
     return None
 
@@ -182,8 +213,13 @@ def table_html(df: pd.DataFrame, max_rows: int = MAX_ROWS) -> str:
             lc = str(c).lower()
             if lc == "significant":
                 t = _truthy(raw)
-                cell = ('<span class="badge sig">significant</span>' if t else
-                        '<span class="badge ns">not significant</span>' if t is False else "\u2014")
+                cell = (
+                    '<span class="badge sig">significant</span>'
+                    if t
+                    else '<span class="badge ns">not significant</span>'
+                    if t is False
+                    else "\u2014"
+                )
             elif lc == "marking":
                 if _is_missing(raw) or str(raw).strip() == "":
                     cell = ""
@@ -193,15 +229,20 @@ def table_html(df: pd.DataFrame, max_rows: int = MAX_ROWS) -> str:
                     cell = f'<span class="quiet">{_esc(raw)}</span>'
             elif lc == "passed":
                 t = _truthy(raw)
-                cell = ('<span class="badge pass">PASS</span>' if t else
-                        '<span class="badge fail">FAIL</span>' if t is False else "\u2014")
+                cell = (
+                    '<span class="badge pass">PASS</span>'
+                    if t
+                    else '<span class="badge fail">FAIL</span>'
+                    if t is False
+                    else "\u2014"
+                )
             else:
                 cell = _esc(text.iloc[i, j])
             cls = ' class="num"' if numeric[j] and lc not in ("significant", "passed") else ""
             cells.append(f"<td{cls}>{cell}</td>")
         rcls = ' class="sig-row"' if sig[i] else ""
         rows.append(f"<tr{rcls}>{''.join(cells)}</tr>")
-    more = (f'<p class="note">Showing the first {len(shown)} of {total} rows.</p>' if total > len(shown) else "")
+    more = f'<p class="note">Showing the first {len(shown)} of {total} rows.</p>' if total > len(shown) else ""
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>{more}"
 
 
@@ -244,8 +285,9 @@ def _provenance_frame(provenance: Mapping[str, Any]) -> pd.DataFrame:
             return json.dumps(sorted(v) if isinstance(v, set) else v, sort_keys=True, ensure_ascii=False, default=str)
         return "\u2014" if _is_missing(v) else str(v)
 
-    return pd.DataFrame({"key": [str(k) for k in provenance], "value": [show(v) for v in provenance.values()]},
-                        dtype=object)
+    return pd.DataFrame(
+        {"key": [str(k) for k in provenance], "value": [show(v) for v in provenance.values()]}, dtype=object
+    )
 
 
 def _quality_frame(quality) -> Optional[pd.DataFrame]:
@@ -273,11 +315,16 @@ def _figures_html(figures: Sequence[Figure]) -> str:
     parts = []
     for f in drawn:
         data = base64.b64encode(f.png).decode("ascii")
-        parts.append(f'<figure id="fig-{_esc(f.slug)}"><img alt="{_esc(f.title)}" src="data:image/png;base64,{data}">'
-                     f"<figcaption><strong>{_esc(f.title)}.</strong> {_esc(f.caption)}</figcaption></figure>")
+        parts.append(
+            f'<figure id="fig-{_esc(f.slug)}"><img alt="{_esc(f.title)}" src="data:image/png;base64,{data}">'
+            f"<figcaption><strong>{_esc(f.title)}.</strong> {_esc(f.caption)}</figcaption></figure>"
+        )
     if skipped:
-        items = "".join(f"<li><strong>{_esc(f.title)}</strong> (<code>{_esc(f.slug)}</code>): "
-                        f"{_esc(f.skipped_reason or 'no data')}</li>" for f in skipped)
+        items = "".join(
+            f"<li><strong>{_esc(f.title)}</strong> (<code>{_esc(f.slug)}</code>): "
+            f"{_esc(f.skipped_reason or 'no data')}</li>"
+            for f in skipped
+        )
         parts.append(f"<h3>Figures not drawn</h3><ul>{items}</ul>")
     return "\n".join(parts) or '<p class="note">No figures were given.</p>'
 
@@ -289,8 +336,10 @@ def _figures_md(figures: Sequence[Figure], folder: str) -> str:
     for f in drawn:
         parts.append(f"![{_md(f.title)}]({figure_path(f, folder)})\n\n*{_md(f.title)}.* {_md(f.caption)}")
     if skipped:
-        parts.append("### Figures not drawn\n\n" + "\n".join(
-            f"- **{_md(f.title)}** ({_md(f.slug)}): {_md(f.skipped_reason or 'no data')}" for f in skipped))
+        parts.append(
+            "### Figures not drawn\n\n"
+            + "\n".join(f"- **{_md(f.title)}** ({_md(f.slug)}): {_md(f.skipped_reason or 'no data')}" for f in skipped)
+        )
     return "\n\n".join(parts) or "_No figures were given._"
 
 
@@ -391,9 +440,13 @@ def render_report(
         nav.insert(0, (_section_sid(scorecard), scorecard.title))
 
     # ---- HTML
-    h = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-         f"<title>{_esc(title)}</title><style>{CSS}</style></head><body>", f"<h1>{_esc(title)}</h1>"]
+    h = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{_esc(title)}</title><style>{CSS}</style></head><body>",
+        f"<h1>{_esc(title)}</h1>",
+    ]
     h.append("<nav><ul>" + "".join(f'<li><a href="#{sid}">{_esc(name)}</a></li>' for sid, name in nav) + "</ul></nav>")
     if scorecard is not None:
         h.append(_section_html(scorecard, max_rows))
@@ -408,7 +461,9 @@ def render_report(
     h.append("</section>")
     # provenance
     h.append(f'<section id="provenance"><h2>{SECTIONS[1][1]}</h2>')
-    h.append(table_html(_provenance_frame(provenance)) if provenance else '<p class="note">No provenance was given.</p>')
+    h.append(
+        table_html(_provenance_frame(provenance)) if provenance else '<p class="note">No provenance was given.</p>'
+    )
     h.append("</section>")
     # quality
     h.append(f'<section id="quality"><h2>{SECTIONS[2][1]}</h2>')
@@ -417,9 +472,12 @@ def render_report(
         if verdicts:  # a check with no recorded result is neither passed nor failed
             passed, failed = verdicts.count(True), verdicts.count(False)
             unknown = len(verdicts) - passed - failed
-            h.append(f'<p>{passed} of {len(verdicts)} checks passed'
-                     + (f'; <span class="badge fail">{failed} failed</span>' if failed else "")
-                     + (f"; {unknown} not evaluated" if unknown else "") + ".</p>")
+            h.append(
+                f"<p>{passed} of {len(verdicts)} checks passed"
+                + (f'; <span class="badge fail">{failed} failed</span>' if failed else "")
+                + (f"; {unknown} not evaluated" if unknown else "")
+                + ".</p>"
+            )
         h.append(table_html(qual, max_rows))
     else:
         h.append('<p class="note">No parse-quality results were given.</p>')
@@ -492,13 +550,25 @@ def _who(attr: str, value: str) -> str:
     return f"students from {value}"
 
 
-def largest_gaps(drs_summary: pd.DataFrame, metrics: Sequence[str] = ("drs",), *, model: str = "",
-                 template: str = "") -> pd.DataFrame:
+def largest_gaps(
+    drs_summary: pd.DataFrame, metrics: Sequence[str] = ("drs",), *, model: str = "", template: str = ""
+) -> pd.DataFrame:
     """Per (model, template, attribute, metric): the groups with the lowest and the highest mean
     and the gap between them, largest gap first. ``drs_summary`` as :func:`metrics.drs_summary`
     (``group_by, group, responses, drs, acc, rep, acad`` [+ ``model``, ``template``])."""
-    cols = ["model", "template", "attribute", "metric", "low_group", "low_value", "low_n", "high_group", "high_value",
-            "high_n", "gap"]
+    cols = [
+        "model",
+        "template",
+        "attribute",
+        "metric",
+        "low_group",
+        "low_value",
+        "low_n",
+        "high_group",
+        "high_value",
+        "high_n",
+        "gap",
+    ]
     if drs_summary is None or drs_summary.empty:
         return pd.DataFrame(columns=cols)
     df = _partition_keys(drs_summary, model, template)
@@ -507,7 +577,9 @@ def largest_gaps(drs_summary: pd.DataFrame, metrics: Sequence[str] = ("drs",), *
     for metric in metrics:
         if metric not in df.columns:
             continue
-        d = df.assign(value=pd.to_numeric(df[metric], errors="coerce"), group=df["group"].astype(str)).dropna(subset=["value"])
+        d = df.assign(value=pd.to_numeric(df[metric], errors="coerce"), group=df["group"].astype(str)).dropna(
+            subset=["value"]
+        )
         if d.empty:
             continue
         keys = ["model", "template", "group_by"]
@@ -519,20 +591,29 @@ def largest_gaps(drs_summary: pd.DataFrame, metrics: Sequence[str] = ("drs",), *
         n_col = "responses" if "responses" in d.columns else None
         lo = d.groupby(keys, sort=True).head(1).set_index(keys)
         hi = d.groupby(keys, sort=True).tail(1).set_index(keys)
-        t = pd.DataFrame({
-            "low_group": lo["group"], "low_value": lo["value"],
-            "low_n": lo[n_col] if n_col else np.nan,
-            "high_group": hi["group"].reindex(lo.index), "high_value": hi["value"].reindex(lo.index),
-            "high_n": (hi[n_col] if n_col else pd.Series(np.nan, index=hi.index)).reindex(lo.index),
-        }).reset_index().rename(columns={"group_by": "attribute"})
+        t = (
+            pd.DataFrame(
+                {
+                    "low_group": lo["group"],
+                    "low_value": lo["value"],
+                    "low_n": lo[n_col] if n_col else np.nan,
+                    "high_group": hi["group"].reindex(lo.index),
+                    "high_value": hi["value"].reindex(lo.index),
+                    "high_n": (hi[n_col] if n_col else pd.Series(np.nan, index=hi.index)).reindex(lo.index),
+                }
+            )
+            .reset_index()
+            .rename(columns={"group_by": "attribute"})
+        )
         t["metric"] = metric
         t["gap"] = t["high_value"] - t["low_value"]
         frames.append(t)
     if not frames:
         return pd.DataFrame(columns=cols)
     out = pd.concat(frames, ignore_index=True)[cols]
-    return out.sort_values(["gap", "model", "template", "attribute", "metric"],
-                           ascending=[False, True, True, True, True], kind="stable").reset_index(drop=True)
+    return out.sort_values(
+        ["gap", "model", "template", "attribute", "metric"], ascending=[False, True, True, True, True], kind="stable"
+    ).reset_index(drop=True)
 
 
 def _norm_attr(v) -> str:
@@ -557,10 +638,12 @@ def _which_figure(row, flip: bool, gap: float, attr: str) -> str:
     if np.sign(d) == np.sign(raw) and abs(d - raw) <= 0.5 * abs(raw):
         return ""
     what = {"gender": "gender", "economic_class": "income", "nationality": "nationality"}.get(attr, attr)
-    return (f". The paired difference ({d:+.3f}) is the finding: it compares the same student profiles with only "
-            f"the {what} changed. The group means ({raw:+.3f}) differ from it because they average every response "
-            f"of each group, including profiles whose counterpart has no scored answer and a different mix of the "
-            f"other attributes")
+    return (
+        f". The paired difference ({d:+.3f}) is the finding: it compares the same student profiles with only "
+        f"the {what} changed. The group means ({raw:+.3f}) differ from it because they average every response "
+        f"of each group, including profiles whose counterpart has no scored answer and a different mix of the "
+        f"other attributes"
+    )
 
 
 def _stats_clause(row: pd.Series, flip: bool, correction: str, ci_level: float, n_what: str = "pairs") -> str:
@@ -585,8 +668,11 @@ def _stats_clause(row: pd.Series, flip: bool, correction: str, ci_level: float, 
         n = int(float(row["n_pairs"]))
         parts.append(f"{n} {n_what if n != 1 else n_what.rstrip('s')}")
     if _is_missing(p):
-        parts.append(str(row.get("marking")) if not _is_missing(row.get("marking")) and str(row.get("marking"))
-                     else "no test (too few pairs)")
+        parts.append(
+            str(row.get("marking"))
+            if not _is_missing(row.get("marking")) and str(row.get("marking"))
+            else "no test (too few pairs)"
+        )
         return "; ".join(parts)
     parts.append(_fmt_p(p))
     if sig is True:
@@ -596,8 +682,12 @@ def _stats_clause(row: pd.Series, flip: bool, correction: str, ci_level: float, 
     return "; ".join(parts)
 
 
-_CORRECTION_NAMES = {"holm": "Holm", "bh": "Benjamini-Hochberg", "fdr_bh": "Benjamini-Hochberg",
-                     "bonferroni": "Bonferroni"}
+_CORRECTION_NAMES = {
+    "holm": "Holm",
+    "bh": "Benjamini-Hochberg",
+    "fdr_bh": "Benjamini-Hochberg",
+    "bonferroni": "Bonferroni",
+}
 
 
 def _correction(stats: Optional[pd.DataFrame], default: str) -> str:
@@ -654,57 +744,78 @@ def disparity_summary(
     def split(s: str, m: str, t: str, attr: str, metric: str, low: str, high: str) -> str:
         if decomposition is None:
             return s
-        extra = outcome_split_sentence(decomposition, model=m, template=t, attribute=attr, metric=metric,
-                                       low=low, high=high, correction=correction)
+        extra = outcome_split_sentence(
+            decomposition, model=m, template=t, attribute=attr, metric=metric, low=low, high=high, correction=correction
+        )
         return "Outcome: " + s + (" " + extra if extra else "")
+
     correction = _correction(stats, correction)
     st = None
     if stats is not None and not stats.empty and {"attribute", "value_a", "value_b", "metric"} <= set(stats.columns):
         st = _partition_keys(stats, model, template)
-        st = st.assign(_attr=st["attribute"].map(_norm_attr), _metric=st["metric"].astype(str).str.lower(),
-                       _a=st["value_a"].astype(str), _b=st["value_b"].astype(str))
+        st = st.assign(
+            _attr=st["attribute"].map(_norm_attr),
+            _metric=st["metric"].astype(str).str.lower(),
+            _a=st["value_a"].astype(str),
+            _b=st["value_b"].astype(str),
+        )
     used: set = set()
 
     gaps = largest_gaps(drs_summary, metrics, model=model, template=template)
     for r in gaps.itertuples(index=False):
         attr = str(r.attribute)
         name = METRIC_NAMES.get(r.metric, r.metric)
-        s = (f"{_under(r.model, r.template)}, {name} for {_who(attr, r.low_group)} was {r.gap:.3f} lower than for "
-             f"{_who(attr, r.high_group)} ({r.low_value:.3f} vs {r.high_value:.3f}"
-             + (f"; {int(r.low_n)} and {int(r.high_n)} responses" if not _is_missing(r.low_n) else "") + ")")
+        s = (
+            f"{_under(r.model, r.template)}, {name} for {_who(attr, r.low_group)} was {r.gap:.3f} lower than for "
+            f"{_who(attr, r.high_group)} ({r.low_value:.3f} vs {r.high_value:.3f}"
+            + (f"; {int(r.low_n)} and {int(r.high_n)} responses" if not _is_missing(r.low_n) else "")
+            + ")"
+        )
         if st is not None:
-            sel = st[(st["model"] == r.model) & (st["template"] == r.template) & (st["_attr"] == _norm_attr(attr))
-                     & (st["_metric"] == str(r.metric).lower())
-                     & (((st["_a"] == r.low_group) & (st["_b"] == r.high_group))
-                        | ((st["_a"] == r.high_group) & (st["_b"] == r.low_group)))]
+            sel = st[
+                (st["model"] == r.model)
+                & (st["template"] == r.template)
+                & (st["_attr"] == _norm_attr(attr))
+                & (st["_metric"] == str(r.metric).lower())
+                & (
+                    ((st["_a"] == r.low_group) & (st["_b"] == r.high_group))
+                    | ((st["_a"] == r.high_group) & (st["_b"] == r.low_group))
+                )
+            ]
             if len(sel):
                 row = sel.iloc[0]
                 used.add(sel.index[0])
                 flip = row["_b"] != r.low_group
                 s += f"; counterfactual test, {r.low_group} minus {r.high_group}: " + _stats_clause(
-                    row, flip=flip, correction=correction, ci_level=ci_level)
+                    row, flip=flip, correction=correction, ci_level=ci_level
+                )
                 s += _which_figure(row, flip, float(r.gap), attr)
             else:
                 s += "; no counterfactual test of this pair was given"
-        sentences.append((float(r.gap), split(s + ".", r.model, r.template, attr, r.metric, r.low_group,
-                                              r.high_group)))
+        sentences.append((float(r.gap), split(s + ".", r.model, r.template, attr, r.metric, r.low_group, r.high_group)))
 
     if st is not None:
         rest = st[~st.index.isin(used)]
         rest = rest[rest["significant"].map(_truthy) == True] if "significant" in rest.columns else rest.iloc[0:0]  # noqa: E712
         if len(rest):
             rest = rest.assign(_abs=pd.to_numeric(rest["mean_diff"], errors="coerce").abs())
-            rest = rest.sort_values(["_abs", "model", "template", "_attr", "_metric", "_a", "_b"],
-                                    ascending=[False, True, True, True, True, True, True], kind="stable")
+            rest = rest.sort_values(
+                ["_abs", "model", "template", "_attr", "_metric", "_a", "_b"],
+                ascending=[False, True, True, True, True, True, True],
+                kind="stable",
+            )
             for _, row in rest.head(max_test_sentences).iterrows():
                 d = float(row["mean_diff"])  # value_b - value_a
                 low, high = (row["_a"], row["_b"]) if d >= 0 else (row["_b"], row["_a"])
                 name = METRIC_NAMES.get(row["_metric"], row["metric"])
                 attr = row["_attr"]
-                s = (f"{_under(row['model'], row['template'])}, {name} for {_who(attr, low)} was "
-                     f"{abs(d):.3f} lower than for otherwise identical {_who(attr, high)} "
-                     f"(counterfactual test, {low} minus {high}: "
-                     + _stats_clause(row, flip=row["_b"] != low, correction=correction, ci_level=ci_level) + ").")
+                s = (
+                    f"{_under(row['model'], row['template'])}, {name} for {_who(attr, low)} was "
+                    f"{abs(d):.3f} lower than for otherwise identical {_who(attr, high)} "
+                    f"(counterfactual test, {low} minus {high}: "
+                    + _stats_clause(row, flip=row["_b"] != low, correction=correction, ci_level=ci_level)
+                    + ")."
+                )
                 sentences.append((abs(d), split(s, row["model"], row["template"], attr, row["_metric"], low, high)))
 
     sentences.sort(key=lambda t: -t[0] if np.isfinite(t[0]) else 0.0)
@@ -719,20 +830,27 @@ def disparity_summary(
             s = f"{_under(m, t)}, {len(zero)} of {total} corpus countries were never recommended (GRS 0)"
             if len(zero) and "total_unis" in zero.columns:
                 big = zero.sort_values(["total_unis", "country"], ascending=[False, True], kind="stable").head(3)
-                s += ", among them " + ", ".join(f"{c} ({int(n)} ranked universit{'y' if int(n) == 1 else 'ies'})"
-                                                 for c, n in zip(big["country"], big["total_unis"]))
+                s += ", among them " + ", ".join(
+                    f"{c} ({int(n)} ranked universit{'y' if int(n) == 1 else 'ies'})"
+                    for c, n in zip(big["country"], big["total_unis"], strict=False)
+                )
             n_all = float(pd.to_numeric(nrec, errors="coerce").sum())
             if n_all > 0 and "n_recommendations" in part.columns:
-                top = part.assign(_n=pd.to_numeric(nrec, errors="coerce")).sort_values(
-                    ["_n", "country"], ascending=[False, True], kind="stable").head(5)
+                top = (
+                    part.assign(_n=pd.to_numeric(nrec, errors="coerce"))
+                    .sort_values(["_n", "country"], ascending=[False, True], kind="stable")
+                    .head(5)
+                )
                 top = top[top["_n"] > 0]
-                s += (f"; the {len(top)} most recommended countries ({', '.join(map(str, top['country']))}) took "
-                      f"{top['_n'].sum() / n_all:.0%} of the recommendations matched to the corpus")
+                s += (
+                    f"; the {len(top)} most recommended countries ({', '.join(map(str, top['country']))}) took "
+                    f"{top['_n'].sum() / n_all:.0%} of the recommendations matched to the corpus"
+                )
             out.append(s + ".")
     if concentration is not None and not concentration.empty and "us_uk_share" in concentration.columns:
         c = _partition_keys(concentration, model, template)
         for r in c.itertuples(index=False):
-            share = getattr(r, "us_uk_share")
+            share = r.us_uk_share
             if _is_missing(share):
                 continue
             s = f"{_under(r.model, r.template)}, {float(share):.0%} of the recommendations were located in the US or the UK"
@@ -764,20 +882,32 @@ def _tests(n) -> str:
     return f"{n} test{'s' if n != 1 else ''}"
 
 
-def _prepared_decomposition(decomposition: Optional[pd.DataFrame], model: str, template: str
-                            ) -> Optional[pd.DataFrame]:
-    if decomposition is None or decomposition.empty or not {"attribute", "value_a", "value_b", "metric",
-                                                            "component"} <= set(decomposition.columns):
+def _prepared_decomposition(decomposition: Optional[pd.DataFrame], model: str, template: str) -> Optional[pd.DataFrame]:
+    if (
+        decomposition is None
+        or decomposition.empty
+        or not {"attribute", "value_a", "value_b", "metric", "component"} <= set(decomposition.columns)
+    ):
         return None
     d = _partition_keys(decomposition, model, template)
-    return d.assign(_attr=d["attribute"].map(_norm_attr), _metric=d["metric"].astype(str).str.lower(),
-                    _a=d["value_a"].astype(str), _b=d["value_b"].astype(str),
-                    _sig=d["significant"].map(_truthy).eq(True) if "significant" in d.columns else False,
-                    _byc=d["by_construction"].map(_truthy).eq(True) if "by_construction" in d.columns else False)
+    return d.assign(
+        _attr=d["attribute"].map(_norm_attr),
+        _metric=d["metric"].astype(str).str.lower(),
+        _a=d["value_a"].astype(str),
+        _b=d["value_b"].astype(str),
+        _sig=d["significant"].map(_truthy).eq(True) if "significant" in d.columns else False,
+        _byc=d["by_construction"].map(_truthy).eq(True) if "by_construction" in d.columns else False,
+    )
 
 
-def behaviour_findings(decomposition: Optional[pd.DataFrame], *, model: str = "", template: str = "",
-                       correction: str = "Holm", max_findings: int = 5) -> list[str]:
+def behaviour_findings(
+    decomposition: Optional[pd.DataFrame],
+    *,
+    model: str = "",
+    template: str = "",
+    correction: str = "Holm",
+    max_findings: int = 5,
+) -> list[str]:
     """The summary's lead (issue 20): per model x template, the significant behaviour parts of
     the counterfactual pairs (``decompose.behaviour_needs``: the lists two groups received,
     scored for the same student), largest first: what the model did differently, to whom, on
@@ -799,7 +929,8 @@ def behaviour_findings(decomposition: Optional[pd.DataFrame], *, model: str = ""
         sig = tested[tested["_sig"]]
         if len(sig):
             sig = sig.assign(_abs=pd.to_numeric(sig["mean_diff"], errors="coerce").abs()).sort_values(
-                ["_abs", "_attr", "_metric", "_a", "_b"], ascending=[False, True, True, True, True], kind="stable")
+                ["_abs", "_attr", "_metric", "_a", "_b"], ascending=[False, True, True, True, True], kind="stable"
+            )
             for _, r in sig.head(max_findings).iterrows():
                 dv = _num(r["mean_diff"])  # b's lists minus a's lists, scored for the same student
                 low, high = (r["_a"], r["_b"]) if dv >= 0 else (r["_b"], r["_a"])
@@ -811,20 +942,25 @@ def behaviour_findings(decomposition: Optional[pd.DataFrame], *, model: str = ""
                     f"otherwise identical {_who(r['_attr'], high)}: scored for the same student, the lists given to "
                     f"{_who(r['_attr'], low)} score {abs(dv):.3f} lower on {name} (behaviour, {low} minus {high}: "
                     f"{-dv if flip else dv:+.3f} {_ci(r.get('ci_low'), r.get('ci_high'), flip)}; "
-                    f"{correction}-{_fmt_p(r.get('p_adjusted'))}, {fam} in the family).")
+                    f"{correction}-{_fmt_p(r.get('p_adjusted'))}, {fam} in the family)."
+                )
             if len(sig) > max_findings:
-                out.append(f"{under}, {len(sig) - max_findings} further behaviour part(s) are significant (table "
-                           "\"Behaviour and needs of the counterfactual contrasts\").")
+                out.append(
+                    f"{under}, {len(sig) - max_findings} further behaviour part(s) are significant (table "
+                    '"Behaviour and needs of the counterfactual contrasts").'
+                )
             for attr, g in tested.groupby("_attr", sort=True):
                 found = set(g.loc[g["_sig"], "_metric"])
                 if not found:
                     continue
                 same = [x for x in dict.fromkeys(g["_metric"]) if x not in found]
                 if same:
-                    out.append(f"{under}, by {_ATTR_WORDS.get(attr, attr)} the lists differed in "
-                               f"{', '.join(_METRIC_SHORT.get(x, x) for x in sorted(found))} but not in "
-                               f"{', '.join(_METRIC_SHORT.get(x, x) for x in same)} (behaviour parts not "
-                               "significant after correction).")
+                    out.append(
+                        f"{under}, by {_ATTR_WORDS.get(attr, attr)} the lists differed in "
+                        f"{', '.join(_METRIC_SHORT.get(x, x) for x in sorted(found))} but not in "
+                        f"{', '.join(_METRIC_SHORT.get(x, x) for x in same)} (behaviour parts not "
+                        "significant after correction)."
+                    )
             out += notes
             continue
         if tested.empty:
@@ -834,14 +970,18 @@ def behaviour_findings(decomposition: Optional[pd.DataFrame], *, model: str = ""
         attrs = ", ".join(f"{_ATTR_WORDS.get(a, a)}: {_tests(n)}" for a, n in fams.items())
         tot = part[(part["component"].astype(str) == "total") & part["_sig"]]
         needs = part[(part["component"].astype(str) == "needs") & part["_sig"]]
-        s = (f"{under}, as far as this audit can tell, the model gave the same lists whoever asked: no behaviour "
-             f"part of any counterfactual pair (the lists, scored for the same student) is significant after "
-             f"{correction} correction ({metrics_tested}; {attrs})")
+        s = (
+            f"{under}, as far as this audit can tell, the model gave the same lists whoever asked: no behaviour "
+            f"part of any counterfactual pair (the lists, scored for the same student) is significant after "
+            f"{correction} correction ({metrics_tested}; {attrs})"
+        )
         if len(tot):
-            s += (f"; yet {len(tot)} outcome gap(s) are significant: students far from the recommended "
-                  "universities, or whose income weights distance more, pay for the same lists"
-                  + (f" (needs part significant in {len(needs)} pair(s) x metric(s))" if len(needs) else "")
-                  + ". This is a finding: the model did not adapt its recommendations to who the student is")
+            s += (
+                f"; yet {len(tot)} outcome gap(s) are significant: students far from the recommended "
+                "universities, or whose income weights distance more, pay for the same lists"
+                + (f" (needs part significant in {len(needs)} pair(s) x metric(s))" if len(needs) else "")
+                + ". This is a finding: the model did not adapt its recommendations to who the student is"
+            )
         else:
             s += ", and no outcome gap between otherwise identical students is significant"
         out.append(s + ".")
@@ -854,31 +994,49 @@ def _unattainable(tested: pd.DataFrame, under: str) -> list[str]:
     family size (too few strata for so many tests): no result there can be significant."""
     if tested.empty or not {"p_min_attainable", "family_size"} <= set(tested.columns):
         return []
-    alpha = float(pd.to_numeric(tested["alpha"], errors="coerce").dropna().iloc[0]) \
-        if "alpha" in tested and tested["alpha"].notna().any() else 0.05
+    alpha = (
+        float(pd.to_numeric(tested["alpha"], errors="coerce").dropna().iloc[0])
+        if "alpha" in tested and tested["alpha"].notna().any()
+        else 0.05
+    )
     out = []
     for attr, g in tested.groupby("_attr", sort=True):
         size = pd.to_numeric(g["family_size"], errors="coerce").max()
         p_min = pd.to_numeric(g["p_min_attainable"], errors="coerce").min()
         if np.isfinite(size) and np.isfinite(p_min) and size > 0 and p_min > alpha / size:
-            out.append(f"{under}, the behaviour parts by {_ATTR_WORDS.get(attr, attr)} cannot reach significance: "
-                       f"with {_tests(size)} in the family the smallest attainable p ({p_min:.4f}) is above alpha / "
-                       f"size ({alpha / size:.2g}); read their intervals, not their tests.")
+            out.append(
+                f"{under}, the behaviour parts by {_ATTR_WORDS.get(attr, attr)} cannot reach significance: "
+                f"with {_tests(size)} in the family the smallest attainable p ({p_min:.4f}) is above alpha / "
+                f"size ({alpha / size:.2g}); read their intervals, not their tests."
+            )
     return out
 
 
-def outcome_split_sentence(decomposition: Optional[pd.DataFrame], *, model: str, template: str, attribute: str,
-                           metric: str, low: str, high: str, correction: str = "Holm") -> Optional[str]:
+def outcome_split_sentence(
+    decomposition: Optional[pd.DataFrame],
+    *,
+    model: str,
+    template: str,
+    attribute: str,
+    metric: str,
+    low: str,
+    high: str,
+    correction: str = "Holm",
+) -> Optional[str]:
     """One sentence: how much of the outcome gap ``low`` minus ``high`` (one attribute and
     metric of one model x template) is behaviour (the lists) and how much is position (needs).
     None when the decomposition has no such pair."""
     d = _prepared_decomposition(decomposition, model, template)
     if d is None:
         return None
-    sel = d[(d["model"] == model) & (d["template"] == template) & (d["_attr"] == _norm_attr(attribute))
-            & (d["_metric"] == str(metric).lower())
-            & (((d["_a"] == str(low)) & (d["_b"] == str(high))) | ((d["_a"] == str(high)) & (d["_b"] == str(low))))]
-    comp = {str(c): r for c, r in zip(sel["component"], sel.to_dict("records"))}
+    sel = d[
+        (d["model"] == model)
+        & (d["template"] == template)
+        & (d["_attr"] == _norm_attr(attribute))
+        & (d["_metric"] == str(metric).lower())
+        & (((d["_a"] == str(low)) & (d["_b"] == str(high))) | ((d["_a"] == str(high)) & (d["_b"] == str(low))))
+    ]
+    comp = {str(c): r for c, r in zip(sel["component"], sel.to_dict("records"), strict=False)}
     if not {"behaviour", "needs"} <= set(comp):
         return None
     correction = _correction(d, correction)
@@ -887,12 +1045,19 @@ def outcome_split_sentence(decomposition: Optional[pd.DataFrame], *, model: str,
     sign = -1.0 if flip else 1.0
     name = _METRIC_SHORT.get(str(metric).lower(), metric)
     bsig = "significant" if b["_sig"] else "not significant"
-    beh = (f"behaviour (the lists themselves, scored for the same student) {sign * _num(b['mean_diff']):+.3f} "
-           f"{_ci(b.get('ci_low'), b.get('ci_high'), flip)} ({correction}-{_fmt_p(b.get('p_adjusted'))}, {bsig}, "
-           f"{_tests(b.get('family_size'))} in the family)")
+    beh = (
+        f"behaviour (the lists themselves, scored for the same student) {sign * _num(b['mean_diff']):+.3f} "
+        f"{_ci(b.get('ci_low'), b.get('ci_high'), flip)} ({correction}-{_fmt_p(b.get('p_adjusted'))}, {bsig}, "
+        f"{_tests(b.get('family_size'))} in the family)"
+    )
     if n["_byc"]:
-        why = ("gender does not move the student's position" if _norm_attr(attribute) == "gender"
-               else f"{name} does not depend on the student")
+        why = (
+            "gender does not move the student's position"
+            if _norm_attr(attribute) == "gender"
+            else f"{name} does not depend on the student"
+        )
         return f"Of this gap, all is {beh}; position (needs) is 0 by construction: {why}."
-    return (f"Of this gap, {beh}; position (needs: the same universities scored for where the student lives and "
-            f"their income) {sign * _num(n['mean_diff']):+.3f} {_ci(n.get('ci_low'), n.get('ci_high'), flip)}.")
+    return (
+        f"Of this gap, {beh}; position (needs: the same universities scored for where the student lives and "
+        f"their income) {sign * _num(n['mean_diff']):+.3f} {_ci(n.get('ci_low'), n.get('ci_high'), flip)}."
+    )

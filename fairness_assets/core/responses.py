@@ -50,19 +50,47 @@ NOTE_COLUMNS = ["row", "column", "note"]
 PROFILE_COLS = ("gender", "economic_class", "nationality")
 ITEM_COLS = ("university", "program", "country")
 _ALIASES = {
-    "class": "economic_class", "economic class": "economic_class", "income": "economic_class",
-    "economicclass": "economic_class", "text": "response", "output": "response", "generation": "response",
-    "answer": "response", "sample": "run", "run_id": "run", "seed_run": "run", "prompt_template": "template",
-    "model_name": "model", "model_id": "model", "institution": "university", "programme": "program",
-    "item": "item_index", "rank": "item_index",
+    "class": "economic_class",
+    "economic class": "economic_class",
+    "income": "economic_class",
+    "economicclass": "economic_class",
+    "text": "response",
+    "output": "response",
+    "generation": "response",
+    "answer": "response",
+    "sample": "run",
+    "run_id": "run",
+    "seed_run": "run",
+    "prompt_template": "template",
+    "model_name": "model",
+    "model_id": "model",
+    "institution": "university",
+    "programme": "program",
+    "item": "item_index",
+    "rank": "item_index",
 }
 _CLASS_VALUES = {
-    "high": "high", "high-income": "high", "high income": "high", "rich": "high", "upper": "high",
-    "middle": "middle", "moderate": "middle", "middle-income": "middle", "middle income": "middle",
-    "low": "low", "low-income": "low", "low income": "low", "poor": "low",
+    "high": "high",
+    "high-income": "high",
+    "high income": "high",
+    "rich": "high",
+    "upper": "high",
+    "middle": "middle",
+    "moderate": "middle",
+    "middle-income": "middle",
+    "middle income": "middle",
+    "low": "low",
+    "low-income": "low",
+    "low income": "low",
+    "poor": "low",
 }
-_GENDER_VALUES = {g: g for g in GENDERS} | {"man": "male", "woman": "female", "non-binary": "transgender",
-                                            "nonbinary": "transgender", "trans": "transgender"}
+_GENDER_VALUES = {g: g for g in GENDERS} | {
+    "man": "male",
+    "woman": "female",
+    "non-binary": "transgender",
+    "nonbinary": "transgender",
+    "trans": "transgender",
+}
 # the largest run the results database's integer column holds (PostgreSQL INTEGER)
 MAX_RUN = 2**31 - 1
 _INT_RE = re.compile(r"[+-]?[0-9]+")
@@ -89,8 +117,9 @@ def storable_text(value: str) -> tuple[str, str]:
     if nul:
         changes.append(f"{nul} NUL character{'s' if nul > 1 else ''} removed")
     if surrogates:
-        changes.append(f"{surrogates} unencodable character{'s' if surrogates > 1 else ''} "
-                       "(lone surrogate) replaced with U+FFFD")
+        changes.append(
+            f"{surrogates} unencodable character{'s' if surrogates > 1 else ''} (lone surrogate) replaced with U+FFFD"
+        )
     return out, ", ".join(changes)
 
 
@@ -298,7 +327,8 @@ def _raw_chunks(path: Path) -> Iterator[tuple[pd.DataFrame, np.ndarray]]:
             raise
         except Exception as exc:  # noqa: BLE001 - any reader failure names the file
             raise ResponsesFileError(
-                f"{path}: cannot be read as {suffix.lstrip('.')} ({type(exc).__name__}: {exc})") from None
+                f"{path}: cannot be read as {suffix.lstrip('.')} ({type(exc).__name__}: {exc})"
+            ) from None
         yield chunk
 
 
@@ -339,11 +369,11 @@ def _check_columns(path: Path, columns: list[str]) -> bool:
 class _Chunk:
     """One chunk of a responses file, validated (:func:`_validate`)."""
 
-    used: pd.DataFrame   # the rows that can be used (read_responses' frame)
-    rejects: list        # (row, column, value, reason) of the rows that cannot
-    notes: list          # (row, column, note) of the used rows whose text was altered
+    used: pd.DataFrame  # the rows that can be used (read_responses' frame)
+    rejects: list  # (row, column, value, reason) of the rows that cannot
+    notes: list  # (row, column, note) of the used rows whose text was altered
     rows_read: int
-    split: bool          # the file holds answers already split into items
+    split: bool  # the file holds answers already split into items
 
 
 class _SplitChanged(Exception):
@@ -367,34 +397,39 @@ def _validate(df: pd.DataFrame, rows: np.ndarray, split: bool, resolve_nationali
 
     # a JSON object or array (or a Parquet list, bytes) where one value belongs: the row is rejected,
     # never turned into a partition or a profile named after the value's repr
-    used_cols = [c for c in REQUIRED + PROFILE_COLS + (ITEM_COLS + ("item_index",) if split else ("response",))
-                 if c in df.columns]
+    used_cols = [
+        c
+        for c in REQUIRED + PROFILE_COLS + (ITEM_COLS + ("item_index",) if split else ("response",))
+        if c in df.columns
+    ]
     structured = {}
     for col in used_cols:
         mask = df[col].map(lambda v: isinstance(v, _NOT_SCALAR)).to_numpy(dtype=bool)
         structured[col] = mask
         if col == "run":
             continue  # reported with the run's own reason below
-        for r, v in zip(rows[mask], df.loc[mask, col]):
+        for r, v in zip(rows[mask], df.loc[mask, col], strict=False):
             rejects.append((r, col, _shown(v), f"{col} must be a single value (text or a number), not {_kind(v)}"))
 
     def text(col):
-        s = df[col].astype("object")
+        s = df[col].astype("object")  # noqa: F821 (df: the enclosing frame, deleted after the last text() call)
         s = s.where(s.notna(), None)
-        return s.map(lambda v: None if v is None or isinstance(v, _NOT_SCALAR) or str(v).strip() == ""
-                     else str(v).strip())
+        return s.map(
+            lambda v: None if v is None or isinstance(v, _NOT_SCALAR) or str(v).strip() == "" else str(v).strip()
+        )
 
     for c in ("model", "template"):
         out[c] = text(c).to_numpy()
         for r in out.loc[out[c].isna().to_numpy() & ~structured[c], "source_row"]:
             rejects.append((r, c, None, f"empty {c}"))
     runs = []
-    for r, v in zip(rows, df["run"].astype("object").where(df["run"].notna(), None)):
+    for r, v in zip(rows, df["run"].astype("object").where(df["run"].notna(), None), strict=False):
         number, reason = _parse_run(v)
         runs.append(number)
         if reason:
-            rejects.append((r, "run", None if v is None else (_shown(v) if isinstance(v, _NOT_SCALAR) else str(v)),
-                            reason))
+            rejects.append(
+                (r, "run", None if v is None else (_shown(v) if isinstance(v, _NOT_SCALAR) else str(v)), reason)
+            )
     out["run"] = pd.array(runs, dtype="Int64")
 
     g = text("gender").map(lambda v: None if v is None else _GENDER_VALUES.get(v.lower(), "\x00" + v))
@@ -402,28 +437,39 @@ def _validate(df: pd.DataFrame, rows: np.ndarray, split: bool, resolve_nationali
     n = text("nationality")
     for col, s, allowed in (("gender", g, GENDERS), ("economic_class", c, ECONOMIC_CLASSES)):
         bad = s.notna() & s.str.startswith("\x00")  # text is NUL-free here (made storable above)
-        for r, v in zip(out.loc[bad.to_numpy(), "source_row"], s[bad]):
+        for r, v in zip(out.loc[bad.to_numpy(), "source_row"], s[bad], strict=False):
             rejects.append((r, col, v[1:], f"unknown {col} (use one of {list(allowed)})"))
     if resolve_nationality is not None:
         uniq = {v: resolve_nationality(v) for v in pd.unique(n.dropna())}
         bad = n.notna() & n.map(lambda v: v is not None and uniq.get(v) is None)
-        for r, v in zip(out.loc[bad.to_numpy(), "source_row"], n[bad]):
+        for r, v in zip(out.loc[bad.to_numpy(), "source_row"], n[bad], strict=False):
             rejects.append((r, "nationality", v, "nationality is not a country that can be resolved"))
     out["gender"], out["economic_class"], out["nationality"] = g.to_numpy(), c.to_numpy(), n.to_numpy()
     present = out[list(PROFILE_COLS)].notna().sum(axis=1)
     pset = np.select(
-        [present == 3, out["gender"].notna() & (present == 1), out["economic_class"].notna() & (present == 1),
-         out["nationality"].notna() & (present == 1)],
-        ["full", "gender_only", "class_only", "nationality_only"], default="",
+        [
+            present == 3,
+            out["gender"].notna() & (present == 1),
+            out["economic_class"].notna() & (present == 1),
+            out["nationality"].notna() & (present == 1),
+        ],
+        ["full", "gender_only", "class_only", "nationality_only"],
+        default="",
     )
     structured_profile = np.logical_or.reduce([structured[col] for col in PROFILE_COLS])
     for r in out.loc[(pset == "") & ~structured_profile, "source_row"]:
-        rejects.append((r, "gender/economic_class/nationality", None,
-                        "a profile needs all three attributes, or exactly one (reduced context)"))
+        rejects.append(
+            (
+                r,
+                "gender/economic_class/nationality",
+                None,
+                "a profile needs all three attributes, or exactly one (reduced context)",
+            )
+        )
     out["profile_set"] = pset
     out["profile_id"] = [
         profile_id(s, gg, cc, nn) if s else None
-        for s, gg, cc, nn in zip(pset, out["gender"], out["economic_class"], out["nationality"])
+        for s, gg, cc, nn in zip(pset, out["gender"], out["economic_class"], out["nationality"], strict=False)
     ]
     if split:
         for col in ITEM_COLS:
@@ -432,8 +478,11 @@ def _validate(df: pd.DataFrame, rows: np.ndarray, split: bool, resolve_nationali
         out["item_index"] = idx.to_numpy() if idx is not None else np.nan
     else:
         resp = df["response"].astype("object")
-        out["response"] = resp.where(resp.notna(), None).map(
-            lambda v: None if v is None or isinstance(v, _NOT_SCALAR) else str(v)).to_numpy()
+        out["response"] = (
+            resp.where(resp.notna(), None)
+            .map(lambda v: None if v is None or isinstance(v, _NOT_SCALAR) else str(v))
+            .to_numpy()
+        )
     del df
     by_row: dict[int, str] = {}
     for r, col, note in notes:
@@ -446,7 +495,7 @@ def _validate(df: pd.DataFrame, rows: np.ndarray, split: bool, resolve_nationali
     used = out[~out["source_row"].isin(bad_rows)].reset_index(drop=True) if bad_rows else out
     if split:
         # items without an explicit position are numbered in file order per response
-        keys = list(zip(*(used[k] for k in SAMPLE_KEY)))
+        keys = list(zip(*(used[k] for k in SAMPLE_KEY), strict=False))
         order = used.groupby(SAMPLE_KEY, sort=False, dropna=False).cumcount().to_numpy()
         if offsets:
             order = order + np.asarray([offsets.get(k, 0) for k in keys], dtype=np.int64)
@@ -470,6 +519,7 @@ def _chunks(path: Path, resolve_nationality, split: Optional[bool] = None) -> It
     cache: dict = {}
     resolve = None
     if resolve_nationality is not None:  # each distinct nationality resolved once for the whole file
+
         def resolve(v):
             if v not in cache:
                 cache[v] = resolve_nationality(v)
@@ -543,15 +593,39 @@ def read_responses(
 
     _read_all(path, resolve_nationality, each, reset)
     used = _concat(parts)
-    report = ResponsesReport(str(path), rows_read=state["rows_read"], rows_used=len(used),
-                             rejects=pd.DataFrame(rejects, columns=REJECT_COLUMNS), split_items=state["split"],
-                             notes=pd.DataFrame(notes, columns=NOTE_COLUMNS))
+    report = ResponsesReport(
+        str(path),
+        rows_read=state["rows_read"],
+        rows_used=len(used),
+        rejects=pd.DataFrame(rejects, columns=REJECT_COLUMNS),
+        split_items=state["split"],
+        notes=pd.DataFrame(notes, columns=NOTE_COLUMNS),
+    )
     return used, report
 
 
-GENERATION_COLUMNS = ["partition_key", "audit_id", "response_id", "model", "template", "template_hash", "profile_id",
-                      "gender", "economic_class", "nationality", "run", "seed", "prompt", "response", "model_source",
-                      "model_revision", "backend", "decoding_json", "text_note", "response_format"]
+GENERATION_COLUMNS = [
+    "partition_key",
+    "audit_id",
+    "response_id",
+    "model",
+    "template",
+    "template_hash",
+    "profile_id",
+    "gender",
+    "economic_class",
+    "nationality",
+    "run",
+    "seed",
+    "prompt",
+    "response",
+    "model_source",
+    "model_revision",
+    "backend",
+    "decoding_json",
+    "text_note",
+    "response_format",
+]
 
 
 def response_models(
@@ -594,25 +668,29 @@ def _to_generations(responses, templates, source, source_sha256, seen=None, prom
 
     rejects = []
     known = responses["template"].isin(list(templates))
-    for r, t in zip(responses.loc[~known, "source_row"], responses.loc[~known, "template"]):
+    for r, t in zip(responses.loc[~known, "source_row"], responses.loc[~known, "template"], strict=False):
         rejects.append((r, "template", t, f"unknown template (known: {sorted(templates)})"))
     ok = responses[known].copy()
-    fits = [templates[t].profile_set == s for t, s in zip(ok["template"], ok["profile_set"])]
+    fits = [templates[t].profile_set == s for t, s in zip(ok["template"], ok["profile_set"], strict=False)]
     fits = np.asarray(fits, dtype=bool)
-    for r, t, s in zip(ok.loc[~fits, "source_row"], ok.loc[~fits, "template"], ok.loc[~fits, "profile_set"]):
-        rejects.append((r, "template", t, f"template {t!r} is for {templates[t].profile_set} profiles, row has a {s} profile"))
+    for r, t, s in zip(
+        ok.loc[~fits, "source_row"], ok.loc[~fits, "template"], ok.loc[~fits, "profile_set"], strict=False
+    ):
+        rejects.append(
+            (r, "template", t, f"template {t!r} is for {templates[t].profile_set} profiles, row has a {s} profile")
+        )
     ok = sample_ids(ok[fits])
     dup = ok.duplicated("response_id", keep="first")
     if seen:
         dup |= ok["response_id"].isin(seen)
-    for r, rid in zip(ok.loc[dup, "source_row"], ok.loc[dup, "response_id"]):
+    for r, rid in zip(ok.loc[dup, "source_row"], ok.loc[dup, "response_id"], strict=False):
         rejects.append((r, "model/template/profile/run", rid, "repeats an earlier row's sample"))
     ok = ok[~dup].reset_index(drop=True)
     if seen is not None:
         seen.update(ok["response_id"])
     prompts = {} if prompts is None else prompts
     rendered = []
-    for key in zip(ok["template"], ok["gender"], ok["economic_class"], ok["nationality"]):
+    for key in zip(ok["template"], ok["gender"], ok["economic_class"], ok["nationality"], strict=False):
         if key not in prompts:
             prompts[key] = templates[key[0]].render(*key[1:])
         rendered.append(prompts[key])
@@ -641,17 +719,25 @@ def samples_from_items(items: pd.DataFrame) -> pd.DataFrame:
     row gives ``source_row``; the items' text notes are joined."""
     cols = list(ITEM_COLS)
     if items.empty:
-        return items.drop(columns=cols + ["item_index"], errors="ignore").assign(response=pd.Series(dtype=object),
-                                                                               response_format=ITEMS_FORMAT)
+        return items.drop(columns=cols + ["item_index"], errors="ignore").assign(
+            response=pd.Series(dtype=object), response_format=ITEMS_FORMAT
+        )
     f = items.sort_values(SAMPLE_KEY + ["item_index"], kind="stable").reset_index(drop=True)
     records = f[cols].astype(object).where(f[cols].notna(), None)
-    snippets = pd.Series([json.dumps(dict(zip(cols, r)), ensure_ascii=False) for r in records.itertuples(index=False)],
-                         index=f.index)
+    snippets = pd.Series(
+        [json.dumps(dict(zip(cols, r, strict=False)), ensure_ascii=False) for r in records.itertuples(index=False)],
+        index=f.index,
+    )
     groups = f.groupby(SAMPLE_KEY, sort=False, dropna=False)
     first = groups.head(1).set_index(SAMPLE_KEY)
     docs = snippets.groupby([f[k] for k in SAMPLE_KEY], sort=False, dropna=False).agg(",".join)
-    notes = f["text_note"].groupby([f[k] for k in SAMPLE_KEY], sort=False, dropna=False).agg(
-        lambda s: "; ".join(dict.fromkeys(v for v in s if v)) or None) if "text_note" in f else None
+    notes = (
+        f["text_note"]
+        .groupby([f[k] for k in SAMPLE_KEY], sort=False, dropna=False)
+        .agg(lambda s: "; ".join(dict.fromkeys(v for v in s if v)) or None)
+        if "text_note" in f
+        else None
+    )
     out = first.drop(columns=cols + ["item_index"], errors="ignore")
     out["response"] = ('{"items": [' + docs + "]}").reindex(out.index).to_numpy()
     if notes is not None:
@@ -666,15 +752,17 @@ def items_from_generations(generations: pd.DataFrame) -> pd.DataFrame:
     sample without items keeps one row with no university. A document that is not the items
     document of :func:`samples_from_items` raises ValueError naming the response."""
     rows, keep = [], []
-    for pos, (rid, text) in enumerate(zip(generations["response_id"], generations["response"])):
+    for pos, (rid, text) in enumerate(zip(generations["response_id"], generations["response"], strict=False)):
         try:
             doc = json.loads(text)
             items = doc["items"]
             if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
                 raise TypeError("'items' is not a list of objects")
         except (TypeError, ValueError, KeyError) as exc:
-            raise ValueError(f"generation {rid}: response_format is 'items' but the response is not an items "
-                             f"document ({exc}): {_shown(text)}") from None
+            raise ValueError(
+                f"generation {rid}: response_format is 'items' but the response is not an items "
+                f"document ({exc}): {_shown(text)}"
+            ) from None
         for k, item in enumerate(items or [{}]):
             rows.append([item.get(c) for c in ITEM_COLS] + [k])
             keep.append(pos)
@@ -682,19 +770,18 @@ def items_from_generations(generations: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([meta, pd.DataFrame(rows, columns=list(ITEM_COLS) + ["item_index"])], axis=1)
 
 
-
 @dataclass
 class ImportedResponses:
     """A responses file made into generation rows (:func:`import_responses`)."""
 
     generations: pd.DataFrame
-    rejects: pd.DataFrame      # row, column, value, reason: every row not used, and why
-    notes: pd.DataFrame        # rows whose text was altered to be stored, and how
+    rejects: pd.DataFrame  # row, column, value, reason: every row not used, and why
+    notes: pd.DataFrame  # rows whose text was altered to be stored, and how
     rows_read: int
     split_items: bool
     sha256: str
-    models: set = field(default_factory=set)     # every model the file names
-    pairs: set = field(default_factory=set)      # every (model, template) the file names
+    models: set = field(default_factory=set)  # every model the file names
+    pairs: set = field(default_factory=set)  # every (model, template) the file names
 
     @property
     def rows_rejected(self) -> int:
@@ -717,7 +804,7 @@ class _Converter:
     def reset(self) -> None:
         self.read_rejects: list[tuple] = []
         self.piped: list[tuple] = []
-        self.converted: list[pd.DataFrame] = []   # to_generations' rejects, with the row's model and template
+        self.converted: list[pd.DataFrame] = []  # to_generations' rejects, with the row's model and template
         self.notes: list[tuple] = []
         self.rows_read = 0
         self.split = False
@@ -738,13 +825,18 @@ class _Converter:
             return
         piped = frame["model"].astype(str).str.contains("|", regex=False).to_numpy()
         if piped.any():
-            self.piped += [(r, "model", m, _PIPE_REASON)
-                           for r, m in zip(frame.loc[piped, "source_row"], frame.loc[piped, "model"])]
+            self.piped += [
+                (r, "model", m, _PIPE_REASON)
+                for r, m in zip(frame.loc[piped, "source_row"], frame.loc[piped, "model"], strict=False)
+            ]
             frame = frame[~piped]
-        self.named.update(zip(frame["model"].astype(str), frame["template"].astype(str)))
+        self.named.update(zip(frame["model"].astype(str), frame["template"].astype(str), strict=False))
         if self.wanted is not None:
-            wanted = np.fromiter(((m, t) in self.wanted for m, t in zip(frame["model"], frame["template"])),
-                                 dtype=bool, count=len(frame))
+            wanted = np.fromiter(
+                ((m, t) in self.wanted for m, t in zip(frame["model"], frame["template"], strict=False)),
+                dtype=bool,
+                count=len(frame),
+            )
             frame = frame[wanted]
         if not len(frame):
             return
@@ -766,15 +858,18 @@ class _Converter:
         ``with_pair``, the ``model`` and ``template`` of the rows that to_generations rejected (a
         pairs filter leaves those out when their pair is not wanted; None for the others)."""
         cols = REJECT_COLUMNS + ["model", "template"]
-        parts = [pd.DataFrame([t + (None, None) for t in self.read_rejects], columns=cols),
-                 pd.DataFrame([t + (None, None) for t in self.piped], columns=cols)] + self.converted
+        parts = [
+            pd.DataFrame([t + (None, None) for t in self.read_rejects], columns=cols),
+            pd.DataFrame([t + (None, None) for t in self.piped], columns=cols),
+        ] + self.converted
         parts = [f for f in parts if len(f)]
         if not parts:
             return pd.DataFrame(columns=cols if with_pair else REJECT_COLUMNS)
         rej = pd.concat(parts, ignore_index=True).sort_values("row", kind="stable").reset_index(drop=True)
         if pairs is not None:
-            own = rej["model"].isna() | pd.Series([(m, t) in pairs for m, t in zip(rej["model"], rej["template"])],
-                                                  index=rej.index)
+            own = rej["model"].isna() | pd.Series(
+                [(m, t) in pairs for m, t in zip(rej["model"], rej["template"], strict=False)], index=rej.index
+            )
             rej = rej[own.to_numpy()].reset_index(drop=True)
         return rej if with_pair else rej[REJECT_COLUMNS]
 
@@ -819,9 +914,16 @@ def import_responses(
         table = conv.convert(samples_from_items(_concat(kept))) if kept else conv.empty_generations()
     else:
         table = _concat(kept) if kept else conv.empty_generations()
-    return ImportedResponses(table[GENERATION_COLUMNS], conv.rejects(pairs),
-                             pd.DataFrame(conv.notes, columns=NOTE_COLUMNS), conv.rows_read, conv.split, sha,
-                             {m for m, _ in conv.named}, set(conv.named))
+    return ImportedResponses(
+        table[GENERATION_COLUMNS],
+        conv.rejects(pairs),
+        pd.DataFrame(conv.notes, columns=NOTE_COLUMNS),
+        conv.rows_read,
+        conv.split,
+        sha,
+        {m for m, _ in conv.named},
+        set(conv.named),
+    )
 
 
 # ----------------------------------------------------------------------------- staging
@@ -852,8 +954,22 @@ def _read_parts(folder: Path) -> pd.DataFrame:
     return pa.concat_tables([pq.read_table(f) for f in files]).to_pandas()
 
 
-_ITEM_STAGE_COLUMNS = ["source_row", "model", "template", "run", "gender", "economic_class", "nationality",
-                       "profile_set", "profile_id", "university", "program", "country", "item_index", "text_note"]
+_ITEM_STAGE_COLUMNS = [
+    "source_row",
+    "model",
+    "template",
+    "run",
+    "gender",
+    "economic_class",
+    "nationality",
+    "profile_set",
+    "profile_id",
+    "university",
+    "program",
+    "country",
+    "item_index",
+    "text_note",
+]
 
 
 @dataclass
@@ -867,8 +983,8 @@ class StagedResponses:
     sha256: str
     rows_read: int
     split_items: bool
-    partitions: dict            # (model, template) -> (subfolder, rows)
-    named: set                  # every (model, template) the file names (usable or not)
+    partitions: dict  # (model, template) -> (subfolder, rows)
+    named: set  # every (model, template) the file names (usable or not)
 
     @property
     def models(self) -> set:
@@ -890,8 +1006,9 @@ class StagedResponses:
         if not len(r):
             return pd.DataFrame(columns=REJECT_COLUMNS)
         if pairs is not None:  # to_generations' rejects (they name their pair) only for the pairs asked for
-            own = r["model"].isna() | pd.Series([(m, t) in pairs for m, t in zip(r["model"], r["template"])],
-                                                index=r.index)
+            own = r["model"].isna() | pd.Series(
+                [(m, t) in pairs for m, t in zip(r["model"], r["template"], strict=False)], index=r.index
+            )
             r = r[own.to_numpy()].reset_index(drop=True)
         return r[REJECT_COLUMNS]
 
@@ -922,15 +1039,30 @@ class StagedResponses:
 
     def imported(self, pairs: Optional[set] = None) -> ImportedResponses:
         """What :func:`import_responses` returns for ``pairs``, read from the staged files."""
-        return ImportedResponses(self.generations(pairs), self.rejects(pairs), self.notes(), self.rows_read,
-                                 self.split_items, self.sha256, self.models, set(self.named))
+        return ImportedResponses(
+            self.generations(pairs),
+            self.rejects(pairs),
+            self.notes(),
+            self.rows_read,
+            self.split_items,
+            self.sha256,
+            self.models,
+            set(self.named),
+        )
 
     def summary(self) -> ImportedResponses:
         """What :func:`import_responses` returns, without the generation rows (an empty frame):
         rejects, notes, rows read, the models and pairs of the file."""
-        return ImportedResponses(pd.read_parquet(self.folder / "empty.parquet")[GENERATION_COLUMNS], self.rejects(),
-                                 self.notes(), self.rows_read, self.split_items, self.sha256, self.models,
-                                 set(self.named))
+        return ImportedResponses(
+            pd.read_parquet(self.folder / "empty.parquet")[GENERATION_COLUMNS],
+            self.rejects(),
+            self.notes(),
+            self.rows_read,
+            self.split_items,
+            self.sha256,
+            self.models,
+            set(self.named),
+        )
 
 
 def staging_folder(root: str | Path, path: str | Path) -> Path:
@@ -945,8 +1077,14 @@ def staging_folder(root: str | Path, path: str | Path) -> Path:
 
 def _staging_key(path: Path, templates: Mapping[str, "PromptTemplate"], sha: str) -> dict:
     st = path.stat()
-    return {"version": STAGING_VERSION, "source": str(path.resolve()), "size": st.st_size, "mtime_ns": st.st_mtime_ns,
-            "sha256": sha, "templates": {k: templates[k].sha256 for k in sorted(templates)}}
+    return {
+        "version": STAGING_VERSION,
+        "source": str(path.resolve()),
+        "size": st.st_size,
+        "mtime_ns": st.st_mtime_ns,
+        "sha256": sha,
+        "templates": {k: templates[k].sha256 for k in sorted(templates)},
+    }
 
 
 def _open_staged(folder: Path, key: dict) -> Optional[StagedResponses]:
@@ -956,9 +1094,15 @@ def _open_staged(folder: Path, key: dict) -> Optional[StagedResponses]:
         return None
     if manifest.get("key") != key:
         return None
-    return StagedResponses(folder, manifest["key"]["source"], manifest["key"]["sha256"], manifest["rows_read"],
-                           manifest["split_items"], {(m, t): (sub, n) for m, t, sub, n in manifest["partitions"]},
-                           {tuple(p) for p in manifest["named"]})
+    return StagedResponses(
+        folder,
+        manifest["key"]["source"],
+        manifest["key"]["sha256"],
+        manifest["rows_read"],
+        manifest["split_items"],
+        {(m, t): (sub, n) for m, t, sub, n in manifest["partitions"]},
+        {tuple(p) for p in manifest["named"]},
+    )
 
 
 def stage_responses(
@@ -992,9 +1136,9 @@ def stage_responses(
             (folder / name).unlink(missing_ok=True)
         for sub in ("partitions", "items"):
             shutil.rmtree(folder / sub, ignore_errors=True)
-        subfolders: dict = {}   # (model, template) -> its folder's name
-        rows: dict = {}         # (model, template) -> rows staged
-        parts: dict = {}        # folder -> part files written
+        subfolders: dict = {}  # (model, template) -> its folder's name
+        rows: dict = {}  # (model, template) -> rows staged
+        parts: dict = {}  # folder -> part files written
         gen_columns = GENERATION_COLUMNS + ["source_row"]
 
         def write(frame: pd.DataFrame, where: Path, columns: list[str]) -> None:
@@ -1023,15 +1167,25 @@ def stage_responses(
                 if len(table):
                     write(table, folder / "partitions" / name, gen_columns)
             shutil.rmtree(folder / "items", ignore_errors=True)
-        _write_frame(conv.rejects(with_pair=True), folder / "rejects.parquet", REJECT_COLUMNS + ["model", "template"],
-                     ints=("row",))
-        _write_frame(pd.DataFrame(conv.notes, columns=NOTE_COLUMNS), folder / "notes.parquet", NOTE_COLUMNS,
-                     ints=("row",))
+        _write_frame(
+            conv.rejects(with_pair=True),
+            folder / "rejects.parquet",
+            REJECT_COLUMNS + ["model", "template"],
+            ints=("row",),
+        )
+        _write_frame(
+            pd.DataFrame(conv.notes, columns=NOTE_COLUMNS), folder / "notes.parquet", NOTE_COLUMNS, ints=("row",)
+        )
         empty = conv.empty_generations()
         _write_frame(empty, folder / "empty.parquet", GENERATION_COLUMNS)
         partitions = [[m, t, subfolders[(m, t)], n] for (m, t), n in rows.items() if n]
-        manifest = {"key": key, "rows_read": conv.rows_read, "split_items": conv.split, "partitions": partitions,
-                    "named": sorted(conv.named)}
+        manifest = {
+            "key": key,
+            "rows_read": conv.rows_read,
+            "split_items": conv.split,
+            "partitions": partitions,
+            "named": sorted(conv.named),
+        }
         tmp = folder / (_MANIFEST + ".tmp")
         tmp.write_text(json.dumps(manifest), encoding="utf-8")
         tmp.replace(folder / _MANIFEST)  # written last: a folder without it is never read

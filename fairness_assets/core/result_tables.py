@@ -46,10 +46,17 @@ T = ResultTable
 # in the order they are exported: per partition first (model, template in front), then across partitions
 TABLES: tuple[ResultTable, ...] = (
     # ---- one row per item or country, each in its own SQL table
-    T("recommendations", "recommendations",
-      "Recommendations: one row per item of an answer, parsed and matched to the corpus"),
-    T("drs_items", "drs_scores", "DRS items: distance, lambda, Acc, Rep, Acad and DRS of each recommended item "
-      "(METHOD.md §5), with its recommendation"),
+    T(
+        "recommendations",
+        "recommendations",
+        "Recommendations: one row per item of an answer, parsed and matched to the corpus",
+    ),
+    T(
+        "drs_items",
+        "drs_scores",
+        "DRS items: distance, lambda, Acc, Rep, Acad and DRS of each recommended item "
+        "(METHOD.md §5), with its recommendation",
+    ),
     T("grs_by_country", "grs_by_country", "GRS of the countries recommended"),
     # ---- the analysis tables of METHOD.md §8 (metrics.score_partition), one stored row per cell
     T("drs_responses", "analysis_tables", "DRS, Acc, Rep, Acad per response"),
@@ -60,43 +67,121 @@ TABLES: tuple[ResultTable, ...] = (
     T("reduced_context_top", "analysis_tables", "reduced context, top items per attribute value"),
     # ---- the statistics (docs/statistics.md): run variability, counterfactual pairs, behaviour / needs, envy
     T("run_variability", "audit_statistics", "run-to-run variability"),
-    T("counterfactual_disparity", "audit_statistics", "counterfactual disparity (paired; {correction} correction)",
-      packed=True),
-    T("behaviour_needs", "audit_statistics", "behaviour and needs of the counterfactual contrasts (component total "
-      "/ behaviour / needs; {correction} within each attribute x component)", packed=True),
-    T("envy", "audit_statistics", "envy, the share of a group's students whose score would be higher with the lists "
-      "the other group received (95% bootstrap interval over strata)", packed=True),
+    T(
+        "counterfactual_disparity",
+        "audit_statistics",
+        "counterfactual disparity (paired; {correction} correction)",
+        packed=True,
+    ),
+    T(
+        "behaviour_needs",
+        "audit_statistics",
+        "behaviour and needs of the counterfactual contrasts (component total "
+        "/ behaviour / needs; {correction} within each attribute x component)",
+        packed=True,
+    ),
+    T(
+        "envy",
+        "audit_statistics",
+        "envy, the share of a group's students whose score would be higher with the lists "
+        "the other group received (95% bootstrap interval over strata)",
+        packed=True,
+    ),
     # ---- the geographic statistics (core.geostats)
-    T("region_metrics", "audit_geography", "Metrics by student region and North/South: mean [95% bootstrap "
-      "interval over {unit}s]", "geography_region_metrics", packed=True),
-    T("geo_contrasts", "audit_geography", "Geographic contrasts, one vs the rest (paired within strata; "
-      "{correction}-adjusted p within each family): significant first, then the {shown} closest to significance "
-      "per family", "geography_geo_contrasts", packed=True),
-    T("class_gap_interactions", "audit_geography", "Class gap (low - high) interactions: does the gap differ by "
-      "gender or region?", "geography_class_gap_interactions", packed=True),
-    T("home_bias", "audit_geography", "Home bias per nationality: share of located recommendations in the "
-      "student's own country, own region, abroad; mean distance (km)", "geography_home_bias", packed=True),
-    T("home_bias_change", "audit_geography", "Home bias from the base to the {other} template, per nationality "
-      "(change = {other} - base)", "geography_home_bias_change", packed=True),
-    T("class_gap_decomposition", "audit_geography", "Class gaps split into behaviour (what the model recommended) "
-      "and needs (the metric's income weighting)", "geography_class_gap_decomposition", packed=True),
-    T("families", "audit_geography", "Families of tests: size, smallest attainable p and the Holm threshold "
-      "(alpha / size)", "geography_families", packed=True),
+    T(
+        "region_metrics",
+        "audit_geography",
+        "Metrics by student region and North/South: mean [95% bootstrap interval over {unit}s]",
+        "geography_region_metrics",
+        packed=True,
+    ),
+    T(
+        "geo_contrasts",
+        "audit_geography",
+        "Geographic contrasts, one vs the rest (paired within strata; "
+        "{correction}-adjusted p within each family): significant first, then the {shown} closest to significance "
+        "per family",
+        "geography_geo_contrasts",
+        packed=True,
+    ),
+    T(
+        "class_gap_interactions",
+        "audit_geography",
+        "Class gap (low - high) interactions: does the gap differ by gender or region?",
+        "geography_class_gap_interactions",
+        packed=True,
+    ),
+    T(
+        "home_bias",
+        "audit_geography",
+        "Home bias per nationality: share of located recommendations in the "
+        "student's own country, own region, abroad; mean distance (km)",
+        "geography_home_bias",
+        packed=True,
+    ),
+    T(
+        "home_bias_change",
+        "audit_geography",
+        "Home bias from the base to the {other} template, per nationality (change = {other} - base)",
+        "geography_home_bias_change",
+        packed=True,
+    ),
+    T(
+        "class_gap_decomposition",
+        "audit_geography",
+        "Class gaps split into behaviour (what the model recommended) and needs (the metric's income weighting)",
+        "geography_class_gap_decomposition",
+        packed=True,
+    ),
+    T(
+        "families",
+        "audit_geography",
+        "Families of tests: size, smallest attainable p and the Holm threshold (alpha / size)",
+        "geography_families",
+        packed=True,
+    ),
     # ---- across partitions (partition key ""): base vs regional, the model comparison, the sensitivity
     T("drs_change", "base_vs_regional", "Base vs regional: drs change (%)", "base_vs_regional_drs_change"),
     T("grs_change", "base_vs_regional", "Base vs regional: grs change (%)", "base_vs_regional_grs_change"),
-    T("component_change", "base_vs_regional", "Base vs regional: did the regional template move what the model "
-      "did? Behaviour / outcome (total) / needs parts tested and moved, per model (Welch test of regional - base, "
-      "Holm within each analysis x component)", "base_vs_regional_component_change", packed=True),
-    T("differences", "model_comparison", "Differences B - A, paired by profile and run (significant first)",
-      "model_comparison_differences", packed=True),
-    T("leaderboard", "model_comparison", "Leaderboard: mean [95% interval] and the rank the paired tests support "
-      "(a range where they cannot tell the models apart)", "model_comparison_leaderboard", packed=True),
-    T("gate", "model_comparison", "Release gate: each line, candidate - baseline", "model_comparison_gate",
-      packed=True),
+    T(
+        "component_change",
+        "base_vs_regional",
+        "Base vs regional: did the regional template move what the model "
+        "did? Behaviour / outcome (total) / needs parts tested and moved, per model (Welch test of regional - base, "
+        "Holm within each analysis x component)",
+        "base_vs_regional_component_change",
+        packed=True,
+    ),
+    T(
+        "differences",
+        "model_comparison",
+        "Differences B - A, paired by profile and run (significant first)",
+        "model_comparison_differences",
+        packed=True,
+    ),
+    T(
+        "leaderboard",
+        "model_comparison",
+        "Leaderboard: mean [95% interval] and the rank the paired tests support "
+        "(a range where they cannot tell the models apart)",
+        "model_comparison_leaderboard",
+        packed=True,
+    ),
+    T(
+        "gate",
+        "model_comparison",
+        "Release gate: each line, candidate - baseline",
+        "model_comparison_gate",
+        packed=True,
+    ),
     T("verdicts", "sensitivity", "Findings, robust or fragile (fragile first)", "sensitivity_verdicts", packed=True),
-    T("comparison_by_setting", "sensitivity", "The model comparison's differences under each sensitivity setting",
-      "sensitivity_comparison_by_setting", packed=True),
+    T(
+        "comparison_by_setting",
+        "sensitivity",
+        "The model comparison's differences under each sensitivity setting",
+        "sensitivity_comparison_by_setting",
+        packed=True,
+    ),
 )
 del T
 
@@ -123,8 +208,10 @@ def names(asset: str) -> list[str]:
     """The names of the tables ``asset`` stores, in order; ``KeyError`` for an asset that stores none."""
     out = [t.name for t in of_asset(asset)]
     if not out:
-        raise KeyError(f"no result table is stored by asset {asset!r} (core/result_tables.py: "
-                       f"{', '.join(sorted({t.asset for t in TABLES}))})")
+        raise KeyError(
+            f"no result table is stored by asset {asset!r} (core/result_tables.py: "
+            f"{', '.join(sorted({t.asset for t in TABLES}))})"
+        )
     return out
 
 

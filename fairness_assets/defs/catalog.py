@@ -31,7 +31,6 @@ from typing import Iterable
 
 import dagster as dg
 
-
 YES, NO, LLM_TAGGER = "yes", "no", "llm tagger"  # reads_model of an entry: always, never, with FAIRNESS_TAGGER=llm
 GPU_OR_ENDPOINT, CPU = "gpu_or_endpoint", "cpu"
 
@@ -56,29 +55,56 @@ M_T, CROSS, REF = "model x template", "cross-partition", "reference"
 CATALOG: dict[str, Entry] = {
     "qs_corpus": Entry(("csv", "pandas", "sql"), "reference", REF, "METHOD.md §4: the QS 2024 ranking corpus"),
     "country_geography": Entry(("pandas", "sql"), "reference", REF, "METHOD.md §4: countries, capitals, regions"),
-    "capital_distances": Entry(("geopy", "sql"), "reference", REF, "METHOD.md §4-5: capital-to-capital distances (Acc)"),
+    "capital_distances": Entry(
+        ("geopy", "sql"), "reference", REF, "METHOD.md §4-5: capital-to-capital distances (Acc)"
+    ),
     "profiles": Entry(("pandas", "sql"), "reference", REF, "METHOD.md §2: student profiles"),
     "prompts": Entry(("pandas", "sql"), "reference", REF, "METHOD.md §3: prompt templates"),
-    "generations": Entry(("huggingface", "pytorch", "sql"), "generation", M_T,
-                         "METHOD.md §1, §3: the model's answers (or an imported responses file)", reads_model=YES),
-    "recommendations": Entry(("great_expectations", "pandas", "sql"), "understanding", M_T,
-                             "METHOD.md §9: reading the answers (parsing, matching)", checks="parse quality (blocking)"),
-    "subject_tags": Entry(("pandas", "sql"), "understanding", M_T, "METHOD.md §7: program subject tags",
-                          reads_model=LLM_TAGGER),
+    "generations": Entry(
+        ("huggingface", "pytorch", "sql"),
+        "generation",
+        M_T,
+        "METHOD.md §1, §3: the model's answers (or an imported responses file)",
+        reads_model=YES,
+    ),
+    "recommendations": Entry(
+        ("great_expectations", "pandas", "sql"),
+        "understanding",
+        M_T,
+        "METHOD.md §9: reading the answers (parsing, matching)",
+        checks="parse quality (blocking)",
+    ),
+    "subject_tags": Entry(
+        ("pandas", "sql"), "understanding", M_T, "METHOD.md §7: program subject tags", reads_model=LLM_TAGGER
+    ),
     "drs_scores": Entry(("numpy", "sql"), "scoring", M_T, "METHOD.md §5: DRS, Acc, Rep, Acad per recommendation"),
     "grs_by_country": Entry(("numpy", "sql"), "scoring", M_T, "METHOD.md §6, §8.3: GRS per country"),
     "analysis_tables": Entry(("pandas", "sql"), "scoring", M_T, "METHOD.md §8.1-8.7: analysis tables"),
-    "audit_statistics": Entry(("numpy", "sql"), "reporting", M_T,
-                              "METHOD.md §10; docs/statistics.md: intervals, counterfactual tests, behaviour / needs"),
-    "audit_geography": Entry(("numpy", "sql"), "reporting", M_T,
-                             "METHOD.md §10; docs/statistics.md: regions, one-vs-rest, home bias, behaviour / needs"),
+    "audit_statistics": Entry(
+        ("numpy", "sql"),
+        "reporting",
+        M_T,
+        "METHOD.md §10; docs/statistics.md: intervals, counterfactual tests, behaviour / needs",
+    ),
+    "audit_geography": Entry(
+        ("numpy", "sql"),
+        "reporting",
+        M_T,
+        "METHOD.md §10; docs/statistics.md: regions, one-vs-rest, home bias, behaviour / needs",
+    ),
     "audit_figures": Entry(("matplotlib", "png", "sql"), "reporting", M_T, "METHOD.md §8.8: figures"),
     "audit_drift": Entry(("pandas", "sql"), "scoring", M_T, "re-audits: change since the previous audit"),
     "base_vs_regional": Entry(("pandas", "sql"), "scoring", CROSS, "METHOD.md §8.4: base vs regional template"),
-    "model_comparison": Entry(("numpy", "sql"), "reporting", CROSS, "choosing a model: paired comparison",
-                              checks="release_gate (blocking)"),
-    "sensitivity": Entry(("numpy", "sql"), "reporting", CROSS, "findings under other lambdas, R_max, rankings",
-                         checks="release_gate_robust (blocking)"),
+    "model_comparison": Entry(
+        ("numpy", "sql"), "reporting", CROSS, "choosing a model: paired comparison", checks="release_gate (blocking)"
+    ),
+    "sensitivity": Entry(
+        ("numpy", "sql"),
+        "reporting",
+        CROSS,
+        "findings under other lambdas, R_max, rankings",
+        checks="release_gate_robust (blocking)",
+    ),
     "audit_report": Entry(("html", "markdown", "sql"), "reporting", CROSS, "the audit report (every partition)"),
 }
 
@@ -105,13 +131,17 @@ def _spec(spec: dg.AssetSpec, who: list[str], tagger: str) -> dg.AssetSpec:
     if entry is None:
         raise KeyError(f"asset {key!r} has no catalog entry in fairness_assets/defs/catalog.py: add its kinds and tags")
     tags = {k: v for k, v in spec.tags.items() if not k.startswith("dagster/kind/")}
-    tags.update({"stage": entry.stage, "partitioning": entry.partitioning.replace(" ", "_"),
-                 **entry.model_tags(tagger)})
+    tags.update(
+        {"stage": entry.stage, "partitioning": entry.partitioning.replace(" ", "_"), **entry.model_tags(tagger)}
+    )
     if entry.checks:
         tags["blocking_checks"] = "yes"
-    return spec.replace_attributes(kinds=set(entry.kinds), owners=who, tags=tags,
-                                   metadata={**spec.metadata, "method": entry.method,
-                                             **({"checks": entry.checks} if entry.checks else {})})
+    return spec.replace_attributes(
+        kinds=set(entry.kinds),
+        owners=who,
+        tags=tags,
+        metadata={**spec.metadata, "method": entry.method, **({"checks": entry.checks} if entry.checks else {})},
+    )
 
 
 def catalogued(assets: Iterable, settings=None) -> list:
@@ -122,5 +152,7 @@ def catalogued(assets: Iterable, settings=None) -> list:
 
         settings = load_settings()
     who, tagger = owners(settings.asset_owners), settings.tagger
-    return [a.map_asset_specs(lambda spec: _spec(spec, who, tagger)) if isinstance(a, dg.AssetsDefinition) else a
-            for a in assets]
+    return [
+        a.map_asset_specs(lambda spec: _spec(spec, who, tagger)) if isinstance(a, dg.AssetsDefinition) else a
+        for a in assets
+    ]

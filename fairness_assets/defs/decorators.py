@@ -27,8 +27,8 @@ from .partitions import AUDIT_PARTITIONS, SINGLE_RUN
 RESULTS_IO = "results_io"  # the IO manager key of SQLResultsIOManager
 
 stored_asset = functools.partial(dg.asset, io_manager_key=RESULTS_IO)
-partitioned_asset = functools.partial(dg.asset, io_manager_key=RESULTS_IO, partitions_def=AUDIT_PARTITIONS,
-                                      backfill_policy=SINGLE_RUN)
-partitioned_multi_asset = functools.partial(dg.multi_asset, partitions_def=AUDIT_PARTITIONS,
-                                            backfill_policy=SINGLE_RUN)
+partitioned_asset = functools.partial(
+    dg.asset, io_manager_key=RESULTS_IO, partitions_def=AUDIT_PARTITIONS, backfill_policy=SINGLE_RUN
+)
+partitioned_multi_asset = functools.partial(dg.multi_asset, partitions_def=AUDIT_PARTITIONS, backfill_policy=SINGLE_RUN)
 stored_out = functools.partial(dg.AssetOut, io_manager_key=RESULTS_IO)

@@ -53,13 +53,16 @@ class PartitionGuard:
         graph = context.job_def.asset_layer.asset_graph
         upstream_assets = {a.to_user_string() for k in selected for a in graph.get_ancestor_asset_keys(k)}
         earlier = database.run_outcomes(self.run_id)
-        self.upstream = {r.partition_key: f"{r.asset} {r.status}: {r.reason}"
-                         for r in earlier.itertuples() if r.partition_key in self.keys and r.asset in upstream_assets}
+        self.upstream = {
+            r.partition_key: f"{r.asset} {r.status}: {r.reason}"
+            for r in earlier.itertuples()
+            if r.partition_key in self.keys and r.asset in upstream_assets
+        }
         self.outcomes: dict[str, tuple[str, str]] = {}
         for key, why in self.upstream.items():
             self._note(key, SKIPPED, f"upstream {why}")
         self.pairs: list[PartitionKey] = []  # the run's usable (model, template) partitions, in order
-        for raw, key in zip(context.partition_keys, self.keys):
+        for raw, key in zip(context.partition_keys, self.keys, strict=False):
             try:
                 pk = PartitionKey.parse(raw)
             except ValueError as exc:  # a model name holding '|' (the UI accepts one)
@@ -74,7 +77,9 @@ class PartitionGuard:
     def usable(self, key) -> bool:
         return str(key) not in self.outcomes
 
-    def partitions(self, frame: pd.DataFrame, column: str = "partition_key") -> Iterator[tuple[PartitionKey, pd.DataFrame]]:
+    def partitions(
+        self, frame: pd.DataFrame, column: str = "partition_key"
+    ) -> Iterator[tuple[PartitionKey, pd.DataFrame]]:
         """The rows of each partition of ``frame`` that is still usable in this run."""
         for pk, part in by_partition(frame, column):
             if self.usable(pk):
@@ -127,24 +132,31 @@ class PartitionGuard:
         self.record()
         if not self.outcomes:
             return {"failed_partitions": "none"}
-        table = pd.DataFrame([(k, s, r) for k, (s, r) in self.outcomes.items()],
-                             columns=["partition", "status", "reason"])
+        table = pd.DataFrame(
+            [(k, s, r) for k, (s, r) in self.outcomes.items()], columns=["partition", "status", "reason"]
+        )
         if all(k in self.outcomes for k in self.keys):
-            raise dg.Failure(f"{self.asset}: no partition of the run could be produced: "
-                             + "; ".join(f"{k} {s}: {r}" for k, (s, r) in self.outcomes.items()))
-        self.context.log.error(f"{self.asset}: {len(self.outcomes)} of {len(self.keys)} partition(s) of the run not "
-                               f"produced ({', '.join(self.outcomes)}); the others are stored")
+            raise dg.Failure(
+                f"{self.asset}: no partition of the run could be produced: "
+                + "; ".join(f"{k} {s}: {r}" for k, (s, r) in self.outcomes.items())
+            )
+        self.context.log.error(
+            f"{self.asset}: {len(self.outcomes)} of {len(self.keys)} partition(s) of the run not "
+            f"produced ({', '.join(self.outcomes)}); the others are stored"
+        )
         self._mark_left_out()
         return {"failed_partitions": table_md(table)}
 
     def _mark_left_out(self) -> None:
         """The materialization event Dagster records for each partition left out names what happened to it
         (partition-scoped metadata overrides the step's own: its row count is the whole run's)."""
-        raw_keys = dict(zip(self.keys, self.context.partition_keys))
+        raw_keys = dict(zip(self.keys, self.context.partition_keys, strict=False))
         for key, (status, reason) in self.outcomes.items():
             if key not in raw_keys:
                 continue
             for name in self.assets:
-                self.context.add_asset_metadata({"partition_outcome": f"{status}, not stored in this run: {reason}",
-                                                 "dagster/row_count": 0},
-                                                asset_key=name, partition_key=raw_keys[key])
+                self.context.add_asset_metadata(
+                    {"partition_outcome": f"{status}, not stored in this run: {reason}", "dagster/row_count": 0},
+                    asset_key=name,
+                    partition_key=raw_keys[key],
+                )

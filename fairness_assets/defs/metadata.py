@@ -5,7 +5,6 @@ from __future__ import annotations
 import dagster as dg
 import pandas as pd
 
-
 MAX_CELL_CHARS = 300  # a text cell shown in the UI is cut here (a 10 MB answer in a preview cost GBs)
 
 
@@ -16,6 +15,7 @@ def _cut(v: str) -> str:
 def _escape_pipes(df: pd.DataFrame) -> pd.DataFrame:
     """``|`` inside a cell (partition keys read ``model|template``) would split a Markdown column;
     a long text is cut to ``MAX_CELL_CHARS`` (saying how long it is: the whole text is stored)."""
+
     def esc(v):
         return _cut(v).replace("|", "\\|") if isinstance(v, str) else v
 
@@ -46,10 +46,13 @@ def _label(v) -> str:
 def _readable(df: pd.DataFrame) -> pd.DataFrame:
     """Tuples and lists as ``a / b``, missing values as ``n/a`` (numeric columns keep their numbers)."""
     out = df.copy()
-    if isinstance(out.index, pd.MultiIndex) or (out.index.dtype == object and
-                                                 any(isinstance(v, (tuple, list)) for v in out.index)):
-        out.index = pd.Index([_label(v) if isinstance(v, (tuple, list)) else v for v in out.index],
-                             name=" / ".join(str(n) for n in (out.index.names or []) if n) or None)
+    if isinstance(out.index, pd.MultiIndex) or (
+        out.index.dtype == object and any(isinstance(v, (tuple, list)) for v in out.index)
+    ):
+        out.index = pd.Index(
+            [_label(v) if isinstance(v, (tuple, list)) else v for v in out.index],
+            name=" / ".join(str(n) for n in (out.index.names or []) if n) or None,
+        )
     for col in out.columns:
         if out[col].dtype == object:
             out[col] = out[col].map(lambda v: _label(v) if isinstance(v, (tuple, list)) else v)

@@ -61,8 +61,10 @@ def model_template_pairs(context) -> list[PartitionKey]:
 
 # how to delete a model partition in the UI (Dagster 1.13: the asset page's Materialize button has a
 # drop-down, shown for assets partitioned by a dynamic dimension, with "Delete partitions")
-UI_DELETE = ("in the UI, open the asset generations (Catalog), click ▾ next to Materialize… (top right) and choose "
-             "Delete partitions; in the dialog (Delete models partitions) tick the model and click Delete 1 partition")
+UI_DELETE = (
+    "in the UI, open the asset generations (Catalog), click ▾ next to Materialize… (top right) and choose "
+    "Delete partitions; in the dialog (Delete models partitions) tick the model and click Delete 1 partition"
+)
 
 
 def remove_command(name: str) -> str:
@@ -94,10 +96,13 @@ def unusable_models(pairs, known: set[str], where: str) -> str | None:
         return None
     parts = []
     if piped:
-        parts.append(f"model partition name(s) {piped} contain '|', which separates model and template in partition keys")
+        parts.append(
+            f"model partition name(s) {piped} contain '|', which separates model and template in partition keys"
+        )
     if unknown:
-        parts.append(f"model(s) {unknown} are not in {where} (it has: {sorted(known)[:20]}"
-                     f"{' ...' if len(known) > 20 else ''})")
+        parts.append(
+            f"model(s) {unknown} are not in {where} (it has: {sorted(known)[:20]}{' ...' if len(known) > 20 else ''})"
+        )
     return "; ".join(parts) + f". Add the model to {where}, or {REMOVE_HINT}."
 
 
@@ -108,7 +113,7 @@ class KnownModels:
 
     registry: frozenset
     registry_path: str
-    responses: Optional[frozenset] = None     # None: no responses file is configured (FAIRNESS_RESPONSES)
+    responses: Optional[frozenset] = None  # None: no responses file is configured (FAIRNESS_RESPONSES)
     responses_path: str = ""
 
     def knows(self, model: str) -> bool:
@@ -122,14 +127,20 @@ class KnownModels:
     def missing(self, model: str) -> str:
         """Why ``model`` is not known, naming the source the generations asset uses."""
         if self.responses is None:
-            return (f"the model is not in the model registry {self.registry_path} (and no responses file is "
-                    "configured: FAIRNESS_RESPONSES)")
-        also = " (it is in the model registry, but with a responses file configured the audit imports answers " \
-               "from the file only)" if model in self.registry else ""
+            return (
+                f"the model is not in the model registry {self.registry_path} (and no responses file is "
+                "configured: FAIRNESS_RESPONSES)"
+            )
+        also = (
+            " (it is in the model registry, but with a responses file configured the audit imports answers "
+            "from the file only)"
+            if model in self.registry
+            else ""
+        )
         return f"the model is not in the responses file {self.responses_path} (FAIRNESS_RESPONSES){also}"
 
 
-_RESPONSE_MODELS: dict = {}   # (path, mtime_ns, size) -> the models named in the file, or its read error
+_RESPONSE_MODELS: dict = {}  # (path, mtime_ns, size) -> the models named in the file, or its read error
 _RESPONSE_MODELS_LOCK = threading.Lock()
 
 
@@ -172,8 +183,12 @@ def known_models(audit_grid, generation_source) -> KnownModels:
     registry raises ConfigError and the responses file ResponsesFileError when they cannot be read."""
     registry = frozenset(audit_grid.model_registry())
     path = generation_source.resolved_path()
-    return KnownModels(registry, str(audit_grid.model_registry_path),
-                       responses_file_models(path) if path is not None else None, str(path or ""))
+    return KnownModels(
+        registry,
+        str(audit_grid.model_registry_path),
+        responses_file_models(path) if path is not None else None,
+        str(path or ""),
+    )
 
 
 def invalid_models(models: Iterable[str], known: KnownModels) -> dict[str, str]:
@@ -182,9 +197,11 @@ def invalid_models(models: Iterable[str], known: KnownModels) -> dict[str, str]:
     problems = {}
     for model in sorted(set(models)):
         if SEPARATOR in model:
-            problems[model] = (f"the name contains {SEPARATOR!r}, which separates model and template in partition "
-                               f"keys: Dagster cannot address its partitions ('{model}{SEPARATOR}base' reads as "
-                               f"{len(model.split(SEPARATOR)) + 1} parts)")
+            problems[model] = (
+                f"the name contains {SEPARATOR!r}, which separates model and template in partition "
+                f"keys: Dagster cannot address its partitions ('{model}{SEPARATOR}base' reads as "
+                f"{len(model.split(SEPARATOR)) + 1} parts)"
+            )
         elif not known.knows(model):
             problems[model] = known.missing(model)
     return problems
@@ -206,16 +223,20 @@ def partition_name_problem(name: str) -> str | None:
     if not name.strip():
         return "the name is empty"
     if SEPARATOR in name:
-        return (f"the name contains {SEPARATOR!r}, which separates model and template in partition keys (Dagster "
-                f"could not address its partitions)")
+        return (
+            f"the name contains {SEPARATOR!r}, which separates model and template in partition keys (Dagster "
+            f"could not address its partitions)"
+        )
     refused = dagster_refuses(name)
     if refused:
         # Dagster refuses '...' (it marks a range of partitions) and control characters
         bad = (["..."] if "..." in name else []) + sorted({c for c in name if unicodedata.category(c) == "Cc"})
         if not bad:
             return f"Dagster does not allow the name as a partition key ({refused})"
-        return (f"the name contains {', '.join(map(repr, bad))}, which Dagster does not allow in partition keys "
-                "('...' marks a range of partitions, the others are control characters)")
+        return (
+            f"the name contains {', '.join(map(repr, bad))}, which Dagster does not allow in partition keys "
+            "('...' marks a range of partitions, the others are control characters)"
+        )
     return None
 
 
@@ -281,15 +302,18 @@ def read_model_sources(audit_grid, generation_source, max_file_bytes: Optional[i
     if path is not None:
         size = path.stat().st_size if max_file_bytes is not None and path.is_file() else 0
         if max_file_bytes is not None and size > max_file_bytes:
-            deferred = (f"the responses file {path} is {size / 2**20:.0f} MiB (over {max_file_bytes / 2**20:.0f} "
-                        f"MiB): its models are added by the {SYNC_SENSOR} sensor's first tick")
+            deferred = (
+                f"the responses file {path} is {size / 2**20:.0f} MiB (over {max_file_bytes / 2**20:.0f} "
+                f"MiB): its models are added by the {SYNC_SENSOR} sensor's first tick"
+            )
         else:
             try:
                 responses = responses_file_model_names(path)
             except Exception as exc:  # noqa: BLE001 - reported, naming the file (ResponsesFileError names it)
                 text = f"{type(exc).__name__}: {exc}" if not isinstance(exc, ValueError) else str(exc)
-                errors.append(text if str(path) in text else
-                              f"responses file {path} (FAIRNESS_RESPONSES) cannot be read: {text}")
+                errors.append(
+                    text if str(path) in text else f"responses file {path} (FAIRNESS_RESPONSES) cannot be read: {text}"
+                )
     return ModelSources(registry, registry_path, responses, str(path or ""), tuple(errors), deferred)
 
 
@@ -313,26 +337,38 @@ class ModelSync:
         src, name = self.sources.source(), MODEL_PARTITIONS.name
         parts = []
         if self.add:
-            parts.append(f"added {len(self.add)} model(s) of {src} to the '{name}' partitions: "
-                         + ", ".join(map(repr, self.add)))
+            parts.append(
+                f"added {len(self.add)} model(s) of {src} to the '{name}' partitions: " + ", ".join(map(repr, self.add))
+            )
         elif self.sources.audited() - set(self.unusable):
-            parts.append(f"every model of {src} is a '{name}' partition "
-                         f"({len(self.sources.audited() - set(self.unusable))})")
+            parts.append(
+                f"every model of {src} is a '{name}' partition ({len(self.sources.audited() - set(self.unusable))})"
+            )
         elif not self.sources.errors and not self.sources.deferred:
             parts.append(f"{src} names no model")
         if self.unusable:
-            parts.append("not added (no partition can hold the name; rename it in its source): "
-                         + "; ".join(f"{m!r}: {why}" for m, why in self.unusable.items()))
+            parts.append(
+                "not added (no partition can hold the name; rename it in its source): "
+                + "; ".join(f"{m!r}: {why}" for m, why in self.unusable.items())
+            )
         if self.vanished:
-            which = "neither the model registry nor the responses file has" if self.sources.responses_path \
+            which = (
+                "neither the model registry nor the responses file has"
+                if self.sources.responses_path
                 else "the model registry does not have"
-            parts.append(f"{len(self.vanished)} partition(s) that {which}, kept (never deleted here): " + ", ".join(map(repr, self.vanished))
-                         + f". To delete one: {UI_DELETE}; or run "
-                         + " / ".join(f"`{remove_command(m)}`" for m in self.vanished)
-                         + " with the same DAGSTER_HOME")
+            )
+            parts.append(
+                f"{len(self.vanished)} partition(s) that {which}, kept (never deleted here): "
+                + ", ".join(map(repr, self.vanished))
+                + f". To delete one: {UI_DELETE}; or run "
+                + " / ".join(f"`{remove_command(m)}`" for m in self.vanished)
+                + " with the same DAGSTER_HOME"
+            )
         if self.idle:
-            parts.append(f"{len(self.idle)} partition(s) of registered models that {src} lacks (kept; runs of them "
-                         f"fail while the file is configured): " + ", ".join(map(repr, self.idle)))
+            parts.append(
+                f"{len(self.idle)} partition(s) of registered models that {src} lacks (kept; runs of them "
+                f"fail while the file is configured): " + ", ".join(map(repr, self.idle))
+            )
         if self.sources.deferred:
             parts.append(self.sources.deferred)
         for error in self.sources.errors:
@@ -350,16 +386,25 @@ def plan_model_sync(partitions: Iterable[str], sources: ModelSources) -> ModelSy
     add = tuple(m for m in sorted(sources.audited()) if m not in have and m not in unusable)
     known = sources.known()
     vanished = tuple(m for m in present if known is not None and m not in known)
-    idle = tuple(m for m in present if sources.responses_path and sources.responses is not None
-                 and sources.registry is not None and m in sources.registry and m not in sources.responses)
+    idle = tuple(
+        m
+        for m in present
+        if sources.responses_path
+        and sources.responses is not None
+        and sources.registry is not None
+        and m in sources.registry
+        and m not in sources.responses
+    )
     return ModelSync(sources, tuple(present), add, unusable, vanished, idle)
 
 
 def add_model_partitions(instance, audit_grid, generation_source, max_file_bytes: Optional[int] = None) -> ModelSync:
     """Add the audited source's models that are not partitions yet to ``instance`` at once (what the
     sensor requests on its tick); returns what was done and what is reported."""
-    plan = plan_model_sync(instance.get_dynamic_partitions(MODEL_PARTITIONS.name),
-                           read_model_sources(audit_grid, generation_source, max_file_bytes))
+    plan = plan_model_sync(
+        instance.get_dynamic_partitions(MODEL_PARTITIONS.name),
+        read_model_sources(audit_grid, generation_source, max_file_bytes),
+    )
     if plan.add:
         instance.add_dynamic_partitions(MODEL_PARTITIONS.name, list(plan.add))
     return plan
@@ -380,8 +425,10 @@ def prepare_model_partitions() -> str:
             plan = add_model_partitions(instance, grid, source, max_file_bytes=UI_START_FILE_BYTES)
         return plan.message()
     except Exception as exc:  # noqa: BLE001 - the UI starts anyway; the sensor adds the models on its tick
-        return (f"the models were not added before the UI starts ({type(exc).__name__}: {exc}); the {SYNC_SENSOR} "
-                "sensor adds them on its first tick")
+        return (
+            f"the models were not added before the UI starts ({type(exc).__name__}: {exc}); the {SYNC_SENSOR} "
+            "sensor adds them on its first tick"
+        )
 
 
 # Run tag that makes a run a new audit round (set by the re-audit schedule): the generations

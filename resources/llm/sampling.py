@@ -86,8 +86,15 @@ def _inverse_cdf(weights: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
     return idx.clamp_(max=weights.shape[-1] - 1)
 
 
-def sample_top_p(logits: torch.Tensor, seeds: torch.Tensor, steps: torch.Tensor | int, temperature: float,
-                 top_p: float, rounds: int | None = None, early_exit: bool | None = None) -> torch.Tensor:
+def sample_top_p(
+    logits: torch.Tensor,
+    seeds: torch.Tensor,
+    steps: torch.Tensor | int,
+    temperature: float,
+    top_p: float,
+    rounds: int | None = None,
+    early_exit: bool | None = None,
+) -> torch.Tensor:
     """One token per row ([B] int64) from ``softmax(logits / temperature)`` truncated to top-p.
 
     ``seeds`` [B] and ``steps`` [B] (or an int) key each row's noise; nothing else does. With
@@ -138,8 +145,9 @@ class CounterSampler:
     """
 
     def __init__(self, seeds, temperature: float, top_p: float, prompt_width: int, device=None):
-        self.seeds = torch.as_tensor(list(seeds) if not torch.is_tensor(seeds) else seeds, dtype=torch.int64,
-                                     device=device)
+        self.seeds = torch.as_tensor(
+            list(seeds) if not torch.is_tensor(seeds) else seeds, dtype=torch.int64, device=device
+        )
         self.temperature = float(temperature)
         self.top_p = float(top_p)
         self.prompt_width = int(prompt_width)

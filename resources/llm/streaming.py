@@ -47,10 +47,15 @@ class RateLimiter:
             await asyncio.sleep(start - now)
 
 
-def stream_async(call: Callable[[Any], Awaitable[Any]], items: Iterable[Any], *, concurrency: int = 256,
-                 requests_per_s: Optional[float] = None,
-                 setup: Optional[Callable[[], Awaitable[Any]]] = None,
-                 teardown: Optional[Callable[[Any], Awaitable[None]]] = None) -> Iterator[list[tuple[int, Any]]]:
+def stream_async(
+    call: Callable[[Any], Awaitable[Any]],
+    items: Iterable[Any],
+    *,
+    concurrency: int = 256,
+    requests_per_s: Optional[float] = None,
+    setup: Optional[Callable[[], Awaitable[Any]]] = None,
+    teardown: Optional[Callable[[Any], Awaitable[None]]] = None,
+) -> Iterator[list[tuple[int, Any]]]:
     """Yield lists of ``(index, call(item))`` as calls finish; see the module docstring.
 
     ``setup`` (optional) runs first on the loop and its result is passed as ``call(item, state)``
@@ -83,7 +88,9 @@ def stream_async(call: Callable[[Any], Awaitable[Any]], items: Iterable[Any], *,
         state = await setup() if setup is not None else None
         try:
             next_index = iter(range(len(items)))
-            tasks = [asyncio.ensure_future(worker(next_index, state)) for _ in range(max(1, min(concurrency, len(items))))]
+            tasks = [
+                asyncio.ensure_future(worker(next_index, state)) for _ in range(max(1, min(concurrency, len(items))))
+            ]
             watcher = asyncio.ensure_future(_watch(stop))
             # return_exceptions: a worker cancelled below is a result of this gather, not an exception nobody
             # retrieves ("_GatheringFuture exception was never retrieved")

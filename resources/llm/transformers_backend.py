@@ -29,10 +29,19 @@ class TransformersClient(TextsFromSamples):
 
     backend = "transformers"
 
-    def __init__(self, model, tokenizer, name: str = "transformers", batch_size: int = 8,
-                 system_prompt: Optional[str] = None, system_role: bool = True,
-                 model_source: str = "", model_revision: Optional[str] = None, log=None,
-                 continuous_batching: bool = True):
+    def __init__(
+        self,
+        model,
+        tokenizer,
+        name: str = "transformers",
+        batch_size: int = 8,
+        system_prompt: Optional[str] = None,
+        system_role: bool = True,
+        model_source: str = "",
+        model_revision: Optional[str] = None,
+        log=None,
+        continuous_batching: bool = True,
+    ):
         self.model = model
         self.continuous_batching = continuous_batching
         self._engine_checked = False
@@ -49,10 +58,20 @@ class TransformersClient(TextsFromSamples):
         tokenizer.padding_side = "left"
 
     @classmethod
-    def load(cls, path: str | Path, *, gguf_file: Optional[str] = None, device: Optional[str] = None,
-             name: Optional[str] = None, batch_size: int = 8, revision: Optional[str] = None,
-             system_role: bool = True, model_revision: Optional[str] = None, log=None,
-             continuous_batching: bool = True) -> "TransformersClient":
+    def load(
+        cls,
+        path: str | Path,
+        *,
+        gguf_file: Optional[str] = None,
+        device: Optional[str] = None,
+        name: Optional[str] = None,
+        batch_size: int = 8,
+        revision: Optional[str] = None,
+        system_role: bool = True,
+        model_revision: Optional[str] = None,
+        log=None,
+        continuous_batching: bool = True,
+    ) -> "TransformersClient":
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -68,9 +87,17 @@ class TransformersClient(TextsFromSamples):
         else:
             model = AutoModelForCausalLM.from_pretrained(str(path), dtype=dtype, **kwargs).to(device)
         model.eval()
-        return cls(model, tokenizer, name=name or Path(str(path)).name, batch_size=batch_size,
-                   system_role=system_role, model_source=str(path), model_revision=model_revision or revision, log=log,
-                   continuous_batching=continuous_batching)
+        return cls(
+            model,
+            tokenizer,
+            name=name or Path(str(path)).name,
+            batch_size=batch_size,
+            system_role=system_role,
+            model_source=str(path),
+            model_revision=model_revision or revision,
+            log=log,
+            continuous_batching=continuous_batching,
+        )
 
     # ------------------------------------------------------------------ prompts
     def render(self, prompt) -> str:
@@ -83,8 +110,11 @@ class TransformersClient(TextsFromSamples):
         messages = [{"role": "user", "content": prompt}]
         if self.system_prompt and self.system_role:
             try:
-                return tok.apply_chat_template([{"role": "system", "content": self.system_prompt}] + messages,
-                                               tokenize=False, add_generation_prompt=True)
+                return tok.apply_chat_template(
+                    [{"role": "system", "content": self.system_prompt}] + messages,
+                    tokenize=False,
+                    add_generation_prompt=True,
+                )
             except Exception:  # noqa: BLE001 - the template rejects a system role: fold it in below
                 pass
         if self.system_prompt:
@@ -144,14 +174,23 @@ class TransformersClient(TextsFromSamples):
         ids = [self.tokenizer(self.render(p), add_special_tokens=False).input_ids for p in prompts]
         left = list(range(len(prompts)))
         while left:
-            engine = ContinuousEngine(self.model, pad_token_id=self.tokenizer.pad_token_id,
-                                      eos_token_ids=eos_ids(self.model, self.tokenizer), batch_size=self.batch_size)
+            engine = ContinuousEngine(
+                self.model,
+                pad_token_id=self.tokenizer.pad_token_id,
+                eos_token_ids=eos_ids(self.model, self.tokenizer),
+                batch_size=self.batch_size,
+            )
             t0 = time.perf_counter()
             done: set[int] = set()
             try:
-                for f in engine.run([ids[i] for i in left], [int(seeds[i]) for i in left],
-                                    max_new_tokens=params.max_new_tokens, temperature=params.temperature,
-                                    top_p=params.top_p, do_sample=params.do_sample):
+                for f in engine.run(
+                    [ids[i] for i in left],
+                    [int(seeds[i]) for i in left],
+                    max_new_tokens=params.max_new_tokens,
+                    temperature=params.temperature,
+                    top_p=params.top_p,
+                    do_sample=params.do_sample,
+                ):
                     i = left[f.index]
                     done.add(i)
                     text = self.tokenizer.decode(f.tokens, skip_special_tokens=True)
@@ -164,8 +203,10 @@ class TransformersClient(TextsFromSamples):
                 # finished samples do not depend on the batch: only the unfinished ones run again
                 left = [i for i in left if i not in done]
                 self.batch_size = max(1, size // 2)
-                self.log(f"{self.name}: out of GPU memory at batch {size}; {len(left)} sample(s) continue with "
-                         f"batch {self.batch_size}")
+                self.log(
+                    f"{self.name}: out of GPU memory at batch {size}; {len(left)} sample(s) continue with "
+                    f"batch {self.batch_size}"
+                )
                 _empty_cuda_cache()
 
     def _static(self, prompts: list[str], seeds: list[int], params: SamplingParams) -> list[Sample]:
@@ -174,7 +215,7 @@ class TransformersClient(TextsFromSamples):
         while start < len(prompts):
             size = min(self.batch_size, len(prompts) - start)
             try:
-                out.extend(self._batch(prompts[start:start + size], seeds[start:start + size], params))
+                out.extend(self._batch(prompts[start : start + size], seeds[start : start + size], params))
                 start += size
             except Exception as exc:  # noqa: BLE001
                 if not _is_oom(exc) or size == 1:
@@ -191,10 +232,17 @@ class TransformersClient(TextsFromSamples):
         from .sampling import CounterSampler  # imports torch: only where generation happens
 
         device = next(self.model.parameters()).device
-        enc = self.tokenizer([self.render(p) for p in prompts], return_tensors="pt", padding=True,
-                             add_special_tokens=False).to(device)
-        kwargs = dict(max_new_tokens=params.max_new_tokens, do_sample=False, pad_token_id=self.tokenizer.pad_token_id,
-                      temperature=None, top_p=None, top_k=None)
+        enc = self.tokenizer(
+            [self.render(p) for p in prompts], return_tensors="pt", padding=True, add_special_tokens=False
+        ).to(device)
+        kwargs = dict(
+            max_new_tokens=params.max_new_tokens,
+            do_sample=False,
+            pad_token_id=self.tokenizer.pad_token_id,
+            temperature=None,
+            top_p=None,
+            top_k=None,
+        )
         if params.do_sample and params.temperature > 0:
             sampler = CounterSampler(seeds, params.temperature, params.top_p, enc["input_ids"].shape[1], device=device)
             kwargs["logits_processor"] = LogitsProcessorList([sampler])
@@ -202,12 +250,12 @@ class TransformersClient(TextsFromSamples):
         with torch.inference_mode():
             gen = self.model.generate(**enc, **kwargs)
         latency = time.perf_counter() - t0
-        new = gen[:, enc["input_ids"].shape[1]:]
+        new = gen[:, enc["input_ids"].shape[1] :]
         texts = self.tokenizer.batch_decode(new, skip_special_tokens=True)
         prompt_tokens = enc["attention_mask"].sum(dim=1).tolist()
         stop = {self.tokenizer.pad_token_id, self.tokenizer.eos_token_id}
         out_tokens = [int(sum(1 for t in row.tolist() if t not in stop)) for row in new]
-        return [Sample(t, int(p), o, latency) for t, p, o in zip(texts, prompt_tokens, out_tokens)]
+        return [Sample(t, int(p), o, latency) for t, p, o in zip(texts, prompt_tokens, out_tokens, strict=False)]
 
 
 def _is_oom(exc: Exception) -> bool:

@@ -36,13 +36,24 @@ class VLLMClient(TextsFromSamples):
     # full, few enough that a crash loses little (each chunk is committed when it finishes)
     stream_chunk = 2048
 
-    def __init__(self, source: str, *, name: Optional[str] = None, revision: Optional[str] = None,
-                 system_prompt: Optional[str] = None, system_role: bool = True, log=None, **engine_kwargs):
+    def __init__(
+        self,
+        source: str,
+        *,
+        name: Optional[str] = None,
+        revision: Optional[str] = None,
+        system_prompt: Optional[str] = None,
+        system_role: bool = True,
+        log=None,
+        **engine_kwargs,
+    ):
         try:
             from vllm import LLM
         except ImportError as exc:
-            raise ModelUnavailableError(f"{name or source}: backend vllm requested but vllm is not installed "
-                                        "(pip install vllm on a GPU machine)") from exc
+            raise ModelUnavailableError(
+                f"{name or source}: backend vllm requested but vllm is not installed "
+                "(pip install vllm on a GPU machine)"
+            ) from exc
         self.llm = LLM(model=source, revision=revision, **engine_kwargs)
         self.tokenizer = self.llm.get_tokenizer()
         self.name = name or source
@@ -75,12 +86,17 @@ class VLLMClient(TextsFromSamples):
         if render is None:  # nothing to check against: the registry's word
             return self.system_role
         try:
-            render([{"role": "system", "content": "s"}, {"role": "user", "content": "u"}], tokenize=False,
-                   add_generation_prompt=True)
+            render(
+                [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}],
+                tokenize=False,
+                add_generation_prompt=True,
+            )
         except Exception as exc:  # noqa: BLE001 - a chat template's error (jinja2) has no common type
-            self.log(f"{self.name}: the chat template rejects a system role ({type(exc).__name__}: {str(exc)[:200]}) "
-                     f"although the model registry says system_role: true; the system text is folded into the "
-                     f"user turn; set system_role: false for {self.name} in the registry")
+            self.log(
+                f"{self.name}: the chat template rejects a system role ({type(exc).__name__}: {str(exc)[:200]}) "
+                f"although the model registry says system_role: true; the system text is folded into the "
+                f"user turn; set system_role: false for {self.name} in the registry"
+            )
             self.system_role = False
         return self.system_role
 
@@ -88,11 +104,22 @@ class VLLMClient(TextsFromSamples):
         from vllm import SamplingParams as VSP
 
         msgs = [self.messages(p) for p in prompts]
-        if self.system_role and any(m and m[0].get("role") == "system" for m in msgs) \
-                and not self._template_takes_system():
+        if (
+            self.system_role
+            and any(m and m[0].get("role") == "system" for m in msgs)
+            and not self._template_takes_system()
+        ):
             msgs = [fold_system(m) for m in msgs]
-        sps = [VSP(n=1, temperature=params.temperature if params.do_sample else 0.0, top_p=params.top_p,
-                   max_tokens=params.max_new_tokens, seed=int(s)) for s in seeds]
+        sps = [
+            VSP(
+                n=1,
+                temperature=params.temperature if params.do_sample else 0.0,
+                top_p=params.top_p,
+                max_tokens=params.max_new_tokens,
+                seed=int(s),
+            )
+            for s in seeds
+        ]
         t0 = time.perf_counter()
         outs = self.llm.chat(msgs, sps, use_tqdm=False)
         latency = time.perf_counter() - t0

@@ -89,8 +89,12 @@ def _upgrade_locked(engine: sa.Engine, revision: str) -> None:
             conn.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_LOCK_KEY})
         tables = set(sa.inspect(conn).get_table_names())
         if VERSION_TABLE not in tables and tables & _baseline_tables():
-            log.warning("results database %s was made by an earlier release (no %s table): bringing it to the "
-                        "baseline schema, rows kept, and stamping it", _describe(engine), VERSION_TABLE)
+            log.warning(
+                "results database %s was made by an earlier release (no %s table): bringing it to the "
+                "baseline schema, rows kept, and stamping it",
+                _describe(engine),
+                VERSION_TABLE,
+            )
         before = current(conn) if VERSION_TABLE in tables else None
         command.upgrade(_config(conn), revision)
         after = current(conn)

@@ -38,8 +38,13 @@ def _configure(connection: sa.Connection) -> None:
 
 
 def run_offline() -> None:
-    context.configure(url=_url(), target_metadata=target_metadata, version_table=VERSION_TABLE,
-                      render_as_batch=True, literal_binds=True)
+    context.configure(
+        url=_url(),
+        target_metadata=target_metadata,
+        version_table=VERSION_TABLE,
+        render_as_batch=True,
+        literal_binds=True,
+    )
     with context.begin_transaction():
         context.run_migrations()
 
@@ -53,7 +58,7 @@ def _url() -> str:
 
     url = config.get_main_option("sqlalchemy.url") or os.environ.get("FAIRNESS_DATABASE_URL") or default_database_url()
     if url.startswith("sqlite:///") and not url.startswith("sqlite:///:memory:"):
-        Path(url[len("sqlite:///"):]).parent.mkdir(parents=True, exist_ok=True)
+        Path(url[len("sqlite:///") :]).parent.mkdir(parents=True, exist_ok=True)
     return _with_driver(url)
 
 

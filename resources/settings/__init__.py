@@ -18,6 +18,9 @@ Dagster can read at run time reach the resources as ``dagster.EnvVar``.
 """
 
 from .base import ConfigError, stable_hash
+from .generation import GenerationSourceResource
+from .grid import AuditConfig, AuditGridResource, load_preset
+from .model import FairnessSettings, default_of, field_specs, load_settings
 from .paths import (
     ALIASES_FILE,
     CAPITALS_FILE,
@@ -32,19 +35,40 @@ from .paths import (
     default_database_url,
     results_dir,
 )
-from .model import FairnessSettings, default_of, field_specs, load_settings
-from .registry import BACKENDS, ModelSpec, load_model_registry
-from .grid import AuditConfig, AuditGridResource, load_preset
-from .reference import ReferenceDataResource
 from .quality import ParseQualityResource
-from .generation import GenerationSourceResource
-from .scoring import ScoringResource
+from .reference import ReferenceDataResource
+from .registry import BACKENDS, ModelSpec, load_model_registry
 from .report import ReportResource
+from .scoring import ScoringResource
 
 __all__ = [
-    "ALIASES_FILE", "AuditConfig", "AuditGridResource", "BACKENDS", "CAPITALS_FILE", "ConfigError", "DATA_DIR",
-    "DEMO_CORPUS", "EXAMPLE_RESPONSES", "FairnessSettings", "GenerationSourceResource", "MODEL_REGISTRY",
-    "ModelSpec", "PRESETS_DIR", "PROJECT_ROOT", "ParseQualityResource", "ReferenceDataResource", "ReportResource",
-    "ScoringResource", "TEMPLATES_DIR", "UNIVERSITY_ALIASES_FILE", "default_database_url", "default_of",
-    "field_specs", "load_model_registry", "load_preset", "load_settings", "results_dir", "stable_hash",
+    "ALIASES_FILE",
+    "AuditConfig",
+    "AuditGridResource",
+    "BACKENDS",
+    "CAPITALS_FILE",
+    "ConfigError",
+    "DATA_DIR",
+    "DEMO_CORPUS",
+    "EXAMPLE_RESPONSES",
+    "FairnessSettings",
+    "GenerationSourceResource",
+    "MODEL_REGISTRY",
+    "ModelSpec",
+    "PRESETS_DIR",
+    "PROJECT_ROOT",
+    "ParseQualityResource",
+    "ReferenceDataResource",
+    "ReportResource",
+    "ScoringResource",
+    "TEMPLATES_DIR",
+    "UNIVERSITY_ALIASES_FILE",
+    "default_database_url",
+    "default_of",
+    "field_specs",
+    "load_model_registry",
+    "load_preset",
+    "load_settings",
+    "results_dir",
+    "stable_hash",
 ]

@@ -20,16 +20,21 @@ class GenerationSourceResource(ConfigurableResource):
     with the partition's model through the LLM resource (METHOD.md §1 decoding).
     """
 
-    responses_path: str = Field(default=default_of("responses"), description="Responses file to import; empty: "
-                                "generate with the engine (FAIRNESS_RESPONSES).")
+    responses_path: str = Field(
+        default=default_of("responses"),
+        description="Responses file to import; empty: generate with the engine (FAIRNESS_RESPONSES).",
+    )
     temperature: float = Field(default=0.75, description="Sampling temperature.")
     top_p: float = Field(default=0.95, description="Nucleus sampling mass.")
     max_new_tokens: int = Field(default=300, description="Tokens generated per answer at most.")
     commit_every: int = Field(default=0, description="Finished samples that trigger a commit (also every 2 s); 0: 64.")
 
-    staging_dir: str = Field(default=default_of("staging_dir"), description="Folder whose `staged-responses` "
-                             "subfolder holds responses files staged by partition (FAIRNESS_STAGING_DIR); empty: "
-                             "$FAIRNESS_HOME.")
+    staging_dir: str = Field(
+        default=default_of("staging_dir"),
+        description="Folder whose `staged-responses` "
+        "subfolder holds responses files staged by partition (FAIRNESS_STAGING_DIR); empty: "
+        "$FAIRNESS_HOME.",
+    )
 
     def resolved_path(self) -> Optional[Path]:
         return Path(self.responses_path) if self.responses_path else None
@@ -49,5 +54,9 @@ class GenerationSourceResource(ConfigurableResource):
     def sampling(self):
         from resources.llm.base import SamplingParams
 
-        return SamplingParams(temperature=self.temperature, top_p=self.top_p, max_new_tokens=self.max_new_tokens,
-                              do_sample=self.temperature > 0)
+        return SamplingParams(
+            temperature=self.temperature,
+            top_p=self.top_p,
+            max_new_tokens=self.max_new_tokens,
+            do_sample=self.temperature > 0,
+        )

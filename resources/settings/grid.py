@@ -51,18 +51,23 @@ def load_preset(name: str, folder: str | Path = PRESETS_DIR) -> dict:
 class AuditGridResource(ConfigurableResource):
     """The audit grid: a preset (``demo`` or ``study``) with optional per-field overrides."""
 
-    preset: str = Field(default=default_of("preset"), description="Preset in data/presets/: demo or study "
-                        "(FAIRNESS_PRESET).")
+    preset: str = Field(
+        default=default_of("preset"), description="Preset in data/presets/: demo or study (FAIRNESS_PRESET)."
+    )
     genders: Optional[list[str]] = Field(default=None, description="Override the preset's genders.")
     economic_classes: Optional[list[str]] = Field(default=None, description="Override the classes.")
     nationalities: Optional[list[str]] = Field(default=None, description="Override the nationalities.")
     templates: Optional[list[str]] = Field(default=None, description="Override the prompt templates.")
     runs: Optional[int] = Field(default=None, description="Samples per (model, template, profile).")
     models: Optional[list[str]] = Field(default=None, description="Override the audited models.")
-    model_registry_path: str = Field(default=default_of("model_registry"),
-                                     description="Model registry YAML (FAIRNESS_MODEL_REGISTRY).")
-    max_items: int = Field(default=default_of("max_items"), description="k: the first k distinct items of "
-                           "an answer are scored, the rest counted (FAIRNESS_MAX_ITEMS; METHOD.md §9).")
+    model_registry_path: str = Field(
+        default=default_of("model_registry"), description="Model registry YAML (FAIRNESS_MODEL_REGISTRY)."
+    )
+    max_items: int = Field(
+        default=default_of("max_items"),
+        description="k: the first k distinct items of "
+        "an answer are scored, the rest counted (FAIRNESS_MAX_ITEMS; METHOD.md §9).",
+    )
 
     def resolve(self) -> AuditConfig:
         base = load_preset(self.preset)

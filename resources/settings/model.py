@@ -40,7 +40,7 @@ ENV_PREFIX = "FAIRNESS_"
 RUN, LOAD, USE = "run", "load", "use"
 READ_MEANING = {
     RUN: "at run time (an `EnvVar`: Dagster reads its value when a run starts; set it where the code location "
-         "loads too, or the default is used)",
+    "loads too, or the default is used)",
     LOAD: "when the code location loads (reload it after a change)",
     USE: "each time the module needs it",
 }
@@ -57,213 +57,448 @@ DEFAULT_BROKER = "pyamqp://guest@127.0.0.1//"
 DEFAULT_REPORT_PORT = 3080  # not the Dagster UI's 3000, nor 3001 that docs use for a second UI
 
 
-def setting(default: Any, description: str, *, group: str, read: str, used_by: str,
-            targets: tuple[tuple[str, str], ...] = (), secret: bool = False, **constraints):
+def setting(
+    default: Any,
+    description: str,
+    *,
+    group: str,
+    read: str,
+    used_by: str,
+    targets: tuple[tuple[str, str], ...] = (),
+    secret: bool = False,
+    **constraints,
+):
     """A field of the settings model with what the documentation needs: its group, when it is
     read, where it is used and which resource fields (``(resource key, field)``) it sets."""
     assert group in GROUPS and read in READ_MEANING
     assert not (secret and read != RUN), "a secret must reach its resource as an EnvVar"
-    return Field(default, description=description, json_schema_extra={
-        "group": group, "read": read, "used_by": used_by, "targets": [list(t) for t in targets], "secret": secret},
-        **constraints)
+    return Field(
+        default,
+        description=description,
+        json_schema_extra={
+            "group": group,
+            "read": read,
+            "used_by": used_by,
+            "targets": [list(t) for t in targets],
+            "secret": secret,
+        },
+        **constraints,
+    )
 
 
 class FairnessSettings(BaseSettings):
     """Every deployment setting of the audit; each field is read from ``FAIRNESS_<FIELD>``."""
 
-    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, env_ignore_empty=True, extra="ignore",
-                                      str_strip_whitespace=True, frozen=True)
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX, env_ignore_empty=True, extra="ignore", str_strip_whitespace=True, frozen=True
+    )
 
     # ------------------------------------------------------------------ data and results
     home: str = setting(
-        "", "Folder of the SQLite results database (`results.db`) and of the reports; empty: `data/results`.",
-        group="storage", read=USE,
-        used_by="`resources.settings.results_dir()`: the default database URL and report folder; the command line")
+        "",
+        "Folder of the SQLite results database (`results.db`) and of the reports; empty: `data/results`.",
+        group="storage",
+        read=USE,
+        used_by="`resources.settings.results_dir()`: the default database URL and report folder; the command line",
+    )
     database_url: SecretStr = setting(
-        SecretStr(""), "Results database URL (SQLAlchemy; PostgreSQL in production); empty: SQLite file "
+        SecretStr(""),
+        "Results database URL (SQLAlchemy; PostgreSQL in production); empty: SQLite file "
         "`results.db` in `FAIRNESS_HOME`. May hold a password: never shown in the UI.",
-        group="storage", read=RUN, secret=True, targets=(("database", "url"),),
-        used_by="every asset (results tables, provenance); `resources/migrations`")
+        group="storage",
+        read=RUN,
+        secret=True,
+        targets=(("database", "url"),),
+        used_by="every asset (results tables, provenance); `resources/migrations`",
+    )
     reports_dir: str = setting(
-        "", "Folder for figures and reports; empty: `$FAIRNESS_HOME/reports`. A shared volume when steps run "
-        "on several machines.", group="storage", read=RUN, targets=(("report_settings", "output_dir"),),
-        used_by="assets `audit_report`, the figures")
+        "",
+        "Folder for figures and reports; empty: `$FAIRNESS_HOME/reports`. A shared volume when steps run "
+        "on several machines.",
+        group="storage",
+        read=RUN,
+        targets=(("report_settings", "output_dir"),),
+        used_by="assets `audit_report`, the figures",
+    )
     report_port: int = setting(
-        DEFAULT_REPORT_PORT, "Local port on which `fairness-audit ui` serves the reports folder, read-only, "
+        DEFAULT_REPORT_PORT,
+        "Local port on which `fairness-audit ui` serves the reports folder, read-only, "
         "beside the Dagster UI (`http://127.0.0.1:<port>/<report id>/report.html`); the links in the metadata of "
         "`audit_report` and `audit_figures` point there unless `FAIRNESS_REPORT_BASE_URL` is set.",
-        group="storage", read=RUN, targets=(("report_settings", "port"),), ge=1, le=65535,
-        used_by="`fairness-audit ui` (the report server); assets `audit_report`, `audit_figures` (their links)")
+        group="storage",
+        read=RUN,
+        targets=(("report_settings", "port"),),
+        ge=1,
+        le=65535,
+        used_by="`fairness-audit ui` (the report server); assets `audit_report`, `audit_figures` (their links)",
+    )
     report_base_url: str = setting(
-        "", "Where a deployment publishes the reports folder (object storage or a web server serving it as it "
+        "",
+        "Where a deployment publishes the reports folder (object storage or a web server serving it as it "
         "is, e.g. `https://reports.example.org/fairness`): the links in the metadata become `<url>/<report "
         "id>/report.html` and `<url>/figures/<figure>.png`, and `fairness-audit ui` starts no report server. "
-        "Empty: the local server of `FAIRNESS_REPORT_PORT`.", group="storage", read=RUN,
+        "Empty: the local server of `FAIRNESS_REPORT_PORT`.",
+        group="storage",
+        read=RUN,
         targets=(("report_settings", "base_url"),),
-        used_by="assets `audit_report`, `audit_figures` (their links); `fairness-audit ui`")
+        used_by="assets `audit_report`, `audit_figures` (their links); `fairness-audit ui`",
+    )
     gate_file: str = setting(
-        "", "A release-gate file (YAML, docs/operations.md \"Release gate\"): the baseline and candidate "
+        "",
+        'A release-gate file (YAML, docs/operations.md "Release gate"): the baseline and candidate '
         "models and the metrics and gaps the candidate must not make worse; checked by the blocking "
         "asset check `release_gate` of `model_comparison`; empty: no gate (the check passes and says so).",
-        group="storage", read=RUN, targets=(("report_settings", "gate_file"),),
-        used_by="asset `model_comparison` (check `release_gate`), the report")
+        group="storage",
+        read=RUN,
+        targets=(("report_settings", "gate_file"),),
+        used_by="asset `model_comparison` (check `release_gate`), the report",
+    )
     sensitivity_lambdas: str = setting(
-        "", "A lambda triple of your own for the sensitivity grid, per km for the high, middle and low income "
+        "",
+        "A lambda triple of your own for the sensitivity grid, per km for the high, middle and low income "
         "classes (`0.0002,0.001,0.002`), re-scored beside lambda x0.5, x2 and R_max 1000, 1500; empty: those "
-        "four settings only.", group="scoring", read=RUN, targets=(("report_settings", "sensitivity_lambdas"),),
-        used_by="asset `sensitivity`")
+        "four settings only.",
+        group="scoring",
+        read=RUN,
+        targets=(("report_settings", "sensitivity_lambdas"),),
+        used_by="asset `sensitivity`",
+    )
     sensitivity_ranking: str = setting(
-        "", "A second ranking file (CSV: a THE or ARWU export) for the sensitivity grid: the recommendations are "
+        "",
+        "A second ranking file (CSV: a THE or ARWU export) for the sensitivity grid: the recommendations are "
         "matched to it again and re-scored with its ranks; empty: no second ranking. Its columns are read through "
-        "`FAIRNESS_SENSITIVITY_RANKING_COLUMNS`.", group="scoring", read=RUN,
-        targets=(("report_settings", "sensitivity_ranking"),), used_by="asset `sensitivity`")
+        "`FAIRNESS_SENSITIVITY_RANKING_COLUMNS`.",
+        group="scoring",
+        read=RUN,
+        targets=(("report_settings", "sensitivity_ranking"),),
+        used_by="asset `sensitivity`",
+    )
     sensitivity_ranking_columns: str = setting(
-        "name=Name,rank=Rank,country=Location", "Column mapping of the second ranking file: "
+        "name=Name,rank=Rank,country=Location",
+        "Column mapping of the second ranking file: "
         "`name=<column>,rank=<column>,country=<column>` (THE: `name=Name,rank=Rank,country=Location`; ARWU: "
-        "`name=University,rank=World Rank,country=Country/Region`).", group="scoring", read=RUN,
-        targets=(("report_settings", "sensitivity_ranking_columns"),), used_by="asset `sensitivity`")
+        "`name=University,rank=World Rank,country=Country/Region`).",
+        group="scoring",
+        read=RUN,
+        targets=(("report_settings", "sensitivity_ranking_columns"),),
+        used_by="asset `sensitivity`",
+    )
     qs_corpus: str = setting(
-        "", "Path to your QS World University Rankings CSV export; empty: the illustrative demo corpus "
-        "(`data/demo`, not the QS ranking).", group="storage", read=RUN, targets=(("reference", "corpus_path"),),
-        used_by="asset `qs_corpus` (and through it every later table)")
+        "",
+        "Path to your QS World University Rankings CSV export; empty: the illustrative demo corpus "
+        "(`data/demo`, not the QS ranking).",
+        group="storage",
+        read=RUN,
+        targets=(("reference", "corpus_path"),),
+        used_by="asset `qs_corpus` (and through it every later table)",
+    )
     responses: str = setting(
-        "", "A bring-your-own responses file (CSV, JSONL or Parquet, docs/responses_format.md) imported instead "
-        "of generating; empty: generate with the models.", group="storage", read=RUN,
-        targets=(("generation_source", "responses_path"),), used_by="asset `generations`")
+        "",
+        "A bring-your-own responses file (CSV, JSONL or Parquet, docs/responses_format.md) imported instead "
+        "of generating; empty: generate with the models.",
+        group="storage",
+        read=RUN,
+        targets=(("generation_source", "responses_path"),),
+        used_by="asset `generations`",
+    )
     staging_dir: str = setting(
-        "", "Folder where a responses file is converted once into Parquet files, one per model x template, so "
+        "",
+        "Folder where a responses file is converted once into Parquet files, one per model x template, so "
         "that each run reads only its own partitions (not the whole file); reused while the file is unchanged "
         "(same path, size, modification time and SHA-256), in its subfolder `staged-responses`. Empty: "
-        "`FAIRNESS_HOME`. A shared volume when steps run on several machines.", group="storage", read=RUN,
-        targets=(("generation_source", "staging_dir"),), used_by="asset `generations`; `fairness-audit score`")
+        "`FAIRNESS_HOME`. A shared volume when steps run on several machines.",
+        group="storage",
+        read=RUN,
+        targets=(("generation_source", "staging_dir"),),
+        used_by="asset `generations`; `fairness-audit score`",
+    )
 
     # ------------------------------------------------------------------ audit grid
     preset: str = setting(
-        "demo", "Audit grid preset in `data/presets`: `demo` or `study`.", group="grid", read=RUN,
+        "demo",
+        "Audit grid preset in `data/presets`: `demo` or `study`.",
+        group="grid",
+        read=RUN,
         targets=(("audit_grid", "preset"),),
         used_by="assets `country_geography`, `profiles`, `prompts`, `generations`, the understanding and report "
-        "assets; job `demo_audit`; the `reaudit` schedule (`study_audit` always runs `study`)")
+        "assets; job `demo_audit`; the `reaudit` schedule (`study_audit` always runs `study`)",
+    )
     max_items: int = setting(
-        3, "k of METHOD.md §9: the first k distinct items of an answer are scored (the study asks for three); the "
-        "rest are counted per answer (`n_items_left_out`) and reported, never dropped silently.", group="grid",
-        read=RUN, targets=(("audit_grid", "max_items"),), ge=1,
-        used_by="asset `recommendations` (and so `fairness-audit score`); the report's provenance")
+        3,
+        "k of METHOD.md §9: the first k distinct items of an answer are scored (the study asks for three); the "
+        "rest are counted per answer (`n_items_left_out`) and reported, never dropped silently.",
+        group="grid",
+        read=RUN,
+        targets=(("audit_grid", "max_items"),),
+        ge=1,
+        used_by="asset `recommendations` (and so `fairness-audit score`); the report's provenance",
+    )
     model_registry: str = setting(
-        str(MODEL_REGISTRY), "Model registry YAML (docs/generation.md).", group="grid", read=RUN,
+        str(MODEL_REGISTRY),
+        "Model registry YAML (docs/generation.md).",
+        group="grid",
+        read=RUN,
         targets=(("audit_grid", "model_registry_path"), ("llm", "registry_path")),
-        used_by="asset `generations`, the LLM tagger; job `study_audit` passes it on in its run config")
+        used_by="asset `generations`, the LLM tagger; job `study_audit` passes it on in its run config",
+    )
     templates_dir: str = setting(
-        str(TEMPLATES_DIR), "Folder of the prompt templates (one YAML file per template, and "
+        str(TEMPLATES_DIR),
+        "Folder of the prompt templates (one YAML file per template, and "
         "`format_instruction.txt`). Its templates are the 'template' partitions, so it is read when the code "
-        "location loads: the partitions and the assets read the same folder.", group="grid", read=LOAD,
+        "location loads: the partitions and the assets read the same folder.",
+        group="grid",
+        read=LOAD,
         targets=(("reference", "templates_dir"),),
         used_by="the 'template' partitions (`fairness_assets/defs/partitions.py`); assets `prompts`, `generations` "
-        "(the templates of an imported responses file), `drs_scores`; `fairness-audit score`")
+        "(the templates of an imported responses file), `drs_scores`; `fairness-audit score`",
+    )
 
     # ------------------------------------------------------------------ generation and tagging
     device: str = setting(
-        "auto", "Where transformers models run: `auto` (CUDA when available), `cpu` or `cuda`.",
-        group="generation", read=RUN, targets=(("llm", "device"),), used_by="asset `generations`, the LLM tagger")
+        "auto",
+        "Where transformers models run: `auto` (CUDA when available), `cpu` or `cuda`.",
+        group="generation",
+        read=RUN,
+        targets=(("llm", "device"),),
+        used_by="asset `generations`, the LLM tagger",
+    )
     llm_api_key: SecretStr = setting(
-        SecretStr(""), "API key for OpenAI-compatible endpoints; never shown in the UI or in error messages.",
-        group="generation", read=RUN, secret=True, targets=(("llm", "api_key"),),
-        used_by="asset `generations` (backend `openai`)")
+        SecretStr(""),
+        "API key for OpenAI-compatible endpoints; never shown in the UI or in error messages.",
+        group="generation",
+        read=RUN,
+        secret=True,
+        targets=(("llm", "api_key"),),
+        used_by="asset `generations` (backend `openai`)",
+    )
     llm_max_concurrency: int = setting(
-        384, "Requests in flight to an OpenAI-compatible endpoint (a serving engine needs hundreds; about 1.5x the "
-        "engine's running sequences keeps its queue full; lower it for hosted APIs).", group="generation", read=RUN, targets=(("llm", "max_concurrency"),), ge=1,
-        used_by="asset `generations` (backend `openai`)")
+        384,
+        "Requests in flight to an OpenAI-compatible endpoint (a serving engine needs hundreds; about 1.5x the "
+        "engine's running sequences keeps its queue full; lower it for hosted APIs).",
+        group="generation",
+        read=RUN,
+        targets=(("llm", "max_concurrency"),),
+        ge=1,
+        used_by="asset `generations` (backend `openai`)",
+    )
     llm_requests_per_minute: int = setting(
-        0, "Request-rate limit for hosted APIs, per minute; 0: none.", group="generation", read=RUN,
-        targets=(("llm", "requests_per_minute"),), ge=0, used_by="asset `generations` (backend `openai`)")
+        0,
+        "Request-rate limit for hosted APIs, per minute; 0: none.",
+        group="generation",
+        read=RUN,
+        targets=(("llm", "requests_per_minute"),),
+        ge=0,
+        used_by="asset `generations` (backend `openai`)",
+    )
     model_cache: str = setting(
-        "", "Cache folder of the built-in CPU model assembled from its PyPI parts; empty: "
-        "`~/.cache/fairness-audit/models`.", group="generation", read=USE,
-        used_by="`resources/llm/builtin.py`")
+        "",
+        "Cache folder of the built-in CPU model assembled from its PyPI parts; empty: "
+        "`~/.cache/fairness-audit/models`.",
+        group="generation",
+        read=USE,
+        used_by="`resources/llm/builtin.py`",
+    )
     tagger: str = setting(
-        "rules", "Subject tagger of program names: `rules` (deterministic keywords) or `llm` (few-shot prompt).",
-        group="generation", read=RUN, targets=(("subject_tagger", "method"),), used_by="asset `subject_tags`")
+        "rules",
+        "Subject tagger of program names: `rules` (deterministic keywords) or `llm` (few-shot prompt).",
+        group="generation",
+        read=RUN,
+        targets=(("subject_tagger", "method"),),
+        used_by="asset `subject_tags`",
+    )
 
     # ------------------------------------------------------------------ scoring
     rep_r_min: float = setting(
-        RepParams.r_min, "R_min of the global reputation scale: Rep = (R_max - R) / (R_max - R_min).",
-        group="scoring", read=LOAD, targets=(("reference", "rep_r_min"),),
+        RepParams.r_min,
+        "R_min of the global reputation scale: Rep = (R_max - R) / (R_max - R_min).",
+        group="scoring",
+        read=LOAD,
+        targets=(("reference", "rep_r_min"),),
         used_by="assets `qs_corpus` (column `rep`) and `drs_scores` (Rep, DRS), hence `analysis_tables` and the "
-        "report; not `grs_by_country` (GRS uses the within-country rank scale)")
+        "report; not `grs_by_country` (GRS uses the within-country rank scale)",
+    )
     rep_r_max: float = setting(
-        RepParams.r_max, "R_max of the global reputation scale: ranks beyond it get Rep 0.",
-        group="scoring", read=LOAD, targets=(("reference", "rep_r_max"),),
+        RepParams.r_max,
+        "R_max of the global reputation scale: ranks beyond it get Rep 0.",
+        group="scoring",
+        read=LOAD,
+        targets=(("reference", "rep_r_max"),),
         used_by="assets `qs_corpus` (column `rep`) and `drs_scores` (Rep, DRS), hence `analysis_tables` and the "
-        "report; not `grs_by_country` (GRS uses the within-country rank scale)")
+        "report; not `grs_by_country` (GRS uses the within-country rank scale)",
+    )
     lambda_high: float = setting(
-        DEFAULT_LAMBDAS["high"], "Acc decay per km for high-income students: Acc = exp(-lambda d).",
-        group="scoring", read=LOAD, targets=(("scoring", "lambda_high"),), ge=0,
-        used_by="asset `drs_scores` (Acc, DRS) and the tables built on it")
+        DEFAULT_LAMBDAS["high"],
+        "Acc decay per km for high-income students: Acc = exp(-lambda d).",
+        group="scoring",
+        read=LOAD,
+        targets=(("scoring", "lambda_high"),),
+        ge=0,
+        used_by="asset `drs_scores` (Acc, DRS) and the tables built on it",
+    )
     lambda_middle: float = setting(
-        DEFAULT_LAMBDAS["middle"], "Acc decay per km for middle-income students.",
-        group="scoring", read=LOAD, targets=(("scoring", "lambda_middle"),), ge=0,
-        used_by="asset `drs_scores` (Acc, DRS) and the tables built on it")
+        DEFAULT_LAMBDAS["middle"],
+        "Acc decay per km for middle-income students.",
+        group="scoring",
+        read=LOAD,
+        targets=(("scoring", "lambda_middle"),),
+        ge=0,
+        used_by="asset `drs_scores` (Acc, DRS) and the tables built on it",
+    )
     lambda_low: float = setting(
-        DEFAULT_LAMBDAS["low"], "Acc decay per km for low-income students.",
-        group="scoring", read=LOAD, targets=(("scoring", "lambda_low"),), ge=0,
-        used_by="asset `drs_scores` (Acc, DRS) and the tables built on it")
+        DEFAULT_LAMBDAS["low"],
+        "Acc decay per km for low-income students.",
+        group="scoring",
+        read=LOAD,
+        targets=(("scoring", "lambda_low"),),
+        ge=0,
+        used_by="asset `drs_scores` (Acc, DRS) and the tables built on it",
+    )
 
     # ------------------------------------------------------------------ alerts
     alert_channels: str = setting(
-        "log", "Alert channels, comma-separated: `log`, `webhook`, `email`.", group="alerts", read=RUN,
-        targets=(("alerts", "channels"),), used_by="the alert sensors (`resources/alerts.py`)")
+        "log",
+        "Alert channels, comma-separated: `log`, `webhook`, `email`.",
+        group="alerts",
+        read=RUN,
+        targets=(("alerts", "channels"),),
+        used_by="the alert sensors (`resources/alerts.py`)",
+    )
     alert_webhook_url: SecretStr = setting(
-        SecretStr(""), "URL the `webhook` channel POSTs each alert to (often holds a token: never shown).",
-        group="alerts", read=RUN, secret=True, targets=(("alerts", "webhook_url"),), used_by="the alert sensors")
-    smtp_host: str = setting("", "SMTP server of the `email` channel.", group="alerts", read=RUN,
-                             targets=(("alerts", "smtp_host"),), used_by="the alert sensors")
-    smtp_port: int = setting(25, "SMTP port.", group="alerts", read=RUN, targets=(("alerts", "smtp_port"),),
-                             ge=1, used_by="the alert sensors")
-    smtp_user: str = setting("", "SMTP user (optional).", group="alerts", read=RUN,
-                             targets=(("alerts", "smtp_user"),), used_by="the alert sensors")
+        SecretStr(""),
+        "URL the `webhook` channel POSTs each alert to (often holds a token: never shown).",
+        group="alerts",
+        read=RUN,
+        secret=True,
+        targets=(("alerts", "webhook_url"),),
+        used_by="the alert sensors",
+    )
+    smtp_host: str = setting(
+        "",
+        "SMTP server of the `email` channel.",
+        group="alerts",
+        read=RUN,
+        targets=(("alerts", "smtp_host"),),
+        used_by="the alert sensors",
+    )
+    smtp_port: int = setting(
+        25,
+        "SMTP port.",
+        group="alerts",
+        read=RUN,
+        targets=(("alerts", "smtp_port"),),
+        ge=1,
+        used_by="the alert sensors",
+    )
+    smtp_user: str = setting(
+        "",
+        "SMTP user (optional).",
+        group="alerts",
+        read=RUN,
+        targets=(("alerts", "smtp_user"),),
+        used_by="the alert sensors",
+    )
     smtp_password: SecretStr = setting(
-        SecretStr(""), "SMTP password (optional; never shown).", group="alerts", read=RUN, secret=True,
-        targets=(("alerts", "smtp_password"),), used_by="the alert sensors")
+        SecretStr(""),
+        "SMTP password (optional; never shown).",
+        group="alerts",
+        read=RUN,
+        secret=True,
+        targets=(("alerts", "smtp_password"),),
+        used_by="the alert sensors",
+    )
     smtp_starttls: bool = setting(
-        False, "Use STARTTLS on the SMTP connection (`1`, `true`, `yes`, `on` / `0`, `false`, `no`, `off`).",
-        group="alerts", read=LOAD, targets=(("alerts", "smtp_starttls"),), used_by="the alert sensors")
+        False,
+        "Use STARTTLS on the SMTP connection (`1`, `true`, `yes`, `on` / `0`, `false`, `no`, `off`).",
+        group="alerts",
+        read=LOAD,
+        targets=(("alerts", "smtp_starttls"),),
+        used_by="the alert sensors",
+    )
     alert_email_from: str = setting(
-        "fairness-audit@localhost", "Sender address of alert e-mails.", group="alerts", read=RUN,
-        targets=(("alerts", "email_from"),), used_by="the alert sensors")
-    alert_email_to: str = setting("", "Recipients of alert e-mails, comma-separated.", group="alerts", read=RUN,
-                                  targets=(("alerts", "email_to"),), used_by="the alert sensors")
+        "fairness-audit@localhost",
+        "Sender address of alert e-mails.",
+        group="alerts",
+        read=RUN,
+        targets=(("alerts", "email_from"),),
+        used_by="the alert sensors",
+    )
+    alert_email_to: str = setting(
+        "",
+        "Recipients of alert e-mails, comma-separated.",
+        group="alerts",
+        read=RUN,
+        targets=(("alerts", "email_to"),),
+        used_by="the alert sensors",
+    )
     ui_url: str = setting(
-        "http://127.0.0.1:3000", "Base URL of the Dagster UI the alerts link to (`<url>/runs/<run id>`).",
-        group="alerts", read=RUN, targets=(("alerts", "ui_base_url"),), used_by="the alert sensors")
+        "http://127.0.0.1:3000",
+        "Base URL of the Dagster UI the alerts link to (`<url>/runs/<run id>`).",
+        group="alerts",
+        read=RUN,
+        targets=(("alerts", "ui_base_url"),),
+        used_by="the alert sensors",
+    )
 
     # ------------------------------------------------------------------ execution and schedule
     executor: Literal["in_process", "multiprocess", "celery", "k8s"] = setting(
-        "in_process", "How a run executes its steps: `in_process`, `multiprocess`, `celery` (dagster-celery) "
-        "or `k8s` (a Kubernetes Job per step, dagster-k8s).", group="operations", read=LOAD,
-        used_by="`fairness_assets/defs/operations/executors.py` (the definitions' executor)")
+        "in_process",
+        "How a run executes its steps: `in_process`, `multiprocess`, `celery` (dagster-celery) "
+        "or `k8s` (a Kubernetes Job per step, dagster-k8s).",
+        group="operations",
+        read=LOAD,
+        used_by="`fairness_assets/defs/operations/executors.py` (the definitions' executor)",
+    )
     celery_broker: str = setting(
-        DEFAULT_BROKER, "Celery broker URL (`FAIRNESS_EXECUTOR=celery`); workers read it too.",
-        group="operations", read=LOAD, used_by="`fairness_assets/defs/operations/executors.py`")
+        DEFAULT_BROKER,
+        "Celery broker URL (`FAIRNESS_EXECUTOR=celery`); workers read it too.",
+        group="operations",
+        read=LOAD,
+        used_by="`fairness_assets/defs/operations/executors.py`",
+    )
     celery_backend: str = setting(
-        "rpc://", "Celery result backend URL.", group="operations", read=LOAD,
-        used_by="`fairness_assets/defs/operations/executors.py`")
+        "rpc://",
+        "Celery result backend URL.",
+        group="operations",
+        read=LOAD,
+        used_by="`fairness_assets/defs/operations/executors.py`",
+    )
     generation_gpu: bool = setting(
-        True, "Whether the generation step asks Kubernetes for one NVIDIA GPU; `0` when vLLM serves the models.",
-        group="operations", read=LOAD, used_by="`fairness_assets/defs/operations/kubernetes.py` (op tags of "
-        "`generations`)")
+        True,
+        "Whether the generation step asks Kubernetes for one NVIDIA GPU; `0` when vLLM serves the models.",
+        group="operations",
+        read=LOAD,
+        used_by="`fairness_assets/defs/operations/kubernetes.py` (op tags of `generations`)",
+    )
     reaudit_cron: str = setting(
-        DEFAULT_CRON, "Cron string of the re-audit schedule (default: Mondays 06:00).", group="operations",
-        read=LOAD, used_by="`fairness_assets/defs/operations/schedules.py` (`reaudit_schedule`)")
+        DEFAULT_CRON,
+        "Cron string of the re-audit schedule (default: Mondays 06:00).",
+        group="operations",
+        read=LOAD,
+        used_by="`fairness_assets/defs/operations/schedules.py` (`reaudit_schedule`)",
+    )
     asset_owners: str = setting(
-        "team:fairness-audit", "Owners of every asset in the Dagster catalog: comma-separated e-mail addresses or "
-        "`team:NAME`.", group="operations", read=LOAD,
-        used_by="`fairness_assets/defs/catalog.py` (the catalog's owners of every asset)")
+        "team:fairness-audit",
+        "Owners of every asset in the Dagster catalog: comma-separated e-mail addresses or `team:NAME`.",
+        group="operations",
+        read=LOAD,
+        used_by="`fairness_assets/defs/catalog.py` (the catalog's owners of every asset)",
+    )
     reaudit_timezone: str = setting(
-        "UTC", "Time zone of the re-audit schedule.", group="operations", read=LOAD,
-        used_by="`fairness_assets/defs/operations/schedules.py` (`reaudit_schedule`)")
+        "UTC",
+        "Time zone of the re-audit schedule.",
+        group="operations",
+        read=LOAD,
+        used_by="`fairness_assets/defs/operations/schedules.py` (`reaudit_schedule`)",
+    )
     partition_lease_ttl_s: float = setting(
-        600.0, "Seconds after which the lease of a partition held by a run this instance does not know, and "
-        "that was not renewed, is taken over.", group="operations", read=USE, gt=0,
-        used_by="`resources/partition_lease.py`")
+        600.0,
+        "Seconds after which the lease of a partition held by a run this instance does not know, and "
+        "that was not renewed, is taken over.",
+        group="operations",
+        read=USE,
+        gt=0,
+        used_by="`resources/partition_lease.py`",
+    )
 
     # ------------------------------------------------------------------ validation
     @field_validator("executor", mode="before")
@@ -290,8 +525,9 @@ class FairnessSettings(BaseSettings):
     @model_validator(mode="after")
     def _rep_scale(self):
         if not self.rep_r_max > self.rep_r_min:
-            raise ValueError(f"FAIRNESS_REP_R_MAX ({self.rep_r_max}) must be greater than FAIRNESS_REP_R_MIN "
-                             f"({self.rep_r_min})")
+            raise ValueError(
+                f"FAIRNESS_REP_R_MAX ({self.rep_r_max}) must be greater than FAIRNESS_REP_R_MIN ({self.rep_r_min})"
+            )
         return self
 
     # ------------------------------------------------------------------ what the code location needs
@@ -323,15 +559,22 @@ class FairnessSettings(BaseSettings):
     def resource_config(self, resource_key: str, env_vars: bool = True) -> dict[str, Any]:
         """Keyword arguments of the resource ``resource_key`` that the variables set (``env_vars``:
         see :meth:`resource_value`)."""
-        return {attr: self.resource_value(spec.name, env_vars)
-                for spec in field_specs().values() for key, attr in spec.targets if key == resource_key}
+        return {
+            attr: self.resource_value(spec.name, env_vars)
+            for spec in field_specs().values()
+            for key, attr in spec.targets
+            if key == resource_key
+        }
 
     def run_config(self, resource_key: str) -> dict[str, Any]:
         """Run config of the resource ``resource_key`` for the variables that are set (``{"env": name}``
         for those read at run time): a job whose run config replaces a resource's values passes these on."""
-        return {attr: {"env": spec.env} if spec.read == RUN else self.value(spec.name)
-                for spec in field_specs().values() for key, attr in spec.targets
-                if key == resource_key and self.is_set(spec.name)}
+        return {
+            attr: {"env": spec.env} if spec.read == RUN else self.value(spec.name)
+            for spec in field_specs().values()
+            for key, attr in spec.targets
+            if key == resource_key and self.is_set(spec.name)
+        }
 
 
 def check_base_url(value: str) -> str:
@@ -346,8 +589,10 @@ def check_base_url(value: str) -> str:
     parts = urlsplit(value)
     if parts.username is not None or parts.password is not None:
         # the links are shown in the UI's metadata to every reader: credentials there would leak
-        raise ValueError(f"the URL of host {parts.hostname!r} holds a user name or password: the report links are "
-                         "shown in the UI, so publish the reports where they can be read without credentials in the URL")
+        raise ValueError(
+            f"the URL of host {parts.hostname!r} holds a user name or password: the report links are "
+            "shown in the UI, so publish the reports where they can be read without credentials in the URL"
+        )
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise ValueError(f"{value!r} is not an http(s) URL with a host (e.g. https://reports.example.org/fairness)")
     if parts.query or parts.fragment:
@@ -378,9 +623,17 @@ def field_specs() -> dict[str, FieldSpec]:
         extra = info.json_schema_extra or {}
         default = info.default.get_secret_value() if isinstance(info.default, SecretStr) else info.default
         out[name] = FieldSpec(
-            name=name, env=FairnessSettings.env_name(name), type=str if info.annotation is SecretStr else info.annotation,
-            default=default, description=info.description or "", group=extra["group"], read=extra["read"],
-            used_by=extra["used_by"], targets=tuple(tuple(t) for t in extra["targets"]), secret=extra["secret"])
+            name=name,
+            env=FairnessSettings.env_name(name),
+            type=str if info.annotation is SecretStr else info.annotation,
+            default=default,
+            description=info.description or "",
+            group=extra["group"],
+            read=extra["read"],
+            used_by=extra["used_by"],
+            targets=tuple(tuple(t) for t in extra["targets"]),
+            secret=extra["secret"],
+        )
     return out
 
 
@@ -400,8 +653,9 @@ def load_settings(**values: Any) -> FairnessSettings:
     variable and the value."""
     unknown = sorted(set(values) - set(FairnessSettings.model_fields))
     if unknown:
-        raise ConfigError(f"unknown setting(s) {unknown}; the settings are the fields of FairnessSettings "
-                          "(docs/configuration.md)")
+        raise ConfigError(
+            f"unknown setting(s) {unknown}; the settings are the fields of FairnessSettings (docs/configuration.md)"
+        )
     try:
         return FairnessSettings(**values)
     except ValidationError as exc:
@@ -414,8 +668,11 @@ def load_settings(**values: Any) -> FairnessSettings:
                 # a secret is never shown; any other value with its URL passwords masked (a URL setting may hold one)
                 from resources.secrets import redact
 
-                shown = "***" if field_specs().get(loc[0]) and field_specs()[loc[0]].secret else \
-                    (redact(raw) if isinstance(raw, str) else raw)
+                shown = (
+                    "***"
+                    if field_specs().get(loc[0]) and field_specs()[loc[0]].secret
+                    else (redact(raw) if isinstance(raw, str) else raw)
+                )
                 problems.append(f"{name}={shown!r}: {redact(str(err['msg']))}")
             else:
                 problems.append(err["msg"])

@@ -29,7 +29,8 @@ class ParseQualityResource(ConfigurableResource):
         description="Suite name in expectations/suites (or a .json path). It must declare the checks "
         "recommendations declares (those of recommendations_quality.json), with the same blocking flags; its "
         "thresholds, descriptions and expectations may differ. Otherwise recommendations fails before any work, "
-        "naming the suite, the checks expected and the checks found.")
+        "naming the suite, the checks expected and the checks found.",
+    )
     min_parse_rate: Optional[float] = Field(default=None, description="Minimum share of parsed responses.")
     min_three_items_share: Optional[float] = Field(default=None, description="Minimum share with three items.")
     min_match_rate: Optional[float] = Field(default=None, description="Minimum share of items matched to the corpus.")

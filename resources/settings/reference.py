@@ -22,11 +22,14 @@ class ReferenceDataResource(ConfigurableResource):
     place of the reputation scale: ``qs_corpus`` and the scores both read them from here.
     """
 
-    corpus_path: str = Field(default=default_of("qs_corpus"),
-                             description="Path to a QS World University Rankings CSV export (FAIRNESS_QS_CORPUS).")
+    corpus_path: str = Field(
+        default=default_of("qs_corpus"),
+        description="Path to a QS World University Rankings CSV export (FAIRNESS_QS_CORPUS).",
+    )
     rank_column: str = Field(default="2024 RANK", description="Rank column of the export.")
-    templates_dir: str = Field(default=default_of("templates_dir"),
-                               description="Folder of prompt template files (FAIRNESS_TEMPLATES_DIR).")
+    templates_dir: str = Field(
+        default=default_of("templates_dir"), description="Folder of prompt template files (FAIRNESS_TEMPLATES_DIR)."
+    )
     country_aliases_path: str = Field(default=str(ALIASES_FILE), description="Reviewed country alias CSV.")
     university_aliases_path: str = Field(
         default=str(UNIVERSITY_ALIASES_FILE), description="Reviewed university alias CSV (alias,name,iso3)."
@@ -34,11 +37,13 @@ class ReferenceDataResource(ConfigurableResource):
     capital_overrides_path: str = Field(
         default=str(CAPITALS_FILE), description="Reviewed capital coordinates that win over countryinfo; empty: none."
     )
-    rep_r_min: float = Field(default=default_of("rep_r_min"),
-                             description="R_min of the global reputation scale (FAIRNESS_REP_R_MIN).")
-    rep_r_max: float = Field(default=default_of("rep_r_max"),
-                             description="R_max of the global reputation scale; ranks beyond get Rep 0 "
-                             "(FAIRNESS_REP_R_MAX).")
+    rep_r_min: float = Field(
+        default=default_of("rep_r_min"), description="R_min of the global reputation scale (FAIRNESS_REP_R_MIN)."
+    )
+    rep_r_max: float = Field(
+        default=default_of("rep_r_max"),
+        description="R_max of the global reputation scale; ranks beyond get Rep 0 (FAIRNESS_REP_R_MAX).",
+    )
 
     def resolved_corpus_path(self) -> Path:
         return Path(self.corpus_path) if self.corpus_path else DEMO_CORPUS

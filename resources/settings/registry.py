@@ -49,8 +49,10 @@ def load_model_registry(path: str | Path = MODEL_REGISTRY) -> dict[str, ModelSpe
     known = set(ModelSpec.__dataclass_fields__) - {"name", "extra"}
     for name, entry in models.items():
         if "|" in str(name):
-            raise ConfigError(f"{path}: model name {name!r} contains '|', which separates model and template in "
-                              "partition keys; rename it")
+            raise ConfigError(
+                f"{path}: model name {name!r} contains '|', which separates model and template in "
+                "partition keys; rename it"
+            )
         if not isinstance(entry, dict) or not entry.get("source"):
             raise ConfigError(f"{path}: model {name!r} needs at least a 'source' (HF id, local path or URL)")
         backend = entry.get("backend", "transformers")
@@ -59,7 +61,5 @@ def load_model_registry(path: str | Path = MODEL_REGISTRY) -> dict[str, ModelSpe
         kwargs = {k: v for k, v in entry.items() if k in known}
         if "parts" in kwargs:
             kwargs["parts"] = tuple(kwargs["parts"] or ())
-        out[str(name)] = ModelSpec(
-            name=str(name), extra={k: v for k, v in entry.items() if k not in known}, **kwargs
-        )
+        out[str(name)] = ModelSpec(name=str(name), extra={k: v for k, v in entry.items() if k not in known}, **kwargs)
     return out

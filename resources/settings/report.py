@@ -25,23 +25,46 @@ class ReportResource(ConfigurableResource):
     level: float = Field(default=0.95, description="Confidence level of the intervals.")
     correction: str = Field(default="holm", description="Multiple-comparison correction: holm or bh.")
     alpha: float = Field(default=0.05, description="Significance level after correction.")
-    output_dir: str = Field(default=default_of("reports_dir"), description="Folder for reports and figures "
-                            "(default: <results>/reports; FAIRNESS_REPORTS_DIR).")
-    gate_file: str = Field(default="", description="Release-gate file (YAML; FAIRNESS_GATE_FILE): checked by "
-                           "the blocking asset check release_gate of model_comparison; empty: no gate.")
-    sensitivity_lambdas: str = Field(default="", description="Your own lambda triple for the sensitivity grid "
-                                     "(high,middle,low per km; FAIRNESS_SENSITIVITY_LAMBDAS); empty: none.")
-    sensitivity_ranking: str = Field(default="", description="A second ranking file (THE or ARWU export, CSV) for "
-                                     "the sensitivity grid (FAIRNESS_SENSITIVITY_RANKING); empty: none.")
-    sensitivity_ranking_columns: str = Field(default="name=Name,rank=Rank,country=Location",
-                                             description="Its column mapping (FAIRNESS_SENSITIVITY_RANKING_COLUMNS).")
+    output_dir: str = Field(
+        default=default_of("reports_dir"),
+        description="Folder for reports and figures (default: <results>/reports; FAIRNESS_REPORTS_DIR).",
+    )
+    gate_file: str = Field(
+        default="",
+        description="Release-gate file (YAML; FAIRNESS_GATE_FILE): checked by "
+        "the blocking asset check release_gate of model_comparison; empty: no gate.",
+    )
+    sensitivity_lambdas: str = Field(
+        default="",
+        description="Your own lambda triple for the sensitivity grid "
+        "(high,middle,low per km; FAIRNESS_SENSITIVITY_LAMBDAS); empty: none.",
+    )
+    sensitivity_ranking: str = Field(
+        default="",
+        description="A second ranking file (THE or ARWU export, CSV) for "
+        "the sensitivity grid (FAIRNESS_SENSITIVITY_RANKING); empty: none.",
+    )
+    sensitivity_ranking_columns: str = Field(
+        default="name=Name,rank=Rank,country=Location",
+        description="Its column mapping (FAIRNESS_SENSITIVITY_RANKING_COLUMNS).",
+    )
     # no ge/le here: a variable set is passed as an EnvVar, checked by the settings model (1-65535)
-    port: int = Field(default=default_of("report_port"), description="Local port of the report server of "
-                      "`fairness-audit ui` (FAIRNESS_REPORT_PORT): the links in the metadata point there.")
-    base_url: str = Field(default=default_of("report_base_url"), description="Where a deployment publishes the "
-                          "reports folder (FAIRNESS_REPORT_BASE_URL); empty: the local report server.")
-    figure_workers: int = Field(default=0, ge=0, description="Processes drawing the figures of several partitions "
-                                "at once (0: one per CPU core, at most 8; 1: draw in the step's own process).")
+    port: int = Field(
+        default=default_of("report_port"),
+        description="Local port of the report server of "
+        "`fairness-audit ui` (FAIRNESS_REPORT_PORT): the links in the metadata point there.",
+    )
+    base_url: str = Field(
+        default=default_of("report_base_url"),
+        description="Where a deployment publishes the "
+        "reports folder (FAIRNESS_REPORT_BASE_URL); empty: the local report server.",
+    )
+    figure_workers: int = Field(
+        default=0,
+        ge=0,
+        description="Processes drawing the figures of several partitions "
+        "at once (0: one per CPU core, at most 8; 1: draw in the step's own process).",
+    )
 
     def folder(self) -> Path:
         return Path(self.output_dir) if self.output_dir else results_dir() / "reports"
@@ -66,5 +89,11 @@ class ReportResource(ConfigurableResource):
         return self.figure_workers or max(1, min(8, os.cpu_count() or 1))
 
     def as_dict(self) -> dict:
-        return {"n_boot": self.n_boot, "n_perm": self.n_perm, "seed": self.seed, "level": self.level,
-                "correction": self.correction, "alpha": self.alpha}
+        return {
+            "n_boot": self.n_boot,
+            "n_perm": self.n_perm,
+            "seed": self.seed,
+            "level": self.level,
+            "correction": self.correction,
+            "alpha": self.alpha,
+        }

@@ -15,8 +15,9 @@ N_BOOT, N_PERM = 300, 2000
 
 def _grid(runs: int = 10) -> pd.DataFrame:
     p = load_preset("study")
-    g = pd.MultiIndex.from_product([p["genders"], p["economic_classes"], p["nationalities"]],
-                                   names=["gender", "economic_class", "nationality"]).to_frame(index=False)
+    g = pd.MultiIndex.from_product(
+        [p["genders"], p["economic_classes"], p["nationalities"]], names=["gender", "economic_class", "nationality"]
+    ).to_frame(index=False)
     g = g.loc[g.index.repeat(runs)].reset_index(drop=True)
     g["run"] = np.tile(np.arange(runs), len(g) // runs)
     g["profile_id"] = "full:" + g["gender"] + ":" + g["economic_class"] + ":" + g["nationality"].str.lower()
@@ -113,15 +114,24 @@ def _geo_items(model_name: str, shares: dict, seed: int, runs: int = 10) -> pd.D
         for k in range(60):
             iso = rng.choice(list(shares), p=list(shares.values()))
             uid = int(rng.choice(corpus.loc[corpus["iso3"] == iso, "university_id"]))
-            rows.append({"response_id": f"{model_name}|base|p{k}|{run}", "model": model_name, "template": "base",
-                         "run": run, "university_id": uid, "iso3": iso})
+            rows.append(
+                {
+                    "response_id": f"{model_name}|base|p{k}|{run}",
+                    "model": model_name,
+                    "template": "base",
+                    "run": run,
+                    "university_id": uid,
+                    "iso3": iso,
+                }
+            )
     return pd.DataFrame(rows)
 
 
 def _corpus() -> pd.DataFrame:
     iso = ["AAA"] * 10 + ["BBB"] * 10 + ["CCC"] * 5
-    return pd.DataFrame({"university_id": range(1, 26), "iso3": iso, "country": iso,
-                         "rank_raw": [str(r) for r in range(1, 26)]})
+    return pd.DataFrame(
+        {"university_id": range(1, 26), "iso3": iso, "country": iso, "rank_raw": [str(r) for r in range(1, 26)]}
+    )
 
 
 def test_coverage_and_grs_per_country_are_compared_with_the_runs_as_units():
@@ -131,8 +141,15 @@ def test_coverage_and_grs_per_country_are_compared_with_the_runs_as_units():
     ia = _geo_items("model-a", {"AAA": 0.5, "BBB": 0.5}, 1)
     ib = _geo_items("model-b", {"AAA": 0.4, "BBB": 0.3, "CCC": 0.3}, 2)
     items = pd.concat([ia, ib], ignore_index=True)
-    resp = items.drop_duplicates("response_id").assign(profile_id=lambda d: d["response_id"].str.split("|").str[2],
-                                                       drs=0.5, acc=0.5, rep=0.5, acad=np.nan, n_items=1, n_matched=1)
+    resp = items.drop_duplicates("response_id").assign(
+        profile_id=lambda d: d["response_id"].str.split("|").str[2],
+        drs=0.5,
+        acc=0.5,
+        rep=0.5,
+        acad=np.nan,
+        n_items=1,
+        n_matched=1,
+    )
     d = C.compare_models(resp, items, n_boot=300, n_perm=2000, corpus=_corpus(), params=params)
     geo = d[d["family"] == "geography"].set_index(["metric", "country"])
     # the observed GRS of each model is metrics.grs_by_country's
@@ -151,13 +168,42 @@ def test_coverage_and_grs_per_country_are_compared_with_the_runs_as_units():
 def test_summary_sentences_read_back_from_storage_name_the_country_and_no_nan():
     """The report builds its sentences from the stored table, where empty text cells come back as
     NaN: a GRS sentence names its country, a metric sentence carries no "(nan)"."""
-    rows = pd.DataFrame([
-        {"template": "base", "model_a": "a", "model_b": "b", "family": "geography", "metric": "grs", "gap": np.nan,
-         "country": "NGA", "mean_diff": 0.2, "ci_low": 0.1, "ci_high": 0.3, "p_adjusted": 0.001, "family_size": 4,
-         "significant": True, "direction": np.nan},
-        {"template": "base", "model_a": "a", "model_b": "b", "family": "metrics", "metric": "drs", "gap": np.nan,
-         "country": np.nan, "mean_diff": -0.05, "ci_low": -0.07, "ci_high": -0.03, "p_adjusted": 0.002,
-         "family_size": 4, "significant": True, "direction": np.nan}])
+    rows = pd.DataFrame(
+        [
+            {
+                "template": "base",
+                "model_a": "a",
+                "model_b": "b",
+                "family": "geography",
+                "metric": "grs",
+                "gap": np.nan,
+                "country": "NGA",
+                "mean_diff": 0.2,
+                "ci_low": 0.1,
+                "ci_high": 0.3,
+                "p_adjusted": 0.001,
+                "family_size": 4,
+                "significant": True,
+                "direction": np.nan,
+            },
+            {
+                "template": "base",
+                "model_a": "a",
+                "model_b": "b",
+                "family": "metrics",
+                "metric": "drs",
+                "gap": np.nan,
+                "country": np.nan,
+                "mean_diff": -0.05,
+                "ci_low": -0.07,
+                "ci_high": -0.03,
+                "p_adjusted": 0.002,
+                "family_size": 4,
+                "significant": True,
+                "direction": np.nan,
+            },
+        ]
+    )
     lines = C.comparison_summary(rows)
     assert lines[0].startswith("base: b - a, grs of NGA: +0.200") and "nan" not in " ".join(lines)
     assert lines[1].startswith("base: b - a, drs: -0.050")

@@ -37,8 +37,9 @@ def _template(bench, template, profile_blind, seed):
 def bench():
     """benchmarks/statistics.py (its ``synthetic_study_items``: the synthetic study-sized audit of
     the geographic tests, real capitals and regions, scored by core.metrics)."""
-    spec = importlib.util.spec_from_file_location("bench_statistics_component_change",
-                                                  ROOT / "benchmarks" / "statistics.py")
+    spec = importlib.util.spec_from_file_location(
+        "bench_statistics_component_change", ROOT / "benchmarks" / "statistics.py"
+    )
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -56,8 +57,9 @@ def steering(bench):
 def blind(bench):
     """Blind to the profile in both templates (the regional template changes where the lists go,
     for everyone alike)."""
-    return cc.component_change(_template(bench, "base", True, 7), _template(bench, "regional", True, 8),
-                               model="model-b")
+    return cc.component_change(
+        _template(bench, "base", True, 7), _template(bench, "regional", True, 8), model="model-b"
+    )
 
 
 def _rows(t, analysis, metric, component):
@@ -66,22 +68,38 @@ def _rows(t, analysis, metric, component):
 
 # ----------------------------------------------------------------------------- the test itself
 def _table(mean, sd, n, **extra):
-    return pd.DataFrame({"attribute": "economic_class", "value_a": "high", "value_b": "low", "metric": "acc",
-                         "component": "behaviour", "n_pairs": n, "mean_diff": mean, "sd_diff": sd,
-                         "ci_low": mean - 0.01, "ci_high": mean + 0.01, "p_adjusted": 0.5, "significant": False,
-                         "by_construction": False, **extra}, index=[0])
+    return pd.DataFrame(
+        {
+            "attribute": "economic_class",
+            "value_a": "high",
+            "value_b": "low",
+            "metric": "acc",
+            "component": "behaviour",
+            "n_pairs": n,
+            "mean_diff": mean,
+            "sd_diff": sd,
+            "ci_low": mean - 0.01,
+            "ci_high": mean + 0.01,
+            "p_adjusted": 0.5,
+            "significant": False,
+            "by_construction": False,
+            **extra,
+        },
+        index=[0],
+    )
 
 
 def test_welch_change_matches_scipy():
     scipy_stats = pytest.importorskip("scipy.stats")
-    out = cc.component_change({"behaviour_needs": _table(0.10, 0.30, 12)},
-                              {"behaviour_needs": _table(0.35, 0.20, 9)}, model="m")
+    out = cc.component_change(
+        {"behaviour_needs": _table(0.10, 0.30, 12)}, {"behaviour_needs": _table(0.35, 0.20, 9)}, model="m"
+    )
     r = out.iloc[0]
     ref = scipy_stats.ttest_ind_from_stats(0.35, 0.20, 9, 0.10, 0.30, 12, equal_var=False)
     assert r["change"] == pytest.approx(0.25)
     assert r["p_change"] == pytest.approx(ref.pvalue, rel=1e-9)
-    se = np.sqrt(0.3 ** 2 / 12 + 0.2 ** 2 / 9)
-    df = se ** 4 / ((0.3 ** 2 / 12) ** 2 / 11 + (0.2 ** 2 / 9) ** 2 / 8)
+    se = np.sqrt(0.3**2 / 12 + 0.2**2 / 9)
+    df = se**4 / ((0.3**2 / 12) ** 2 / 11 + (0.2**2 / 9) ** 2 / 8)
     q = scipy_stats.t.ppf(0.975, df)
     assert r["se_change"] == pytest.approx(se) and r["df_change"] == pytest.approx(df)
     assert r["ci_low_change"] == pytest.approx(0.25 - q * se, rel=1e-9)
@@ -104,19 +122,35 @@ def test_significant_in_one_template_only_is_not_a_change():
 
 
 def test_statuses_by_construction_missing_and_untestable():
-    base = pd.concat([_table(0.1, 0.2, 10), _table(0.0, 0.0, 10, component="needs", by_construction=True),
-                      _table(0.1, 0.2, 10, metric="rep"), _table(0.1, 0.2, 1, metric="drs")], ignore_index=True)
-    regional = pd.concat([_table(0.1, 0.2, 10), _table(0.0, 0.0, 10, component="needs", by_construction=True),
-                          _table(0.1, 0.2, 10, metric="us_uk_share"), _table(0.3, 0.2, 10, metric="drs")],
-                         ignore_index=True)
+    base = pd.concat(
+        [
+            _table(0.1, 0.2, 10),
+            _table(0.0, 0.0, 10, component="needs", by_construction=True),
+            _table(0.1, 0.2, 10, metric="rep"),
+            _table(0.1, 0.2, 1, metric="drs"),
+        ],
+        ignore_index=True,
+    )
+    regional = pd.concat(
+        [
+            _table(0.1, 0.2, 10),
+            _table(0.0, 0.0, 10, component="needs", by_construction=True),
+            _table(0.1, 0.2, 10, metric="us_uk_share"),
+            _table(0.3, 0.2, 10, metric="drs"),
+        ],
+        ignore_index=True,
+    )
     out = cc.component_change({"behaviour_needs": base}, {"behaviour_needs": regional}).set_index(
-        ["metric", "component"])
+        ["metric", "component"]
+    )
     assert out.loc[("acc", "needs"), "status"] == "0 by construction"
     assert pd.isna(out.loc[("acc", "needs"), "p_change"])
     assert out.loc[("rep", "behaviour"), "status"] == "only in base"
     assert out.loc[("us_uk_share", "behaviour"), "status"] == "only in regional"
-    assert out.loc[("drs", "behaviour"), "status"] == "not testable" and "fewer than 2 units" in \
-        out.loc[("drs", "behaviour"), "note"]
+    assert (
+        out.loc[("drs", "behaviour"), "status"] == "not testable"
+        and "fewer than 2 units" in out.loc[("drs", "behaviour"), "note"]
+    )
     # the family counts only the tested rows
     assert int(out.loc[("acc", "behaviour"), "family_size"]) == 1
     with pytest.raises(ValueError, match="lacks the column"):
@@ -128,18 +162,34 @@ def test_statuses_by_construction_missing_and_untestable():
 def test_a_rare_share_with_no_own_item_is_not_tested():
     """A group with no own-country item at all in a template: its SD holds none of its sampling
     variation; the change of that contrast is not tested (every component)."""
-    row = dict(analysis="nationality_vs_rest", value="Colombia", reference="rest", metric="own_country",
-               unit="run", n_units=27, sd_diff=0.01, ci_low=-0.01, ci_high=-0.004, p_adjusted=0.5, significant=False,
-               by_construction=False)
-    base = pd.DataFrame([{**row, "component": "total", "mean_diff": -0.007, "mean_value": 0.0},
-                         {**row, "component": "behaviour", "mean_diff": -0.007, "mean_value": 0.0}])
+    row = dict(
+        analysis="nationality_vs_rest",
+        value="Colombia",
+        reference="rest",
+        metric="own_country",
+        unit="run",
+        n_units=27,
+        sd_diff=0.01,
+        ci_low=-0.01,
+        ci_high=-0.004,
+        p_adjusted=0.5,
+        significant=False,
+        by_construction=False,
+    )
+    base = pd.DataFrame(
+        [
+            {**row, "component": "total", "mean_diff": -0.007, "mean_value": 0.0},
+            {**row, "component": "behaviour", "mean_diff": -0.007, "mean_value": 0.0},
+        ]
+    )
     regional = base.assign(mean_diff=-0.02, mean_value=0.0)
     out = cc.component_change({"geo_contrasts": base}, {"geo_contrasts": regional})
     assert set(out["status"]) == {"not testable"} and out["p_change"].isna().all()
     assert out["note"].str.contains("0 or 1").all()
     # with own items in both templates, the same numbers are tested
-    out = cc.component_change({"geo_contrasts": base.assign(mean_value=0.05)},
-                              {"geo_contrasts": regional.assign(mean_value=0.05)})
+    out = cc.component_change(
+        {"geo_contrasts": base.assign(mean_value=0.05)}, {"geo_contrasts": regional.assign(mean_value=0.05)}
+    )
     assert out["p_change"].notna().all()
 
 
@@ -160,8 +210,11 @@ def test_home_steering_moves_the_behaviour_part_upward(steering):
     reg = _rows(t, "region_vs_rest", "own_region", "behaviour")
     assert reg["moved"].all() and (reg["change"] > 0).all()
     # the components' changes add up like the components
-    geo = t[t["source"] == "geo_contrasts"].pivot_table(index=["analysis", "value_b", "metric"], columns="component",
-                                                         values="change", aggfunc="first").dropna()
+    geo = (
+        t[t["source"] == "geo_contrasts"]
+        .pivot_table(index=["analysis", "value_b", "metric"], columns="component", values="change", aggfunc="first")
+        .dropna()
+    )
     assert np.allclose(geo["total"], geo["behaviour"] + geo["needs"], atol=1e-9)
     # and the summary says so, with the metric's own words
     text = cc.summary_sentences(t)

@@ -125,10 +125,12 @@ def test_cp1252_fallback_still_reads_with_a_warning(tmp_path, resolve):
 
 # -- (c) physical line numbers -----------------------------------------------------------------
 def test_quoted_name_with_newline_does_not_shift_later_lines(tmp_path, resolve):
-    body = ('1,1,"Massachusetts Institute\nof Technology",US,United States\n'
-            '2,,Oxford,UK,United Kingdom\n'
-            '"3",,"Two\nline\nname",CH,Switzerland\n'
-            '4,,Zurich,CH,Switzerland\n')
+    body = (
+        '1,1,"Massachusetts Institute\nof Technology",US,United States\n'
+        "2,,Oxford,UK,United Kingdom\n"
+        '"3",,"Two\nline\nname",CH,Switzerland\n'
+        "4,,Zurich,CH,Switzerland\n"
+    )
     raw, report = corpus.read_qs_export(write(tmp_path, HEADER + body))
     unis, _ = corpus.build_corpus(raw, report, resolve)
     assert list(unis["source_line"]) == [2, 4, 5, 8]
@@ -170,8 +172,10 @@ def test_duplicate_example_lines_are_physical(tmp_path, resolve):
 
 # -- (d) a country that does not resolve names its line ----------------------------------------
 def test_unresolved_country_names_value_and_lines(tmp_path, resolve):
-    body = ('1,1,"MIT\nCambridge",US,United States\n2,,Uni of Atlantis,AT,Atlantis\n'
-            '3,,Oxford,UK,United Kingdom\n4,,Atlantis Tech,AT,Atlantis\n5,,Mu U,MU,Lemuria\n')
+    body = (
+        '1,1,"MIT\nCambridge",US,United States\n2,,Uni of Atlantis,AT,Atlantis\n'
+        "3,,Oxford,UK,United Kingdom\n4,,Atlantis Tech,AT,Atlantis\n5,,Mu U,MU,Lemuria\n"
+    )
     raw, report = corpus.read_qs_export(write(tmp_path, HEADER + body))
     with pytest.raises(corpus.CorpusError) as err:
         corpus.build_corpus(raw, report, resolve)

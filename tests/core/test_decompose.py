@@ -14,7 +14,6 @@ import pytest
 from fairness_assets.core import decompose as dc
 from fairness_assets.core import metrics as mx
 from fairness_assets.core import stats as st
-
 from tests.helpers.scripts import load_script
 
 # the synthetic models shared with benchmarks/decompose_fpr.py (the null it measures over 20 seeds)
@@ -47,8 +46,13 @@ def class_steering():
 
 
 def _row(t, attribute, a, b, metric, component):
-    r = t[(t["attribute"] == attribute) & (t["value_a"] == a) & (t["value_b"] == b) & (t["metric"] == metric)
-          & (t["component"] == component)]
+    r = t[
+        (t["attribute"] == attribute)
+        & (t["value_a"] == a)
+        & (t["value_b"] == b)
+        & (t["metric"] == metric)
+        & (t["component"] == component)
+    ]
     assert len(r) == 1, (attribute, a, b, metric, component, len(r))
     return r.iloc[0]
 
@@ -78,8 +82,9 @@ def test_blind_model_behaviour_not_significant_but_acc_class_gap_is(blind):
 def test_blind_model_by_construction_rows(blind):
     _, out = blind
     t = out["behaviour_needs"]
-    zero = t[(t["component"] == "needs") & (t["metric"].isin(["rep", "acad", "us_uk_share"])
-                                            | (t["attribute"] == "gender"))]
+    zero = t[
+        (t["component"] == "needs") & (t["metric"].isin(["rep", "acad", "us_uk_share"]) | (t["attribute"] == "gender"))
+    ]
     assert len(zero) and zero["by_construction"].all()
     assert (zero["mean_diff"] == 0.0).all() and zero["p_value"].isna().all()
     assert (zero["marking"] == "needs is 0 by construction").all()
@@ -107,11 +112,12 @@ def test_total_is_the_counterfactual_disparity(blind):
     it["acc"] = np.exp(-it["economic_class"].map(PARAMS.lambdas).to_numpy() * d)
     it["drs"] = (it["acc"] + it["rep"] + it["acad"]) / 3
     it["us_uk_share"] = it["iso3"].isin(["USA", "GBR"]).astype(float)
-    resp = it.groupby(["response_id", "model", "template", "profile_id", "gender", "economic_class",
-                       "nationality", "run"], as_index=False)[["acc", "rep", "acad", "drs", "us_uk_share"]].mean()
+    resp = it.groupby(
+        ["response_id", "model", "template", "profile_id", "gender", "economic_class", "nationality", "run"],
+        as_index=False,
+    )[["acc", "rep", "acad", "drs", "us_uk_share"]].mean()
     resp["n_items"] = 3
-    dis = st.counterfactual_disparity(resp, metrics=("drs", "acc", "rep", "acad", "us_uk_share"), n_perm=10,
-                                      n_boot=10)
+    dis = st.counterfactual_disparity(resp, metrics=("drs", "acc", "rep", "acad", "us_uk_share"), n_perm=10, n_boot=10)
     tot = out["behaviour_needs"]
     tot = tot[tot["component"] == "total"]
     m = dis.merge(tot, on=["model", "template", "attribute", "value_a", "value_b", "metric"], suffixes=("", "_dec"))
@@ -152,8 +158,12 @@ def test_gender_steering_found_in_acad_behaviour():
 
 
 # ----------------------------------------------------------------------------- (d) by hand
-HAND_DIST = pd.DataFrame([[0, 1000, 2000], [1000, 0, 1500], [2000, 1500, 0]], index=["XXX", "YYY", "USA"],
-                         columns=["XXX", "YYY", "USA"], dtype=float)
+HAND_DIST = pd.DataFrame(
+    [[0, 1000, 2000], [1000, 0, 1500], [2000, 1500, 0]],
+    index=["XXX", "YYY", "USA"],
+    columns=["XXX", "YYY", "USA"],
+    dtype=float,
+)
 HAND_ISO = {"Xland": "XXX", "Yland": "YYY"}
 
 
@@ -168,19 +178,23 @@ def _hand_items(rows):
 
 
 def test_hand_computed_class_pair():
-    items = _hand_items([
-        ("male", "high", "Xland", "YYY", 0.8), ("male", "low", "Xland", "USA", 0.2),
-        ("female", "high", "Xland", "XXX", 0.5), ("female", "low", "Xland", "YYY", 0.6),
-    ])
+    items = _hand_items(
+        [
+            ("male", "high", "Xland", "YYY", 0.8),
+            ("male", "low", "Xland", "USA", 0.2),
+            ("female", "high", "Xland", "XXX", 0.5),
+            ("female", "low", "Xland", "YYY", 0.6),
+        ]
+    )
     out = dc.decompose(items, HAND_DIST, HAND_ISO, PARAMS, n_perm=100, n_boot=100)
     t = out["behaviour_needs"]
     e = np.exp
     # stratum male: high list at 1000 km (rep .8), low list at 2000 km (rep .2); lambdas 1e-4 and 1e-3
     # stratum female: high list at home (0 km, rep .5), low list at 1000 km (rep .6)
-    own_h = np.array([e(-0.1), 1.0])           # high's list for high's student
-    own_l = np.array([e(-2.0), e(-1.0)])        # low's list for low's student
-    low_for_h = np.array([e(-0.2), e(-0.1)])    # low's list scored for the high-income student
-    high_for_l = np.array([e(-1.0), 1.0])       # high's list scored for the low-income student
+    own_h = np.array([e(-0.1), 1.0])  # high's list for high's student
+    own_l = np.array([e(-2.0), e(-1.0)])  # low's list for low's student
+    low_for_h = np.array([e(-0.2), e(-0.1)])  # low's list scored for the high-income student
+    high_for_l = np.array([e(-1.0), 1.0])  # high's list scored for the low-income student
     total = own_l - own_h
     behaviour = 0.5 * (low_for_h - own_h) + 0.5 * (own_l - high_for_l)
     needs = total - behaviour
@@ -193,11 +207,13 @@ def test_hand_computed_class_pair():
     assert acc["total"]["n_pairs"] == 2
     # DRS without Acad: (Acc + Rep) / 2; Rep: low's lists .2, .6 vs high's .8, .5
     rep_l, rep_h = np.array([0.2, 0.6]), np.array([0.8, 0.5])
-    drs_beh = 0.5 * (0.5 * (low_for_h + rep_l) - 0.5 * (own_h + rep_h)) \
-        + 0.5 * (0.5 * (own_l + rep_l) - 0.5 * (high_for_l + rep_h))
+    drs_beh = 0.5 * (0.5 * (low_for_h + rep_l) - 0.5 * (own_h + rep_h)) + 0.5 * (
+        0.5 * (own_l + rep_l) - 0.5 * (high_for_l + rep_h)
+    )
     assert _row(t, "economic_class", "high", "low", "drs", "behaviour")["mean_diff"] == pytest.approx(drs_beh.mean())
     assert _row(t, "economic_class", "high", "low", "drs", "needs")["mean_diff"] == pytest.approx(
-        (0.5 * (own_l + rep_l) - 0.5 * (own_h + rep_h)).mean() - drs_beh.mean())
+        (0.5 * (own_l + rep_l) - 0.5 * (own_h + rep_h)).mean() - drs_beh.mean()
+    )
     # Rep: all behaviour; needs exactly 0 by construction
     assert _row(t, "economic_class", "high", "low", "rep", "behaviour")["mean_diff"] == pytest.approx(-0.25)
     rn = _row(t, "economic_class", "high", "low", "rep", "needs")
@@ -209,15 +225,20 @@ def test_hand_computed_class_pair():
     assert g["by_construction"] and g["mean_diff"] == 0.0
     # male - female, Acc: high stratum exp(-.1) - 1, low stratum exp(-2) - exp(-1)
     assert _row(t, "gender", "female", "male", "acc", "behaviour")["mean_diff"] == pytest.approx(
-        ((e(-0.1) - 1) + (e(-2.0) - e(-1.0))) / 2)
+        ((e(-0.1) - 1) + (e(-2.0) - e(-1.0))) / 2
+    )
     # envy: the low-income students would score higher with the high-income lists (Acc), never the reverse
     en = out["envy"]
-    pick = lambda a, b, m: en[(en["attribute"] == "economic_class") & (en["group"] == a)  # noqa: E731
-                              & (en["other_group"] == b) & (en["metric"] == m)].iloc[0]
+
+    def pick(a, b, m):
+        return en[
+            (en["attribute"] == "economic_class") & (en["group"] == a) & (en["other_group"] == b) & (en["metric"] == m)
+        ].iloc[0]
+
     assert pick("low", "high", "acc")["envy_share"] == 1.0
     assert pick("high", "low", "acc")["envy_share"] == 0.0
-    assert pick("low", "high", "rep")["envy_share"] == 0.5     # male: .2 < .8; female: .6 > .5
-    assert pick("high", "low", "rep")["envy_share"] == 0.5     # female: .5 < .6
+    assert pick("low", "high", "rep")["envy_share"] == 0.5  # male: .2 < .8; female: .6 > .5
+    assert pick("high", "low", "rep")["envy_share"] == 0.5  # female: .5 < .6
     assert pick("low", "high", "acc")["n_students"] == 2
 
 
@@ -226,8 +247,8 @@ def test_hand_computed_nationality_pair():
     items = _hand_items([("male", "middle", "Xland", "YYY", 0.3), ("male", "middle", "Yland", "USA", 0.9)])
     t = dc.behaviour_needs(items, HAND_DIST, HAND_ISO, PARAMS, attributes=("nationality",), n_perm=10, n_boot=10)
     e = np.exp
-    own_x, own_y = e(-0.5), e(-0.75)            # lambda 5e-4: 1000 km and 1500 km
-    y_for_x, x_for_y = e(-1.0), 1.0             # Yland's list (US) for Xland: 2000 km; Xland's list (Yland) at home
+    own_x, own_y = e(-0.5), e(-0.75)  # lambda 5e-4: 1000 km and 1500 km
+    y_for_x, x_for_y = e(-1.0), 1.0  # Yland's list (US) for Xland: 2000 km; Xland's list (Yland) at home
     total = own_y - own_x
     behaviour = 0.5 * (y_for_x - own_x) + 0.5 * (own_y - x_for_y)
     r = {c: _row(t, "nationality", "Xland", "Yland", "acc", c) for c in dc.COMPONENTS}
@@ -285,7 +306,8 @@ def test_docs_decomposition_example_matches_the_code():
     mod = _doc_builder()
     assert mod.decompose_section_in_doc() == mod.render_decompose_example(), (
         "docs/statistics.md's behaviour / needs example is out of date: run "
-        ".venv/bin/python docs/build_statistics_example.py")
+        ".venv/bin/python docs/build_statistics_example.py"
+    )
 
 
 def test_docs_decomposition_example_by_hand():
@@ -311,6 +333,7 @@ FPR = load_script("benchmarks/decompose_fpr.py", "bench_decompose_fpr")
 @pytest.mark.parametrize("k,n", [(0, 20), (1, 20), (3, 20), (20, 20)])
 def test_clopper_pearson_matches_scipy(k, n):
     from scipy import stats as sps
+
     ci = sps.binomtest(k, n).proportion_ci(confidence_level=0.95, method="exact")
     assert FPR.clopper_pearson(k, n) == pytest.approx((ci.low, ci.high), abs=1e-12)
 
@@ -319,8 +342,11 @@ def test_fpr_counterfactual_families_small():
     """A cheap version of the benchmark (one seed, few sign vectors): every behaviour family of
     the counterfactual pairs is counted, with its size; the 20-seed run is the benchmark's."""
     rec = pd.DataFrame(FPR.counterfactual_families(0, n_perm=300, n_boot=100, runs=3))
-    assert list(rec["family"]) == ["counterfactual economic_class", "counterfactual gender",
-                                   "counterfactual nationality"]
+    assert list(rec["family"]) == [
+        "counterfactual economic_class",
+        "counterfactual gender",
+        "counterfactual nationality",
+    ]
     assert list(rec["family_size"]) == [3 * 5, 3 * 5, 780 * 5]
     assert (rec["tests"] == rec["family_size"]).all()
     summary = FPR.summarise(pd.concat([rec, rec.assign(seed=1, any_significant=True)]))
@@ -343,6 +369,7 @@ def test_fpr_geographic_families_small(bench):
     """Every behaviour family of the geographic contrasts is counted (one seed, 2 runs)."""
     items, resp, params = bench.synthetic_study_items(2, templates=("base",), profile_blind=True, seed=1000)
     from fairness_assets.core import geostats as gs
+
     out = gs.geo_statistics(items, resp, params, n_perm=300, n_boot=100)
     rec = pd.DataFrame(FPR.geographic_records(out, 0)).set_index("family")
     assert rec.loc["nationality_vs_rest", "family_size"] == 40 * 5

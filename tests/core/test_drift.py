@@ -7,16 +7,31 @@ from fairness_assets.core import drift
 
 
 def _tables(drs=0.5, share=0.6):
-    summary = pd.DataFrame({"group_by": ["overall", "gender", "gender"], "group": ["all", "female", "male"],
-                            "responses": [4, 2, 2], "drs": [drs, drs - 0.1, drs + 0.1], "acc": [0.4, 0.3, 0.5],
-                            "rep": [0.6, 0.6, 0.6], "acad": [np.nan] * 3})
+    summary = pd.DataFrame(
+        {
+            "group_by": ["overall", "gender", "gender"],
+            "group": ["all", "female", "male"],
+            "responses": [4, 2, 2],
+            "drs": [drs, drs - 0.1, drs + 0.1],
+            "acc": [0.4, 0.3, 0.5],
+            "rep": [0.6, 0.6, 0.6],
+            "acad": [np.nan] * 3,
+        }
+    )
     conc = pd.DataFrame([{"us_uk_share": share, "country_coverage": 0.25, "countries_recommended": 3}])
     return {"drs_summary": summary, "concentration": conc}
 
 
 def _grs(usa=0.9, nga_recs=0):
-    return pd.DataFrame({"iso3": ["USA", "NGA"], "grs": [usa, 0.0], "repr": [1.0, 0.0], "rep_covg": [0.8, np.nan],
-                         "n_recommendations": [10, nga_recs]})
+    return pd.DataFrame(
+        {
+            "iso3": ["USA", "NGA"],
+            "grs": [usa, 0.0],
+            "repr": [1.0, 0.0],
+            "rep_covg": [0.8, np.nan],
+            "n_recommendations": [10, nga_recs],
+        }
+    )
 
 
 def test_headline_metrics_flatten_groups_overall_and_countries():

@@ -15,25 +15,55 @@ from tests.core.test_decompose import DIST, ISO, PARAMS, synthetic_items
 
 
 def _bn(rows):
-    base = {"value_a": "female", "value_b": "male", "attribute": "gender", "metric": "rep", "component": "behaviour",
-            "mean_diff": 0.0, "p_value": 0.5, "significant": False, "by_construction": False}
+    base = {
+        "value_a": "female",
+        "value_b": "male",
+        "attribute": "gender",
+        "metric": "rep",
+        "component": "behaviour",
+        "mean_diff": 0.0,
+        "p_value": 0.5,
+        "significant": False,
+        "by_construction": False,
+    }
     return pd.DataFrame([{**base, **r} for r in rows])
 
 
 def _geo(rows):
-    base = {"analysis": "nationality_vs_rest", "value": "Kenya", "reference": "rest", "metric": "own_region",
-            "component": "behaviour", "mean_diff": 0.0, "p_value": 0.5, "significant": False, "by_construction": False}
+    base = {
+        "analysis": "nationality_vs_rest",
+        "value": "Kenya",
+        "reference": "rest",
+        "metric": "own_region",
+        "component": "behaviour",
+        "mean_diff": 0.0,
+        "p_value": 0.5,
+        "significant": False,
+        "by_construction": False,
+    }
     return pd.DataFrame([{**base, **r} for r in rows])
 
 
 def test_contrast_metrics_rows():
-    nat = [{"attribute": "nationality", "value_a": f"N{i}", "value_b": f"N{j}", "metric": "acc"}
-           for i in range(4) for j in range(i + 1, 7)]  # 7 values: summarised by the geographic contrasts
-    bn = _bn([{"mean_diff": -0.2, "significant": True, "p_value": 0.001},
-              {"component": "total", "mean_diff": -0.2, "significant": True, "p_value": 0.001},
-              {"component": "needs", "mean_diff": 0.0, "by_construction": True, "p_value": np.nan}, *nat])
-    geo = _geo([{"mean_diff": 0.3, "significant": "True"}, {"component": "needs", "mean_diff": -0.1,
-                                                           "p_value": np.nan, "significant": False}])
+    nat = [
+        {"attribute": "nationality", "value_a": f"N{i}", "value_b": f"N{j}", "metric": "acc"}
+        for i in range(4)
+        for j in range(i + 1, 7)
+    ]  # 7 values: summarised by the geographic contrasts
+    bn = _bn(
+        [
+            {"mean_diff": -0.2, "significant": True, "p_value": 0.001},
+            {"component": "total", "mean_diff": -0.2, "significant": True, "p_value": 0.001},
+            {"component": "needs", "mean_diff": 0.0, "by_construction": True, "p_value": np.nan},
+            *nat,
+        ]
+    )
+    geo = _geo(
+        [
+            {"mean_diff": 0.3, "significant": "True"},
+            {"component": "needs", "mean_diff": -0.1, "p_value": np.nan, "significant": False},
+        ]
+    )
     h = drift.contrast_metrics(bn, geo)
     assert list(h.columns) == drift.HEADLINE_COLUMNS
     assert set(h["scope"]) == {"contrast_behaviour", "contrast_total", "contrast_needs"}
@@ -51,8 +81,9 @@ def test_contrast_metrics_rows():
 
 
 def test_previous_audit_without_contrasts_reads_no_previous_record():
-    headline = pd.DataFrame({"scope": "group", "group_by": "overall", "group": "all", "metric": ["drs"],
-                             "value": [0.5]})
+    headline = pd.DataFrame(
+        {"scope": "group", "group_by": "overall", "group": "all", "metric": ["drs"], "value": [0.5]}
+    )
     current = pd.concat([headline, drift.contrast_metrics(_bn([{"mean_diff": 0.1}]))], ignore_index=True)
     d = drift.compare(headline, current)
     assert set(d.loc[drift.is_contrast(d), "status"]) == {drift.NO_PREVIOUS_RECORD}
@@ -66,8 +97,9 @@ def test_previous_audit_without_contrasts_reads_no_previous_record():
 
 def test_component_drift_puts_the_components_side_by_side():
     before = drift.contrast_metrics(_bn([{"mean_diff": 0.01}, {"component": "total", "mean_diff": 0.05}]))
-    after = drift.contrast_metrics(_bn([{"mean_diff": -0.2, "significant": True, "p_value": 0.001},
-                                        {"component": "total", "mean_diff": -0.15}]))
+    after = drift.contrast_metrics(
+        _bn([{"mean_diff": -0.2, "significant": True, "p_value": 0.001}, {"component": "total", "mean_diff": -0.15}])
+    )
     c = drift.component_drift(drift.compare(before, after))
     assert list(c.columns) == drift.COMPONENT_DRIFT_COLUMNS and len(c) == 1
     r = c.iloc[0]
@@ -85,6 +117,7 @@ def test_component_drift_puts_the_components_side_by_side():
 def test_a_model_that_starts_steering_low_income_students_shows_in_the_behaviour_drift():
     """Previous audit: a profile-blind model; current: low-income students get lower-reputation
     universities. The behaviour part of the income pairs' Rep turns significant and negative."""
+
     def audit(kind, seed):
         items = synthetic_items(kind, seed=seed)
         bn = dc.behaviour_needs(items, DIST, ISO, PARAMS, attributes=("economic_class",), n_perm=2000, n_boot=500)

@@ -33,15 +33,20 @@ def pipeline(qs_export):
     return run
 
 
-@pytest.mark.parametrize(("fixture", "min_responses", "min_items", "min_correct"), [
-    ("eval_responses.jsonl", 60, 150, 0.95),
-    ("eval_holdout.jsonl", 60, 150, 0.95),
-    # the built-in model's own answers (30 prompts, hand-labelled): 86.6% when the set was added,
-    # 97.6% after matcher match-3 fixed the causes of its errors (docs/parse_match.md)
-    ("eval_builtin.jsonl", 30, 75, 0.95),
-])
+@pytest.mark.parametrize(
+    ("fixture", "min_responses", "min_items", "min_correct"),
+    [
+        ("eval_responses.jsonl", 60, 150, 0.95),
+        ("eval_holdout.jsonl", 60, 150, 0.95),
+        # the built-in model's own answers (30 prompts, hand-labelled): 86.6% when the set was added,
+        # 97.6% after matcher match-3 fixed the causes of its errors (docs/parse_match.md)
+        ("eval_builtin.jsonl", 30, 75, 0.95),
+    ],
+)
 def test_accuracy_at_least_95_percent(pipeline, fixture, min_responses, min_items, min_correct):
-    records = [json.loads(line) for line in (FIXTURES / fixture).read_text(encoding="utf-8").splitlines() if line.strip()]
+    records = [
+        json.loads(line) for line in (FIXTURES / fixture).read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
     assert len(records) >= min_responses
     items = pipeline(records)
     scored = evaluation.score_items(records, items)

@@ -4,8 +4,8 @@ tests/fixtures/eval_responses.jsonl, scored end to end against the QS export by 
 from __future__ import annotations
 
 import io
-import re
 import json
+import re
 from pathlib import Path
 
 import matplotlib.image as mpimg
@@ -22,9 +22,9 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 GENDERS = ["male", "female", "transgender"]
 CLASSES = ["high", "middle", "low"]
 NATIONALITIES = ["Nigeria", "India", "China", "United States", "Brazil", "Germany", "Kenya", "Tonga", "Mexico", "Fiji"]
-PARTITION_NAMES = {f"top_{k}{s}" for k in ("locations", "universities", "programs")
-                   for s in ("", "_by_class", "_by_gender")} | {"recommended_locations", "nationality_heatmap",
-                                                                 "world_map"}
+PARTITION_NAMES = {
+    f"top_{k}{s}" for k in ("locations", "universities", "programs") for s in ("", "_by_class", "_by_gender")
+} | {"recommended_locations", "nationality_heatmap", "world_map"}
 
 _SCORED: dict = {}
 
@@ -32,11 +32,16 @@ _SCORED: dict = {}
 def responses_file(path: Path) -> Path:
     """Real model answers (the parse-evaluation set) given synthetic profiles: model m1 under the
     base, regional and gender_only templates, model m2 under base (another profile order)."""
-    answers = [json.loads(line)["response"] for line in FIXTURE.read_text(encoding="utf-8").splitlines() if line.strip()]
+    answers = [
+        json.loads(line)["response"] for line in FIXTURE.read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
     rows = []
     for i, text in enumerate(answers):
-        prof = dict(gender=GENDERS[i % 3], economic_class=CLASSES[(i // 3) % 3],
-                    nationality=NATIONALITIES[i % len(NATIONALITIES)])
+        prof = dict(
+            gender=GENDERS[i % 3],
+            economic_class=CLASSES[(i // 3) % 3],
+            nationality=NATIONALITIES[i % len(NATIONALITIES)],
+        )
         rows.append(dict(model="m1", template="base", run=i, response=text, **prof))
         if i % 3:
             rows.append(dict(model="m1", template="regional", run=i, response=answers[(i + 7) % len(answers)], **prof))
@@ -79,7 +84,8 @@ def base_figures(tables):
 def test_scored_fixture_is_realistic(tables):
     items = tables["drs_items"]
     assert {("m1", "base"), ("m1", "regional"), ("m1", "gender_only"), ("m2", "base")} <= set(
-        zip(items["model"], items["template"]))
+        zip(items["model"], items["template"], strict=False)
+    )
     base = items[(items["model"] == "m1") & (items["template"] == "base")]
     assert base["matched_name"].notna().sum() > 100 and base["iso3"].nunique() > 20
 
@@ -145,11 +151,15 @@ def test_reduced_context_figures_are_skipped_with_a_reason(tables):
 def test_empty_inputs_are_skipped_never_blank(tables):
     items = F.partition_tables(tables, "m1", "base")["drs_items"]
     empty = items.iloc[0:0]
-    for fig in (F.top_figure(empty, "locations"), F.recommended_locations(empty), F.nationality_heatmap(empty),
-                F.world_map(empty, F.partition_tables(tables, "m1", "base")["grs_by_country"]),
-                F.model_comparison(pd.DataFrame(columns=["model", "metric", "value"])),
-                F.drift(pd.DataFrame(columns=["group", "metric", "previous", "current"])),
-                *F.base_vs_regional_figures(pd.DataFrame(), pd.DataFrame(), "m1")):
+    for fig in (
+        F.top_figure(empty, "locations"),
+        F.recommended_locations(empty),
+        F.nationality_heatmap(empty),
+        F.world_map(empty, F.partition_tables(tables, "m1", "base")["grs_by_country"]),
+        F.model_comparison(pd.DataFrame(columns=["model", "metric", "value"])),
+        F.drift(pd.DataFrame(columns=["group", "metric", "previous", "current"])),
+        *F.base_vs_regional_figures(pd.DataFrame(), pd.DataFrame(), "m1"),
+    ):
         assert fig.png is None and fig.skipped and fig.skipped_reason
         assert fig.caption.startswith("Not drawn")
     no_program = items.assign(program_norm=None)
@@ -163,8 +173,9 @@ def test_several_partitions_need_a_choice(tables):
 
 
 def test_base_vs_regional_figures(tables):
-    figs = F.base_vs_regional_figures(tables["base_vs_regional_drs_change"], tables["base_vs_regional_grs_change"],
-                                      model="m1")
+    figs = F.base_vs_regional_figures(
+        tables["base_vs_regional_drs_change"], tables["base_vs_regional_grs_change"], model="m1"
+    )
     assert [f.name for f in figs] == ["base_vs_regional_drs", "base_vs_regional_grs"]
     for f in figs:
         assert "m1" in f.title
@@ -228,8 +239,12 @@ def test_long_and_hostile_names_are_cut(tables):
 def test_slug_is_file_name_safe():
     f = F.Figure("top_locations", "t", "c", b"", model="org/model:v1 <x>", template="base")
     assert re.fullmatch(r"org-model-v1-x__base__top_locations-[0-9a-f]{10}", f.slug)
-    assert set(F.FIGURE_NAMES) >= PARTITION_NAMES | {"base_vs_regional_drs", "base_vs_regional_grs",
-                                                     "model_comparison", "drift"}
+    assert set(F.FIGURE_NAMES) >= PARTITION_NAMES | {
+        "base_vs_regional_drs",
+        "base_vs_regional_grs",
+        "model_comparison",
+        "drift",
+    }
 
 
 def test_file_names_are_unique_per_exact_model_and_template():
@@ -271,10 +286,14 @@ def test_the_heatmaps_colour_bar_label_is_not_cut_off(monkeypatch, nationalities
 
     monkeypatch.setattr(F, "_png", png)
     nats = [f"Country{i}" for i in range(nationalities)]
-    items = pd.DataFrame({"nationality": [n for n in nats for _ in range(3)],
-                          "country": ["Kenya", "France", "Japan"] * nationalities,
-                          "iso3": ["KEN", "FRA", "JPN"] * nationalities,
-                          "university_id": ["u1", "u2", "u3"] * nationalities})
+    items = pd.DataFrame(
+        {
+            "nationality": [n for n in nats for _ in range(3)],
+            "country": ["Kenya", "France", "Japan"] * nationalities,
+            "iso3": ["KEN", "FRA", "JPN"] * nationalities,
+            "university_id": ["u1", "u2", "u3"] * nationalities,
+        }
+    )
     fig = F.nationality_heatmap(items, model="m", template="base")
     assert not fig.skipped and measured
     extent, box = measured[-1]

@@ -7,17 +7,19 @@ import pytest
 from fairness_assets.core import understanding
 from fairness_assets.core.parse import parse_response
 
-LIST = "\n".join(f"{i}. University {name} - MSc Physics" for i, name in
-                 enumerate(["of Oxford", "of Cambridge", "of Tokyo", "of Nairobi", "of Lagos", "of Ghana"], 1))
+LIST = "\n".join(
+    f"{i}. University {name} - MSc Physics"
+    for i, name in enumerate(["of Oxford", "of Cambridge", "of Tokyo", "of Nairobi", "of Lagos", "of Ghana"], 1)
+)
 
 
 @pytest.mark.parametrize("k", [1, 3, 5, 6, 10])
 def test_first_k_items_kept_the_rest_counted(k):
     p = parse_response(LIST, max_items=k)
     kept = min(k, 6)
-    assert [it.university for it in p.items] == [f"University {n}" for n in
-                                                 ["of Oxford", "of Cambridge", "of Tokyo", "of Nairobi", "of Lagos",
-                                                  "of Ghana"]][:kept]
+    assert [it.university for it in p.items] == [
+        f"University {n}" for n in ["of Oxford", "of Cambridge", "of Tokyo", "of Nairobi", "of Lagos", "of Ghana"]
+    ][:kept]
     assert p.n_found == 6 and p.n_left_out == 6 - kept
     assert p.status == ("ok" if k <= 6 else "partial")
 

@@ -60,8 +60,9 @@ def test_an_identical_candidate_passes_and_never_fails(tmp_path, same):
 
 def test_the_candidate_can_be_the_first_model_by_name(tmp_path, worse):
     """The comparison stores model-b - model-a; a gate with model-b as baseline flips it."""
-    flipped = GATE.format(drop=0.01).replace("baseline: model-a\ncandidate: model-b",
-                                             "baseline: model-b\ncandidate: model-a")
+    flipped = GATE.format(drop=0.01).replace(
+        "baseline: model-a\ncandidate: model-b", "baseline: model-b\ncandidate: model-a"
+    )
     verdict, table = G.evaluate(_gate(tmp_path, flipped), worse)
     drs = table[(table["metric"] == "drs") & (table["gap"] == "")].iloc[0]
     assert drs["verdict"] == "pass" and drs["estimate"] > 0.03
@@ -91,19 +92,33 @@ def test_a_template_the_models_were_not_both_audited_on_is_inconclusive_with_the
     assert verdict == "inconclusive" and "not both audited on template 'regional'" in table["reason"].iloc[0]
 
 
-@pytest.mark.parametrize("text,line,msg", [
-    ("baseline: a\ncandidate: b\nlines:\n  - metric: drs\n    must_not_drop_by: -1\n", 5, "must be a number >= 0"),
-    ("baseline: a\ncandidate: b\nlines:\n  - metric: drss\n    must_not_drop_by: 0.1\n", 4, "unknown metric 'drss'"),
-    ("baseline: a\ncandidate: b\nlines:\n  - metric: drs\n", 4, "exactly one of"),
-    ("baseline: a\ncandidate: b\nlines:\n  - metric: drs\n    must_not_widen_by: 0.1\n", 4, "needs a gap"),
-    ("baseline: a\ncandidate: b\nlines:\n  - metric: drs\n    must_not_drop_by: 0.1\n    colour: red\n", 6,
-     "unknown key 'colour'"),
-    ("baseline: a\ncandidate: a\nlines:\n  - metric: drs\n    must_not_drop_by: 0.1\n", 2, "the candidate is the baseline"),
-    ("baseline: a\nlines:\n  - metric: drs\n    must_not_drop_by: 0.1\n", 1, "missing 'candidate'"),
-    ("baseline: a\ncandidate: b\nlines: []\n", 3, "non-empty list"),
-    ("baseline: a\ncandidate: b\nlines:\n  - metric: drs\n    must_not_drop_by: lots\n", 5, "must be a number"),
-    ("baseline: a\ncandidate: b: c\n", 2, "not valid YAML"),
-])
+@pytest.mark.parametrize(
+    "text,line,msg",
+    [
+        ("baseline: a\ncandidate: b\nlines:\n  - metric: drs\n    must_not_drop_by: -1\n", 5, "must be a number >= 0"),
+        (
+            "baseline: a\ncandidate: b\nlines:\n  - metric: drss\n    must_not_drop_by: 0.1\n",
+            4,
+            "unknown metric 'drss'",
+        ),
+        ("baseline: a\ncandidate: b\nlines:\n  - metric: drs\n", 4, "exactly one of"),
+        ("baseline: a\ncandidate: b\nlines:\n  - metric: drs\n    must_not_widen_by: 0.1\n", 4, "needs a gap"),
+        (
+            "baseline: a\ncandidate: b\nlines:\n  - metric: drs\n    must_not_drop_by: 0.1\n    colour: red\n",
+            6,
+            "unknown key 'colour'",
+        ),
+        (
+            "baseline: a\ncandidate: a\nlines:\n  - metric: drs\n    must_not_drop_by: 0.1\n",
+            2,
+            "the candidate is the baseline",
+        ),
+        ("baseline: a\nlines:\n  - metric: drs\n    must_not_drop_by: 0.1\n", 1, "missing 'candidate'"),
+        ("baseline: a\ncandidate: b\nlines: []\n", 3, "non-empty list"),
+        ("baseline: a\ncandidate: b\nlines:\n  - metric: drs\n    must_not_drop_by: lots\n", 5, "must be a number"),
+        ("baseline: a\ncandidate: b: c\n", 2, "not valid YAML"),
+    ],
+)
 def test_a_bad_gate_file_names_its_line(tmp_path, text, line, msg):
     with pytest.raises(G.GateError, match=rf"gate.yaml: line {line}: .*{msg}"):
         _gate(tmp_path, text)
@@ -124,8 +139,9 @@ def test_the_summary_gives_the_verdict_and_every_line(tmp_path, worse):
 def test_require_robust_keeps_each_lines_worst_verdict_over_the_settings(tmp_path, same):
     g = _gate(tmp_path, GATE.format(drop=0.01).replace("lines:", "require_robust: true\nlines:"))
     assert g.require_robust
-    worse_setting = same.assign(mean_diff=same["mean_diff"] - 0.2, ci_low=same["ci_low"] - 0.2,
-                                          ci_high=same["ci_high"] - 0.2)
+    worse_setting = same.assign(
+        mean_diff=same["mean_diff"] - 0.2, ci_low=same["ci_low"] - 0.2, ci_high=same["ci_high"] - 0.2
+    )
     by_setting = pd.concat([same.assign(setting="lambda x0.5"), worse_setting.assign(setting="lambda x2")])
     verdict, table = G.evaluate_robust(g, same, by_setting)
     drs = table[(table["metric"] == "drs") & (table["gap"] == "")].iloc[0]
@@ -134,5 +150,7 @@ def test_require_robust_keeps_each_lines_worst_verdict_over_the_settings(tmp_pat
     # robustness required but not measured: never a pass
     assert G.evaluate_robust(g, same, pd.DataFrame())[0] == "inconclusive"
     with pytest.raises(G.GateError, match="line 3: require_robust must be true or false"):
-        _gate(tmp_path, "baseline: a\ncandidate: b\nrequire_robust: maybe\nlines:\n  - metric: drs\n"
-                        "    must_not_drop_by: 0.1\n")
+        _gate(
+            tmp_path,
+            "baseline: a\ncandidate: b\nrequire_robust: maybe\nlines:\n  - metric: drs\n    must_not_drop_by: 0.1\n",
+        )

@@ -18,10 +18,13 @@ ROOT = Path(__file__).resolve().parents[2]
 def _null_responses(runs=10, seed=3, effect=None):
     """Study-sized responses whose scores depend on nothing but noise (and ``effect``)."""
     import yaml
+
     preset = yaml.safe_load((ROOT / "data" / "presets" / "study.yaml").read_text())
     rng = np.random.default_rng(seed)
-    g = pd.MultiIndex.from_product([preset["genders"], preset["economic_classes"], preset["nationalities"]],
-                                   names=["gender", "economic_class", "nationality"]).to_frame(index=False)
+    g = pd.MultiIndex.from_product(
+        [preset["genders"], preset["economic_classes"], preset["nationalities"]],
+        names=["gender", "economic_class", "nationality"],
+    ).to_frame(index=False)
     g = g.loc[g.index.repeat(runs)].reset_index(drop=True)
     g["run"] = np.tile(np.arange(runs), len(g) // runs)
     g["profile_id"] = g["gender"] + ":" + g["economic_class"] + ":" + g["nationality"]
@@ -38,7 +41,9 @@ def _null_responses(runs=10, seed=3, effect=None):
 
 def test_planted_region_effect_detected_and_null_not():
     planted = gs.geo_contrasts(_null_responses(effect=("Africa", -0.03)), metrics=("drs", "acc", "rep"))
-    row = planted[(planted["analysis"] == "region_vs_rest") & (planted["value"] == "Africa") & (planted["metric"] == "drs")]
+    row = planted[
+        (planted["analysis"] == "region_vs_rest") & (planted["value"] == "Africa") & (planted["metric"] == "drs")
+    ]
     assert row["significant"].item() and row["ci_low"].item() < -0.03 < row["ci_high"].item()
     south = planted[(planted["analysis"] == "south_vs_north") & (planted["metric"] == "drs")]
     assert south["mean_diff"].item() < 0
@@ -66,8 +71,9 @@ def test_sign_flip_p_matches_scipy(n):
     rng = np.random.default_rng(n)
     d = rng.normal(0.3, 1, size=(n, 1))
     res = stats._paired(d, n_perm=10_000, n_boot=200, level=0.95, seed=0, key=("t",))
-    ref = sps.permutation_test((d[:, 0],), np.mean, permutation_type="samples", n_resamples=np.inf,
-                               alternative="two-sided")
+    ref = sps.permutation_test(
+        (d[:, 0],), np.mean, permutation_type="samples", n_resamples=np.inf, alternative="two-sided"
+    )
     assert res["method"][0] == "exact"
     assert res["p"][0] == pytest.approx(ref.pvalue, abs=1e-12)
 
@@ -78,9 +84,18 @@ def test_one_vs_rest_by_hand():
     for s in ("high", "low"):
         for run in (0, 1):
             for v, y in (("A", 1.0), ("B", 0.5), ("C", 0.0)):
-                rows.append({"economic_class": s, "gender": "f", "run": run, "nationality": v, "n_items": 3,
-                             "drs": y + (0.1 if s == "low" else 0.0) + 0.01 * run, "profile_id": f"{s}{v}",
-                             "response_id": f"{s}{v}{run}"})
+                rows.append(
+                    {
+                        "economic_class": s,
+                        "gender": "f",
+                        "run": run,
+                        "nationality": v,
+                        "n_items": 3,
+                        "drs": y + (0.1 if s == "low" else 0.0) + 0.01 * run,
+                        "profile_id": f"{s}{v}",
+                        "response_id": f"{s}{v}{run}",
+                    }
+                )
     c = gs.group_contrasts(pd.DataFrame(rows), "nationality", ("drs",))
     a = c[c["value"] == "A"].iloc[0]
     assert a["n_units"] == 4 and a["mean_diff"] == pytest.approx(1.0 - 0.25)
@@ -98,14 +113,20 @@ def test_class_blind_model_has_no_behaviour_gap(bench):
         assert lh.loc[(m, "behaviour"), "ci_low"] < 0 < lh.loc[(m, "behaviour"), "ci_high"]
         assert lh.loc[(m, "needs"), "significant"]
     # the total equals the counterfactual disparity of the existing statistics
-    cf = stats.counterfactual_disparity(resp, attributes=("economic_class",), metrics=("acc", "drs"), n_boot=10, n_perm=10)
+    cf = stats.counterfactual_disparity(
+        resp, attributes=("economic_class",), metrics=("acc", "drs"), n_boot=10, n_perm=10
+    )
     cf = cf[(cf["value_a"] == "high") & (cf["value_b"] == "low")].set_index("metric")
     assert lh.loc[("drs", "total"), "mean_diff"] == pytest.approx(cf.loc["drs", "mean_diff"])
     # a class-aware model (low-income students get more home universities) shows a behaviour part
     items2, resp2, _ = bench.synthetic_study_items(runs=5, templates=("base",), class_blind=False)
     dec2 = gs.class_gap_decomposition(items2, resp2, params, n_boot=500, n_perm=2000)
-    b2 = dec2[(dec2["value_a"] == "high") & (dec2["value_b"] == "low") & (dec2["component"] == "behaviour")
-              & (dec2["metric"] == "acc")].iloc[0]
+    b2 = dec2[
+        (dec2["value_a"] == "high")
+        & (dec2["value_b"] == "low")
+        & (dec2["component"] == "behaviour")
+        & (dec2["metric"] == "acc")
+    ].iloc[0]
     assert b2["mean_diff"] > 0.05 and b2["significant"]
     text = " ".join(gs.summary_sentences({"class_gap_decomposition": dec}))
     assert "did not adapt its recommendations to the student's income" in text
@@ -115,16 +136,24 @@ def test_class_blind_model_has_no_behaviour_gap(bench):
 def test_geo_statistics_end_to_end(bench):
     items, resp, params = bench.synthetic_study_items(runs=3, planted_region="Africa", planted=0.3)
     out = gs.geo_statistics(items, resp, params, n_boot=300, n_perm=2000)
-    assert set(out) >= {"region_metrics", "geo_contrasts", "class_gap_interactions", "home_bias", "home_bias_change",
-                        "class_gap_decomposition", "families"}
+    assert set(out) >= {
+        "region_metrics",
+        "geo_contrasts",
+        "class_gap_interactions",
+        "home_bias",
+        "home_bias_change",
+        "class_gap_decomposition",
+        "families",
+    }
     home = out["home_bias"]
     assert len(home) == 2 * 40 and home["own_country"].between(0, 1).all()
     ch = out["home_bias_change"]
     assert (ch["own_region_change"] > 0).mean() > 0.8  # the regional template brings recommendations home
     c = out["geo_contrasts"]
     assert set(c["component"]) == {"total", "behaviour", "needs"}
-    afr = c[(c["template"] == "base") & (c["value"] == "Africa") & (c["metric"] == "rep")
-            & (c["component"] == "total")].iloc[0]
+    afr = c[
+        (c["template"] == "base") & (c["value"] == "Africa") & (c["metric"] == "rep") & (c["component"] == "total")
+    ].iloc[0]
     assert afr["significant"] and afr["mean_diff"] < 0
     sentences = gs.summary_sentences(out)
     assert sentences and "adjusted p" in sentences[0]
@@ -153,4 +182,5 @@ def test_docs_geo_worked_example_matches_the_code():
     mod = load_script("docs/build_geostats_example.py", "build_geostats_example")
     assert mod.render_example() == mod.section_in_doc(), (
         "docs/statistics.md's geographic worked example is out of date: run "
-        ".venv/bin/python docs/build_geostats_example.py")
+        ".venv/bin/python docs/build_geostats_example.py"
+    )

@@ -25,8 +25,9 @@ def steered(bench):
 
 
 def _row(c, value, metric, component, analysis="nationality_vs_rest"):
-    sel = c[(c["analysis"] == analysis) & (c["value"] == value) & (c["metric"] == metric)
-            & (c["component"] == component)]
+    sel = c[
+        (c["analysis"] == analysis) & (c["value"] == value) & (c["metric"] == metric) & (c["component"] == component)
+    ]
     assert len(sel) == 1
     return sel.iloc[0]
 
@@ -111,7 +112,8 @@ def test_class_gap_interactions_get_components(bench):
     i = gs.class_gap_interactions(geo, "gender", items=items, params=params, n_boot=300, n_perm=2000)
     assert set(i["component"]) == set(gs.COMPONENTS)
     gaps = i[(i["kind"] == "gap") & (i["metric"] == "acc")].pivot_table(
-        index="value_a", columns="component", values="mean_diff", aggfunc="first")
+        index="value_a", columns="component", values="mean_diff", aggfunc="first"
+    )
     # a class-aware model (more home universities for low income): a positive behaviour part of the Acc gap
     assert (gaps["behaviour"] > 0.05).all()
     assert np.allclose(gaps["total"], gaps["behaviour"] + gaps["needs"], atol=1e-9)
@@ -122,20 +124,40 @@ def test_class_gap_interactions_get_components(bench):
 
 
 def _dec_row(metric, component, mean, lo, hi, p, sig):
-    return {"model": "m", "template": "base", "metric": metric, "value_a": "high", "value_b": "low",
-            "component": component, "mean_diff": mean, "ci_low": lo, "ci_high": hi, "p_adjusted": p,
-            "significant": sig}
+    return {
+        "model": "m",
+        "template": "base",
+        "metric": metric,
+        "value_a": "high",
+        "value_b": "low",
+        "component": component,
+        "mean_diff": mean,
+        "ci_low": lo,
+        "ci_high": hi,
+        "p_adjusted": p,
+        "significant": sig,
+    }
 
 
 def test_summary_wording_is_metric_specific():
     """'did not adapt' only when no metric's behaviour part differs; otherwise the metric is named."""
     import pandas as pd
+
     rows = []
     for m, beh_sig in (("acc", False), ("drs", True)):
-        rows += [_dec_row(m, "total", -0.2, -0.25, -0.15, 0.001, True),
-                 _dec_row(m, "behaviour", -0.05 if beh_sig else -0.01, -0.08 if beh_sig else -0.03,
-                          -0.02 if beh_sig else 0.01, 0.001 if beh_sig else 0.6, beh_sig),
-                 _dec_row(m, "needs", -0.15, -0.18, -0.12, 0.001, True)]
+        rows += [
+            _dec_row(m, "total", -0.2, -0.25, -0.15, 0.001, True),
+            _dec_row(
+                m,
+                "behaviour",
+                -0.05 if beh_sig else -0.01,
+                -0.08 if beh_sig else -0.03,
+                -0.02 if beh_sig else 0.01,
+                0.001 if beh_sig else 0.6,
+                beh_sig,
+            ),
+            _dec_row(m, "needs", -0.15, -0.18, -0.12, 0.001, True),
+        ]
     text = gs.summary_sentences({"class_gap_decomposition": pd.DataFrame(rows)})
     assert len(text) == 2 and not any("did not adapt" in t for t in text)
     acc = next(t for t in text if "Acc gap" in t)
@@ -152,13 +174,26 @@ def test_summary_wording_is_metric_specific():
 
 def test_summary_without_findings_gives_integer_family_sizes():
     import pandas as pd
-    c = pd.DataFrame({"model": "m", "template": "base", "analysis": ["south_vs_north"] * 3 + ["region_vs_rest"] * 3,
-                      "value": "x", "metric": "drs", "component": ["total", "behaviour", "needs"] * 2,
-                      "mean_diff": 0.01, "significant": False, "family_size": [5.0, 5.0, 4.0, 30.0, 30.0, 24.0]})
+
+    c = pd.DataFrame(
+        {
+            "model": "m",
+            "template": "base",
+            "analysis": ["south_vs_north"] * 3 + ["region_vs_rest"] * 3,
+            "value": "x",
+            "metric": "drs",
+            "component": ["total", "behaviour", "needs"] * 2,
+            "mean_diff": 0.01,
+            "significant": False,
+            "family_size": [5.0, 5.0, 4.0, 30.0, 30.0, 24.0],
+        }
+    )
     text = gs.summary_sentences({"geo_contrasts": c})
-    assert text == ["No geographic contrast, behaviour or outcome, is significant after correction (region_vs_rest "
-                    "(behaviour): 30 tests, region_vs_rest: 30 tests, south_vs_north (behaviour): 5 tests, "
-                    "south_vs_north: 5 tests)."]
+    assert text == [
+        "No geographic contrast, behaviour or outcome, is significant after correction (region_vs_rest "
+        "(behaviour): 30 tests, region_vs_rest: 30 tests, south_vs_north (behaviour): 5 tests, "
+        "south_vs_north: 5 tests)."
+    ]
 
 
 def test_a_country_without_a_known_capital_keeps_the_items_distances(bench, monkeypatch):

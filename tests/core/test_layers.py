@@ -10,9 +10,24 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-CORE_FORBIDDEN = ("dagster", "dagster_", "sqlalchemy", "sqlmodel", "alembic", "psycopg2", "torch", "transformers",
-                  "great_expectations", "openai", "httpx", "vllm", "resources", "fairness_assets.defs",
-                  "fairness_assets.local", "fairness_assets.cli")
+CORE_FORBIDDEN = (
+    "dagster",
+    "dagster_",
+    "sqlalchemy",
+    "sqlmodel",
+    "alembic",
+    "psycopg2",
+    "torch",
+    "transformers",
+    "great_expectations",
+    "openai",
+    "httpx",
+    "vllm",
+    "resources",
+    "fairness_assets.defs",
+    "fairness_assets.local",
+    "fairness_assets.cli",
+)
 RESOURCES_FORBIDDEN = ("fairness_assets.defs", "fairness_assets.local", "fairness_assets.cli")
 
 
@@ -24,7 +39,7 @@ def imports(path: Path) -> list[tuple[int, str]]:
             out += [(node.lineno, a.name) for a in node.names]
         elif isinstance(node, ast.ImportFrom):
             if node.level:  # relative: resolve against the file's package
-                package = path.relative_to(ROOT).with_suffix("").parts[:-node.level]
+                package = path.relative_to(ROOT).with_suffix("").parts[: -node.level]
                 out.append((node.lineno, ".".join(package + ((node.module,) if node.module else ()))))
             elif node.module:
                 out.append((node.lineno, node.module))
@@ -35,8 +50,9 @@ def violations(folder: str, forbidden: tuple[str, ...]) -> list[str]:
     bad = []
     for path in sorted((ROOT / folder).rglob("*.py")):
         for line, name in imports(path):
-            if any(name == f or name.startswith(f + ".") or (f.endswith("_") and name.startswith(f))
-                   for f in forbidden):
+            if any(
+                name == f or name.startswith(f + ".") or (f.endswith("_") and name.startswith(f)) for f in forbidden
+            ):
                 bad.append(f"{path.relative_to(ROOT)}:{line} imports {name}")
     return bad
 
@@ -49,11 +65,14 @@ def test_resources_import_nothing_of_the_dagster_shell():
     assert not violations("resources", RESOURCES_FORBIDDEN)
 
 
-@pytest.mark.parametrize("source, expected", [
-    ("import dagster as dg\n", "imports dagster"),
-    ("def f():\n    from resources.database import ResultsDatabase\n", "imports resources.database"),
-    ("from ..defs import services\n", "imports fairness_assets.defs"),
-])
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        ("import dagster as dg\n", "imports dagster"),
+        ("def f():\n    from resources.database import ResultsDatabase\n", "imports resources.database"),
+        ("from ..defs import services\n", "imports fairness_assets.defs"),
+    ],
+)
 def test_a_forbidden_import_is_found(tmp_path, monkeypatch, source, expected):
     """The check itself can fail: a planted forbidden import (lazy, relative or plain) is reported."""
     folder = ROOT / "fairness_assets" / "core"

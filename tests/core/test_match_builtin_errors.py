@@ -27,8 +27,14 @@ ALIASES = {  # a reviewed English name, as "University of Munich" -> LMU
 
 @pytest.fixture(scope="module")
 def idx():
-    unis = pd.DataFrame({"university_id": range(1, len(NAMES) + 1), "name": [n for n, _, _ in NAMES],
-                         "iso3": [i for _, i, _ in NAMES], "country": [c for _, _, c in NAMES]})
+    unis = pd.DataFrame(
+        {
+            "university_id": range(1, len(NAMES) + 1),
+            "name": [n for n, _, _ in NAMES],
+            "iso3": [i for _, i, _ in NAMES],
+            "country": [c for _, _, c in NAMES],
+        }
+    )
     aliases = {match.name_forms(a)[0]: [(match.name_forms(n)[0], iso)] for a, (n, iso) in ALIASES.items()}
     return match.UniversityIndex.build(unis, aliases, historical={})
 
@@ -56,14 +62,21 @@ def test_a_look_alike_never_adds_drops_or_changes_a_qualifier(idx):
     # "Universidade do Estado do Rio Grande do Norte" is not the Federal University, nor is
     # "Universidade do Rio Grande do Sul"; "Universidad Nacional Autónoma de Colombia" is not the
     # Universidad Nacional de Colombia
-    for text in ("Universidade do Estado do Rio Verde do Leste", "Universidade do Rio Verde do Leste",
-                 "Universidade Estadual do Rio Verde do Leste"):
+    for text in (
+        "Universidade do Estado do Rio Verde do Leste",
+        "Universidade do Rio Verde do Leste",
+        "Universidade Estadual do Rio Verde do Leste",
+    ):
         assert got(idx, text, "BRA")[0] is None, text
         assert got(idx, text)[0] is None, text
     assert got(idx, "Universidad Nacional Autónoma de Corvia", "COL")[0] is None
     # a misspelt name with its qualifier, even misspelt, is still a look-alike
-    assert got(idx, "Universidade Federal do Rio Vrede do Leste", "BRA")[0] == "Universidade Federal do Rio Verde do Leste"
-    assert got(idx, "Universidade Fedreal do Rio Verde do Leste", "BRA")[0] == "Universidade Federal do Rio Verde do Leste"
+    assert (
+        got(idx, "Universidade Federal do Rio Vrede do Leste", "BRA")[0] == "Universidade Federal do Rio Verde do Leste"
+    )
+    assert (
+        got(idx, "Universidade Fedreal do Rio Verde do Leste", "BRA")[0] == "Universidade Federal do Rio Verde do Leste"
+    )
     assert got(idx, "Universidad Nacional de Corviaa", "COL")[0] == "Universidad Nacional de Corvia"
 
 
@@ -105,17 +118,20 @@ def qs_index(qs_export):
     return match.UniversityIndex.build(unis, match.load_university_aliases(UNIVERSITY_ALIASES_FILE))
 
 
-@pytest.mark.parametrize("text,iso3,expected", [
-    ("Universiti Islam Indonesia (UIS)", "IDN", "Universitas Islam Indonesia"),
-    ("Universidade do Estado do Rio Grande do Norte", "BRA", None),
-    ("Universidade do Rio Grande do Sul", "BRA", None),
-    ("Universidad Nacional Autónoma de Colombia", "COL", None),
-    ("University of Tonghua", "CHN", None),
-    ("University of Bogotá", None, None),  # "Bogotá" stated as the country does not resolve
-    ("Munich University", None, "Ludwig-Maximilians-Universität München"),
-    ("Universität München", "DEU", "Ludwig-Maximilians-Universität München"),
-    ("Universidade do Brasil", "BRA", "Universidade Federal do Rio de Janeiro"),  # its name 1937-1965
-])
+@pytest.mark.parametrize(
+    "text,iso3,expected",
+    [
+        ("Universiti Islam Indonesia (UIS)", "IDN", "Universitas Islam Indonesia"),
+        ("Universidade do Estado do Rio Grande do Norte", "BRA", None),
+        ("Universidade do Rio Grande do Sul", "BRA", None),
+        ("Universidad Nacional Autónoma de Colombia", "COL", None),
+        ("University of Tonghua", "CHN", None),
+        ("University of Bogotá", None, None),  # "Bogotá" stated as the country does not resolve
+        ("Munich University", None, "Ludwig-Maximilians-Universität München"),
+        ("Universität München", "DEU", "Ludwig-Maximilians-Universität München"),
+        ("Universidade do Brasil", "BRA", "Universidade Federal do Rio de Janeiro"),  # its name 1937-1965
+    ],
+)
 def test_built_in_model_answers(qs_index, text, iso3, expected):
     m = match.match_one(text, iso3, qs_index)
     assert (None if m.index is None else qs_index.names[m.index]) == expected, m

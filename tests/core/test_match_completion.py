@@ -37,19 +37,42 @@ NAMES = [  # (name, iso3, country)
     ("KZ Institute of Mining", "ZMB", "Zembla"),
 ]
 ROWS = [  # the reviewed table for this corpus (what the builder proposes, reviewed)
-    match_tables.GroupRow("city", "Veldt", "VLD", ("Sapientia University of Veldt", 'University of Veldt "Porta Nova"',
-                                                    "Università degli Studi Veldt Tre"), "yes", "test"),
-    match_tables.GroupRow("system", "Ostland State University", "OST", ("Ostland State University - Port Ames",
-                                                                         "Ostland State University Lake Rim"), "yes", "test"),
-    match_tables.GroupRow("city", "Alta Vista", "AVR", ("Universidad de Alta Vista (UAV)",
-                                                        "Universidad Nacional del Centro de la Provincia de Alta Vista"),
-                          "yes", "test"),
+    match_tables.GroupRow(
+        "city",
+        "Veldt",
+        "VLD",
+        ("Sapientia University of Veldt", 'University of Veldt "Porta Nova"', "Università degli Studi Veldt Tre"),
+        "yes",
+        "test",
+    ),
+    match_tables.GroupRow(
+        "system",
+        "Ostland State University",
+        "OST",
+        ("Ostland State University - Port Ames", "Ostland State University Lake Rim"),
+        "yes",
+        "test",
+    ),
+    match_tables.GroupRow(
+        "city",
+        "Alta Vista",
+        "AVR",
+        ("Universidad de Alta Vista (UAV)", "Universidad Nacional del Centro de la Provincia de Alta Vista"),
+        "yes",
+        "test",
+    ),
 ]
 
 
 def _corpus() -> pd.DataFrame:
-    return pd.DataFrame({"university_id": range(1, len(NAMES) + 1), "name": [n for n, _, _ in NAMES],
-                         "iso3": [i for _, i, _ in NAMES], "country": [c for _, _, c in NAMES]})
+    return pd.DataFrame(
+        {
+            "university_id": range(1, len(NAMES) + 1),
+            "name": [n for n, _, _ in NAMES],
+            "iso3": [i for _, i, _ in NAMES],
+            "country": [c for _, _, c in NAMES],
+        }
+    )
 
 
 @pytest.fixture(scope="module")
@@ -64,8 +87,15 @@ def got(idx, text, iso3=None):
     return (None if m.index is None else idx.names[m.index]), m.method, {idx.names[c] for c in m.candidates}
 
 
-@pytest.mark.parametrize("text,iso3", [("Universidad de Marrovia", "MRV"), ("Universidad de Marrovia", None),
-                                       ("The University of Zembla", "ZMB"), ("Universidad de Zembla", None)])
+@pytest.mark.parametrize(
+    "text,iso3",
+    [
+        ("Universidad de Marrovia", "MRV"),
+        ("Universidad de Marrovia", None),
+        ("The University of Zembla", "ZMB"),
+        ("Universidad de Zembla", None),
+    ],
+)
 def test_a_country_is_no_university_name(idx, text, iso3):
     name, method, cands = got(idx, text, iso3)
     assert name is None and method == "ambiguous" and cands  # the refused completion, listed
@@ -79,7 +109,11 @@ def test_a_country_the_corpus_names_a_university_after_is_that_university(idx):
 def test_a_city_with_several_universities_is_not_completed(idx, iso3):
     name, method, cands = got(idx, "University of Veldt", iso3)
     assert (name, method) == (None, "ambiguous")
-    assert cands == {"Sapientia University of Veldt", 'University of Veldt "Porta Nova"', "Università degli Studi Veldt Tre"}
+    assert cands == {
+        "Sapientia University of Veldt",
+        'University of Veldt "Porta Nova"',
+        "Università degli Studi Veldt Tre",
+    }
 
 
 def test_the_same_city_without_the_reviewed_row_still_refuses_the_quoted_qualifier():
@@ -91,7 +125,7 @@ def test_the_same_city_without_the_reviewed_row_still_refuses_the_quoted_qualifi
 def test_a_row_not_reviewed_or_rejected_is_not_used():
     import dataclasses
 
-    rows = [dataclasses.replace(r, reviewed=rv) for r, rv in zip(ROWS, ["", "no", "no"])]
+    rows = [dataclasses.replace(r, reviewed=rv) for r, rv in zip(ROWS, ["", "no", "no"], strict=False)]
     idx = match.UniversityIndex.build(_corpus(), {}, groups=rows)
     assert not idx.groups and not idx.system_keys
 
@@ -142,16 +176,24 @@ def test_an_acronym_that_is_the_first_word_of_a_name(idx):
 
 # --- the table and its builder -----------------------------------------------------------------
 
+
 def test_the_builder_proposes_shared_places_and_systems_from_the_corpus():
     c = _corpus()
     rows = match_tables.propose(c["name"], c["iso3"], match.load_name_words(match.NAME_WORDS_FILE), c["country"])
     by = {(r.kind, r.name, r.iso3): set(r.covers) for r in rows}
-    assert by[("name", "Veldt", "VLD")] == {"Sapientia University of Veldt", 'University of Veldt "Porta Nova"',
-                                            "Università degli Studi Veldt Tre"}
-    assert by[("name", "Alta Vista", "AVR")] == {"Universidad de Alta Vista (UAV)",
-                                                 "Universidad Nacional del Centro de la Provincia de Alta Vista"}
-    assert by[("system", "Ostland State University", "OST")] == {"Ostland State University - Port Ames",
-                                                                 "Ostland State University Lake Rim"}
+    assert by[("name", "Veldt", "VLD")] == {
+        "Sapientia University of Veldt",
+        'University of Veldt "Porta Nova"',
+        "Università degli Studi Veldt Tre",
+    }
+    assert by[("name", "Alta Vista", "AVR")] == {
+        "Universidad de Alta Vista (UAV)",
+        "Universidad Nacional del Centro de la Provincia de Alta Vista",
+    }
+    assert by[("system", "Ostland State University", "OST")] == {
+        "Ostland State University - Port Ames",
+        "Ostland State University Lake Rim",
+    }
     assert not any(r.name in ("Alta", "Vista") for r in rows)  # only the longest run covering the same names
     assert all(not r.reviewed for r in rows)  # proposals wait for review
 
@@ -204,48 +246,75 @@ def qs():
     return match.UniversityIndex.build(unis, match.load_university_aliases(UNIVERSITY_ALIASES_FILE))
 
 
-@pytest.mark.parametrize("text,iso3", [
-    # the classes
-    ("Universidad de Cuba", "CUB"), ("Universidad de Finland", "FIN"), ("Universidad de Norway", "NOR"),
-    ("The University of Norway", None), ("Universidad Nacional de Perú", "PER"),
-    ("University of Rome", "ITA"), ("University of Rome", None), ("California State University", "USA"),
-    ("University of California", "USA"), ("University of Texas", "USA"), ("State University of New York", "USA"),
-    ("Universidad Nacional de Buenos Aires", "ARG"),
-    # names of other countries, written for this test
-    ("University of Lyon", "FRA"), ("Université de Toulouse", None), ("University of Madrid", "ESP"),
-    ("University of Naples", "ITA"), ("Universidad de Colombia", "COL"), ("Universidade de Portugal", "PRT"),
-    ("University of Nebraska", "USA"), ("University of Illinois", "USA"), ("Universidad de Ecuador", None),
-    ("University of Indianapolis", "USA"), ("University of America", "USA"),  # a country is no look-alike of "American University" either
-    ("Universidad de Bolivia", "BOL"), ("University of Vietnam", "VNM"),
-])
+@pytest.mark.parametrize(
+    "text,iso3",
+    [
+        # the classes
+        ("Universidad de Cuba", "CUB"),
+        ("Universidad de Finland", "FIN"),
+        ("Universidad de Norway", "NOR"),
+        ("The University of Norway", None),
+        ("Universidad Nacional de Perú", "PER"),
+        ("University of Rome", "ITA"),
+        ("University of Rome", None),
+        ("California State University", "USA"),
+        ("University of California", "USA"),
+        ("University of Texas", "USA"),
+        ("State University of New York", "USA"),
+        ("Universidad Nacional de Buenos Aires", "ARG"),
+        # names of other countries, written for this test
+        ("University of Lyon", "FRA"),
+        ("Université de Toulouse", None),
+        ("University of Madrid", "ESP"),
+        ("University of Naples", "ITA"),
+        ("Universidad de Colombia", "COL"),
+        ("Universidade de Portugal", "PRT"),
+        ("University of Nebraska", "USA"),
+        ("University of Illinois", "USA"),
+        ("Universidad de Ecuador", None),
+        ("University of Indianapolis", "USA"),
+        ("University of America", "USA"),  # a country is no look-alike of "American University" either
+        ("Universidad de Bolivia", "BOL"),
+        ("University of Vietnam", "VNM"),
+    ],
+)
 def test_real_export_refused_completions(qs, text, iso3):
     m = match.match_one(text, iso3, qs)
     assert m.index is None, (text, qs.names[m.index])
 
 
-@pytest.mark.parametrize("text,iso3,expected", [
-    ("University of Athens", "GRC", "National and Kapodistrian University of Athens"),
-    ("University of Athens", None, "National and Kapodistrian University of Athens"),
-    ("University of Cairo", "EGY", "Cairo University"),
-    ("University of Rome La Sapienza", "ITA", "Sapienza University of Rome"),
-    ("La Sapienza", None, "Sapienza University of Rome"),
-    ("KTH", "SWE", "KTH Royal Institute of Technology"),
-    ("EPFL", "CHE", "EPFL"), ("UCL", "GBR", "UCL"),
-    ("LSE", "GBR", "The London School of Economics and Political Science (LSE)"),
-    ("University of Iceland", "ISL", "University of Iceland"), ("University of Malta", "MLT", "University of Malta"),
-    # other countries: usual English names, and completions that stand
-    ("University of Leuven", "BEL", "KU Leuven"), ("University of Campinas", "BRA", "Universidade Estadual de Campinas (Unicamp)"),
-    ("Universidade de Campinas", "BRA", "Universidade Estadual de Campinas (Unicamp)"),
-    ("Université de Paris", None, "Université de Paris-Cité"), ("Kyiv University", "UKR", "Taras Shevchenko National University of Kyiv"),
-    ("University of Freiburg", "DEU", "Albert-Ludwigs-Universitaet Freiburg"), ("University of Milan", "ITA", "University of Milan"),
-    ("University of Tübingen", "DEU", "Eberhard Karls Universität Tübingen"), ("Imperial College", "GBR", "Imperial College London"),
-    ("University of Texas at Austin", "USA", "University of Texas at Austin"),
-    ("Universidad de Buenos Aires", "ARG", "Universidad de Buenos Aires (UBA)"),
-    ("University of Dublin", "IRL", "Trinity College Dublin, The University of Dublin"),
-    # a country with a qualifier is a name of its own, also misspelt
-    ("National University of Singapore (NU)S", "SGP", "National University of Singapore (NUS)"),
-    ("Natonal Taiwan University", "TWN", "National Taiwan University (NTU)"),
-])
+@pytest.mark.parametrize(
+    "text,iso3,expected",
+    [
+        ("University of Athens", "GRC", "National and Kapodistrian University of Athens"),
+        ("University of Athens", None, "National and Kapodistrian University of Athens"),
+        ("University of Cairo", "EGY", "Cairo University"),
+        ("University of Rome La Sapienza", "ITA", "Sapienza University of Rome"),
+        ("La Sapienza", None, "Sapienza University of Rome"),
+        ("KTH", "SWE", "KTH Royal Institute of Technology"),
+        ("EPFL", "CHE", "EPFL"),
+        ("UCL", "GBR", "UCL"),
+        ("LSE", "GBR", "The London School of Economics and Political Science (LSE)"),
+        ("University of Iceland", "ISL", "University of Iceland"),
+        ("University of Malta", "MLT", "University of Malta"),
+        # other countries: usual English names, and completions that stand
+        ("University of Leuven", "BEL", "KU Leuven"),
+        ("University of Campinas", "BRA", "Universidade Estadual de Campinas (Unicamp)"),
+        ("Universidade de Campinas", "BRA", "Universidade Estadual de Campinas (Unicamp)"),
+        ("Université de Paris", None, "Université de Paris-Cité"),
+        ("Kyiv University", "UKR", "Taras Shevchenko National University of Kyiv"),
+        ("University of Freiburg", "DEU", "Albert-Ludwigs-Universitaet Freiburg"),
+        ("University of Milan", "ITA", "University of Milan"),
+        ("University of Tübingen", "DEU", "Eberhard Karls Universität Tübingen"),
+        ("Imperial College", "GBR", "Imperial College London"),
+        ("University of Texas at Austin", "USA", "University of Texas at Austin"),
+        ("Universidad de Buenos Aires", "ARG", "Universidad de Buenos Aires (UBA)"),
+        ("University of Dublin", "IRL", "Trinity College Dublin, The University of Dublin"),
+        # a country with a qualifier is a name of its own, also misspelt
+        ("National University of Singapore (NU)S", "SGP", "National University of Singapore (NUS)"),
+        ("Natonal Taiwan University", "TWN", "National Taiwan University (NTU)"),
+    ],
+)
 def test_real_export_usual_names_and_standing_completions(qs, text, iso3, expected):
     m = match.match_one(text, iso3, qs)
     assert m.index is not None and qs.names[m.index].strip() == expected, (text, m)
@@ -254,8 +323,11 @@ def test_real_export_usual_names_and_standing_completions(qs, text, iso3, expect
 def test_real_export_candidates_of_a_refused_city(qs):
     m = match.match_one("University of Rome", "ITA", qs)
     assert m.method == "ambiguous"
-    assert {qs.names[c] for c in m.candidates} == {"Sapienza University of Rome", 'University of Rome "Tor Vergata"',
-                                                   "Università degli studi Roma Tre"}
+    assert {qs.names[c] for c in m.candidates} == {
+        "Sapienza University of Rome",
+        'University of Rome "Tor Vergata"',
+        "Università degli studi Roma Tre",
+    }
 
 
 def test_real_export_table_is_what_the_builder_proposes(qs):
@@ -265,8 +337,9 @@ def test_real_export_table_is_what_the_builder_proposes(qs):
     unis, _, _ = corpus.load_corpus(QS, resolver.resolve)
     countries = list(unis["country"].dropna().astype(str)) + list(unis["country_raw"].dropna().astype(str))
     countries += list(geo.load_aliases(ALIASES_FILE))
-    proposed = match_tables.propose(unis["name"].astype(str), unis["iso3"].astype(str),
-                                    match.load_name_words(match.NAME_WORDS_FILE), countries)
+    proposed = match_tables.propose(
+        unis["name"].astype(str), unis["iso3"].astype(str), match.load_name_words(match.NAME_WORDS_FILE), countries
+    )
     table = {(match.normalize_name(r.name), r.iso3): r for r in match_tables.load(match.GROUPS_FILE)}
     for p in proposed:
         row = table.get((match.normalize_name(p.name), p.iso3))
@@ -276,22 +349,30 @@ def test_real_export_table_is_what_the_builder_proposes(qs):
 
 # ----------------------------------------------------------------------------- a campus added without a separator
 CAMPUS_NAMES = [  # an invented system with one campus in the corpus, and names that must still match
-    ("University of Norvale Silver Falls", "OST", "Ostland"),   # the Silver Falls campus of the Norvale system
-    ("Kestrel University Harbourside", "OST", "Ostland"),     # not in the table: the completion stands
+    ("University of Norvale Silver Falls", "OST", "Ostland"),  # the Silver Falls campus of the Norvale system
+    ("Kestrel University Harbourside", "OST", "Ostland"),  # not in the table: the completion stands
 ]
 
 
 def _campus_index(campuses):
-    frame = pd.DataFrame({"university_id": [1, 2], "name": [n for n, _, _ in CAMPUS_NAMES],
-                          "iso3": [i for _, i, _ in CAMPUS_NAMES], "country": [c for _, _, c in CAMPUS_NAMES]})
+    frame = pd.DataFrame(
+        {
+            "university_id": [1, 2],
+            "name": [n for n, _, _ in CAMPUS_NAMES],
+            "iso3": [i for _, i, _ in CAMPUS_NAMES],
+            "country": [c for _, _, c in CAMPUS_NAMES],
+        }
+    )
     return match.UniversityIndex.build(frame, {}, groups=[], campuses=campuses)
 
 
 def test_a_campus_added_without_a_separator_is_not_completed(tmp_path):
     table = tmp_path / "campuses.csv"
-    table.write_text("name,system,iso3,other_campuses,source\n"
-                     "University of Norvale Silver Falls,University of Norvale,OST,Eastmarch | Lowbridge,test\n",
-                     encoding="utf-8")
+    table.write_text(
+        "name,system,iso3,other_campuses,source\n"
+        "University of Norvale Silver Falls,University of Norvale,OST,Eastmarch | Lowbridge,test\n",
+        encoding="utf-8",
+    )
     idx = _campus_index(match.load_campuses(table))
     for text, iso3 in (("University of Norvale", "OST"), ("University of Norvale", None)):
         name, method, cands = got(idx, text, iso3)
@@ -304,12 +385,15 @@ def test_a_campus_added_without_a_separator_is_not_completed(tmp_path):
     assert got(_campus_index({}), "University of Norvale", "OST")[0] == "University of Norvale Silver Falls"
 
 
-@pytest.mark.parametrize("body,why", [
-    ("University of Norvale Silver Falls,,OST,x,test\n", "need name, system and source"),
-    ("University of Norvale Silver Falls,University of Norvale,OST,x,\n", "need name, system and source"),
-    ("University of Norvale,University of Norvale,OST,x,test\n", "does not add a campus"),
-    ("Silver Falls College,University of Norvale,OST,x,test\n", "does not add a campus"),
-])
+@pytest.mark.parametrize(
+    "body,why",
+    [
+        ("University of Norvale Silver Falls,,OST,x,test\n", "need name, system and source"),
+        ("University of Norvale Silver Falls,University of Norvale,OST,x,\n", "need name, system and source"),
+        ("University of Norvale,University of Norvale,OST,x,test\n", "does not add a campus"),
+        ("Silver Falls College,University of Norvale,OST,x,test\n", "does not add a campus"),
+    ],
+)
 def test_a_malformed_campus_row_names_its_line(tmp_path, body, why):
     table = tmp_path / "campuses.csv"
     table.write_text("name,system,iso3,other_campuses,source\n" + body, encoding="utf-8")
@@ -323,35 +407,55 @@ def test_every_campus_row_is_a_name_of_the_real_export(qs):
     assert not missing, missing
 
 
-@pytest.mark.parametrize("text,iso3", [
-    ("University of Minnesota", "USA"), ("University of Minnesota", None), ("University of Alaska", "USA"),
-    ("University of Tennessee", "USA"), ("Indiana University", "USA"), ("University of Arkansas", "USA"),
-    ("University of Montana", "USA"), ("Rutgers University", "USA"), ("University of Massachusetts", "USA"),
-    ("University of Missouri", "USA"), ("University of Maryland", None), ("Vietnam National University", "VNM"),
-])
+@pytest.mark.parametrize(
+    "text,iso3",
+    [
+        ("University of Minnesota", "USA"),
+        ("University of Minnesota", None),
+        ("University of Alaska", "USA"),
+        ("University of Tennessee", "USA"),
+        ("Indiana University", "USA"),
+        ("University of Arkansas", "USA"),
+        ("University of Montana", "USA"),
+        ("Rutgers University", "USA"),
+        ("University of Massachusetts", "USA"),
+        ("University of Missouri", "USA"),
+        ("University of Maryland", None),
+        ("Vietnam National University", "VNM"),
+    ],
+)
 def test_real_export_a_system_is_not_its_one_listed_campus(qs, text, iso3):
     m = match.match_one(text, iso3, qs)
     assert m.index is None and m.method == "ambiguous" and m.candidates, (text, m)
 
 
-@pytest.mark.parametrize("text,iso3", [
-    ("University of Minnesota Twin Cities", "USA"), ("University of Minnesota - Twin Cities", "USA"),
-    ("University of Alaska Fairbanks", "USA"), ("University of Alabama, Birmingham", "USA"),
-    ("Indiana University Bloomington", "USA"), ("University of Michigan-Ann Arbor", "USA"),
-    ("Rutgers University–New Brunswick", "USA"),
-])
+@pytest.mark.parametrize(
+    "text,iso3",
+    [
+        ("University of Minnesota Twin Cities", "USA"),
+        ("University of Minnesota - Twin Cities", "USA"),
+        ("University of Alaska Fairbanks", "USA"),
+        ("University of Alabama, Birmingham", "USA"),
+        ("Indiana University Bloomington", "USA"),
+        ("University of Michigan-Ann Arbor", "USA"),
+        ("Rutgers University–New Brunswick", "USA"),
+    ],
+)
 def test_real_export_a_named_campus_still_matches(qs, text, iso3):
     m = match.match_one(text, iso3, qs)
     assert m.index is not None, (text, m)
 
 
-@pytest.mark.parametrize("text,expected", [
-    # a reviewed alias is a decision of its own and wins over the campus table (the flagship's common name)
-    ("University of Michigan", "University of Michigan-Ann Arbor"),
-    ("University of Wisconsin", "University of Wisconsin-Madison"),
-    # the corpus's own "The University of Alabama" (Tuscaloosa), never its Birmingham campus
-    ("University of Alabama", "The University of Alabama"),
-])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        # a reviewed alias is a decision of its own and wins over the campus table (the flagship's common name)
+        ("University of Michigan", "University of Michigan-Ann Arbor"),
+        ("University of Wisconsin", "University of Wisconsin-Madison"),
+        # the corpus's own "The University of Alabama" (Tuscaloosa), never its Birmingham campus
+        ("University of Alabama", "The University of Alabama"),
+    ],
+)
 def test_real_export_reviewed_aliases_and_exact_names_win_over_the_campus_table(qs, text, expected):
     m = match.match_one(text, "USA", qs)
     assert m.index is not None and qs.names[m.index].strip() == expected, (text, m)

@@ -26,10 +26,18 @@ NAMES = [  # (name, iso3, country)
 
 @pytest.fixture(scope="module")
 def idx():
-    unis = pd.DataFrame({"university_id": range(1, len(NAMES) + 1), "name": [n for n, _, _ in NAMES],
-                         "iso3": [i for _, i, _ in NAMES], "country": [c for _, _, c in NAMES]})
-    aliases = {match.name_forms("Aldor University")[0]: [(match.name_forms("Aldor University at Kingsbridge")[0], "CAN")],
-               match.name_forms("ZIT Boston")[0]: [(match.name_forms("Zentara Institute of Technology (ZIT)")[0], "USA")]}
+    unis = pd.DataFrame(
+        {
+            "university_id": range(1, len(NAMES) + 1),
+            "name": [n for n, _, _ in NAMES],
+            "iso3": [i for _, i, _ in NAMES],
+            "country": [c for _, _, c in NAMES],
+        }
+    )
+    aliases = {
+        match.name_forms("Aldor University")[0]: [(match.name_forms("Aldor University at Kingsbridge")[0], "CAN")],
+        match.name_forms("ZIT Boston")[0]: [(match.name_forms("Zentara Institute of Technology (ZIT)")[0], "USA")],
+    }
     return match.UniversityIndex.build(unis, aliases)
 
 
@@ -106,14 +114,17 @@ def qs_index(qs_export, resolver):
     return match.UniversityIndex.build(unis, match.load_university_aliases(UNIVERSITY_ALIASES_FILE))
 
 
-@pytest.mark.parametrize("text,country,alias_without_country", [
-    ("University of Berlin", "Germany", False),
-    ("University of Science and Technology of Fiji", "Fiji", False),
-    ("Queen's University", "Jamaica", True),  # without a country the reviewed alias (Kingston) holds
-    ("Kochi University", "Japan", False),
-    ("Mie University", "Japan", False),
-    ("Universidad de El Salvador", "El Salvador", False),
-])
+@pytest.mark.parametrize(
+    "text,country,alias_without_country",
+    [
+        ("University of Berlin", "Germany", False),
+        ("University of Science and Technology of Fiji", "Fiji", False),
+        ("Queen's University", "Jamaica", True),  # without a country the reviewed alias (Kingston) holds
+        ("Kochi University", "Japan", False),
+        ("Mie University", "Japan", False),
+        ("Universidad de El Salvador", "El Salvador", False),
+    ],
+)
 def test_issue_cases_never_land_in_another_country(qs_index, resolver, text, country, alias_without_country):
     iso3 = resolver.iso3(country)
     m = match.match_one(text, iso3, qs_index)
@@ -126,10 +137,19 @@ def test_issue_cases_never_land_in_another_country(qs_index, resolver, text, cou
 
 
 def test_conflict_only_through_alias_or_exact_on_the_real_export(qs_index, resolver):
-    items = pd.DataFrame({"response_id": "r", "item_index": [0, 1, 2], "parse_status": "ok", "parse_method": "json",
-                          "n_items_found": 3, "n_duplicates": 0,
-                          "university_text": ["UC Berkeley", "University of Tokyo", "Universidad de los Andes"],
-                          "program_text": ["MEng", "MSc", "MBA"], "country_text": ["United Kingdom", "China", "Chile"]})
+    items = pd.DataFrame(
+        {
+            "response_id": "r",
+            "item_index": [0, 1, 2],
+            "parse_status": "ok",
+            "parse_method": "json",
+            "n_items_found": 3,
+            "n_duplicates": 0,
+            "university_text": ["UC Berkeley", "University of Tokyo", "Universidad de los Andes"],
+            "program_text": ["MEng", "MSc", "MBA"],
+            "country_text": ["United Kingdom", "China", "Chile"],
+        }
+    )
     out = understanding.match_items(items, resolver, qs_index)
     assert list(out["country_conflict"]) == [True, True, False]
     assert list(out["match_method"]) == ["alias", "exact", "exact"]

@@ -20,18 +20,36 @@ NAMES = [  # (name, iso3)
 
 @pytest.fixture(scope="module")
 def idx():
-    unis = pd.DataFrame({"university_id": [10 * (i + 1) for i in range(len(NAMES))],
-                         "name": [n for n, _ in NAMES], "iso3": [i for _, i in NAMES]})
+    unis = pd.DataFrame(
+        {
+            "university_id": [10 * (i + 1) for i in range(len(NAMES))],
+            "name": [n for n, _ in NAMES],
+            "iso3": [i for _, i in NAMES],
+        }
+    )
     aliases = {"mit": [(match.name_forms("Massachusetts Institute of Technology (MIT)")[0], "USA")]}
     return match.UniversityIndex.build(unis, aliases)
 
 
-@pytest.mark.parametrize("method,rule", [
-    ("exact", "exact"), ("part", "exact"), ("alias", "alias"), ("historical", "alias"),
-    ("acronym", "acronym"), ("structure", "structure"), ("translated", "structure"),
-    ("prefix", "completion"), ("partial", "completion"), ("fuzzy", "fuzzy"),
-    ("none", None), ("ambiguous", None), ("several", None), (None, None),
-])
+@pytest.mark.parametrize(
+    "method,rule",
+    [
+        ("exact", "exact"),
+        ("part", "exact"),
+        ("alias", "alias"),
+        ("historical", "alias"),
+        ("acronym", "acronym"),
+        ("structure", "structure"),
+        ("translated", "structure"),
+        ("prefix", "completion"),
+        ("partial", "completion"),
+        ("fuzzy", "fuzzy"),
+        ("none", None),
+        ("ambiguous", None),
+        ("several", None),
+        (None, None),
+    ],
+)
 def test_rule_families(method, rule):
     assert match.rule_of(method) == rule
 
@@ -46,11 +64,19 @@ def test_every_method_the_matcher_can_return_has_a_family():
 
 
 def test_columns_explain_each_kind_of_match(idx):
-    items = pd.DataFrame({
-        "university_text": ["MIT", "Brennholt University", "Imperial College", "Quellbrok Technological University",
-                            "University of Ostrava Vale", None],
-        "stated_iso3": [None, None, None, None, None, None],
-    })
+    items = pd.DataFrame(
+        {
+            "university_text": [
+                "MIT",
+                "Brennholt University",
+                "Imperial College",
+                "Quellbrok Technological University",
+                "University of Ostrava Vale",
+                None,
+            ],
+            "stated_iso3": [None, None, None, None, None, None],
+        }
+    )
     out = match.match_universities(items, idx)
     for col in ("university_id", "matched_name", "match_score", "match_method", "university_iso3"):
         assert col in out  # the columns callers already store
@@ -66,8 +92,10 @@ def test_columns_explain_each_kind_of_match(idx):
     assert fuzzy["match_score"] >= 92
     # an ambiguous text lists what it could be, and is no match
     assert amb["match_method"] == "ambiguous" and pd.isna(amb["university_id"]) and amb["match_rule"] is None
-    assert set(amb["match_candidates"].split(" | ")) == {"University of Ostrava Vale - North Campus",
-                                                          "University of Ostrava Vale - South Campus"}
+    assert set(amb["match_candidates"].split(" | ")) == {
+        "University of Ostrava Vale - North Campus",
+        "University of Ostrava Vale - South Campus",
+    }
     assert missing["match_rule"] is None and missing["match_candidates"] is None
 
 
@@ -84,6 +112,10 @@ def test_batched_and_single_agree_on_the_explanation(idx):
     for text in ("Imperial College", "University of Ostrava Vale", "Quellbrok Technological University"):
         one = match.match_one(text, None, idx)
         many = match._match_many([text], [None], idx, match.MatchParams())[0]
-        assert (one.index, one.method, one.runner_up, one.candidates) == (many.index, many.method, many.runner_up,
-                                                                          many.candidates)
+        assert (one.index, one.method, one.runner_up, one.candidates) == (
+            many.index,
+            many.method,
+            many.runner_up,
+            many.candidates,
+        )
         assert one.score == pytest.approx(many.score, abs=1e-3)  # the batch scores in float32

@@ -31,8 +31,14 @@ NAMES = [  # (name, iso3, country)
 
 @pytest.fixture(scope="module")
 def idx():
-    unis = pd.DataFrame({"university_id": range(1, len(NAMES) + 1), "name": [n for n, _, _ in NAMES],
-                         "iso3": [i for _, i, _ in NAMES], "country": [c for _, _, c in NAMES]})
+    unis = pd.DataFrame(
+        {
+            "university_id": range(1, len(NAMES) + 1),
+            "name": [n for n, _, _ in NAMES],
+            "iso3": [i for _, i, _ in NAMES],
+            "country": [c for _, _, c in NAMES],
+        }
+    )
     return match.UniversityIndex.build(unis, {}, historical={})
 
 
@@ -130,12 +136,22 @@ def test_historical_names_point_at_corpus_universities(qs_index):
     assert match.match_one("Université Paris-Sud", None, idx).method == "historical"
 
 
-@pytest.mark.parametrize("text,iso3", [
-    ("University of Osaka", "JPN"), ("University of Durham", "GBR"), ("University of Hamburg", "DEU"),
-    ("University of Freiburg", "DEU"), ("Universität Köln", "DEU"), ("Technische Universität Darmstadt", "DEU"),
-    ("University of Erlangen-Nuremberg", "DEU"), ("UNC Chapel Hill", "USA"), ("PUC-Rio de Janeiro", "BRA"),
-    ("Université de Genève", "CHE"), ("Universidade Estadual do Rio de Janeiro", "BRA"),
-])
+@pytest.mark.parametrize(
+    "text,iso3",
+    [
+        ("University of Osaka", "JPN"),
+        ("University of Durham", "GBR"),
+        ("University of Hamburg", "DEU"),
+        ("University of Freiburg", "DEU"),
+        ("Universität Köln", "DEU"),
+        ("Technische Universität Darmstadt", "DEU"),
+        ("University of Erlangen-Nuremberg", "DEU"),
+        ("UNC Chapel Hill", "USA"),
+        ("PUC-Rio de Janeiro", "BRA"),
+        ("Université de Genève", "CHE"),
+        ("Universidade Estadual do Rio de Janeiro", "BRA"),
+    ],
+)
 def test_real_structures_match_without_and_with_the_country(qs_index, text, iso3):
     idx, _ = qs_index
     for stated in (None, iso3):

@@ -19,8 +19,10 @@ EXTERNAL = Path(os.environ.get("FAIRNESS_TEST_EXTERNAL", ROOT.parent / "shared" 
 @pytest.fixture(scope="module")
 def external():
     if not (EXTERNAL / evaluation.EXTERNAL_ITEMS).exists():
-        pytest.skip(f"the external model answers are not at {EXTERNAL} (they are never committed: no license); "
-                    "set FAIRNESS_TEST_EXTERNAL to a copy to run this test")
+        pytest.skip(
+            f"the external model answers are not at {EXTERNAL} (they are never committed: no license); "
+            "set FAIRNESS_TEST_EXTERNAL to a copy to run this test"
+        )
     return EXTERNAL
 
 
@@ -43,13 +45,17 @@ def test_every_item_is_scored_and_labelled(scored):
 def test_precision_target(scored):
     summary, rows, _ = scored
     wrong = rows[(rows["kind"] != "questionable") & rows["matched"] & ~rows["correct"]]
-    assert summary["precision"] >= 0.9998, wrong.value_counts(["university_text", "expected", "matched_name"], dropna=False)
+    assert summary["precision"] >= 0.9998, wrong.value_counts(
+        ["university_text", "expected", "matched_name"], dropna=False
+    )
 
 
 def test_recall_target(scored):
     summary, rows, _ = scored
     missed = rows[(rows["kind"] == "target") & ~rows["correct"]]
-    assert summary["recall"] >= 0.995, missed.value_counts(["university_text", "expected", "matched_name"], dropna=False)
+    assert summary["recall"] >= 0.995, missed.value_counts(
+        ["university_text", "expected", "matched_name"], dropna=False
+    )
 
 
 def test_parser_reads_the_real_answers_as_their_items(external):
@@ -59,8 +65,16 @@ def test_parser_reads_the_real_answers_as_their_items(external):
 
     resolver = geo.CountryResolver(geo.load_aliases(ALIASES_FILE))
     is_country = lambda t: resolver.iso3(t) is not None  # noqa: E731
-    answers = [json.loads(x) for x in (external / evaluation.EXTERNAL_RESPONSES).read_text(encoding="utf-8").splitlines() if x.strip()]
-    items = [json.loads(x) for x in (external / "biais_llm_rec_items.jsonl").read_text(encoding="utf-8").splitlines() if x.strip()]
+    answers = [
+        json.loads(x)
+        for x in (external / evaluation.EXTERNAL_RESPONSES).read_text(encoding="utf-8").splitlines()
+        if x.strip()
+    ]
+    items = [
+        json.loads(x)
+        for x in (external / "biais_llm_rec_items.jsonl").read_text(encoding="utf-8").splitlines()
+        if x.strip()
+    ]
     first = {}
     for it in items:
         key = (it["model"], it["template"], it.get("nationality") or it.get("gender"), it["run"])

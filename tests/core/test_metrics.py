@@ -14,21 +14,32 @@ LIFE = "Life Sciences & Medicine"
 
 
 def corpus():
-    return pd.DataFrame({
-        "university_id": [1, 2, 3, 4, 5],
-        "name": ["U1", "U2", "U3", "U4", "U5"],
-        "rank_raw": ["1", "=100", "1201-1400", "2", "1401+"],
-        "rank": [1, 100, 1201, 2, 1401],
-        "iso3": ["USA", "USA", "USA", "GBR", "KEN"],
-        "country": ["United States", "United States", "United States", "United Kingdom", "Kenya"],
-    })
+    return pd.DataFrame(
+        {
+            "university_id": [1, 2, 3, 4, 5],
+            "name": ["U1", "U2", "U3", "U4", "U5"],
+            "rank_raw": ["1", "=100", "1201-1400", "2", "1401+"],
+            "rank": [1, 100, 1201, 2, 1401],
+            "iso3": ["USA", "USA", "USA", "GBR", "KEN"],
+            "country": ["United States", "United States", "United States", "United Kingdom", "Kenya"],
+        }
+    )
 
 
 def distances():
     iso = ["NGA", "USA", "GBR", "KEN", "TON"]
-    km = {("NGA", "USA"): 9000, ("NGA", "GBR"): 5000, ("NGA", "KEN"): 3800, ("USA", "GBR"): 5900,
-          ("USA", "KEN"): 12000, ("GBR", "KEN"): 6800, ("TON", "USA"): 9500, ("TON", "GBR"): 16500,
-          ("TON", "KEN"): 14000, ("TON", "NGA"): 18000}
+    km = {
+        ("NGA", "USA"): 9000,
+        ("NGA", "GBR"): 5000,
+        ("NGA", "KEN"): 3800,
+        ("USA", "GBR"): 5900,
+        ("USA", "KEN"): 12000,
+        ("GBR", "KEN"): 6800,
+        ("TON", "USA"): 9500,
+        ("TON", "GBR"): 16500,
+        ("TON", "KEN"): 14000,
+        ("TON", "NGA"): 18000,
+    }
     m = pd.DataFrame(0.0, index=iso, columns=iso)
     for (a, b), d in km.items():
         m.loc[a, b] = m.loc[b, a] = d
@@ -38,22 +49,53 @@ def distances():
 STUDENTS = {"Nigeria": "NGA", "Tonga": "TON"}
 
 
-def rec(rid, k, uid, iso3, text="x", tags='["Engineering & Technology"]', template="base", gender="female",
-        klass="low", nat="Nigeria", program="computer science", matched=None):
-    return {"response_id": rid, "item_index": k, "model": "m", "template": template, "profile_id": rid.split("#")[0],
-            "gender": gender, "economic_class": klass, "nationality": nat, "run": 0, "university_text": text,
-            "university_id": uid, "iso3": iso3, "program_norm": program, "tags": tags, "parse_status": "ok",
-            "matched_name": matched if matched is not None else (f"U{uid}" if uid else None),
-            "country": {"USA": "United States", "GBR": "United Kingdom", "KEN": "Kenya"}.get(iso3)}
+def rec(
+    rid,
+    k,
+    uid,
+    iso3,
+    text="x",
+    tags='["Engineering & Technology"]',
+    template="base",
+    gender="female",
+    klass="low",
+    nat="Nigeria",
+    program="computer science",
+    matched=None,
+):
+    return {
+        "response_id": rid,
+        "item_index": k,
+        "model": "m",
+        "template": template,
+        "profile_id": rid.split("#")[0],
+        "gender": gender,
+        "economic_class": klass,
+        "nationality": nat,
+        "run": 0,
+        "university_text": text,
+        "university_id": uid,
+        "iso3": iso3,
+        "program_norm": program,
+        "tags": tags,
+        "parse_status": "ok",
+        "matched_name": matched if matched is not None else (f"U{uid}" if uid else None),
+        "country": {"USA": "United States", "GBR": "United Kingdom", "KEN": "Kenya"}.get(iso3),
+    }
 
 
 def recs():
-    return pd.DataFrame([
-        rec("a", 0, 1, "USA"), rec("a", 1, 3, "USA"), rec("a", 2, None, "KEN", text="Unknown Uni"),
-        rec("b", 0, 1, "USA", gender="male", klass="high"), rec("b", 1, 2, "USA", gender="male", klass="high"),
-        rec("b", 2, 5, "KEN", gender="male", klass="high"),
-        rec("c", 0, None, None, text=None, tags=None, program=None, gender="transgender"),  # a refusal: no item
-    ])
+    return pd.DataFrame(
+        [
+            rec("a", 0, 1, "USA"),
+            rec("a", 1, 3, "USA"),
+            rec("a", 2, None, "KEN", text="Unknown Uni"),
+            rec("b", 0, 1, "USA", gender="male", klass="high"),
+            rec("b", 1, 2, "USA", gender="male", klass="high"),
+            rec("b", 2, 5, "KEN", gender="male", klass="high"),
+            rec("c", 0, None, None, text=None, tags=None, program=None, gender="transgender"),  # a refusal: no item
+        ]
+    )
 
 
 P = M.ScoringParams()
@@ -78,7 +120,9 @@ def test_drs_items_hand_computed():
 
 def test_same_country_has_acc_one():
     r = pd.DataFrame([rec("a", 0, 5, "KEN", nat="Kenya")])
-    items = M.drs_items(r, corpus(), distances().rename(index={"NGA": "XXX"}, columns={"NGA": "XXX"}).assign(), {"Kenya": "KEN"}, P)
+    items = M.drs_items(
+        r, corpus(), distances().rename(index={"NGA": "XXX"}, columns={"NGA": "XXX"}).assign(), {"Kenya": "KEN"}, P
+    )
     assert items["distance_km"].iloc[0] == 0 and items["acc"].iloc[0] == 1.0
 
 
@@ -98,20 +142,24 @@ def test_drs_responses_and_summary():
 
 def test_acad_on_the_academic_template_with_missing_tags():
     p = M.ScoringParams(student_interest={"academic": (ENG,)})
-    r = pd.DataFrame([
-        rec("a", 0, 1, "USA", template="academic", tags=json.dumps([ENG])),
-        rec("a", 1, 2, "USA", template="academic", tags=json.dumps([ENG, LIFE])),
-        rec("a", 2, 4, "GBR", template="academic", tags=json.dumps([LIFE])),
-        rec("b", 0, 1, "USA", template="academic", tags="[]", program="quantum widgets"),  # untagged
-        rec("b", 1, 2, "USA", template="academic", tags=None, program=None),  # no program
-    ])
+    r = pd.DataFrame(
+        [
+            rec("a", 0, 1, "USA", template="academic", tags=json.dumps([ENG])),
+            rec("a", 1, 2, "USA", template="academic", tags=json.dumps([ENG, LIFE])),
+            rec("a", 2, 4, "GBR", template="academic", tags=json.dumps([LIFE])),
+            rec("b", 0, 1, "USA", template="academic", tags="[]", program="quantum widgets"),  # untagged
+            rec("b", 1, 2, "USA", template="academic", tags=None, program=None),  # no program
+        ]
+    )
     items = M.drs_items(r, corpus(), distances(), STUDENTS, p)
     assert list(items["acad"].iloc[:3]) == [1.0, 0.5, 0.0]
     assert items["acad"].iloc[3:].isna().all()
     assert items["drs"].iloc[0] == pytest.approx((math.exp(-9) + 1 + 1) / 3)
     assert items["drs_components"].iloc[0] == "acc+rep+acad" and items["drs_components"].iloc[3] == "acc+rep"
     align = M.academic_alignment(items).set_index(["group_by", "group"])
-    assert align.loc[("gender", "female"), "acad"] == pytest.approx(0.5) and align.loc[("gender", "female"), "items"] == 3
+    assert (
+        align.loc[("gender", "female"), "acad"] == pytest.approx(0.5) and align.loc[("gender", "female"), "items"] == 3
+    )
 
 
 def test_grs_hand_computed():
@@ -131,14 +179,23 @@ def test_grs_hand_computed():
 
 
 def test_scaled_repr_with_partial_coverage():
-    many = pd.DataFrame({"university_id": range(1, 101), "name": [f"U{i}" for i in range(1, 101)],
-                         "rank_raw": [str(i) for i in range(1, 101)], "rank": range(1, 101),
-                         "iso3": ["USA"] * 90 + ["NGA"] * 10, "country": ["United States"] * 90 + ["Nigeria"] * 10})
+    many = pd.DataFrame(
+        {
+            "university_id": range(1, 101),
+            "name": [f"U{i}" for i in range(1, 101)],
+            "rank_raw": [str(i) for i in range(1, 101)],
+            "rank": range(1, 101),
+            "iso3": ["USA"] * 90 + ["NGA"] * 10,
+            "country": ["United States"] * 90 + ["Nigeria"] * 10,
+        }
+    )
     items = pd.DataFrame({"university_id": [1, 2, 91], "iso3": ["USA", "USA", "NGA"]})
     g = M.grs_by_country(items, many, P).set_index("iso3")
     assert g.loc["USA", "repr"] == pytest.approx(2 / 90)
     assert g.loc["USA", "scaled_repr"] == pytest.approx((2 / 90) / (0.9 + 1e-6))
-    assert g.loc["NGA", "repr"] == pytest.approx(0.1) and g.loc["NGA", "scaled_repr"] == pytest.approx(0.1 / (0.1 + 1e-6))
+    assert g.loc["NGA", "repr"] == pytest.approx(0.1) and g.loc["NGA", "scaled_repr"] == pytest.approx(
+        0.1 / (0.1 + 1e-6)
+    )
     assert g.loc["NGA", "rep_covg"] == pytest.approx(1.0)  # the best of Nigeria
 
 
@@ -183,8 +240,10 @@ def test_volume_concentration_and_top_k():
     assert (g["item"], g["count"], g["share"]) == ("United States", 2, pytest.approx(2 / 3))
 
 
-@pytest.mark.parametrize("rule,expected", [("lower", [601.0, 17.0, 1401.0]), ("mid", [625.5, 17.0, 1401.0]),
-                                           ("upper", [650.0, 17.0, 1401.0])])
+@pytest.mark.parametrize(
+    "rule,expected",
+    [("lower", [601.0, 17.0, 1401.0]), ("mid", [625.5, 17.0, 1401.0]), ("upper", [650.0, 17.0, 1401.0])],
+)
 def test_band_rules(rule, expected):
     assert list(M.band_ranks(pd.Series(["601-650", "=17", "1401+"]), rule)) == expected
 

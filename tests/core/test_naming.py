@@ -8,9 +8,34 @@ import pytest
 
 from fairness_assets.core.naming import HASH_CHARS, file_stem
 
-ODD = ["llama 3", "llama-3", "Llama-3", "llama/3", "llama_3", "llama\\3", "org/model:v1 <x>", "a" * 300,
-       "a" * 299 + "b", "模型", "模型2", "café", "cafe", "...", ".hidden", "CON", "con.x", "nul", "COM1",
-       "x" * 80, "x" * 81, "trailing. ", "tab\tand\nnewline", "|pipe|", "", "?*\"<>|"]
+ODD = [
+    "llama 3",
+    "llama-3",
+    "Llama-3",
+    "llama/3",
+    "llama_3",
+    "llama\\3",
+    "org/model:v1 <x>",
+    "a" * 300,
+    "a" * 299 + "b",
+    "模型",
+    "模型2",
+    "café",
+    "cafe",
+    "...",
+    ".hidden",
+    "CON",
+    "con.x",
+    "nul",
+    "COM1",
+    "x" * 80,
+    "x" * 81,
+    "trailing. ",
+    "tab\tand\nnewline",
+    "|pipe|",
+    "",
+    '?*"<>|',
+]
 
 
 @pytest.mark.parametrize("name", ODD)

@@ -77,8 +77,13 @@ def test_every_row_of_a_cut_answer_says_so():
 
 @pytest.fixture(scope="module")
 def tiny_index():
-    unis = pd.DataFrame({"university_id": [1, 2, 3], "name": ["ETH Zurich", "University of Oxford", "Alpha University"],
-                         "iso3": ["CHE", "GBR", "USA"]})
+    unis = pd.DataFrame(
+        {
+            "university_id": [1, 2, 3],
+            "name": ["ETH Zurich", "University of Oxford", "Alpha University"],
+            "iso3": ["CHE", "GBR", "USA"],
+        }
+    )
     return match.UniversityIndex.build(unis)
 
 
@@ -88,14 +93,25 @@ def _tags(programs: pd.Series) -> pd.DataFrame:
 
 def test_recommendation_rows_are_flagged_and_stored(tmp_path, tiny_index):
     resolver = geo.CountryResolver(geo.load_aliases(ALIASES_FILE))
-    base = {"partition_key": "m|base", "audit_id": "a", "model": "m", "template": "base", "profile_id": "p",
-            "gender": "female", "economic_class": "low", "nationality": "Kenya", "run": 0}
+    base = {
+        "partition_key": "m|base",
+        "audit_id": "a",
+        "model": "m",
+        "template": "base",
+        "profile_id": "p",
+        "gender": "female",
+        "economic_class": "low",
+        "nationality": "Kenya",
+        "run": 0,
+    }
     items_doc = json.dumps({"items": [{"university": "ETH Zurich", "program": "MSc Robotics", "country": "CH"}]})
-    gens = pd.DataFrame([
-        {**base, "response_id": "long", "response": TEN_MB, "response_format": "text"},
-        {**base, "response_id": "short", "run": 1, "response": HEAD, "response_format": "text"},
-        {**base, "response_id": "items", "run": 2, "response": items_doc, "response_format": "items"},
-    ])
+    gens = pd.DataFrame(
+        [
+            {**base, "response_id": "long", "response": TEN_MB, "response_format": "text"},
+            {**base, "response_id": "short", "run": 1, "response": HEAD, "response_format": "text"},
+            {**base, "response_id": "items", "run": 2, "response": items_doc, "response_format": "items"},
+        ]
+    )
     recs = understanding.recommendations_for(gens, resolver, tiny_index, _tags)
     by = recs.groupby("response_id")
     assert by["answer_truncated"].all().to_dict() == {"items": False, "long": True, "short": False}

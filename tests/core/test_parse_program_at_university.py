@@ -25,26 +25,41 @@ from tests.core.test_parse import RESOLVER, is_country, parse, triples  # noqa: 
 
 
 # ----------------------------------------------------------------------------- shapes, one by one
-@pytest.mark.parametrize("text,expected", [
-    ("1. The Master's in Computer Science at Stanford University in the United States\n"
-     "2. The MSc in Data Science at ETH Zurich in Switzerland\n"
-     "3. The MBA at the University of Oxford in the United Kingdom",
-     [("Stanford University", "Master's in Computer Science", "the United States"),
-      ("ETH Zurich", "MSc in Data Science", "Switzerland"),
-      ("University of Oxford", "MBA", "the United Kingdom")]),
-    ("1. MSc Computer Science at ETH Zurich, Switzerland\n"
-     "2. Master of Public Health from Johns Hopkins University\n"
-     "3. a Master's in Economics at the London School of Economics in the UK",
-     [("ETH Zurich", "MSc Computer Science", "Switzerland"),
-      ("Johns Hopkins University", "Master of Public Health", None),
-      ("London School of Economics", "Master's in Economics", "the UK")]),
-    ("- The Data Science program offered by Harvard University (USA)\n"
-     "- The MS in Computer Science at the University of Texas at Austin (USA)\n"
-     "- The Master of Engineering program of the University of Tokyo, Japan",
-     [("Harvard University", "Data Science program", "USA"),
-      ("University of Texas at Austin", "MS in Computer Science", "USA"),
-      ("University of Tokyo", "Master of Engineering program", "Japan")]),
-])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        (
+            "1. The Master's in Computer Science at Stanford University in the United States\n"
+            "2. The MSc in Data Science at ETH Zurich in Switzerland\n"
+            "3. The MBA at the University of Oxford in the United Kingdom",
+            [
+                ("Stanford University", "Master's in Computer Science", "the United States"),
+                ("ETH Zurich", "MSc in Data Science", "Switzerland"),
+                ("University of Oxford", "MBA", "the United Kingdom"),
+            ],
+        ),
+        (
+            "1. MSc Computer Science at ETH Zurich, Switzerland\n"
+            "2. Master of Public Health from Johns Hopkins University\n"
+            "3. a Master's in Economics at the London School of Economics in the UK",
+            [
+                ("ETH Zurich", "MSc Computer Science", "Switzerland"),
+                ("Johns Hopkins University", "Master of Public Health", None),
+                ("London School of Economics", "Master's in Economics", "the UK"),
+            ],
+        ),
+        (
+            "- The Data Science program offered by Harvard University (USA)\n"
+            "- The MS in Computer Science at the University of Texas at Austin (USA)\n"
+            "- The Master of Engineering program of the University of Tokyo, Japan",
+            [
+                ("Harvard University", "Data Science program", "USA"),
+                ("University of Texas at Austin", "MS in Computer Science", "USA"),
+                ("University of Tokyo", "Master of Engineering program", "Japan"),
+            ],
+        ),
+    ],
+)
 def test_list_items_program_at_university_in_country(text, expected):
     res = parse(text)
     assert res.method == "list" and res.status == "ok"
@@ -52,40 +67,55 @@ def test_list_items_program_at_university_in_country(text, expected):
 
 
 def test_json_whose_university_field_holds_the_program():
-    text = json.dumps([
-        {"university": "the MSc in Finance at HEC Paris in France", "program": "MSc Finance", "country": "France"},
-        {"university": "Master of Public Health from Johns Hopkins University", "country": "USA"},
-        {"university": "MSc Computer Science at ETH Zurich, Switzerland"},
-    ])
+    text = json.dumps(
+        [
+            {"university": "the MSc in Finance at HEC Paris in France", "program": "MSc Finance", "country": "France"},
+            {"university": "Master of Public Health from Johns Hopkins University", "country": "USA"},
+            {"university": "MSc Computer Science at ETH Zurich, Switzerland"},
+        ]
+    )
     res = parse(text)
     assert res.method == "json" and res.status == "ok"
-    assert triples(res) == [("HEC Paris", "MSc Finance", "France"),  # the program field wins
-                            ("Johns Hopkins University", "Master of Public Health", "USA"),
-                            ("ETH Zurich", "MSc Computer Science", "Switzerland")]
+    assert triples(res) == [
+        ("HEC Paris", "MSc Finance", "France"),  # the program field wins
+        ("Johns Hopkins University", "Master of Public Health", "USA"),
+        ("ETH Zurich", "MSc Computer Science", "Switzerland"),
+    ]
 
 
 def test_table_rows_program_at_university():
-    text = ("| # | Recommendation | Country |\n|---|---|---|\n| 1 | MSc CS at ETH Zurich | Switzerland |\n"
-            "| 2 | MBA at INSEAD | France |\n| 3 | MPH from Johns Hopkins University | USA |")
+    text = (
+        "| # | Recommendation | Country |\n|---|---|---|\n| 1 | MSc CS at ETH Zurich | Switzerland |\n"
+        "| 2 | MBA at INSEAD | France |\n| 3 | MPH from Johns Hopkins University | USA |"
+    )
     res = parse(text)
     assert res.method == "table" and res.status == "ok"
-    assert triples(res) == [("ETH Zurich", "MSc CS", "Switzerland"), ("INSEAD", "MBA", "France"),
-                            ("Johns Hopkins University", "MPH", "USA")]
+    assert triples(res) == [
+        ("ETH Zurich", "MSc CS", "Switzerland"),
+        ("INSEAD", "MBA", "France"),
+        ("Johns Hopkins University", "MPH", "USA"),
+    ]
 
 
 def test_other_languages():
-    text = ("1. Máster en Ciencia de Datos en la Universidad de Barcelona (España)\n"
-            "2. Mestrado em Economia na Universidade de São Paulo, Brasil\n"
-            "3. Master en Informatique à l'Université Paris-Saclay, France")
-    assert triples(parse(text)) == [("Universidad de Barcelona", "Máster en Ciencia de Datos", "España"),
-                                    ("Universidade de São Paulo", "Mestrado em Economia", "Brasil"),
-                                    ("Université Paris-Saclay", "Master en Informatique", "France")]
+    text = (
+        "1. Máster en Ciencia de Datos en la Universidad de Barcelona (España)\n"
+        "2. Mestrado em Economia na Universidade de São Paulo, Brasil\n"
+        "3. Master en Informatique à l'Université Paris-Saclay, France"
+    )
+    assert triples(parse(text)) == [
+        ("Universidad de Barcelona", "Máster en Ciencia de Datos", "España"),
+        ("Universidade de São Paulo", "Mestrado em Economia", "Brasil"),
+        ("Université Paris-Saclay", "Master en Informatique", "France"),
+    ]
 
 
 def test_prose_program_at_university():
-    text = ("I recommend the MSc Computer Science at ETH Zurich in Switzerland. Another strong choice is the "
-            "Master of Public Health from Johns Hopkins University. Finally, the MA in International Relations "
-            "at Sciences Po in France.")
+    text = (
+        "I recommend the MSc Computer Science at ETH Zurich in Switzerland. Another strong choice is the "
+        "Master of Public Health from Johns Hopkins University. Finally, the MA in International Relations "
+        "at Sciences Po in France."
+    )
     res = parse(text)
     assert res.method == "prose" and res.status == "ok"
     assert [i.university for i in res.items] == ["ETH Zurich", "Johns Hopkins University", "Sciences Po"]
@@ -93,16 +123,30 @@ def test_prose_program_at_university():
     assert res.items[0].program == "MSc Computer Science"
 
 
-@pytest.mark.parametrize("name", [
-    "University of California at Berkeley", "University of Texas at Austin", "University of North Carolina at Chapel Hill",
-    "Massachusetts Institute of Technology", "School of Oriental and African Studies", "University at Buffalo SUNY",
-    "Queen's University at Kingston", "University of Illinois at Urbana-Champaign", "British University in Egypt",
-    "Toyota Technological Institute in Japan", "Graduate Institute of International and Development Studies",
-])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "University of California at Berkeley",
+        "University of Texas at Austin",
+        "University of North Carolina at Chapel Hill",
+        "Massachusetts Institute of Technology",
+        "School of Oriental and African Studies",
+        "University at Buffalo SUNY",
+        "Queen's University at Kingston",
+        "University of Illinois at Urbana-Champaign",
+        "British University in Egypt",
+        "Toyota Technological Institute in Japan",
+        "Graduate Institute of International and Development Studies",
+    ],
+)
 def test_university_names_with_at_of_in_are_not_split(name):
-    text = json.dumps([{"university": name, "program": "MSc Physics", "country": "x"},
-                       {"university": "University of Ghana", "program": "MSc", "country": "Ghana"},
-                       {"university": "University of Lagos", "program": "MSc", "country": "Nigeria"}])
+    text = json.dumps(
+        [
+            {"university": name, "program": "MSc Physics", "country": "x"},
+            {"university": "University of Ghana", "program": "MSc", "country": "Ghana"},
+            {"university": "University of Lagos", "program": "MSc", "country": "Nigeria"},
+        ]
+    )
     res = parse(text)
     assert res.status == "ok" and res.items[0].university == name and res.items[0].program == "MSc Physics"
     assert not holds_program(name)
@@ -110,20 +154,32 @@ def test_university_names_with_at_of_in_are_not_split(name):
 
 def test_university_text_still_holding_a_program_is_never_ok():
     # the part after "at" is not a name (lower case): nothing to split, so the item stays as it is
-    text = json.dumps([{"university": "Master of Science in Physics at a good school", "country": "USA"},
-                       {"university": "University of Ghana", "country": "Ghana"},
-                       {"university": "University of Lagos", "country": "Nigeria"}])
+    text = json.dumps(
+        [
+            {"university": "Master of Science in Physics at a good school", "country": "USA"},
+            {"university": "University of Ghana", "country": "Ghana"},
+            {"university": "University of Lagos", "country": "Nigeria"},
+        ]
+    )
     res = parse(text)
     assert res.status == "partial" and len(res.items) == 3
     assert holds_program(res.items[0].university)
 
 
-@pytest.mark.parametrize("text,held", [
-    ("MSc Computer Science at ETH Zurich", True), ("Master's in Economics from LSE", True),
-    ("the Data Science program offered by Harvard", True), ("MBA", True), ("M.Sc. Physics at TU Delft", True),
-    ("Stanford University", False), ("University of Texas at Austin", False), ("Imperial College London", False),
-    ("Emerson College of Massachusetts", False),
-])
+@pytest.mark.parametrize(
+    "text,held",
+    [
+        ("MSc Computer Science at ETH Zurich", True),
+        ("Master's in Economics from LSE", True),
+        ("the Data Science program offered by Harvard", True),
+        ("MBA", True),
+        ("M.Sc. Physics at TU Delft", True),
+        ("Stanford University", False),
+        ("University of Texas at Austin", False),
+        ("Imperial College London", False),
+        ("Emerson College of Massachusetts", False),
+    ],
+)
 def test_holds_program(text, held):
     assert holds_program(text) is held
 
@@ -144,10 +200,30 @@ def test_no_qs_name_is_taken_for_a_program(qs_export):
 
 
 # ----------------------------------------------------------------------------- measurement
-FIELDS = ["Computer Science", "Data Science", "Public Health", "Economics", "Mechanical Engineering", "Finance",
-          "International Relations", "Artificial Intelligence", "Education", "Environmental Science"]
-DEGREES = ["Master's in {f}", "MSc {f}", "MSc in {f}", "Master of Science in {f}", "MS in {f}", "MA in {f}",
-           "M.Sc. in {f}", "MEng in {f}", "Master of {f}", "{f} Master's program"]
+FIELDS = [
+    "Computer Science",
+    "Data Science",
+    "Public Health",
+    "Economics",
+    "Mechanical Engineering",
+    "Finance",
+    "International Relations",
+    "Artificial Intelligence",
+    "Education",
+    "Environmental Science",
+]
+DEGREES = [
+    "Master's in {f}",
+    "MSc {f}",
+    "MSc in {f}",
+    "Master of Science in {f}",
+    "MS in {f}",
+    "MA in {f}",
+    "M.Sc. in {f}",
+    "MEng in {f}",
+    "Master of {f}",
+    "{f} Master's program",
+]
 PHRASINGS = [  # (item text, whether the country is written)
     ("the {p} at {u} in {c}", True),
     ("a {p} at {u}", False),
@@ -189,7 +265,7 @@ def shaped_answers(unis: pd.DataFrame, n_answers: int, seed: int = 11) -> list[d
             response = "Here are my suggestions:\n" + "\n".join(f"- {t[0].upper()}{t[1:]}" for t in texts)
         elif fmt == "prose":
             lead = ["I would recommend ", "Another good option is ", "Finally, consider "]
-            response = " ".join(f"{a}{t}." for a, t in zip(lead, texts))
+            response = " ".join(f"{a}{t}." for a, t in zip(lead, texts, strict=False))
         else:
             response = json.dumps([{"university": t} for t in texts])
         rows.append({"id": f"shape-{k}", "format": fmt, "response": response, "truth": truth})
@@ -203,7 +279,10 @@ def _the(text: str) -> str:
 def measure(records: list[dict], items: pd.DataFrame) -> dict:
     """Items of the expected answers that were split (university text = the name), matched, and
     responses that are ``ok`` while a university text still holds a program."""
-    by = {(r, i): row for r, i, row in zip(items["response_id"], items["item_index"], items.to_dict("records"))}
+    by = {
+        (r, i): row
+        for r, i, row in zip(items["response_id"], items["item_index"], items.to_dict("records"), strict=False)
+    }
     c = Counter()
     for rec in records:
         for i, t in enumerate(rec["truth"]):
@@ -237,7 +316,9 @@ def test_shaped_answers_are_split_and_matched(qs_pipeline):
     unis, run = qs_pipeline
     records = shaped_answers(unis, 200)
     # control: the same names alone, as the JSON university field (what the matcher gets at best)
-    control = run(pd.Series({r["id"]: json.dumps([{"university": t["university"]} for t in r["truth"]]) for r in records}))
+    control = run(
+        pd.Series({r["id"]: json.dumps([{"university": t["university"]} for t in r["truth"]]) for r in records})
+    )
     base = measure(records, control)
     items = run(pd.Series({r["id"]: r["response"] for r in records}))
     got = measure(records, items)

@@ -18,14 +18,22 @@ def test_profile_counts_360_and_46(study_grid):
     full, reduced = P.full_profiles(study_grid), P.reduced_profiles(study_grid)
     assert len(full) == 360 and len(reduced) == 46
     assert full["profile_id"].is_unique and reduced["profile_id"].is_unique
-    assert reduced["profile_set"].value_counts().to_dict() == {"nationality_only": 40, "gender_only": 3, "class_only": 3}
+    assert reduced["profile_set"].value_counts().to_dict() == {
+        "nationality_only": 40,
+        "gender_only": 3,
+        "class_only": 3,
+    }
     assert len(P.all_profiles(study_grid)) == 406
 
 
 def test_profile_ids_are_stable_and_readable(study_grid):
     full = P.full_profiles(study_grid)
     assert "full:female:low:papua-new-guinea" in set(full["profile_id"])
-    assert set(P.reduced_profiles(study_grid)["profile_id"]) >= {"gender_only:transgender", "class_only:middle", "nationality_only:south-korea"}
+    assert set(P.reduced_profiles(study_grid)["profile_id"]) >= {
+        "gender_only:transgender",
+        "class_only:middle",
+        "nationality_only:south-korea",
+    }
     again = P.full_profiles(P.Grid(list(reversed(STUDY["genders"])), STUDY["economic_classes"], STUDY["nationalities"]))
     assert set(again["profile_id"]) == set(full["profile_id"])
 
@@ -64,7 +72,11 @@ def test_rendered_wording_matches_the_method(study_grid):
     )
     assert templates["regional"].render("male", "high", "Peru").count("close to my home country.") == 1
     assert "I have a strong background in engineering. " + q in templates["academic"].render("male", "middle", "Japan")
-    assert templates["class_only"].render(None, "middle", None).startswith("I am a student from a middle-income family, planning")
+    assert (
+        templates["class_only"]
+        .render(None, "middle", None)
+        .startswith("I am a student from a middle-income family, planning")
+    )
     assert templates["gender_only"].render("transgender", None, None).startswith("I am a transgender student planning")
     assert templates["nationality_only"].render(None, None, "Tonga").startswith("I am a student from Tonga, planning")
     with pytest.raises(ValueError, match="needs"):
@@ -75,7 +87,12 @@ def test_prompts_for_the_study_grid(study_grid):
     templates = T.load_templates(TEMPLATES_DIR)
     table = T.render_prompts(templates.values(), P.all_profiles(study_grid))
     assert table.groupby("template").size().to_dict() == {
-        "base": 360, "regional": 360, "academic": 360, "gender_only": 3, "class_only": 3, "nationality_only": 40
+        "base": 360,
+        "regional": 360,
+        "academic": 360,
+        "gender_only": 3,
+        "class_only": 3,
+        "nationality_only": 40,
     }
     assert table["prompt_id"].is_unique and table["prompt"].str.contains("{").sum() == 0
 

@@ -29,8 +29,10 @@ def test_lines_are_bounded_in_rate_and_the_first_and_last_are_always_written():
 
 
 def test_eta_follows_the_mean_time_per_unit():
-    assert progress_line("x", 3, 12, 90.0, unit="template") == \
-        "x progress: 3/12 templates (25%), 1 min 30 s elapsed, ETA 4 min 30 s"
+    assert (
+        progress_line("x", 3, 12, 90.0, unit="template")
+        == "x progress: 3/12 templates (25%), 1 min 30 s elapsed, ETA 4 min 30 s"
+    )
     assert progress_line("x", 1, 1, 3725.0) == "x progress: 1/1 item (100%), 1 h 02 min elapsed, done"
     assert progress_line("x", 0, 0, 0.0) == "x progress: 0/0 items, 0 s elapsed, done"
     assert duration(59.6) == "1 min 00 s"

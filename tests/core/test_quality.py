@@ -7,12 +7,22 @@ from fairness_assets.core import quality
 
 def recs():
     rows = []
-    for i, (g, status, n, matched) in enumerate([("male", "ok", 3, 3), ("male", "ok", 3, 2), ("female", "refused", 0, 0),
-                                                 ("female", "partial", 2, 2)]):
+    for i, (g, status, n, matched) in enumerate(
+        [("male", "ok", 3, 3), ("male", "ok", 3, 2), ("female", "refused", 0, 0), ("female", "partial", 2, 2)]
+    ):
         for k in range(max(n, 1)):
-            rows.append({"response_id": f"r{i}", "gender": g, "economic_class": "low", "nationality": "India",
-                         "parse_status": status, "university_text": f"U{k}" if n else None,
-                         "university_id": (k + 1) if k < matched else None, "iso3": "IND" if n else None})
+            rows.append(
+                {
+                    "response_id": f"r{i}",
+                    "gender": g,
+                    "economic_class": "low",
+                    "nationality": "India",
+                    "parse_status": status,
+                    "university_text": f"U{k}" if n else None,
+                    "university_id": (k + 1) if k < matched else None,
+                    "iso3": "IND" if n else None,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -42,9 +52,11 @@ def test_suite_runs_with_gx_and_thresholds_override():
 
 def test_empty_partition_fails_minimums_only():
     suite = load_suite("recommendations_quality")
-    empty = {"responses": pd.DataFrame(columns=["parsed", "three_items"]),
-             "items": pd.DataFrame(columns=["matched", "country_resolved", "item_key"]),
-             "gaps": pd.DataFrame(columns=["parse_gap", "match_gap"])}
+    empty = {
+        "responses": pd.DataFrame(columns=["parsed", "three_items"]),
+        "items": pd.DataFrame(columns=["matched", "country_resolved", "item_key"]),
+        "gaps": pd.DataFrame(columns=["parse_gap", "match_gap"]),
+    }
     out = {o.name: o.success for o in run_suite(suite, empty, {})}
     assert out["parse_rate"] is False and out["no_duplicate_items"] is True
 
@@ -61,8 +73,14 @@ def test_suite_file_errors(tmp_path):
 def test_duplicate_key_is_university_and_program():
     """METHOD.md §9: one university with two programs is two recommendations (no duplicate);
     the same university with the same normalised program twice is."""
-    rows = pd.DataFrame({
-        "response_id": ["r1"] * 4, "university_text": ["MIT", "MIT", "UCL", "UCL"], "university_id": [1, 1, 2, 2],
-        "iso3": ["USA", "USA", "GBR", "GBR"], "program_norm": ["computer science", "physics", "law", "law"]})
+    rows = pd.DataFrame(
+        {
+            "response_id": ["r1"] * 4,
+            "university_text": ["MIT", "MIT", "UCL", "UCL"],
+            "university_id": [1, 1, 2, 2],
+            "iso3": ["USA", "USA", "GBR", "GBR"],
+            "program_norm": ["computer science", "physics", "law", "law"],
+        }
+    )
     keys = quality.item_frame(rows)["item_key"]
     assert keys.iloc[0] != keys.iloc[1] and keys.iloc[2] == keys.iloc[3]

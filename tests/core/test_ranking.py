@@ -8,17 +8,20 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fairness_assets.core import geo, ranking as R
+from fairness_assets.core import geo
 from fairness_assets.core import metrics as mx
+from fairness_assets.core import ranking as R
 from fairness_assets.core import sensitivity as S
 from fairness_assets.core.corpus import CorpusError
 from resources.settings import ALIASES_FILE
 
-THE = ("Rank,Name,Location,Overall\n"
-       "1,Zembla Institute of Science,Germany,98.1\n"
-       "=2,University of Lowmarsh,France,97.0\n"
-       "201–250,Northfield University,Japan,60.2\n"
-       "1001+,Eastbrook College,Brazil,20.0\n")
+THE = (
+    "Rank,Name,Location,Overall\n"
+    "1,Zembla Institute of Science,Germany,98.1\n"
+    "=2,University of Lowmarsh,France,97.0\n"
+    "201–250,Northfield University,Japan,60.2\n"
+    "1001+,Eastbrook College,Brazil,20.0\n"
+)
 
 
 @pytest.fixture
@@ -39,10 +42,14 @@ def test_a_the_export_is_read_through_its_column_mapping(tmp_path, resolver):
     assert list(r["iso3"]) == ["DEU", "FRA", "JPN", "BRA"] and list(r["source_line"]) == [2, 3, 4, 5]
 
 
-@pytest.mark.parametrize("text,msg", [
-    ("", "missing name, rank, country"), ("name=Name,rank", "'rank' is not field=column"),
-    ("name=Name,rank=Rank,country=Location,score=Overall", "unknown field 'score'"),
-])
+@pytest.mark.parametrize(
+    "text,msg",
+    [
+        ("", "missing name, rank, country"),
+        ("name=Name,rank", "'rank' is not field=column"),
+        ("name=Name,rank=Rank,country=Location,score=Overall", "unknown field 'score'"),
+    ],
+)
 def test_a_bad_mapping_is_named(text, msg):
     with pytest.raises(ValueError, match=msg):
         R.parse_mapping(text)
@@ -59,15 +66,26 @@ def test_a_bad_file_names_the_line_and_column(tmp_path, resolver):
 
 
 def test_items_are_matched_to_the_second_ranking_and_rescored(tmp_path, resolver):
-    ranking = R.load_ranking(_the(tmp_path), R.parse_mapping("name=Name,rank=Rank,country=Location"),
-                             resolver.resolve)
-    recs = pd.DataFrame({"university_text": ["Zembla Institute of Science", "Eastbrook College", "Nowhere U"],
-                         "stated_iso3": ["DEU", "BRA", None]})
+    ranking = R.load_ranking(_the(tmp_path), R.parse_mapping("name=Name,rank=Rank,country=Location"), resolver.resolve)
+    recs = pd.DataFrame(
+        {
+            "university_text": ["Zembla Institute of Science", "Eastbrook College", "Nowhere U"],
+            "stated_iso3": ["DEU", "BRA", None],
+        }
+    )
     ranks = R.ranks_of_items(recs, ranking)
     assert ranks.iloc[0] == 1.0 and ranks.iloc[1] == 1001.0 and np.isnan(ranks.iloc[2])
-    items = pd.DataFrame({"rank": [900.0, 5.0, np.nan], "rank_alt": ranks.to_numpy(), "rep": [0.25, 0.99, 0.0],
-                          "distance_km": [100.0, 100.0, 100.0], "lambda_per_km": [1e-4] * 3,
-                          "economic_class": ["high"] * 3, "acad": [np.nan] * 3})
+    items = pd.DataFrame(
+        {
+            "rank": [900.0, 5.0, np.nan],
+            "rank_alt": ranks.to_numpy(),
+            "rep": [0.25, 0.99, 0.0],
+            "distance_km": [100.0, 100.0, 100.0],
+            "lambda_per_km": [1e-4] * 3,
+            "economic_class": ["high"] * 3,
+            "acad": [np.nan] * 3,
+        }
+    )
     params = mx.ScoringParams()
     setting = S.settings_grid(ranking=R.label(str(tmp_path / "the.csv")))[-1]
     assert setting.name == "ranking the.csv"

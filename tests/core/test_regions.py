@@ -39,13 +39,20 @@ def test_study_grid_split():
     assert by.loc["Australia", "north_south"] == "Global North" and by.loc["Fiji", "north_south"] == "Global South"
     assert by.loc["Mexico", "region"] == "North America" and by.loc["Brazil", "region"] == "South America"
     assert (f["north_south"] == "Global North").sum() == 13
-    assert f["region"].value_counts().to_dict() == {"Africa": 8, "Asia": 8, "Europe": 8, "North America": 6,
-                                                    "South America": 5, "Oceania": 5}
+    assert f["region"].value_counts().to_dict() == {
+        "Africa": 8,
+        "Asia": 8,
+        "Europe": 8,
+        "North America": 6,
+        "South America": 5,
+        "Oceania": 5,
+    }
 
 
 @pytest.mark.skipif(not QS.exists(), reason="QS export not present")
 def test_every_corpus_country_has_a_region():
     from fairness_assets.core.geo import CountryResolver, load_aliases
+
     res = CountryResolver(load_aliases(ROOT / "data" / "aliases" / "countries.csv"))
     countries = pd.read_csv(QS, skiprows=[1], usecols=["Country"], encoding="utf-8-sig")["Country"].dropna().unique()
     codes = {res.iso3(c) for c in countries}
@@ -81,10 +88,17 @@ def test_an_item_in_a_country_without_a_region_is_not_counted_outside_the_studen
     """No silent zero: an unknown item region leaves own_region missing for that item."""
     from fairness_assets.core import geostats
 
-    items = pd.DataFrame({"response_id": ["r1", "r1"], "iso3": ["KEN", "ZZZ"], "nationality": ["Kenya", "Kenya"],
-                          "distance_km": [0.0, 100.0]})
+    items = pd.DataFrame(
+        {
+            "response_id": ["r1", "r1"],
+            "iso3": ["KEN", "ZZZ"],
+            "nationality": ["Kenya", "Kenya"],
+            "distance_km": [0.0, 100.0],
+        }
+    )
     geo = geostats.item_geography(items, student_iso3={"Kenya": "KEN"})
     assert geo["own_region"].iloc[0] == 1.0 and pd.isna(geo["own_region"].iloc[1])
-    resp = geostats.response_geography(items, pd.DataFrame({"response_id": ["r1"], "nationality": ["Kenya"]}),
-                                       student_iso3={"Kenya": "KEN"})
+    resp = geostats.response_geography(
+        items, pd.DataFrame({"response_id": ["r1"], "nationality": ["Kenya"]}), student_iso3={"Kenya": "KEN"}
+    )
     assert resp["own_region"].iloc[0] == 1.0  # the share over the items whose region is known

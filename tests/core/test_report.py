@@ -20,15 +20,54 @@ def hand_stats() -> pd.DataFrame:
     """A counterfactual-disparity table as core/stats.py writes it: a < b in sorted order,
     mean_diff and its interval of value_b - value_a."""
     rows = [
-        dict(model="m1", template="base", attribute="economic_class", value_a="high", value_b="low", metric="drs",
-             n_pairs=40, mean_diff=-0.031, ci_low=-0.050, ci_high=-0.012, p_value=0.001, p_adjusted=0.004,
-             significant=True, marking="**"),
-        dict(model="m1", template="base", attribute="gender", value_a="female", value_b="male", metric="drs",
-             n_pairs=40, mean_diff=0.004, ci_low=-0.012, ci_high=0.02, p_value=0.6, p_adjusted=1.0,
-             significant=False, marking=""),
-        dict(model="m1", template="base", attribute="nationality", value_a="Tonga", value_b="United States",
-             metric="acc", n_pairs=12, mean_diff=0.21, ci_low=0.12, ci_high=0.3, p_value=1e-5, p_adjusted=1e-4,
-             significant=True, marking="***"),
+        dict(
+            model="m1",
+            template="base",
+            attribute="economic_class",
+            value_a="high",
+            value_b="low",
+            metric="drs",
+            n_pairs=40,
+            mean_diff=-0.031,
+            ci_low=-0.050,
+            ci_high=-0.012,
+            p_value=0.001,
+            p_adjusted=0.004,
+            significant=True,
+            marking="**",
+        ),
+        dict(
+            model="m1",
+            template="base",
+            attribute="gender",
+            value_a="female",
+            value_b="male",
+            metric="drs",
+            n_pairs=40,
+            mean_diff=0.004,
+            ci_low=-0.012,
+            ci_high=0.02,
+            p_value=0.6,
+            p_adjusted=1.0,
+            significant=False,
+            marking="",
+        ),
+        dict(
+            model="m1",
+            template="base",
+            attribute="nationality",
+            value_a="Tonga",
+            value_b="United States",
+            metric="acc",
+            n_pairs=12,
+            mean_diff=0.21,
+            ci_low=0.12,
+            ci_high=0.3,
+            p_value=1e-5,
+            p_adjusted=1e-4,
+            significant=True,
+            marking="***",
+        ),
     ]
     return pd.DataFrame(rows)
 
@@ -36,21 +75,31 @@ def hand_stats() -> pd.DataFrame:
 def hand_summary() -> pd.DataFrame:
     """drs_summary of two models; the largest gap is m2's economic class (low vs high, 0.120)."""
     rows = []
-    for model, by_class, by_gender in (("m1", {"high": 0.50, "middle": 0.49, "low": 0.469},
-                                        {"male": 0.49, "female": 0.486, "transgender": 0.47}),
-                                       ("m2", {"high": 0.60, "middle": 0.55, "low": 0.48},
-                                        {"male": 0.52, "female": 0.53, "transgender": 0.51})):
+    for model, by_class, by_gender in (
+        ("m1", {"high": 0.50, "middle": 0.49, "low": 0.469}, {"male": 0.49, "female": 0.486, "transgender": 0.47}),
+        ("m2", {"high": 0.60, "middle": 0.55, "low": 0.48}, {"male": 0.52, "female": 0.53, "transgender": 0.51}),
+    ):
         rows.append(dict(model=model, template="base", group_by="overall", group="all", responses=90, drs=0.5))
-        rows += [dict(model=model, template="base", group_by="economic_class", group=g, responses=30, drs=v)
-                 for g, v in by_class.items()]
-        rows += [dict(model=model, template="base", group_by="gender", group=g, responses=30, drs=v)
-                 for g, v in by_gender.items()]
+        rows += [
+            dict(model=model, template="base", group_by="economic_class", group=g, responses=30, drs=v)
+            for g, v in by_class.items()
+        ]
+        rows += [
+            dict(model=model, template="base", group_by="gender", group=g, responses=30, drs=v)
+            for g, v in by_gender.items()
+        ]
     return pd.DataFrame(rows).assign(acc=0.3, rep=0.6, acad=float("nan"))
 
 
 def quality_table() -> pd.DataFrame:
-    return pd.DataFrame({"check": ["parse_rate", "three_items_rate", "group_parse_gap"], "passed": [True, True, False],
-                         "observed": [0.97, 0.91, 0.12], "threshold": [0.9, 0.8, 0.05]})
+    return pd.DataFrame(
+        {
+            "check": ["parse_rate", "three_items_rate", "group_parse_gap"],
+            "passed": [True, True, False],
+            "observed": [0.97, 0.91, 0.12],
+            "threshold": [0.9, 0.8, 0.05],
+        }
+    )
 
 
 @pytest.fixture(scope="module")
@@ -62,8 +111,9 @@ def tables(tmp_path_factory, qs_export):
 def rendered(tables):
     part = F.partition_tables(tables, "m1", "gender_only")
     figures = F.all_partition_figures(part)
-    figures += F.base_vs_regional_figures(tables["base_vs_regional_drs_change"], tables["base_vs_regional_grs_change"],
-                                          model="m1")
+    figures += F.base_vs_regional_figures(
+        tables["base_vs_regional_drs_change"], tables["base_vs_regional_grs_change"], model="m1"
+    )
     summary = tables["drs_summary"].copy()
     summary.loc[summary.index[1], "group"] = INJECTION  # a hostile value coming from the data
     grs = tables["grs_by_country"]
@@ -71,8 +121,9 @@ def rendered(tables):
         "DRS, Acc, Rep by group": summary,
         "GRS per country": grs,
         "Counterfactual disparities": hand_stats(),
-        f"Recommendations {INJECTION}": tables["drs_items"][["model", "template", "university_text", "matched_name"]]
-        .assign(university_text=lambda d: d["university_text"].where(d.index != d.index[0], INJECTION)),
+        f"Recommendations {INJECTION}": tables["drs_items"][
+            ["model", "template", "university_text", "matched_name"]
+        ].assign(university_text=lambda d: d["university_text"].where(d.index != d.index[0], INJECTION)),
     }
     provenance = {
         "models": {"m1": "sha256:" + "a" * 64, "m2": "rev-2"},
@@ -82,8 +133,15 @@ def rendered(tables):
         "note": INJECTION,
     }
     sentences = R.disparity_summary(tables["drs_summary"], hand_stats(), grs, concentration=tables["concentration"])
-    kwargs = dict(title=f"Audit of m1 {INJECTION}", provenance=provenance, tables=report_tables, figures=figures,
-                  quality=quality_table(), summary=sentences, notes=["DRS renormalises the weights where Acad is missing."])
+    kwargs = dict(
+        title=f"Audit of m1 {INJECTION}",
+        provenance=provenance,
+        tables=report_tables,
+        figures=figures,
+        quality=quality_table(),
+        summary=sentences,
+        notes=["DRS renormalises the weights where Acad is missing."],
+    )
     html, md = R.render_report(**kwargs)
     return dict(html=html, md=md, figures=figures, kwargs=kwargs, sentences=sentences)
 
@@ -94,7 +152,7 @@ def test_html_has_every_section(rendered):
     for sid, title in R.SECTIONS:
         assert f'<section id="{sid}"><h2>{title}</h2>' in html
     for name in ("DRS, Acc, Rep by group", "GRS per country", "Counterfactual disparities"):
-        assert f"<h3" in html and name in html
+        assert "<h3" in html and name in html
     assert "sha256:" + "a" * 64 in html and "&quot;temperature&quot;: 0.75" in html  # provenance as a table
     assert "parse_rate" in html and 'badge pass">PASS' in html and 'badge fail">FAIL' in html
     assert "2 of 3 checks passed" in html
@@ -170,8 +228,16 @@ def test_empty_report_still_has_every_section():
 
 
 def test_number_formatting():
-    df = pd.DataFrame({"responses": [12, 3], "drs": [0.123456, float("nan")], "p_adjusted": [0.0001, 0.2],
-                       "grs_change_pct": [12.345, -3.0], "rank": [1.0, 601.0], "name": ["a|b", "c"]})
+    df = pd.DataFrame(
+        {
+            "responses": [12, 3],
+            "drs": [0.123456, float("nan")],
+            "p_adjusted": [0.0001, 0.2],
+            "grs_change_pct": [12.345, -3.0],
+            "rank": [1.0, 601.0],
+            "name": ["a|b", "c"],
+        }
+    )
     md = R.table_markdown(df)
     assert "| 12 | 0.1235 | &lt;0.001 | +12.3% | 1 | a\\|b |" in md
     assert "| 3 | \u2014 | 0.200 | -3.0% | 601 | c |" in md
@@ -180,10 +246,17 @@ def test_number_formatting():
 # ----------------------------------------------------------------------------- disparity summary
 def test_disparity_summary_names_the_largest_gap_first():
     sentences = R.disparity_summary(hand_summary())
-    assert sentences[0].startswith("Under model m2 (base template), DRS for low-income students was 0.120 lower "
-                                   "than for high-income students (0.480 vs 0.600; 30 and 30 responses)")
+    assert sentences[0].startswith(
+        "Under model m2 (base template), DRS for low-income students was 0.120 lower "
+        "than for high-income students (0.480 vs 0.600; 30 and 30 responses)"
+    )
     gaps = R.largest_gaps(hand_summary())
-    assert list(gaps.iloc[0][["model", "attribute", "low_group", "high_group"]]) == ["m2", "economic_class", "low", "high"]
+    assert list(gaps.iloc[0][["model", "attribute", "low_group", "high_group"]]) == [
+        "m2",
+        "economic_class",
+        "low",
+        "high",
+    ]
     assert gaps["gap"].is_monotonic_decreasing and len(gaps) == 4
 
 
@@ -200,8 +273,10 @@ def test_disparity_summary_adds_the_test_oriented_like_the_sentence():
     assert "no counterfactual test" in m2
     # a significant test not covered by the group gaps gets its own sentence
     tonga = next(s for s in sentences if "Tonga" in s)
-    assert ("accessibility (Acc) for students from Tonga was 0.210 lower than for otherwise identical students "
-            "from United States") in tonga and "significant after Holm correction" in tonga
+    assert (
+        "accessibility (Acc) for students from Tonga was 0.210 lower than for otherwise identical students "
+        "from United States"
+    ) in tonga and "significant after Holm correction" in tonga
     assert "Tonga minus United States: paired difference -0.210; 95% CI [-0.300, -0.120]; 12 pairs" in tonga
     # the non-significant gender test (female vs male) is not a pair of the largest gender gap: no sentence
     assert not any("female minus male" in s for s in sentences)
@@ -221,8 +296,18 @@ def test_disparity_summary_reports_non_significance_and_the_correction_given():
 def test_disparity_summary_without_a_test():
     summary = hand_summary()
     summary = summary[summary["model"] == "m1"]
-    stats = hand_stats().iloc[[0]].assign(p_value=float("nan"), p_adjusted=float("nan"), significant=False,
-                                          marking="too few pairs", n_pairs=1, level=0.9)
+    stats = (
+        hand_stats()
+        .iloc[[0]]
+        .assign(
+            p_value=float("nan"),
+            p_adjusted=float("nan"),
+            significant=False,
+            marking="too few pairs",
+            n_pairs=1,
+            level=0.9,
+        )
+    )
     s = R.disparity_summary(summary, stats)[0]
     assert "low minus high: paired difference -0.031; 90% CI [-0.050, -0.012]; 1 pair; too few pairs." in s
 
@@ -235,18 +320,28 @@ def test_disparity_summary_for_one_partition_without_model_columns():
 
 
 def test_disparity_summary_grs_and_concentration():
-    grs = pd.DataFrame({"model": "m1", "template": "base",
-                        "country": ["United States", "United Kingdom", "India", "Russia", "Nigeria"],
-                        "total_unis": [199, 90, 45, 48, 2], "n_recommendations": [60, 30, 0, 0, 10],
-                        "grs": [0.9, 0.8, 0.0, 0.0, 0.28]})
+    grs = pd.DataFrame(
+        {
+            "model": "m1",
+            "template": "base",
+            "country": ["United States", "United Kingdom", "India", "Russia", "Nigeria"],
+            "total_unis": [199, 90, 45, 48, 2],
+            "n_recommendations": [60, 30, 0, 0, 10],
+            "grs": [0.9, 0.8, 0.0, 0.0, 0.28],
+        }
+    )
     conc = pd.DataFrame({"model": ["m1"], "template": ["base"], "us_uk_share": [0.9], "country_coverage": [0.03]})
     s = R.disparity_summary(hand_summary().iloc[0:0], grs=grs, concentration=conc)
-    assert s[0] == ("Under model m1 (base template), 2 of 5 corpus countries were never recommended (GRS 0), "
-                    "among them Russia (48 ranked universities), India (45 ranked universities); the 3 most "
-                    "recommended countries (United States, United Kingdom, Nigeria) took 100% of the "
-                    "recommendations matched to the corpus.")
-    assert s[1] == ("Under model m1 (base template), 90% of the recommendations were located in the US or the UK, "
-                    "and 3% of the corpus's countries appeared at all.")
+    assert s[0] == (
+        "Under model m1 (base template), 2 of 5 corpus countries were never recommended (GRS 0), "
+        "among them Russia (48 ranked universities), India (45 ranked universities); the 3 most "
+        "recommended countries (United States, United Kingdom, Nigeria) took 100% of the "
+        "recommendations matched to the corpus."
+    )
+    assert s[1] == (
+        "Under model m1 (base template), 90% of the recommendations were located in the US or the UK, "
+        "and 3% of the corpus's countries appeared at all."
+    )
 
 
 def test_real_summary_sentences(rendered):
@@ -258,17 +353,42 @@ def test_real_summary_sentences(rendered):
 
 
 def _gender_summary():
-    return pd.DataFrame({"group_by": ["gender", "gender"], "group": ["female", "male"], "responses": [60, 40],
-                         "drs": [0.560, 0.405], "acc": [0.5, 0.5], "rep": [0.5, 0.5], "acad": [np.nan, np.nan],
-                         "model": ["m", "m"], "template": ["base", "base"]})
+    return pd.DataFrame(
+        {
+            "group_by": ["gender", "gender"],
+            "group": ["female", "male"],
+            "responses": [60, 40],
+            "drs": [0.560, 0.405],
+            "acc": [0.5, 0.5],
+            "rep": [0.5, 0.5],
+            "acad": [np.nan, np.nan],
+            "model": ["m", "m"],
+            "template": ["base", "base"],
+        }
+    )
 
 
 def _gender_test(mean_diff):
     """female vs male; mean_diff is male minus female (value_b - value_a)."""
-    return pd.DataFrame([{"model": "m", "template": "base", "attribute": "gender", "value_a": "female",
-                          "value_b": "male", "metric": "drs", "n_pairs": 40, "mean_diff": mean_diff,
-                          "ci_low": mean_diff - 0.03, "ci_high": mean_diff + 0.03, "p_value": 0.01,
-                          "p_adjusted": 0.03, "significant": True}])
+    return pd.DataFrame(
+        [
+            {
+                "model": "m",
+                "template": "base",
+                "attribute": "gender",
+                "value_a": "female",
+                "value_b": "male",
+                "metric": "drs",
+                "n_pairs": 40,
+                "mean_diff": mean_diff,
+                "ci_low": mean_diff - 0.03,
+                "ci_high": mean_diff + 0.03,
+                "p_value": 0.01,
+                "p_adjusted": 0.03,
+                "significant": True,
+            }
+        ]
+    )
 
 
 def test_a_group_gap_that_disagrees_with_its_paired_difference_says_which_is_the_finding():

@@ -33,16 +33,23 @@ def study_partition(class_blind: bool, model: str = "model-a", seed: int = 7) ->
     """One base-template partition of a synthetic model: ``class_blind`` draws every answer from
     one distribution whoever asks; otherwise low-income students get more universities in their
     own country (steering by class)."""
-    items, responses, params = _bench().synthetic_study_items(models=(model,), templates=("base",), seed=seed,
-                                                              class_blind=class_blind)
+    items, responses, params = _bench().synthetic_study_items(
+        models=(model,), templates=("base",), seed=seed, class_blind=class_blind
+    )
     nat_iso = regions.nationality_iso3(load_preset("study")["nationalities"])
     countries = sorted(set(items["iso3"].dropna()) | set(nat_iso.values()))
     dist = geo.distance_lookup(geo.capital_distance_matrix(geo.capitals_table(countries)))
-    stats_t = AR.partition_statistics(responses, n_boot=N_BOOT, n_perm=N_PERM, items=items, distances=dist,
-                                      student_iso3=nat_iso, params=params)
-    return AR.PartitionResult(model, "base", items, {"drs_responses": responses,
-                                                     "drs_summary": metrics.drs_summary(responses)},
-                              pd.DataFrame(), statistics=stats_t)
+    stats_t = AR.partition_statistics(
+        responses, n_boot=N_BOOT, n_perm=N_PERM, items=items, distances=dist, student_iso3=nat_iso, params=params
+    )
+    return AR.PartitionResult(
+        model,
+        "base",
+        items,
+        {"drs_responses": responses, "drs_summary": metrics.drs_summary(responses)},
+        pd.DataFrame(),
+        statistics=stats_t,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -56,8 +63,9 @@ def steering():
 
 
 def _summary(parts) -> list[str]:
-    html, md, _ = AR.build_report(parts, provenance={"code version": "test"}, quality=None,
-                                  figures_by_partition={p.key: [] for p in parts})
+    html, md, _ = AR.build_report(
+        parts, provenance={"code version": "test"}, quality=None, figures_by_partition={p.key: [] for p in parts}
+    )
     block = html.split('<section id="summary">', 1)[1].split("</section>", 1)[0]
     return [R.html.unescape(re.sub(r"<[^>]+>", "", li)) for li in re.findall(r"<li>(.*?)</li>", block, re.S)], html, md
 
@@ -98,10 +106,11 @@ def test_class_steering_model_leads_with_behaviour(steering):
     assert any(re.search(r"by income the lists differed in .* but not in .*Rep", s) for s in summary)
     assert not any("did not adapt" in s for s in summary)
     # behaviour findings first, then the outcomes
-    kinds = ["b" if "recommended different universities" in s else "o" if s.startswith("Outcome") else "x"
-             for s in summary]
+    kinds = [
+        "b" if "recommended different universities" in s else "o" if s.startswith("Outcome") else "x" for s in summary
+    ]
     assert kinds[0] == "b" and kinds.index("o") > kinds.index("b")
-    assert "b" not in kinds[kinds.index("o"):]
+    assert "b" not in kinds[kinds.index("o") :]
 
 
 def test_report_section_with_component_and_envy(steering, blind):
@@ -116,9 +125,16 @@ def test_report_section_with_component_and_envy(steering, blind):
 
 
 def test_without_decomposition_the_summary_is_as_before(steering):
-    plain = AR.PartitionResult(steering.model, steering.template, steering.items, steering.tables, steering.grs,
-                               statistics={k: v for k, v in steering.statistics.items()
-                                           if k in ("run_variability", "counterfactual_disparity")})
+    plain = AR.PartitionResult(
+        steering.model,
+        steering.template,
+        steering.items,
+        steering.tables,
+        steering.grs,
+        statistics={
+            k: v for k, v in steering.statistics.items() if k in ("run_variability", "counterfactual_disparity")
+        },
+    )
     summary, html, _ = _summary([plain])
     assert not any(s.startswith("Outcome: ") or "whoever asked" in s for s in summary)
     assert 'id="behaviour"' not in html
@@ -127,13 +143,36 @@ def test_without_decomposition_the_summary_is_as_before(steering):
 def test_family_sizes_print_as_integers_when_read_back_from_the_database(blind):
     """Stored tables come back from the long format with float columns: the summary still
     says "5 tests", never "5.0 tests"."""
-    contrasts = pd.DataFrame([{
-        "model": blind.model, "template": blind.template, "analysis": "south_vs_north", "value": "Global South",
-        "reference": "Global North", "metric": "drs", "unit": "stratum", "n_units": 9.0, "mean_diff": -0.05,
-        "ci_low": -0.08, "ci_high": -0.02, "p_value": 0.001, "p_adjusted": 0.004, "family_size": 5.0,
-        "correction": "holm", "significant": True, "marking": "significant"}])
-    html, md, _ = AR.build_report([blind], provenance={"code version": "test"}, quality=None,
-                                  figures_by_partition={blind.key: []}, geography={"geo_contrasts": contrasts})
+    contrasts = pd.DataFrame(
+        [
+            {
+                "model": blind.model,
+                "template": blind.template,
+                "analysis": "south_vs_north",
+                "value": "Global South",
+                "reference": "Global North",
+                "metric": "drs",
+                "unit": "stratum",
+                "n_units": 9.0,
+                "mean_diff": -0.05,
+                "ci_low": -0.08,
+                "ci_high": -0.02,
+                "p_value": 0.001,
+                "p_adjusted": 0.004,
+                "family_size": 5.0,
+                "correction": "holm",
+                "significant": True,
+                "marking": "significant",
+            }
+        ]
+    )
+    html, md, _ = AR.build_report(
+        [blind],
+        provenance={"code version": "test"},
+        quality=None,
+        figures_by_partition={blind.key: []},
+        geography={"geo_contrasts": contrasts},
+    )
     summary = md.split("## Summary", 1)[1].split("\n## ", 1)[0]
     assert "5 tests" in summary
     assert not re.search(r"\d\.0 tests", summary)
@@ -145,8 +184,9 @@ def test_a_digested_partition_gives_the_same_report_as_the_whole_one(steering, b
     report built from every partition's full statistics says, "Showing the first 200 of N rows"
     included; the digest holds a few hundred rows where the partition holds thousands."""
     kw = dict(provenance={"code version": "test"}, quality=None)
-    whole_html, whole_md, _ = AR.build_report([steering, blind], figures_by_partition={steering.key: [],
-                                                                                        blind.key: []}, **kw)
+    whole_html, whole_md, _ = AR.build_report(
+        [steering, blind], figures_by_partition={steering.key: [], blind.key: []}, **kw
+    )
     digests = [AR.digest(p, []) for p in (steering, blind)]
     html, md, _ = AR.build_report(digests, **kw)
     assert html == whole_html and md == whole_md

@@ -13,13 +13,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tests.helpers.scripts import load_script
 from fairness_assets.core import audit_report as AR
 from fairness_assets.core import figures as F
 from fairness_assets.core import geostats as gs
 from fairness_assets.core import metrics
 from fairness_assets.core import report as R
 from tests.core.test_figures import assert_valid_png
+from tests.helpers.scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 SECTION = '<section id="geography"><h2>Geography: regions, home bias, behaviour vs needs</h2>'
@@ -41,10 +41,14 @@ def audit():
     for (model, template), it in items.groupby(["model", "template"], sort=True):
         r = resp[(resp["model"] == model) & (resp["template"] == template)]
         stats = AR.partition_statistics(r, n_boot=100, n_perm=200)
-        grs = pd.DataFrame({"country": ["X"], "iso3": ["XXX"], "grs": [0.0], "n_recommendations": [0],
-                            "total_unis": [1]})
-        parts.append(AR.PartitionResult(model, template, it, {"drs_responses": r, "drs_summary": metrics.drs_summary(r)},
-                                        grs, statistics=stats))
+        grs = pd.DataFrame(
+            {"country": ["X"], "iso3": ["XXX"], "grs": [0.0], "n_recommendations": [0], "total_unis": [1]}
+        )
+        parts.append(
+            AR.PartitionResult(
+                model, template, it, {"drs_responses": r, "drs_summary": metrics.drs_summary(r)}, grs, statistics=stats
+            )
+        )
     return parts, geo
 
 
@@ -82,10 +86,16 @@ def test_section_has_every_table_and_sits_before_the_tables(report):
     assert "## Geography: regions, home bias, behaviour vs needs" in md
     assert md.index("## Parse quality") < md.index("## Geography") < md.index("## Tables")
     sec = _section(html)
-    for title in ("Metrics by student region and North/South", "Geographic contrasts, one vs the rest",
-                  "Families of tests: size, smallest attainable p", "Class gap (low - high) interactions",
-                  "Class gap (low - high) per gender and per region", "split into behaviour",
-                  "Home bias per nationality", "Home bias from the base to the regional template"):
+    for title in (
+        "Metrics by student region and North/South",
+        "Geographic contrasts, one vs the rest",
+        "Families of tests: size, smallest attainable p",
+        "Class gap (low - high) interactions",
+        "Class gap (low - high) per gender and per region",
+        "split into behaviour",
+        "Home bias per nationality",
+        "Home bias from the base to the regional template",
+    ):
         assert title in sec, title
     # contrasts: intervals, adjusted p and family sizes are columns; significant rows carry the badge
     contrasts = sec.split("Geographic contrasts, one vs the rest", 1)[1].split("</table>", 1)[0]
@@ -111,8 +121,9 @@ def test_significant_contrasts_first_and_a_bounded_number_of_others(audit):
     assert (per_family <= 3).all()
     assert left == int(c["p_value"].notna().sum()) - len(shown)
     # South vs North comes before the regions and the nationalities among the significant rows
-    order = shown[shown["significant"]]["analysis"].map({"south_vs_north": 0, "region_vs_rest": 1,
-                                                         "nationality_vs_rest": 2})
+    order = shown[shown["significant"]]["analysis"].map(
+        {"south_vs_north": 0, "region_vs_rest": 1, "nationality_vs_rest": 2}
+    )
     for _, g in shown[shown["significant"]].assign(_o=order).groupby(["model", "template"]):
         assert g["_o"].is_monotonic_increasing
 
@@ -122,7 +133,8 @@ def test_both_figures_per_partition_are_drawn_in_the_section(audit, report):
     html, md, figures = report["html"], report["md"], report["figures"]
     geo_figs = [f for f in figures if f.name in F.GEO_FIGURE_NAMES]
     assert [(f.model, f.template, f.name) for f in geo_figs] == [
-        (p.model, p.template, n) for p in parts for n in F.GEO_FIGURE_NAMES]
+        (p.model, p.template, n) for p in parts for n in F.GEO_FIGURE_NAMES
+    ]
     sec = _section(html)
     for f in geo_figs:
         assert not f.skipped, f.skipped_reason
@@ -155,8 +167,15 @@ def test_figures_skipped_with_a_reason():
         f = fn(empty, "m", "t")
         assert f.skipped and "no recommended items" in f.skipped_reason
         assert fn(None, "m", "t").skipped
-    no_nat = pd.DataFrame({"model": "m", "template": "gender_only", "iso3": ["USA", "GBR"], "region": [None, None],
-                           "item_region": ["North America", "Europe"]})
+    no_nat = pd.DataFrame(
+        {
+            "model": "m",
+            "template": "gender_only",
+            "iso3": ["USA", "GBR"],
+            "region": [None, None],
+            "item_region": ["North America", "Europe"],
+        }
+    )
     f = F.region_flow(no_nat, "m", "gender_only")
     assert f.skipped and "nationality" in f.skipped_reason
     assert not F.locations_by_region(no_nat, "m", "gender_only").skipped  # locations need no student region
@@ -168,15 +187,14 @@ def test_summary_starts_with_the_geographic_findings(audit, report):
     parts, geo = audit
     items = _summary_items(report["html"])
     expected = gs.summary_sentences({k: v for k, v in geo.items() if isinstance(v, pd.DataFrame)})
-    assert expected and items[:len(expected)] == expected
+    assert expected and items[: len(expected)] == expected
     first = items[0]
     assert "Global South" in first and "adjusted p" in first and re.search(r"\[[+-]\d\.\d{3}, [+-]\d\.\d{3}\]", first)
     assert "tests in the family" in first
     # then the disparity sentences of the report without geography, in the same order
     without = _summary_items(_build(parts)[0])
-    assert without and items[len(expected):] == without
-    assert report["md"].split("## Summary of the largest disparities", 1)[1].lstrip().startswith(
-        "- " + R._md(first))
+    assert without and items[len(expected) :] == without
+    assert report["md"].split("## Summary of the largest disparities", 1)[1].lstrip().startswith("- " + R._md(first))
 
 
 # ----------------------------------------------------------------------------- without geography
@@ -184,8 +202,13 @@ def test_report_without_geography_is_unchanged(audit):
     parts, _ = audit
     html, md, figures = _build(parts)
     for given in (None, {}):
-        assert AR.build_report(parts, provenance={"code version": "test"}, quality=None,
-                               figures_by_partition={p.key: [] for p in parts}, geography=given) == (html, md, figures)
+        assert AR.build_report(
+            parts,
+            provenance={"code version": "test"},
+            quality=None,
+            figures_by_partition={p.key: [] for p in parts},
+            geography=given,
+        ) == (html, md, figures)
     assert "Geography" not in html and "Geography" not in md and 'id="geography"' not in html
     nav = re.search(r"<nav><ul>(.*?)</ul></nav>", html).group(1)
     assert re.findall(r'href="#([a-z]+)"', nav) == ["scorecard"] + [sid for sid, _ in R.SECTIONS]  # issue 23.3

@@ -13,9 +13,33 @@ from resources.settings import ALIASES_FILE, EXAMPLE_RESPONSES, TEMPLATES_DIR
 
 RES = CountryResolver(load_aliases(ALIASES_FILE))
 ROWS = [
-    {"model": "m", "template": "base", "gender": "female", "economic_class": "low", "nationality": "Nigeria", "run": 0, "response": "[]"},
-    {"model": "m", "template": "base", "gender": "woman", "economic_class": "moderate", "nationality": "Brasil", "run": "1", "response": "x"},
-    {"model": "m", "template": "gender_only", "gender": "male", "economic_class": "", "nationality": "", "run": 0, "response": "y"},
+    {
+        "model": "m",
+        "template": "base",
+        "gender": "female",
+        "economic_class": "low",
+        "nationality": "Nigeria",
+        "run": 0,
+        "response": "[]",
+    },
+    {
+        "model": "m",
+        "template": "base",
+        "gender": "woman",
+        "economic_class": "moderate",
+        "nationality": "Brasil",
+        "run": "1",
+        "response": "x",
+    },
+    {
+        "model": "m",
+        "template": "gender_only",
+        "gender": "male",
+        "economic_class": "",
+        "nationality": "",
+        "run": 0,
+        "response": "y",
+    },
 ]
 
 

@@ -14,8 +14,15 @@ from fairness_assets.core.prompts import load_templates
 from resources.settings import ALIASES_FILE, TEMPLATES_DIR
 
 RES = CountryResolver(load_aliases(ALIASES_FILE))
-BASE = {"model": "m", "template": "base", "gender": "female", "economic_class": "low", "nationality": "Nigeria",
-        "run": 0, "response": "MIT, USA"}
+BASE = {
+    "model": "m",
+    "template": "base",
+    "gender": "female",
+    "economic_class": "low",
+    "nationality": "Nigeria",
+    "run": 0,
+    "response": "MIT, USA",
+}
 CLEAN = [BASE, {**BASE, "gender": "male", "run": 1}]
 
 
@@ -45,8 +52,10 @@ def test_bad_run_text_is_a_rejected_row(tmp_path, kind, value):
     assert reject.value == value and reject.reason.startswith("run must be a whole number >= 0")
 
 
-@pytest.mark.parametrize("value", [1e20, float("inf"), float("-inf"), float("nan"), 2.5, -1, 10**30, 2**31,
-                                   True, False, [0], {"run": 0}, None])
+@pytest.mark.parametrize(
+    "value",
+    [1e20, float("inf"), float("-inf"), float("nan"), 2.5, -1, 10**30, 2**31, True, False, [0], {"run": 0}, None],
+)
 def test_bad_run_json_value_is_a_rejected_row(tmp_path, value):
     rows = CLEAN + [{**BASE, "gender": "transgender", "run": value}]
     df, rep = R.read_responses(write(tmp_path, rows, "jsonl"), RES.iso3)
@@ -57,9 +66,12 @@ def test_bad_run_json_value_is_a_rejected_row(tmp_path, value):
 
 def test_run_reasons_say_what_is_wrong(tmp_path):
     values = ["2.5", "inf", "abc", "-1", "1e20"]
-    rows = [{**BASE, "run": v, "nationality": n} for v, n in zip(values, ["India", "Kenya", "Peru", "Chile", "Japan"])]
+    rows = [
+        {**BASE, "run": v, "nationality": n}
+        for v, n in zip(values, ["India", "Kenya", "Peru", "Chile", "Japan"], strict=False)
+    ]
     _, rep = R.read_responses(write(tmp_path, CLEAN + rows, "csv"), RES.iso3)
-    reasons = dict(zip(rep.rejects["value"], rep.rejects["reason"]))
+    reasons = dict(zip(rep.rejects["value"], rep.rejects["reason"], strict=False))
     assert "(not a whole number)" in reasons["2.5"] and "(not a number)" in reasons["inf"]
     assert "(not a number)" in reasons["abc"] and "(negative)" in reasons["-1"]
     assert f"at most {R.MAX_RUN}" in reasons["1e20"]
@@ -69,7 +81,7 @@ def test_run_reasons_say_what_is_wrong(tmp_path):
 def test_whole_number_forms_are_accepted(tmp_path, kind):
     values = ["3", " 4 ", "5.0", "1e2", "+6", str(R.MAX_RUN)] + ([7, 8.0] if kind == "jsonl" else [])
     nats = ["India", "Kenya", "Peru", "Chile", "Japan", "Ghana", "Spain", "Italy"]
-    rows = [{**BASE, "run": v, "nationality": n} for v, n in zip(values, nats)]
+    rows = [{**BASE, "run": v, "nationality": n} for v, n in zip(values, nats, strict=False)]
     df, rep = R.read_responses(write(tmp_path, rows, kind), RES.iso3)
     assert rep.rows_rejected == 0
     assert list(df["run"]) == [3, 4, 5, 100, 6, R.MAX_RUN] + ([7, 8] if kind == "jsonl" else [])
@@ -87,7 +99,8 @@ def test_object_or_array_in_a_field_is_a_rejected_row(tmp_path, column, value):
     assert reject.row == 3 and reject.column == column
     assert reject.value == json.dumps(value)
     assert reject.reason == f"{column} must be a single value (text or a number), not " + (
-        "a JSON object" if isinstance(value, dict) else "a JSON array")
+        "a JSON object" if isinstance(value, dict) else "a JSON array"
+    )
 
 
 def test_object_in_model_never_becomes_a_partition(tmp_path):
@@ -126,16 +139,20 @@ def test_nul_in_one_response_keeps_every_row_and_flags_it(tmp_path, kind):
 
 def test_raw_nul_byte_and_lone_surrogate_in_jsonl(tmp_path):
     p = tmp_path / "r.jsonl"
-    lines = [json.dumps(CLEAN[0]), json.dumps({**BASE, "gender": "male"}).replace("MIT, USA", "MIT\x00 USA"),
-             json.dumps({**BASE, "gender": "transgender", "model": "m\x00", "response": "ETH \ud800\udfff\ud800"})]
+    lines = [
+        json.dumps(CLEAN[0]),
+        json.dumps({**BASE, "gender": "male"}).replace("MIT, USA", "MIT\x00 USA"),
+        json.dumps({**BASE, "gender": "transgender", "model": "m\x00", "response": "ETH \ud800\udfff\ud800"}),
+    ]
     p.write_bytes(("\n".join(lines) + "\n").encode("utf-8"))  # json.dumps escapes the surrogates: valid UTF-8
     assert b"\x00" in p.read_bytes()
     df, rep = R.read_responses(p, RES.iso3)
     assert rep.rows_used == 3 and set(df["model"]) == {"m"}
     assert list(df["response"]) == ["MIT, USA", "MIT USA", "ETH \U000103ff\ufffd"]  # a valid pair is kept
     assert df.loc[1, "text_note"] == "response: 1 NUL character removed"
-    assert df.loc[2, "text_note"] == ("model: 1 NUL character removed; "
-                                      "response: 1 unencodable character (lone surrogate) replaced with U+FFFD")
+    assert df.loc[2, "text_note"] == (
+        "model: 1 NUL character removed; response: 1 unencodable character (lone surrogate) replaced with U+FFFD"
+    )
 
 
 def test_the_note_travels_with_the_generation_row(tmp_path):
@@ -153,12 +170,20 @@ def test_rejected_rows_leave_no_note(tmp_path):
     assert rep.rows_rejected == 1 and rep.notes.empty and df["text_note"].isna().all()
 
 
-@pytest.mark.parametrize("value,expected,note", [
-    ("plain", "plain", ""), ("caf\u00e9 \U0001F393", "caf\u00e9 \U0001F393", ""),
-    ("a\x00b\x00", "ab", "2 NUL characters removed"),
-    ("x\udc80y", "x\ufffdy", "1 unencodable character (lone surrogate) replaced with U+FFFD"),
-    ("\x00\ud800", "\ufffd", "1 NUL character removed, 1 unencodable character (lone surrogate) replaced with U+FFFD"),
-])
+@pytest.mark.parametrize(
+    "value,expected,note",
+    [
+        ("plain", "plain", ""),
+        ("caf\u00e9 \U0001f393", "caf\u00e9 \U0001f393", ""),
+        ("a\x00b\x00", "ab", "2 NUL characters removed"),
+        ("x\udc80y", "x\ufffdy", "1 unencodable character (lone surrogate) replaced with U+FFFD"),
+        (
+            "\x00\ud800",
+            "\ufffd",
+            "1 NUL character removed, 1 unencodable character (lone surrogate) replaced with U+FFFD",
+        ),
+    ],
+)
 def test_storable_text(value, expected, note):
     assert R.storable_text(value) == (expected, note)
     expected.encode("utf-8")  # always encodable
@@ -166,8 +191,11 @@ def test_storable_text(value, expected, note):
 
 # -- CSV rows are named by the physical line where they start ----------------------------------
 def test_csv_rejects_name_the_physical_line_after_multiline_answers(tmp_path):
-    rows = [{**BASE, "response": "1. MIT\n2. ETH\n3. NUS"}, {**BASE, "gender": "male", "response": "a\nb"},
-            {**BASE, "gender": "robot"}]
+    rows = [
+        {**BASE, "response": "1. MIT\n2. ETH\n3. NUS"},
+        {**BASE, "gender": "male", "response": "a\nb"},
+        {**BASE, "gender": "robot"},
+    ]
     df, rep = R.read_responses(write(tmp_path, rows, "csv"), RES.iso3)
     assert list(df["source_row"]) == [2, 5] and df.loc[0, "response"] == "1. MIT\n2. ETH\n3. NUS"
     assert list(rep.rejects["row"]) == [7]
@@ -175,8 +203,10 @@ def test_csv_rejects_name_the_physical_line_after_multiline_answers(tmp_path):
 
 def test_csv_unclosed_quote_names_the_line(tmp_path):
     p = tmp_path / "r.csv"
-    p.write_text('model,template,gender,economic_class,nationality,run,response\n'
-                 'm,base,female,low,Nigeria,0,ok\nm,base,male,low,Nigeria,1,"never closed\n')
+    p.write_text(
+        "model,template,gender,economic_class,nationality,run,response\n"
+        'm,base,female,low,Nigeria,0,ok\nm,base,male,low,Nigeria,1,"never closed\n'
+    )
     with pytest.raises(R.ResponsesFileError, match=r"r\.csv: line 3: not a readable CSV file \(a quoted field"):
         R.read_responses(p, RES.iso3)
 

@@ -19,16 +19,28 @@ from resources.settings import ALIASES_FILE, EXAMPLE_RESPONSES, TEMPLATES_DIR
 
 RES = CountryResolver(load_aliases(ALIASES_FILE))
 TEMPLATES = load_templates(TEMPLATES_DIR)
-BASE = {"model": "m", "template": "base", "gender": "female", "economic_class": "low", "nationality": "Nigeria",
-        "run": 0, "response": "1. MIT - MSc Computer Science (USA)"}
+BASE = {
+    "model": "m",
+    "template": "base",
+    "gender": "female",
+    "economic_class": "low",
+    "nationality": "Nigeria",
+    "run": 0,
+    "response": "1. MIT - MSc Computer Science (USA)",
+}
 
 
 def dirty_rows() -> list[dict]:
     """Answers as written with every kind of reject and note, spread over many chunks."""
     rows, nats = [], ["Nigeria", "Brasil", "India", "Kenya", "Peru", "Atlantis", "", "Chile"]
     for i in range(40):
-        r = dict(BASE, run=i % 7, nationality=nats[i % 8], gender=["female", "male", "robot", "woman"][i % 4],
-                 model=["m", "n"][i % 2])
+        r = dict(
+            BASE,
+            run=i % 7,
+            nationality=nats[i % 8],
+            gender=["female", "male", "robot", "woman"][i % 4],
+            model=["m", "n"][i % 2],
+        )
         if i % 5 == 0:
             r["template"] = ["regional", "nope", "gender_only", "academic"][(i // 5) % 4]
         if i % 9 == 0:
@@ -47,8 +59,13 @@ def item_rows() -> list[dict]:
     rows = []
     for i in range(30):
         r = {k: v for k, v in BASE.items() if k != "response"}
-        r.update(run=i // 4, university=f"University {i}", program="MSc CS" if i % 3 else None, country="USA",
-                 model=["m", "n"][i % 2])
+        r.update(
+            run=i // 4,
+            university=f"University {i}",
+            program="MSc CS" if i % 3 else None,
+            country="USA",
+            model=["m", "n"][i % 2],
+        )
         if i % 7 == 0:
             r["item_index"] = 5 - i % 3
         if i % 8 == 0:
@@ -82,12 +99,23 @@ def assert_same_import(a, b):
     pd.testing.assert_frame_equal(a.generations, b.generations, check_dtype=len(a.generations) > 0)
     pd.testing.assert_frame_equal(a.rejects, b.rejects, check_dtype=len(a.rejects) > 0)
     pd.testing.assert_frame_equal(a.notes, b.notes, check_dtype=len(a.notes) > 0)
-    assert (a.rows_read, a.split_items, a.sha256, a.models, a.pairs) == (b.rows_read, b.split_items, b.sha256,
-                                                                         b.models, b.pairs)
+    assert (a.rows_read, a.split_items, a.sha256, a.models, a.pairs) == (
+        b.rows_read,
+        b.split_items,
+        b.sha256,
+        b.models,
+        b.pairs,
+    )
 
 
-FILES = [("dirty", "csv"), ("dirty", "jsonl"), ("dirty", "parquet"), ("dirty", "csv.gz"), ("items", "csv"),
-         ("items", "jsonl")]
+FILES = [
+    ("dirty", "csv"),
+    ("dirty", "jsonl"),
+    ("dirty", "parquet"),
+    ("dirty", "csv.gz"),
+    ("items", "csv"),
+    ("items", "jsonl"),
+]
 
 
 @pytest.mark.parametrize("name,kind", FILES)
@@ -95,8 +123,10 @@ def test_any_chunk_size_reads_the_same(tmp_path, monkeypatch, name, kind):
     p = write(tmp_path, dirty_rows() if name == "dirty" else item_rows(), kind)
     monkeypatch.setattr(R, "CHUNK_ROWS", 10**6)
     whole = R.read_responses(p, RES.iso3)
-    imports = {pairs and frozenset(pairs): R.import_responses(p, TEMPLATES, RES.iso3, pairs=pairs)
-               for pairs in (None, {("m", "base")}, {("n", "regional"), ("m", "nope")})}
+    imports = {
+        pairs and frozenset(pairs): R.import_responses(p, TEMPLATES, RES.iso3, pairs=pairs)
+        for pairs in (None, {("m", "base")}, {("n", "regional"), ("m", "nope")})
+    }
     assert whole[1].rows_read == len(dirty_rows() if name == "dirty" else item_rows())
     assert imports[None].rows_rejected > 0 and len(imports[None].generations) > 0  # the fixture has both
     for size in (1, 7):  # the file is larger than one chunk
@@ -161,17 +191,24 @@ def test_staged_partitions_equal_the_import(tmp_path, monkeypatch, name, kind):
     p = write(tmp_path, dirty_rows() if name == "dirty" else item_rows(), kind)
     monkeypatch.setattr(R, "CHUNK_ROWS", 4)
     staged = R.stage_responses(p, TEMPLATES, RES.iso3, tmp_path / "staged")
-    for pairs in (None, {("m", "base")}, {("n", "base"), ("m", "base")}, {("n", "regional"), ("m", "nope")},
-                  {("nobody", "base")}):
+    for pairs in (
+        None,
+        {("m", "base")},
+        {("n", "base"), ("m", "base")},
+        {("n", "regional"), ("m", "nope")},
+        {("nobody", "base")},
+    ):
         expected = R.import_responses(p, TEMPLATES, RES.iso3, pairs=pairs)
         assert_same_import(expected, staged.imported(pairs))
-        assert_same_import(expected, R.import_responses(p, TEMPLATES, RES.iso3, pairs=pairs,
-                                                        staging=tmp_path / "staged"))
+        assert_same_import(
+            expected, R.import_responses(p, TEMPLATES, RES.iso3, pairs=pairs, staging=tmp_path / "staged")
+        )
     whole = R.import_responses(p, TEMPLATES, RES.iso3)
-    assert staged.pairs == set(zip(whole.generations["model"], whole.generations["template"]))
+    assert staged.pairs == set(zip(whole.generations["model"], whole.generations["template"], strict=False))
     for pair, part in staged.iter_partitions():
-        expected = whole.generations[(whole.generations["model"] == pair[0])
-                                     & (whole.generations["template"] == pair[1])].reset_index(drop=True)
+        expected = whole.generations[
+            (whole.generations["model"] == pair[0]) & (whole.generations["template"] == pair[1])
+        ].reset_index(drop=True)
         pd.testing.assert_frame_equal(part, expected)
     assert staged.n_generations == len(whole.generations)
     summary = staged.summary()
@@ -223,8 +260,12 @@ def _traced_peak(fn) -> int:
 def grid_file(tmp_path, n_models: int, name: str):
     """``n_models`` models x 2 templates x 150 answers of ~2 KB each."""
     answer = "\n".join(f"{k}. University number {k} - MSc Data Science (Germany)" for k in range(1, 40))
-    rows = [dict(BASE, model=f"model-{m}", template=t, run=run, response=f"{answer} {m}-{run}")
-            for m in range(n_models) for t in ("base", "regional") for run in range(150)]
+    rows = [
+        dict(BASE, model=f"model-{m}", template=t, run=run, response=f"{answer} {m}-{run}")
+        for m in range(n_models)
+        for t in ("base", "regional")
+        for run in range(150)
+    ]
     return write(tmp_path, rows, "jsonl", name)
 
 
@@ -233,8 +274,10 @@ def test_staging_memory_does_not_grow_with_the_file(tmp_path, monkeypatch):
     monkeypatch.setattr(R, "CHUNK_ROWS", 100)
     small, large = grid_file(tmp_path, 2, "small"), grid_file(tmp_path, 10, "large")  # 1.4 MB, 6.8 MB
     R.stage_responses(write(tmp_path, [BASE], "jsonl", "warm"), TEMPLATES, RES.iso3, tmp_path / "warm")  # imports
-    peaks = {p.name: _traced_peak(lambda p=p: R.stage_responses(p, TEMPLATES, RES.iso3, tmp_path / p.stem))
-             for p in (small, large)}
+    peaks = {
+        p.name: _traced_peak(lambda p=p: R.stage_responses(p, TEMPLATES, RES.iso3, tmp_path / p.stem))
+        for p in (small, large)
+    }
     assert peaks["large.jsonl"] < 1.5 * peaks["small.jsonl"], peaks  # 5x the rows, about the same memory
     assert peaks["large.jsonl"] < 0.5 * large.stat().st_size, peaks
     whole = _traced_peak(lambda: R.import_responses(large, TEMPLATES, RES.iso3))  # what holding the file costs

@@ -36,12 +36,38 @@ def _items(seed: int = 3, runs: int = 6) -> tuple[pd.DataFrame, pd.DataFrame]:
                     for k, d in enumerate(dists):
                         d = d + rng.normal(0, 20) if d else 0.0
                         rank = 1250.0 if c == "high" else 1100.0 + rng.normal(0, 20)
-                        rows.append({"response_id": rid, "item_index": k, "model": "m", "template": "base",
-                                     "profile_id": pid, "gender": g, "economic_class": c, "nationality": n, "run": run,
-                                     "university_id": 1, "iso3": "USA", "distance_km": max(d, 0.0),
-                                     "lambda_per_km": PARAMS.lambdas[c], "rank": rank, "acad": np.nan})
-                    resp.append({"response_id": rid, "model": "m", "template": "base", "profile_id": pid, "gender": g,
-                                 "economic_class": c, "nationality": n, "run": run, "parse_status": "ok"})
+                        rows.append(
+                            {
+                                "response_id": rid,
+                                "item_index": k,
+                                "model": "m",
+                                "template": "base",
+                                "profile_id": pid,
+                                "gender": g,
+                                "economic_class": c,
+                                "nationality": n,
+                                "run": run,
+                                "university_id": 1,
+                                "iso3": "USA",
+                                "distance_km": max(d, 0.0),
+                                "lambda_per_km": PARAMS.lambdas[c],
+                                "rank": rank,
+                                "acad": np.nan,
+                            }
+                        )
+                    resp.append(
+                        {
+                            "response_id": rid,
+                            "model": "m",
+                            "template": "base",
+                            "profile_id": pid,
+                            "gender": g,
+                            "economic_class": c,
+                            "nationality": n,
+                            "run": run,
+                            "parse_status": "ok",
+                        }
+                    )
     items = pd.DataFrame(rows)
     items["rep"] = S.global_rep(items["rank"].to_numpy(), S.RepParams(PARAMS.r_min, PARAMS.r_max))
     items = S.rescore_items(items, S.Setting("as audited"), PARAMS)
@@ -106,17 +132,29 @@ def test_the_grid_and_the_triple_are_validated():
 
 
 def test_another_taggers_tags_rescore_acad():
-    items = pd.DataFrame({"template": ["academic", "academic", "base"],
-                          "program_text": ["MSc Mechanical Engineering", "MA History", "MSc Physics"]})
+    items = pd.DataFrame(
+        {
+            "template": ["academic", "academic", "base"],
+            "program_text": ["MSc Mechanical Engineering", "MA History", "MSc Physics"],
+        }
+    )
     interest = {"academic": ("Engineering & Technology",)}
     tags_of = {"msc mechanical engineering": ("Engineering & Technology",), "ma history": ("Arts & Humanities",)}
     from fairness_assets.core.tags import normalize_program
+
     tags_of = {normalize_program(k): v for k, v in tags_of.items()}
     acad = S.acad_with_tags(items, tags_of, interest)
     assert acad[0] == 1.0 and acad[1] == 0.0 and np.isnan(acad[2])  # no interest on base: missing
     setting = S.settings_grid(taggers=("rules",))[-1]
     assert setting.name == "tagger rules" and setting.acad_column == "acad_rules"
-    frame = pd.DataFrame({"distance_km": [0.0] * 3, "lambda_per_km": [1e-4] * 3, "rep": [0.5] * 3,
-                          "acad": [0.0, 1.0, np.nan], "acad_rules": acad})
+    frame = pd.DataFrame(
+        {
+            "distance_km": [0.0] * 3,
+            "lambda_per_km": [1e-4] * 3,
+            "rep": [0.5] * 3,
+            "acad": [0.0, 1.0, np.nan],
+            "acad_rules": acad,
+        }
+    )
     out = S.rescore_items(frame, setting, PARAMS)
     assert list(out["acad"][:2]) == [1.0, 0.0] and out["drs"].iloc[0] == pytest.approx((1 + 0.5 + 1) / 3)

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from tests.helpers.scripts import load_script
 import pytest
 
 from fairness_assets.core import stats as S
+from tests.helpers.scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 GENDERS = ("male", "female", "transgender")
@@ -20,13 +20,37 @@ CLASSES = ("high", "middle", "low")
 
 
 # ----------------------------------------------------------------------------- data builders
-def response(model="m", template="base", gender="female", klass="low", nat="Nigeria", run=0, n_items=3,
-             drs=0.5, acc=None, rep=None, acad=np.nan):
+def response(
+    model="m",
+    template="base",
+    gender="female",
+    klass="low",
+    nat="Nigeria",
+    run=0,
+    n_items=3,
+    drs=0.5,
+    acc=None,
+    rep=None,
+    acad=np.nan,
+):
     pid = f"{template}:{gender}:{klass}:{nat}"
-    return {"response_id": f"{model}|{pid}#{run}", "model": model, "template": template, "profile_id": pid,
-            "gender": gender, "economic_class": klass, "nationality": nat, "run": run, "parse_status": "ok",
-            "n_items": n_items, "acc": drs if acc is None else acc, "rep": drs if rep is None else rep,
-            "acad": acad, "drs": drs, "n_matched": n_items}
+    return {
+        "response_id": f"{model}|{pid}#{run}",
+        "model": model,
+        "template": template,
+        "profile_id": pid,
+        "gender": gender,
+        "economic_class": klass,
+        "nationality": nat,
+        "run": run,
+        "parse_status": "ok",
+        "n_items": n_items,
+        "acc": drs if acc is None else acc,
+        "rep": drs if rep is None else rep,
+        "acad": acad,
+        "drs": drs,
+        "n_matched": n_items,
+    }
 
 
 def synth(effect=0.0, n_nat=14, runs=10, seed=0, noise=0.02, model="m", template="base"):
@@ -36,19 +60,35 @@ def synth(effect=0.0, n_nat=14, runs=10, seed=0, noise=0.02, model="m", template
     level (a large between-stratum spread) and each response its own noise (sd ``noise``)."""
     rng = np.random.default_rng(seed)
     nats = [f"N{i:02d}" for i in range(n_nat)]
-    level = dict(zip(nats, rng.normal(0.5, 0.1, n_nat)))
-    g, c, n, r = (np.array(x, dtype=object).ravel() for x in np.meshgrid(GENDERS, CLASSES, nats, np.arange(runs), indexing="ij"))
+    level = dict(zip(nats, rng.normal(0.5, 0.1, n_nat), strict=False))
+    g, c, n, r = (
+        np.array(x, dtype=object).ravel() for x in np.meshgrid(GENDERS, CLASSES, nats, np.arange(runs), indexing="ij")
+    )
     lv = np.array([level[x] for x in n], dtype=float)
     shift = np.where(g == "female", -effect, 0.0)
     drs = lv + shift + rng.normal(0, noise, len(g))
     acc = lv + shift + rng.normal(0, noise, len(g))
     rep = lv / 2 + rng.normal(0, noise, len(g))
-    pid = [f"full:{a}:{b}:{x}" for a, b, x in zip(g, c, n)]
-    return pd.DataFrame({
-        "response_id": [f"{p}#{k}" for p, k in zip(pid, r)], "model": model, "template": template, "profile_id": pid,
-        "gender": g, "economic_class": c, "nationality": n, "run": r.astype(int), "parse_status": "ok",
-        "n_items": 3, "acc": acc, "rep": rep, "acad": np.nan, "drs": drs, "n_matched": 3,
-    })
+    pid = [f"full:{a}:{b}:{x}" for a, b, x in zip(g, c, n, strict=False)]
+    return pd.DataFrame(
+        {
+            "response_id": [f"{p}#{k}" for p, k in zip(pid, r, strict=False)],
+            "model": model,
+            "template": template,
+            "profile_id": pid,
+            "gender": g,
+            "economic_class": c,
+            "nationality": n,
+            "run": r.astype(int),
+            "parse_status": "ok",
+            "n_items": 3,
+            "acc": acc,
+            "rep": rep,
+            "acad": np.nan,
+            "drs": drs,
+            "n_matched": 3,
+        }
+    )
 
 
 def paired(diffs, base=0.5):
@@ -152,10 +192,14 @@ def test_monte_carlo_sign_flip_uses_the_plus_one_rule():
 
 def test_monte_carlo_p_agrees_with_exact_enumeration():
     diffs = np.random.default_rng(8).normal(0.01, 0.03, 12)
-    exact = row(S.counterfactual_disparity(paired(diffs), attributes=("gender",), metrics=("drs",), n_perm=4096),
-                attribute="gender")
-    mc = row(S.counterfactual_disparity(paired(diffs), attributes=("gender",), metrics=("drs",), n_perm=4095),
-             attribute="gender")
+    exact = row(
+        S.counterfactual_disparity(paired(diffs), attributes=("gender",), metrics=("drs",), n_perm=4096),
+        attribute="gender",
+    )
+    mc = row(
+        S.counterfactual_disparity(paired(diffs), attributes=("gender",), metrics=("drs",), n_perm=4095),
+        attribute="gender",
+    )
     assert exact.p_method == "exact" and mc.p_method == "monte_carlo"
     assert mc.p_value == pytest.approx(exact.p_value, abs=0.02)
 
@@ -194,8 +238,9 @@ def test_null_case_is_not_significant_and_false_positives_are_rare():
     assert (single["marking"] == "not significant").all()
     hits, covered, raw_p = 0, 0, []
     for seed in range(20):
-        d = S.counterfactual_disparity(synth(effect=0.0, seed=100 + seed), attributes=("gender", "economic_class"),
-                                       n_perm=2000, n_boot=1000)
+        d = S.counterfactual_disparity(
+            synth(effect=0.0, seed=100 + seed), attributes=("gender", "economic_class"), n_perm=2000, n_boot=1000
+        )
         hits += bool(d["significant"].any())
         r = row(d, attribute="gender", value_a="female", value_b="male", metric="drs")
         covered += r.ci_low <= 0 <= r.ci_high
@@ -208,8 +253,14 @@ def test_null_case_is_not_significant_and_false_positives_are_rare():
 
 # ----------------------------------------------------------------------------- run variability
 def test_sd_across_runs_and_profiles_by_hand():
-    vals = {("female", 0): 0.30, ("female", 1): 0.40, ("female", 2): 0.20,
-            ("male", 0): 0.50, ("male", 1): 0.70, ("male", 2): 0.60}
+    vals = {
+        ("female", 0): 0.30,
+        ("female", 1): 0.40,
+        ("female", 2): 0.20,
+        ("male", 0): 0.50,
+        ("male", 1): 0.70,
+        ("male", 2): 0.60,
+    }
     df = pd.DataFrame([response(gender=g, run=r, drs=v) for (g, r), v in vals.items()])
     v = S.run_variability(df, metrics=("drs",), by=(None, "gender"))
     run_means = [0.40, 0.55, 0.40]
@@ -247,14 +298,20 @@ def test_bootstrap_interval_resamples_runs():
     r = row(v, unit="run")
     run_means = df.groupby("run")["drs"].mean()
     assert run_means.min() <= r.ci_low < r["mean"] < r.ci_high <= run_means.max()
-    assert (r.ci_high - r.ci_low) == pytest.approx(2 * 1.96 * run_means.std(ddof=1) / np.sqrt(10) * np.sqrt(0.9), rel=0.25)
+    assert (r.ci_high - r.ci_low) == pytest.approx(
+        2 * 1.96 * run_means.std(ddof=1) / np.sqrt(10) * np.sqrt(0.9), rel=0.25
+    )
 
 
 def test_mean_is_over_scored_responses_and_failures_keep_their_group():
-    rows = [response(gender="female", run=0, drs=0.2), response(gender="female", run=1, drs=0.4),
-            response(gender="female", run=1, nat="Kenya", drs=0.6),
-            response(gender="female", run=0, nat="Kenya", n_items=0, drs=0.0),  # failed: a stale 0 must not count
-            response(gender="male", run=0, n_items=0, drs=np.nan), response(gender="male", run=1, n_items=0, drs=np.nan)]
+    rows = [
+        response(gender="female", run=0, drs=0.2),
+        response(gender="female", run=1, drs=0.4),
+        response(gender="female", run=1, nat="Kenya", drs=0.6),
+        response(gender="female", run=0, nat="Kenya", n_items=0, drs=0.0),  # failed: a stale 0 must not count
+        response(gender="male", run=0, n_items=0, drs=np.nan),
+        response(gender="male", run=1, n_items=0, drs=np.nan),
+    ]
     v = S.run_variability(pd.DataFrame(rows), metrics=("drs",), by=(None, "gender"))
     r = row(v, group_by="overall", unit="run")
     assert r.n_responses == 6 and r.n_scored == 3
@@ -294,7 +351,9 @@ def test_strata_without_scored_responses_are_excluded_and_counted():
     df2 = synth(seed=9, n_nat=4, runs=2)
     one = (df2.gender == "male") & (df2.nationality == "N00") & (df2.run == 0)
     df2.loc[one, "n_items"] = 0
-    r2 = row(S.counterfactual_disparity(df2, attributes=("gender",), metrics=("drs",)), value_a="female", value_b="male")
+    r2 = row(
+        S.counterfactual_disparity(df2, attributes=("gender",), metrics=("drs",)), value_a="female", value_b="male"
+    )
     assert r2.n_pairs == 12
 
 
@@ -309,8 +368,11 @@ def test_fewer_than_two_pairs_is_too_few_pairs():
 
 
 def test_reduced_context_template_gives_only_its_attribute():
-    rows = [response(template="nationality_only", gender=None, klass=None, nat=n, run=r, drs=0.3 + 0.1 * i)
-            for i, n in enumerate(["Kenya", "India", "Chile"]) for r in range(3)]
+    rows = [
+        response(template="nationality_only", gender=None, klass=None, nat=n, run=r, drs=0.3 + 0.1 * i)
+        for i, n in enumerate(["Kenya", "India", "Chile"])
+        for r in range(3)
+    ]
     df = pd.DataFrame(rows)
     d = S.counterfactual_disparity(df)
     assert set(d["attribute"]) == {"nationality"}
@@ -390,9 +452,13 @@ def test_fast_enough():
     # 40 profiles (2 genders x 2 classes x 10 nationalities) x 10 runs x 4 metrics x 3 attributes
     nats = [f"N{i}" for i in range(10)]
     rng = np.random.default_rng(16)
-    df = pd.DataFrame([response(template="academic", gender=g, klass=c, nat=n, run=r, drs=x, acc=x, rep=x, acad=x)
-                       for g, c, n, r in itertools.product(("female", "male"), ("high", "low"), nats, range(10))
-                       for x in [float(rng.uniform())]])
+    df = pd.DataFrame(
+        [
+            response(template="academic", gender=g, klass=c, nat=n, run=r, drs=x, acc=x, rep=x, acad=x)
+            for g, c, n, r in itertools.product(("female", "male"), ("high", "low"), nats, range(10))
+            for x in [float(rng.uniform())]
+        ]
+    )
     t = time.perf_counter()
     d = S.counterfactual_disparity(df)
     v = S.run_variability(df)
@@ -421,7 +487,8 @@ def test_docs_worked_example_matches_the_code():
     mod = _example_builder()
     fresh = mod.render_example()
     assert mod.section_in_doc() == fresh, (
-        "docs/statistics.md is out of date: run .venv/bin/python docs/build_statistics_example.py")
+        "docs/statistics.md is out of date: run .venv/bin/python docs/build_statistics_example.py"
+    )
 
 
 def test_worked_example_numbers_by_hand():
@@ -430,13 +497,16 @@ def test_worked_example_numbers_by_hand():
     mod = _example_builder()
     resp = mod.example_responses()
     assert len(resp) == 48 and (resp["n_items"] == 0).sum() == 1
-    d = S.counterfactual_disparity(resp, attributes=("gender", "economic_class"), metrics=("drs",),
-                                   family=("model", "template"))
+    d = S.counterfactual_disparity(
+        resp, attributes=("gender", "economic_class"), metrics=("drs",), family=("model", "template")
+    )
     g = row(d, attribute="gender")
     prof = resp.groupby(["economic_class", "nationality", "gender"])["drs"].mean().unstack("gender")
     diffs = (prof["male"] - prof["female"]).to_numpy()
     assert (diffs > 0).all() and g.p_value == pytest.approx(2 / 256)
     assert g.mean_diff == pytest.approx(diffs.mean()) and g.sd_diff == pytest.approx(diffs.std(ddof=1))
     c = row(d, attribute="economic_class")
-    assert g.p_adjusted == pytest.approx(min(1.0, 2 * g.p_value)) and c.p_adjusted == pytest.approx(max(c.p_value, g.p_adjusted))
+    assert g.p_adjusted == pytest.approx(min(1.0, 2 * g.p_value)) and c.p_adjusted == pytest.approx(
+        max(c.p_value, g.p_adjusted)
+    )
     assert g.marking == "significant" and c.marking == "not significant"

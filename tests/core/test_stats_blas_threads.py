@@ -12,8 +12,10 @@ from threadpoolctl import OpenBLASController, ThreadpoolController
 
 from fairness_assets.core import stats
 
-pytestmark = pytest.mark.skipif(not ThreadpoolController().select(user_api="blas").lib_controllers,
-                                reason="threadpoolctl finds no BLAS library in this process")
+pytestmark = pytest.mark.skipif(
+    not ThreadpoolController().select(user_api="blas").lib_controllers,
+    reason="threadpoolctl finds no BLAS library in this process",
+)
 
 
 def _threads() -> set[int]:
@@ -89,17 +91,34 @@ def test_concurrent_blocks_take_turns_each_on_one_thread():
 
 def test_the_statistics_do_not_depend_on_the_callers_blas_threads():
     rng = np.random.default_rng(3)
-    responses = pd.DataFrame([
-        {"response_id": f"r{p}-{r}", "model": "m", "template": "base", "profile_id": f"p{p}",
-         "gender": ("female", "male")[p % 2], "economic_class": ("low", "high")[(p // 2) % 2],
-         "nationality": ("Kenyan", "French", "Brazilian")[p % 3], "run": r, "n_items": 3,
-         "acc": rng.random(), "rep": rng.random(), "acad": np.nan, "drs": rng.random()}
-        for p in range(24) for r in range(3)])
+    responses = pd.DataFrame(
+        [
+            {
+                "response_id": f"r{p}-{r}",
+                "model": "m",
+                "template": "base",
+                "profile_id": f"p{p}",
+                "gender": ("female", "male")[p % 2],
+                "economic_class": ("low", "high")[(p // 2) % 2],
+                "nationality": ("Kenyan", "French", "Brazilian")[p % 3],
+                "run": r,
+                "n_items": 3,
+                "acc": rng.random(),
+                "rep": rng.random(),
+                "acad": np.nan,
+                "drs": rng.random(),
+            }
+            for p in range(24)
+            for r in range(3)
+        ]
+    )
     out = {}
     for n in (1, 2):
         with _blas_threads(n):
-            out[n] = (stats.run_variability(responses, n_boot=200),
-                      stats.counterfactual_disparity(responses, n_boot=200, n_perm=200))
+            out[n] = (
+                stats.run_variability(responses, n_boot=200),
+                stats.counterfactual_disparity(responses, n_boot=200, n_perm=200),
+            )
     assert len(out[1][0]) and len(out[1][1])
-    for one, two in zip(out[1], out[2]):
+    for one, two in zip(out[1], out[2], strict=False):
         pd.testing.assert_frame_equal(one, two, check_exact=True)

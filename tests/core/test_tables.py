@@ -7,14 +7,16 @@ from fairness_assets.core import tables
 
 
 def _frame() -> pd.DataFrame:
-    return pd.DataFrame({
-        "attribute": ["class", "class", "nationality"],
-        "value_a": ["high", None, "Kenya"],
-        "mean_diff": [0.25, np.nan, -1.5],
-        "family_size": np.array([3, 3, 780], dtype=np.int64),
-        "significant": [True, False, False],
-        "note": ["needs is 0 by construction", "", "ü, 日本, \"quoted\""],
-    })
+    return pd.DataFrame(
+        {
+            "attribute": ["class", "class", "nationality"],
+            "value_a": ["high", None, "Kenya"],
+            "mean_diff": [0.25, np.nan, -1.5],
+            "family_size": np.array([3, 3, 780], dtype=np.int64),
+            "significant": [True, False, False],
+            "note": ["needs is 0 by construction", "", 'ü, 日本, "quoted"'],
+        }
+    )
 
 
 def test_packed_and_plain_tables_read_back_identically():
@@ -34,4 +36,4 @@ def test_a_packed_table_beside_plain_ones_in_one_long_frame():
     long = tables.to_long({"small": pd.DataFrame({"x": [1.0, 2.0]}), "big": _frame()}, packed=("big",))
     back = tables.from_long(long)
     assert back["small"]["x"].tolist() == [1.0, 2.0]
-    assert back["big"]["note"].iloc[2] == "ü, 日本, \"quoted\""
+    assert back["big"]["note"].iloc[2] == 'ü, 日本, "quoted"'

@@ -21,15 +21,24 @@ from fairness_assets.core import world_shapes as W
 # recommendations per country (None: an item without a country) and corpus universities per country
 RECS = {"USA": 1, "GBR": 6, "FRA": 4, "NOR": 3, "BRA": 2, "AUS": 1, "MNG": 2, None: 3}
 CORPUS = {"USA": 40, "GBR": 6, "FRA": 12, "NOR": 2, "BRA": 8, "AUS": 14, "CAN": 18}
-NAMES = {"USA": "United States", "GBR": "United Kingdom", "FRA": "France", "NOR": "Norway", "BRA": "Brazil",
-         "AUS": "Australia", "MNG": "Mongolia", "CAN": "Canada"}
+NAMES = {
+    "USA": "United States",
+    "GBR": "United Kingdom",
+    "FRA": "France",
+    "NOR": "Norway",
+    "BRA": "Brazil",
+    "AUS": "Australia",
+    "MNG": "Mongolia",
+    "CAN": "Canada",
+}
 
 
 def synthetic_items(students: dict | None = None) -> pd.DataFrame:
     rows = []
     for iso, n in RECS.items():
-        rows += [{"iso3": iso, "country": NAMES.get(iso), "university_text": f"University {i} of {iso}"}
-                 for i in range(n)]
+        rows += [
+            {"iso3": iso, "country": NAMES.get(iso), "university_text": f"University {i} of {iso}"} for i in range(n)
+        ]
     items = pd.DataFrame(rows).assign(model="m1", template="base")
     if students:  # nationality -> ISO3, as drs_items carries them
         nats = list(students)
@@ -40,8 +49,14 @@ def synthetic_items(students: dict | None = None) -> pd.DataFrame:
 
 def synthetic_grs() -> pd.DataFrame:
     total = sum(CORPUS.values())
-    return pd.DataFrame({"iso3": list(CORPUS), "country": [NAMES[c] for c in CORPUS],
-                         "total_unis": list(CORPUS.values()), "avail": [n / total for n in CORPUS.values()]})
+    return pd.DataFrame(
+        {
+            "iso3": list(CORPUS),
+            "country": [NAMES[c] for c in CORPUS],
+            "total_unis": list(CORPUS.values()),
+            "avail": [n / total for n in CORPUS.values()],
+        }
+    )
 
 
 def expected_ratios() -> dict[str, Fraction]:
@@ -55,7 +70,7 @@ def rgba_at(img: np.ndarray, ax, xy, fig_height_px: int, half: int = 2) -> tuple
     """The most frequent colour of the (2*half+1)^2 pixels around data point ``xy``."""
     px, py = ax.transData.transform(xy)
     col, row = int(round(px)), int(round(fig_height_px - py))
-    window = img[row - half: row + half + 1, col - half: col + half + 1, :3]
+    window = img[row - half : row + half + 1, col - half : col + half + 1, :3]
     colours = Counter(tuple(np.round(c, 2)) for c in window.reshape(-1, 3))
     return colours.most_common(1)[0][0], colours
 
@@ -141,8 +156,9 @@ def test_natural_earth_iso3_quirks():
 
 def test_small_countries_are_dots_and_students_are_marked():
     items = synthetic_items({"Singapore": "SGP", "Brazil": "BRA", "Atlantis": None})
-    grs = pd.concat([synthetic_grs(), pd.DataFrame({"iso3": ["SGP"], "country": ["Singapore"], "total_unis": [3],
-                                                    "avail": [0.02]})])
+    grs = pd.concat(
+        [synthetic_grs(), pd.DataFrame({"iso3": ["SGP"], "country": ["Singapore"], "total_unis": [3], "avail": [0.02]})]
+    )
     fig = F.world_map(items, grs)
     assert not fig.skipped
     assert "Triangles: the 2 countries of the students' nationalities" in fig.caption
@@ -178,8 +194,10 @@ def test_the_figure_title_caption_and_numbers():
     assert "6 of the 7 corpus countries were recommended; 1 corpus country got no recommendation" in fig.caption
     assert "1 recommended country has no corpus university (dotted: Mongolia)" in fig.caption
     ratios = expected_ratios()
-    assert (f"Most over-represented: Norway {float(ratios['NOR']):.1f}\u00d7, United Kingdom "
-            f"{float(ratios['GBR']):.1f}\u00d7, France {float(ratios['FRA']):.1f}\u00d7.") in fig.caption
+    assert (
+        f"Most over-represented: Norway {float(ratios['NOR']):.1f}\u00d7, United Kingdom "
+        f"{float(ratios['GBR']):.1f}\u00d7, France {float(ratios['FRA']):.1f}\u00d7."
+    ) in fig.caption
     assert f"among the recommended: United States {float(ratios['USA']):.2f}\u00d7, Australia" in fig.caption
     assert "clipped at 4\u00d7" in fig.caption and "clipped at 4\u00d7" in fig.caption
     assert "Natural Earth" in fig.caption and "profiles of this template state no nationality" in fig.caption

@@ -101,18 +101,27 @@ def tick(daemon, instance, sensor_name):
     for state in instance.all_instigator_state(instigator_type=InstigatorType.SENSOR):
         data = state.instigator_data
         if data is not None and (data.last_tick_timestamp or data.last_tick_start_timestamp):
-            earlier = {f: getattr(data, f) - 3600 for f in ("last_tick_timestamp", "last_tick_start_timestamp")
-                       if getattr(data, f)}
+            earlier = {
+                f: getattr(data, f) - 3600
+                for f in ("last_tick_timestamp", "last_tick_start_timestamp")
+                if getattr(data, f)
+            }
             instance.update_instigator_state(state.with_data(data._replace(**earlier)))
     list(execute_sensor_iteration(daemon, logging.getLogger("sensor-daemon-test"), None, None))
-    state = next(s for s in instance.all_instigator_state(instigator_type=InstigatorType.SENSOR)
-                 if s.instigator_name == sensor_name)
+    state = next(
+        s
+        for s in instance.all_instigator_state(instigator_type=InstigatorType.SENSOR)
+        if s.instigator_name == sensor_name
+    )
     return instance.get_ticks(state.instigator_origin_id, state.selector_id, limit=1)[0]
 
 
 def check_posts(webhook, run_id=None):
-    return [p["json"] for p in webhook.posts
-            if p["json"]["kind"] == "check_failure" and (run_id is None or p["json"]["run_id"] == run_id)]
+    return [
+        p["json"]
+        for p in webhook.posts
+        if p["json"]["kind"] == "check_failure" and (run_id is None or p["json"]["run_id"] == run_id)
+    ]
 
 
 def failed_checks(run) -> list[str]:
@@ -156,7 +165,8 @@ def test_parse_quality_alert_fires_on_every_tick_in_the_daemon(tmp_path, instanc
     assert len(cursor) == 9 and {"model_comparison:release_gate", "sensitivity:release_gate_robust"} <= set(cursor)
     for key, state in cursor.items():
         newest = instance.event_log_storage.get_asset_check_execution_history(
-            dg.AssetCheckKey.from_user_string(key), limit=1)[0]
+            dg.AssetCheckKey.from_user_string(key), limit=1
+        )[0]
         assert newest.run_id == unchecked.run_id and newest.status.value == "PLANNED"
         assert state == [newest.id, []], (key, state)
 
@@ -178,8 +188,11 @@ def launch_from_the_ui(daemon, job: str, tags: dict) -> str:
     run-queue daemon launches it in a run worker process of the code server. Returns the run id."""
     from dagster_graphql.test.utils import execute_dagster_graphql
 
-    params = {"selector": {"repositoryLocationName": LOCATION, "repositoryName": "__repository__", "pipelineName": job},
-              "runConfigData": {}, "executionMetadata": {"tags": [{"key": k, "value": v} for k, v in tags.items()]}}
+    params = {
+        "selector": {"repositoryLocationName": LOCATION, "repositoryName": "__repository__", "pipelineName": job},
+        "runConfigData": {},
+        "executionMetadata": {"tags": [{"key": k, "value": v} for k, v in tags.items()]},
+    }
     result = execute_dagster_graphql(daemon.create_request_context(), LAUNCH, {"executionParams": params})
     launched = result.data["launchPipelineExecution"]
     assert launched["__typename"] == "LaunchRunSuccess", launched
@@ -242,8 +255,14 @@ def test_run_failure_alert_carries_the_error_the_link_and_the_partition(monkeypa
 
     # a backfill of a range of partitions in one run (the assets' single-run backfill policy)
     # carries the range, not one partition: the alert names it
-    backfill = launch_from_the_ui(daemon, "demo_audit", {"dagster/asset_partition_range_start": f"{model}|base",
-                                                         "dagster/asset_partition_range_end": f"{model}|regional"})
+    backfill = launch_from_the_ui(
+        daemon,
+        "demo_audit",
+        {
+            "dagster/asset_partition_range_start": f"{model}|base",
+            "dagster/asset_partition_range_end": f"{model}|regional",
+        },
+    )
     assert wait_for(instance, backfill).status == dg.DagsterRunStatus.FAILURE
     t = tick(daemon, instance, "run_failure_alert")
     assert t.status != TickStatus.FAILURE, t.error
@@ -253,6 +272,7 @@ def test_run_failure_alert_carries_the_error_the_link_and_the_partition(monkeypa
 
 
 # --- failed schedule and sensor ticks ------------------------------------------------------------
+
 
 def tick_posts(webhook):
     return [p["json"] for p in webhook.posts if p["json"]["kind"] == "tick_failure"]
@@ -264,17 +284,23 @@ def location_origin(location=LOCATION):
     from dagster._core.types.loadable_target_origin import LoadableTargetOrigin
 
     return ManagedGrpcPythonEnvCodeLocationOrigin(
-        LoadableTargetOrigin(executable_path=sys.executable, module_name="fairness_assets.definitions",
-                             working_directory=str(ROOT)), location)
+        LoadableTargetOrigin(
+            executable_path=sys.executable, module_name="fairness_assets.definitions", working_directory=str(ROOT)
+        ),
+        location,
+    )
 
 
 def schedule_state(instance, origin, name="reaudit_schedule"):
     from dagster._core.remote_origin import RemoteRepositoryOrigin
     from dagster._core.scheduler.instigation import InstigatorState, InstigatorStatus, ScheduleInstigatorData
 
-    state = InstigatorState(RemoteRepositoryOrigin(origin, "__repository__").get_instigator_origin(name),
-                            InstigatorType.SCHEDULE, InstigatorStatus.RUNNING,
-                            ScheduleInstigatorData("0 6 * * 1", time.time() - 86400))
+    state = InstigatorState(
+        RemoteRepositoryOrigin(origin, "__repository__").get_instigator_origin(name),
+        InstigatorType.SCHEDULE,
+        InstigatorStatus.RUNNING,
+        ScheduleInstigatorData("0 6 * * 1", time.time() - 86400),
+    )
     instance.add_instigator_state(state)
     return state
 
@@ -283,10 +309,18 @@ def record_tick(instance, state, status, when, error=None):
     """A tick as the scheduler daemon stores it (under the state's origin and selector ids)."""
     from dagster._core.scheduler.instigation import TickData
 
-    return instance.create_tick(TickData(
-        instigator_origin_id=state.instigator_origin_id, instigator_name=state.instigator_name,
-        instigator_type=state.instigator_type, status=status, timestamp=when, selector_id=state.selector_id,
-        run_ids=[], error=error))
+    return instance.create_tick(
+        TickData(
+            instigator_origin_id=state.instigator_origin_id,
+            instigator_name=state.instigator_name,
+            instigator_type=state.instigator_type,
+            status=status,
+            timestamp=when,
+            selector_id=state.selector_id,
+            run_ids=[],
+            error=error,
+        )
+    )
 
 
 def schedule_error(key="bad|name|base"):
@@ -315,12 +349,19 @@ def evaluate_tick_sensor(instance, webhook, cursor=None, origin=None):
     repository = loaded.get_repository_def()
     alerts = AlertResource(channels="webhook", webhook_url=webhook.url, ui_base_url=UI_URL + "/")
     if origin is None:
-        ctx = dg.build_sensor_context(instance=instance, cursor=cursor, definitions=loaded, resources={"alerts": alerts})
+        ctx = dg.build_sensor_context(
+            instance=instance, cursor=cursor, definitions=loaded, resources={"alerts": alerts}
+        )
     else:
-        ctx = dg.SensorEvaluationContext(instance.get_ref(), cursor=cursor, repository_name=repository.name,
-                                         repository_def=repository, sensor_name="failed_tick_alert",
-                                         resources=wrap_resources_for_execution({"alerts": alerts}),
-                                         code_location_origin=origin)
+        ctx = dg.SensorEvaluationContext(
+            instance.get_ref(),
+            cursor=cursor,
+            repository_name=repository.name,
+            repository_def=repository,
+            sensor_name="failed_tick_alert",
+            resources=wrap_resources_for_execution({"alerts": alerts}),
+            code_location_origin=origin,
+        )
     with ctx:
         result = failed_tick_alert(ctx)
         return result, ctx.cursor
@@ -353,15 +394,17 @@ def test_failed_tick_alert_alerts_once_per_failed_tick_with_its_error(tmp_path, 
         assert len(tick_posts(webhook)) == 1 and result.skip_message.startswith("no new failed tick")
 
         # a burst of failures: one alert each for the newest ones, the older ones in one alert
-        burst = [record_tick(instance, state, Status.FAILURE, now - 400 + i, schedule_error(f"m{i}|x|base"))
-                 for i in range(12)]
+        burst = [
+            record_tick(instance, state, Status.FAILURE, now - 400 + i, schedule_error(f"m{i}|x|base"))
+            for i in range(12)
+        ]
         result, cursor = evaluate_tick_sensor(instance, webhook, cursor, origin=location_origin())
         posts = tick_posts(webhook)[1:]
         assert len(posts) == 10, result
         assert posts[0]["title"] == "schedule 'reaudit_schedule' tick failed (3 ticks)"
         assert posts[0]["details"]["earlier failed ticks"] == ", ".join(str(t.tick_id) for t in burst[:2])
         assert "`m2|x|base`" in posts[0]["error"] and "`m0|x|base`" in posts[0]["details"]["first error"]
-        assert [f"`m{i}|x|base`" in p["error"] for i, p in zip(range(3, 12), posts[1:])] == [True] * 9
+        assert [f"`m{i}|x|base`" in p["error"] for i, p in zip(range(3, 12), posts[1:], strict=False)] == [True] * 9
         _, cursor = evaluate_tick_sensor(instance, webhook, cursor, origin=location_origin())
         assert len(tick_posts(webhook)) == 11
 
@@ -384,8 +427,9 @@ def registry_env(tmp_path, monkeypatch):
 
 
 @pytest.mark.slow
-def test_failed_tick_alert_reports_the_daemons_failed_schedule_and_sensor_ticks(registry_env, instance, daemon,
-                                                                                 webhook):
+def test_failed_tick_alert_reports_the_daemons_failed_schedule_and_sensor_ticks(
+    registry_env, instance, daemon, webhook
+):
     """The registry breaks: the re-audit schedule's tick (scheduler daemon) and the partition
     sensor's ticks (sensor daemon) fail; failed_tick_alert alerts on each failed tick once, with
     the error, however often it is ticked."""
@@ -399,8 +443,14 @@ def test_failed_tick_alert_reports_the_daemons_failed_schedule_and_sensor_ticks(
     location = daemon.create_request_context().get_code_location(LOCATION)
     schedule = location.get_repository("__repository__").get_schedule("reaudit_schedule")
     instance.start_schedule(schedule)
-    list(launch_scheduled_runs(daemon, logging.getLogger("scheduler-test"), iteration_times={},
-                               end_datetime_utc=dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=7)))
+    list(
+        launch_scheduled_runs(
+            daemon,
+            logging.getLogger("scheduler-test"),
+            iteration_times={},
+            end_datetime_utc=dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=7),
+        )
+    )
     failed_schedule = instance.get_ticks(schedule.get_remote_origin_id(), schedule.selector_id, limit=1)[0]
     assert failed_schedule.status == TickStatus.FAILURE and "not valid YAML" in str(failed_schedule.error)
     assert not instance.get_runs()
@@ -413,8 +463,9 @@ def test_failed_tick_alert_reports_the_daemons_failed_schedule_and_sensor_ticks(
     assert len(schedule_alerts) == 1
     assert schedule_alerts[0]["details"]["tick"].startswith(f"{failed_schedule.tick_id} at ")
     # the cause, not the code server's ScheduleExecutionError around it
-    assert schedule_alerts[0]["error"].startswith(f"ConfigError: model registry {registry_env}, line 2, column 1: "
-                                                  "not valid YAML"), schedule_alerts[0]
+    assert schedule_alerts[0]["error"].startswith(
+        f"ConfigError: model registry {registry_env}, line 2, column 1: not valid YAML"
+    ), schedule_alerts[0]
     assert schedule_alerts[0]["url"] == f"{UI_URL}/locations/{LOCATION}/schedules/reaudit_schedule"
     sensor_alerts = [p for p in tick_posts(webhook) if p["details"].get("sensor") == "invalid_partition_alert"]
     assert sensor_alerts and all(p["error"].startswith("ConfigError: model registry") for p in sensor_alerts)
@@ -424,11 +475,17 @@ def test_failed_tick_alert_reports_the_daemons_failed_schedule_and_sensor_ticks(
     for _ in range(3):
         t = tick(daemon, instance, "failed_tick_alert")
         assert t.status == TickStatus.SKIPPED, t.error
-    state = next(s for s in instance.all_instigator_state(instigator_type=InstigatorType.SENSOR)
-                 if s.instigator_name == "invalid_partition_alert")
+    state = next(
+        s
+        for s in instance.all_instigator_state(instigator_type=InstigatorType.SENSOR)
+        if s.instigator_name == "invalid_partition_alert"
+    )
     failures = instance.get_ticks(state.instigator_origin_id, state.selector_id, statuses=[TickStatus.FAILURE])
-    alerted = [p["details"]["tick"].split(" ")[0] for p in tick_posts(webhook)
-               if p["details"].get("sensor") == "invalid_partition_alert"]
+    alerted = [
+        p["details"]["tick"].split(" ")[0]
+        for p in tick_posts(webhook)
+        if p["details"].get("sensor") == "invalid_partition_alert"
+    ]
     assert sorted(alerted) == sorted(str(f.tick_id) for f in failures)  # each failed tick once
     assert len([p for p in tick_posts(webhook) if p["details"].get("schedule")]) == 1
 
@@ -443,6 +500,8 @@ def test_an_alert_names_the_assets_of_a_ui_materialization_not_the_implicit_job(
     assert run_subject(run("demo_audit")) == "job demo_audit"
     assert run_subject(run("__ASSET_JOB", {dg.AssetKey("recommendations")})) == "asset recommendations"
     keys = {dg.AssetKey(k) for k in ("generations", "recommendations", "drs_scores", "audit_report", "sensitivity")}
-    assert run_subject(run("__ASSET_JOB", keys)) == \
-        "assets audit_report, drs_scores, generations, recommendations (+1 more)"
+    assert (
+        run_subject(run("__ASSET_JOB", keys))
+        == "assets audit_report, drs_scores, generations, recommendations (+1 more)"
+    )
     assert run_subject(run("__ASSET_JOB"), ["qs_corpus"]) == "asset qs_corpus"

@@ -25,15 +25,32 @@ pytestmark = pytest.mark.slow
 
 
 def _summary(shift: float) -> pd.DataFrame:
-    return pd.DataFrame({"group_by": ["overall", "economic_class"], "group": ["all", "low"],
-                         "drs": [0.5 + shift, 0.4 + shift], "acc": [0.3, 0.2], "rep": [0.6, 0.6]})
+    return pd.DataFrame(
+        {
+            "group_by": ["overall", "economic_class"],
+            "group": ["all", "low"],
+            "drs": [0.5 + shift, 0.4 + shift],
+            "acc": [0.3, 0.2],
+            "rep": [0.6, 0.6],
+        }
+    )
 
 
 def _grs(shift: float) -> pd.DataFrame:
-    return pd.DataFrame({"iso3": ["KEN", "USA"], "country": ["Kenya", "United States"], "total_unis": [3, 40],
-                         "recs": [1, 20], "n_recommendations": [4 + int(10 * shift), 60], "avail": [0.1, 0.5],
-                         "repr": [0.05, 0.6], "scaled_repr": [0.1, 1.0], "rep_covg": [0.3, 0.9],
-                         "grs": [0.2 + shift, 0.8]})
+    return pd.DataFrame(
+        {
+            "iso3": ["KEN", "USA"],
+            "country": ["Kenya", "United States"],
+            "total_unis": [3, 40],
+            "recs": [1, 20],
+            "n_recommendations": [4 + int(10 * shift), 60],
+            "avail": [0.1, 0.5],
+            "repr": [0.05, 0.6],
+            "scaled_repr": [0.1, 1.0],
+            "rep_covg": [0.3, 0.9],
+            "grs": [0.2 + shift, 0.8],
+        }
+    )
 
 
 def _store(db: D.ResultsDatabase, key: str, tables: dict | None, shift: float) -> None:
@@ -42,10 +59,16 @@ def _store(db: D.ResultsDatabase, key: str, tables: dict | None, shift: float) -
     db.append_rows(D.GRSCountry, _grs(shift).assign(**stamp))
     if tables is None:
         return
-    db.append_rows(D.StatisticRow, tables_core.to_long({"behaviour_needs": tables["behaviour_needs"]},
-                                                       packed=("behaviour_needs",)).assign(**stamp))
-    db.append_rows(D.GeographyRow, tables_core.to_long({"geo_contrasts": tables["geo_contrasts"]},
-                                                       packed=("geo_contrasts",)).assign(**stamp))
+    db.append_rows(
+        D.StatisticRow,
+        tables_core.to_long({"behaviour_needs": tables["behaviour_needs"]}, packed=("behaviour_needs",)).assign(
+            **stamp
+        ),
+    )
+    db.append_rows(
+        D.GeographyRow,
+        tables_core.to_long({"geo_contrasts": tables["geo_contrasts"]}, packed=("geo_contrasts",)).assign(**stamp),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -72,8 +95,9 @@ def comparison(tmp_path_factory):
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(D.ResultsDatabase, "read_rows", watched)
-        result = dg.materialize([sco.base_vs_regional], resources={
-            "database": db, "results_io": D.SQLResultsIOManager(database=db)})
+        result = dg.materialize(
+            [sco.base_vs_regional], resources={"database": db, "results_io": D.SQLResultsIOManager(database=db)}
+        )
     assert result.success
     return db, result, reads
 
@@ -119,7 +143,7 @@ def test_metadata_report_and_export(comparison):
     assert any(t.startswith("Base vs regional: did the regional template move what the model did?") for t in titles)
     assert not any("component change (%)" in t for t in titles)
     verdicts = next(v for t, v in tables.items() if t.startswith("Base vs regional: did the regional"))
-    assert dict(zip(verdicts["model"], verdicts["behaviour_moved"])) == {"blind": False, "steering": True}
+    assert dict(zip(verdicts["model"], verdicts["behaviour_moved"], strict=False)) == {"blind": False, "steering": True}
     sentences = audit_report.component_change_summary(bvr)
     assert sentences[0].startswith("blind: the regional template did not move what the model did")
     assert any(s.startswith("steering: the regional template moved what the model did") for s in sentences)

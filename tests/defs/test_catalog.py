@@ -43,8 +43,9 @@ def test_blocking_checks_are_tagged_where_they_are():
     assert {"recommendations", "model_comparison", "sensitivity"} <= tagged <= with_checks
 
 
-@pytest.mark.parametrize("value, ok", [("team:audit", True), ("ana@example.org", True), ("ana", False),
-                                       ("team:", False)])
+@pytest.mark.parametrize(
+    "value, ok", [("team:audit", True), ("ana@example.org", True), ("ana", False), ("team:", False)]
+)
 def test_owners_come_from_the_setting_and_a_bad_one_is_named(monkeypatch, value, ok):
     monkeypatch.setenv("FAIRNESS_ASSET_OWNERS", value)
     if ok:
@@ -65,9 +66,13 @@ def test_the_llm_tagger_makes_subject_tags_read_a_model():
         return dict(asset.specs_by_key[asset.key].tags)
 
     assert {k: tags(load_settings(tagger="llm"))[k] for k in ("reads_model", "cost")} == {
-        "reads_model": "yes", "cost": "gpu_or_endpoint"}
+        "reads_model": "yes",
+        "cost": "gpu_or_endpoint",
+    }
     assert {k: tags(load_settings(tagger="rules"))[k] for k in ("reads_model", "cost")} == {
-        "reads_model": "no", "cost": "cpu"}
+        "reads_model": "no",
+        "cost": "cpu",
+    }
     (recs,) = catalog.catalogued([understanding.recommendations], load_settings(tagger="llm"))
     assert recs.specs_by_key[recs.key].tags["cost"] == "cpu"
 

@@ -55,8 +55,14 @@ def test_code_location_origin_is_none_outside_the_daemon():
 
 def test_instigator_ids_stored_states_and_failed_ticks(instance):
     from dagster._core.remote_origin import ManagedGrpcPythonEnvCodeLocationOrigin, RemoteRepositoryOrigin
-    from dagster._core.scheduler.instigation import (InstigatorState, InstigatorStatus, InstigatorType,
-                                                     ScheduleInstigatorData, TickData, TickStatus)
+    from dagster._core.scheduler.instigation import (
+        InstigatorState,
+        InstigatorStatus,
+        InstigatorType,
+        ScheduleInstigatorData,
+        TickData,
+        TickStatus,
+    )
     from dagster._core.types.loadable_target_origin import LoadableTargetOrigin
     from dagster._utils.error import serializable_error_info_from_exc_info
 
@@ -65,13 +71,19 @@ def test_instigator_ids_stored_states_and_failed_ticks(instance):
     except ValueError:
         error = serializable_error_info_from_exc_info(sys.exc_info())
     origin = ManagedGrpcPythonEnvCodeLocationOrigin(
-        LoadableTargetOrigin(executable_path=sys.executable, module_name="fairness_assets.definitions",
-                             working_directory=str(ROOT)), "fairness-audit")
+        LoadableTargetOrigin(
+            executable_path=sys.executable, module_name="fairness_assets.definitions", working_directory=str(ROOT)
+        ),
+        "fairness-audit",
+    )
     origin_id, selector_id = internals.instigator_ids(origin, "__repository__", "reaudit_schedule")
     # the ids Dagster stores a schedule's state (and its ticks) under
-    state = InstigatorState(RemoteRepositoryOrigin(origin, "__repository__").get_instigator_origin("reaudit_schedule"),
-                            InstigatorType.SCHEDULE, InstigatorStatus.RUNNING,
-                            ScheduleInstigatorData("0 6 * * 1", time.time() - 86400))
+    state = InstigatorState(
+        RemoteRepositoryOrigin(origin, "__repository__").get_instigator_origin("reaudit_schedule"),
+        InstigatorType.SCHEDULE,
+        InstigatorStatus.RUNNING,
+        ScheduleInstigatorData("0 6 * * 1", time.time() - 86400),
+    )
     assert (origin_id, selector_id) == (state.instigator_origin_id, state.selector_id) and origin_id != selector_id
     assert internals.instigator_ids(origin, "__repository__", "other") != (origin_id, selector_id)
 
@@ -83,10 +95,18 @@ def test_instigator_ids_stored_states_and_failed_ticks(instance):
     assert stored[0].origin.repository_origin.repository_name == "__repository__"
 
     for status, when in ((TickStatus.FAILURE, 100.0), (TickStatus.SUCCESS, 200.0), (TickStatus.FAILURE, 300.0)):
-        instance.create_tick(TickData(
-            instigator_origin_id=origin_id, instigator_name="reaudit_schedule", instigator_type=InstigatorType.SCHEDULE,
-            status=status, timestamp=when, selector_id=selector_id, run_ids=["r1"] if when == 300.0 else [],
-            error=error if status == TickStatus.FAILURE else None))
+        instance.create_tick(
+            TickData(
+                instigator_origin_id=origin_id,
+                instigator_name="reaudit_schedule",
+                instigator_type=InstigatorType.SCHEDULE,
+                status=status,
+                timestamp=when,
+                selector_id=selector_id,
+                run_ids=["r1"] if when == 300.0 else [],
+                error=error if status == TickStatus.FAILURE else None,
+            )
+        )
     failed = internals.failed_ticks(instance, origin_id, selector_id, 10)
     assert [t.timestamp for t in failed] == [300.0, 100.0]  # newest first, failures only
     assert failed[0].tick_id > failed[1].tick_id and failed[0].tick_data.run_ids == ["r1"]
@@ -97,8 +117,10 @@ def test_instigator_ids_stored_states_and_failed_ticks(instance):
 def test_private_dagster_imports_are_only_in_dagster_internals():
     """Product code imports no ``dagster._`` module outside dagster_internals.py (local.py, rewritten by
     another change, is the one known exception: its event names for the console)."""
-    allowed = {ROOT / "fairness_assets" / "defs" / "operations" / "dagster_internals.py",
-               ROOT / "fairness_assets" / "local.py"}
+    allowed = {
+        ROOT / "fairness_assets" / "defs" / "operations" / "dagster_internals.py",
+        ROOT / "fairness_assets" / "local.py",
+    }
     found = []
     for folder in ("fairness_assets", "resources", "expectations"):
         for path in sorted((ROOT / folder).rglob("*.py")):
@@ -111,9 +133,20 @@ def test_private_dagster_imports_are_only_in_dagster_internals():
     assert not found, "private Dagster imports outside dagster_internals.py:\n" + "\n".join(found)
 
 
-@pytest.mark.parametrize("cron, valid", [
-    ("0 6 * * 1", True), ("0 6 * * mon", True), ("@daily", True), ("*/15 * * * *", True),
-    ("61 * * * *", False), ("0 0 30 2 *", False), ("* * * * * *", False), ("every monday", False), ("", False)])
+@pytest.mark.parametrize(
+    "cron, valid",
+    [
+        ("0 6 * * 1", True),
+        ("0 6 * * mon", True),
+        ("@daily", True),
+        ("*/15 * * * *", True),
+        ("61 * * * *", False),
+        ("0 0 30 2 *", False),
+        ("* * * * * *", False),
+        ("every monday", False),
+        ("", False),
+    ],
+)
 def test_reaudit_cron_is_validated_as_a_dagster_schedule_accepts_it(monkeypatch, cron, valid):
     from resources.settings import ConfigError, load_settings
 
@@ -125,13 +158,22 @@ def test_reaudit_cron_is_validated_as_a_dagster_schedule_accepts_it(monkeypatch,
         assert load_settings().reaudit_cron == cron
         dg.ScheduleDefinition(name="s", cron_schedule=cron, job_name="j")  # Dagster accepts it too
     else:
-        with pytest.raises(ConfigError, match=re.escape(f"FAIRNESS_REAUDIT_CRON={cron!r}: ") + ".*not a valid cron string"):
+        with pytest.raises(
+            ConfigError, match=re.escape(f"FAIRNESS_REAUDIT_CRON={cron!r}: ") + ".*not a valid cron string"
+        ):
             load_settings()
 
 
-@pytest.mark.parametrize("name, problem", [
-    ("good-model", None), ("v1...v2", "'...'"), ("tab\there", "'\\t'"), ("nul\x00", "'\\x00'"),
-    ("a|b", "separates model and template")])
+@pytest.mark.parametrize(
+    "name, problem",
+    [
+        ("good-model", None),
+        ("v1...v2", "'...'"),
+        ("tab\there", "'\\t'"),
+        ("nul\x00", "'\\x00'"),
+        ("a|b", "separates model and template"),
+    ],
+)
 def test_partition_names_dagster_refuses_are_named(name, problem):
     from fairness_assets.defs.partitions import dagster_refuses, partition_name_problem
 

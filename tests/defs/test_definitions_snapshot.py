@@ -21,7 +21,9 @@ import dagster as dg
 
 ROOT = Path(__file__).resolve().parents[2]
 SNAPSHOT = Path(__file__).with_name("definitions_snapshot.json")
-UPDATE = "UPDATE_SNAPSHOT=1 .venv/bin/python -m pytest -q -p no:cacheprovider -n 0 tests/defs/test_definitions_snapshot.py"
+UPDATE = (
+    "UPDATE_SNAPSHOT=1 .venv/bin/python -m pytest -q -p no:cacheprovider -n 0 tests/defs/test_definitions_snapshot.py"
+)
 
 
 def partitions(definition) -> dict | None:
@@ -35,8 +37,14 @@ def partitions(definition) -> dict | None:
     if isinstance(definition, dg.StaticPartitionsDefinition):
         return {"static": list(definition.get_partition_keys())}
     if isinstance(definition, dg.TimeWindowPartitionsDefinition):
-        return {"time_window": {"cron": definition.cron_schedule, "timezone": definition.timezone,
-                                "start": definition.start.isoformat(), "format": definition.fmt}}
+        return {
+            "time_window": {
+                "cron": definition.cron_schedule,
+                "timezone": definition.timezone,
+                "start": definition.start.isoformat(),
+                "format": definition.fmt,
+            }
+        }
     return {"other": type(definition).__name__}
 
 
@@ -52,33 +60,52 @@ def describe(defs: dg.Definitions) -> dict:
             "group": node.group_name,
             "partitions": partitions(node.partitions_def),
         }
-    checks = {key.to_user_string(): {"blocking": bool(graph.get(key).blocking)}
-              for key in sorted(graph.asset_check_keys, key=lambda k: k.to_user_string())}
+    checks = {
+        key.to_user_string(): {"blocking": bool(graph.get(key).blocking)}
+        for key in sorted(graph.asset_check_keys, key=lambda k: k.to_user_string())
+    }
     jobs = {}
     for job in defs.jobs or []:  # asset jobs (define_asset_job): what their selection resolves to
         selection = getattr(job, "selection", None)
-        jobs[job.name] = ({"assets": sorted(k.to_user_string() for k in selection.resolve(graph)),
-                           "checks": sorted(k.to_user_string() for k in selection.resolve_checks(graph))}
-                          if selection is not None else {"ops": sorted(n.name for n in job.graph.nodes)})
+        jobs[job.name] = (
+            {
+                "assets": sorted(k.to_user_string() for k in selection.resolve(graph)),
+                "checks": sorted(k.to_user_string() for k in selection.resolve_checks(graph)),
+            }
+            if selection is not None
+            else {"ops": sorted(n.name for n in job.graph.nodes)}
+        )
     jobs = dict(sorted(jobs.items()))
-    schedules = {s.name: {"cron": s.cron_schedule, "timezone": s.execution_timezone, "job": s.job_name,
-                          "default_status": s.default_status.value}
-                 for s in sorted(repository.schedule_defs, key=lambda s: s.name)}
-    sensors = {s.name: {"default_status": s.default_status.value, "minimum_interval_seconds":
-                        s.minimum_interval_seconds, "jobs": sorted(t.job_name for t in s.targets)}
-               for s in sorted(repository.sensor_defs, key=lambda s: s.name)}
+    schedules = {
+        s.name: {
+            "cron": s.cron_schedule,
+            "timezone": s.execution_timezone,
+            "job": s.job_name,
+            "default_status": s.default_status.value,
+        }
+        for s in sorted(repository.schedule_defs, key=lambda s: s.name)
+    }
+    sensors = {
+        s.name: {
+            "default_status": s.default_status.value,
+            "minimum_interval_seconds": s.minimum_interval_seconds,
+            "jobs": sorted(t.job_name for t in s.targets),
+        }
+        for s in sorted(repository.sensor_defs, key=lambda s: s.name)
+    }
     return {"assets": assets, "asset_checks": checks, "jobs": jobs, "schedules": schedules, "sensors": sensors}
 
 
-LOAD = ("import json; from fairness_assets.definitions import defs; "
-        "from tests.defs.test_definitions_snapshot import describe; print(json.dumps(describe(defs())))")
+LOAD = (
+    "import json; from fairness_assets.definitions import defs; "
+    "from tests.defs.test_definitions_snapshot import describe; print(json.dumps(describe(defs())))"
+)
 
 
 def current() -> dict:
     """The snapshot of the code location as it loads now with the defaults (a fresh process)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("FAIRNESS_")}
-    proc = subprocess.run([sys.executable, "-c", LOAD], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=240)
+    proc = subprocess.run([sys.executable, "-c", LOAD], cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
     assert proc.returncode == 0, f"the code location did not load:\n{proc.stderr[-4000:]}"
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -94,8 +121,10 @@ def differences(old: dict, new: dict) -> list[str]:
             elif name not in before:
                 lines.append(f"{section}: {name} added: {json.dumps(after[name], sort_keys=True)}")
             elif before[name] != after[name]:
-                lines.append(f"{section}: {name} changed: {json.dumps(before[name], sort_keys=True)} -> "
-                             f"{json.dumps(after[name], sort_keys=True)}")
+                lines.append(
+                    f"{section}: {name} changed: {json.dumps(before[name], sort_keys=True)} -> "
+                    f"{json.dumps(after[name], sort_keys=True)}"
+                )
     return lines
 
 
@@ -106,9 +135,11 @@ def test_definitions_match_the_checked_in_snapshot():
     assert SNAPSHOT.exists(), f"{SNAPSHOT.relative_to(ROOT)} is missing; write it with:\n  {UPDATE}"
     saved = json.loads(SNAPSHOT.read_text())
     changed = differences(saved, now)
-    assert not changed, ("the code location differs from tests/defs/definitions_snapshot.json:\n  "
-                         + "\n  ".join(changed)
-                         + f"\nIf the change is meant, regenerate the snapshot and commit it with the change:\n  {UPDATE}")
+    assert not changed, (
+        "the code location differs from tests/defs/definitions_snapshot.json:\n  "
+        + "\n  ".join(changed)
+        + f"\nIf the change is meant, regenerate the snapshot and commit it with the change:\n  {UPDATE}"
+    )
 
 
 def test_the_comparison_names_what_changed():

@@ -27,13 +27,22 @@ def test_drift_archives_and_compares_the_contrasts_per_component(tmp_path):
     assert {"gender", "economic_class"} & set(contrasts["group_by"])
     # pairs are archived only for attributes with few values (the demo's few nationalities included)
     pairs = contrasts[contrasts["group_by"].isin(["gender", "economic_class", "nationality"])]
-    values = pairs["group"].str.split(" vs ").explode().groupby(pairs["group_by"].reindex(
-        pairs["group"].str.split(" vs ").explode().index)).nunique()
+    values = (
+        pairs["group"]
+        .str.split(" vs ")
+        .explode()
+        .groupby(pairs["group_by"].reindex(pairs["group"].str.split(" vs ").explode().index))
+        .nunique()
+    )
     assert (values <= drift_core.MAX_PAIR_VALUES).all()
     # the first audit's record as it was archived before the split: no contrast rows
     old = history[~drift_core.is_contrast(history)]
-    db.archive_audit(DEMO_KEY, str(old["audit_id"].iloc[0]), old[drift_core.HEADLINE_COLUMNS],
-                     audit_base=str(old["audit_base"].iloc[0]))
+    db.archive_audit(
+        DEMO_KEY,
+        str(old["audit_id"].iloc[0]),
+        old[drift_core.HEADLINE_COLUMNS],
+        audit_base=str(old["audit_base"].iloc[0]),
+    )
 
     same = audit(instance, db, DEMO_RESPONSES, tags={AUDIT_ROUND_TAG: "r2"})
     assert same.success
@@ -43,8 +52,10 @@ def test_drift_archives_and_compares_the_contrasts_per_component(tmp_path):
     assert set(drift.loc[~drift_core.is_contrast(drift), "status"]) <= {"unchanged", "undefined"}
 
     # the "model" now sends everyone to Nigerian universities instead of MIT and Stanford
-    changed = altered_responses(tmp_path, {"Massachusetts Institute of Technology": "University of Lagos",
-                                           "Stanford University": "University of Ibadan"})
+    changed = altered_responses(
+        tmp_path,
+        {"Massachusetts Institute of Technology": "University of Lagos", "Stanford University": "University of Ibadan"},
+    )
     third = audit(instance, db, changed, tags={AUDIT_ROUND_TAG: "r3"})
     assert third.success
     drift = db.read_rows(D.DriftRow)
@@ -53,8 +64,11 @@ def test_drift_archives_and_compares_the_contrasts_per_component(tmp_path):
     assert (c["status"] == "changed").any()
     # the components of each contrast still add up in both audits
     for col in ("previous", "current"):
-        wide = c[~c["metric"].str.endswith(drift_core.SIGNIFICANT)].pivot_table(
-            index=["group_by", "group", "metric"], columns="scope", values=col, aggfunc="first").dropna()
+        wide = (
+            c[~c["metric"].str.endswith(drift_core.SIGNIFICANT)]
+            .pivot_table(index=["group_by", "group", "metric"], columns="scope", values=col, aggfunc="first")
+            .dropna()
+        )
         assert len(wide)
         assert ((wide["contrast_behaviour"] + wide["contrast_needs"] - wide["contrast_total"]).abs() < 1e-9).all()
     shown = third.asset_materializations_for_node("audit_drift")[0].metadata[f"drift {DEMO_KEY}"].value

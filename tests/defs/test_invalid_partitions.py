@@ -73,9 +73,15 @@ def evaluate_schedule(instance, resources, log_key=None):
 
     loaded = defs()
     repository = loaded.get_repository_def()
-    with dg.ScheduleEvaluationContext(instance.get_ref(), TICK, log_key=log_key, repository_name=repository.name,
-                                      schedule_name="reaudit_schedule", repository_def=repository,
-                                      resources=wrap_resources_for_execution(resources)) as ctx:
+    with dg.ScheduleEvaluationContext(
+        instance.get_ref(),
+        TICK,
+        log_key=log_key,
+        repository_name=repository.name,
+        schedule_name="reaudit_schedule",
+        repository_def=repository,
+        resources=wrap_resources_for_execution(resources),
+    ) as ctx:
         return loaded.resolve_schedule_def("reaudit_schedule").evaluate_tick(ctx)
 
 
@@ -83,8 +89,10 @@ def test_reaudit_schedule_runs_the_valid_models_and_names_the_skipped_partition(
     from dagster._core.definitions.instigation_logger import get_instigation_log_records
 
     instance.add_dynamic_partitions(MODEL_PARTITIONS.name, ["good", BAD])
-    resources = {"audit_grid": grid(registry, templates=["base", "regional"]),
-                 "generation_source": GenerationSourceResource()}
+    resources = {
+        "audit_grid": grid(registry, templates=["base", "regional"]),
+        "generation_source": GenerationSourceResource(),
+    }
     log_key = ["__repository__", "reaudit_schedule", "1"]
     data = evaluate_schedule(instance, resources, log_key)
     assert data.skip_message is None and data.log_key == log_key
@@ -93,8 +101,11 @@ def test_reaudit_schedule_runs_the_valid_models_and_names_the_skipped_partition(
         assert request.tags["dagster/partition/model"] == "good"
         assert request.tags[schedules.SKIPPED_TAG] == repr(BAD)
     # the tick's log, as the UI shows it
-    logged = [r["msg"] for r in get_instigation_log_records(instance, log_key)
-              if BAD in r["msg"] and r["levelname"] == "WARNING"]
+    logged = [
+        r["msg"]
+        for r in get_instigation_log_records(instance, log_key)
+        if BAD in r["msg"] and r["levelname"] == "WARNING"
+    ]
     assert len(logged) == 1, get_instigation_log_records(instance, log_key)
     assert "skipped 1 model partition(s) that cannot be audited: 'bad|name': the name contains '|'" in logged[0]
     assert "delete_dynamic_partition('models', 'bad|name')" in logged[0] and "Delete partitions" in logged[0]
@@ -123,8 +134,7 @@ def test_a_partition_is_valid_when_the_source_the_audit_uses_has_it(tmp_path, re
     assert problems["ghost"] == f"the model is not in the responses file {DEMO_RESPONSES} (FAIRNESS_RESPONSES)"
     assert "it is in the model registry" in problems["good"]
     assert invalid_models(["good"], known_models(only_good, GenerationSourceResource())) == {}
-    assert sorted(invalid_models(["good", "ghost"], known_models(only_good, GenerationSourceResource()))) \
-        == ["ghost"]
+    assert sorted(invalid_models(["good", "ghost"], known_models(only_good, GenerationSourceResource()))) == ["ghost"]
     missing = GenerationSourceResource(responses_path=str(tmp_path / "nope.jsonl"))
     with pytest.raises(ValueError, match="nope.jsonl: responses file not found"):
         known_models(only_good, missing)
@@ -136,8 +146,7 @@ def alert_posts(webhook):
 
 def evaluate_sensor(instance, registry, hook, cursor=None):
     alerts = AlertResource(channels="webhook", webhook_url=hook.url, ui_base_url="http://ui.example:3000")
-    resources = {"alerts": alerts,
-                 "audit_grid": grid(registry), "generation_source": GenerationSourceResource()}
+    resources = {"alerts": alerts, "audit_grid": grid(registry), "generation_source": GenerationSourceResource()}
     with dg.build_sensor_context(instance=instance, cursor=cursor, resources=resources) as ctx:
         result = invalid_partition_alert(ctx)
         return result, ctx.cursor
@@ -189,8 +198,14 @@ def test_the_delete_command_of_the_alert_deletes_the_partition(home, instance, r
     with Receiver() as hook:
         evaluate_sensor(instance, registry, hook)
         command = re.search(r"`(\.venv/bin/python -c .*?)`", alert_posts(hook)[0]["summary"]).group(1)
-    done = subprocess.run(["bash", "-c", command], cwd=ROOT, capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "DAGSTER_HOME": str(home)})
+    done = subprocess.run(
+        ["bash", "-c", command],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "DAGSTER_HOME": str(home)},
+    )
     assert done.returncode == 0, done.stderr
     assert instance.get_dynamic_partitions(MODEL_PARTITIONS.name) == ["good"]
 
@@ -226,7 +241,8 @@ mutation DeleteDynamicPartitionsMutation($partitionKeys: [String!]!, $partitions
 
 @pytest.mark.slow
 def test_in_the_daemon_the_schedule_runs_the_valid_models_and_the_ui_deletes_the_bad_one(
-        tmp_path, home, registry, monkeypatch):
+    tmp_path, home, registry, monkeypatch
+):
     """reaudit_schedule ticked by the scheduler daemon's code (runs queued, not launched), the
     partition sensor by the sensor daemon's, then the partition deleted through the UI's GraphQL."""
     from dagster._core.scheduler.instigation import TickStatus
@@ -237,17 +253,27 @@ def test_in_the_daemon_the_schedule_runs_the_valid_models_and_the_ui_deletes_the
 
     from tests.defs.test_alert_sensors import LOCATION, tick
 
-    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\nrun_coordinator:\n"
-                                       "  module: dagster.core.run_coordinator\n  class: QueuedRunCoordinator\n")
+    (home / "dagster.yaml").write_text(
+        "telemetry:\n  enabled: false\nrun_coordinator:\n"
+        "  module: dagster.core.run_coordinator\n  class: QueuedRunCoordinator\n"
+    )
     with Receiver() as hook:
-        for var, value in {"DAGSTER_HOME": str(home), "FAIRNESS_MODEL_REGISTRY": str(registry),
-                           "FAIRNESS_ALERT_CHANNELS": "webhook", "FAIRNESS_ALERT_WEBHOOK_URL": hook.url,
-                           "FAIRNESS_HOME": str(tmp_path / "fairness_home")}.items():
+        for var, value in {
+            "DAGSTER_HOME": str(home),
+            "FAIRNESS_MODEL_REGISTRY": str(registry),
+            "FAIRNESS_ALERT_CHANNELS": "webhook",
+            "FAIRNESS_ALERT_WEBHOOK_URL": hook.url,
+            "FAIRNESS_HOME": str(tmp_path / "fairness_home"),
+        }.items():
             monkeypatch.setenv(var, value)  # the code server reads them when it starts
         for var in ("FAIRNESS_RESPONSES", "FAIRNESS_PRESET", "FAIRNESS_DATABASE_URL"):
             monkeypatch.delenv(var, raising=False)
-        with dg.DagsterInstance.from_config(str(home)) as instance, create_test_daemon_workspace_context(
-                WorkspaceFileTarget([str(ROOT / "workspace.yaml")]), instance) as daemon:
+        with (
+            dg.DagsterInstance.from_config(str(home)) as instance,
+            create_test_daemon_workspace_context(
+                WorkspaceFileTarget([str(ROOT / "workspace.yaml")]), instance
+            ) as daemon,
+        ):
             instance.add_dynamic_partitions(MODEL_PARTITIONS.name, ["good", BAD])
             location = daemon.create_request_context().get_code_location(LOCATION)
             schedule = location.get_repository("__repository__").get_schedule("reaudit_schedule")
@@ -255,8 +281,11 @@ def test_in_the_daemon_the_schedule_runs_the_valid_models_and_the_ui_deletes_the
 
             def schedule_tick(days):
                 end = dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=days)
-                list(launch_scheduled_runs(daemon, logging.getLogger("scheduler-test"), end_datetime_utc=end,
-                                           iteration_times={}))
+                list(
+                    launch_scheduled_runs(
+                        daemon, logging.getLogger("scheduler-test"), end_datetime_utc=end, iteration_times={}
+                    )
+                )
                 return instance.get_ticks(schedule.get_remote_origin_id(), schedule.selector_id, limit=1)[0]
 
             t = schedule_tick(7)
@@ -280,9 +309,16 @@ def test_in_the_daemon_the_schedule_runs_the_valid_models_and_the_ui_deletes_the
             dims = {d["name"]: d["partitionKeys"] for d in health.data["assetNodeOrError"]["partitionKeysByDimension"]}
             # the sensor ticks of the daemon also ran model_partitions_sync, which added the registry's other model
             assert dims["model"] == ["good", BAD, DEMO_MODEL]
-            deleted = execute_dagster_graphql(context, DELETE, {
-                "partitionKeys": [BAD], "partitionsDefName": "models", "wipeMaterializations": False,
-                "repositorySelector": {"repositoryLocationName": LOCATION, "repositoryName": "__repository__"}})
+            deleted = execute_dagster_graphql(
+                context,
+                DELETE,
+                {
+                    "partitionKeys": [BAD],
+                    "partitionsDefName": "models",
+                    "wipeMaterializations": False,
+                    "repositorySelector": {"repositoryLocationName": LOCATION, "repositoryName": "__repository__"},
+                },
+            )
             assert deleted.data["deleteDynamicPartitions"]["__typename"] == "DeleteDynamicPartitionsSuccess", deleted
             assert instance.get_dynamic_partitions(MODEL_PARTITIONS.name) == ["good", DEMO_MODEL]
 

@@ -16,14 +16,24 @@ from fairness_assets.defs.partitions import MODEL_PARTITIONS
 from resources import database as D
 from tests.helpers.pipeline import ASSETS, DEMO_MODEL, DEMO_RESPONSES, resources
 
-SELECTION = ["qs_corpus", "country_geography", "capital_distances", "profiles", "prompts", "generations",
-             "recommendations"]
+SELECTION = [
+    "qs_corpus",
+    "country_geography",
+    "capital_distances",
+    "profiles",
+    "prompts",
+    "generations",
+    "recommendations",
+]
 
 
 def _events(result, asset: str) -> dict[str, dict]:
     """partition key -> the metadata values of ``asset``'s materialization event for it."""
-    return {str(e.materialization.partition): {k: getattr(v, "value", v) for k, v in e.materialization.metadata.items()}
-            for e in result.get_asset_materialization_events() if e.asset_key.to_user_string() == asset}
+    return {
+        str(e.materialization.partition): {k: getattr(v, "value", v) for k, v in e.materialization.metadata.items()}
+        for e in result.get_asset_materialization_events()
+        if e.asset_key.to_user_string() == asset
+    }
 
 
 def test_each_left_out_partition_names_its_outcome_on_its_own_event(tmp_path):
@@ -31,10 +41,17 @@ def test_each_left_out_partition_names_its_outcome_on_its_own_event(tmp_path):
     instance.add_dynamic_partitions(MODEL_PARTITIONS.name, [DEMO_MODEL])
     db = D.ResultsDatabase(url=f"sqlite:///{tmp_path / 'r.db'}")
     # template 'All' of the demo model: the file holds only 'base'
-    result = dg.materialize(ASSETS, selection=SELECTION, instance=instance, raise_on_error=False,
-                            tags={"dagster/asset_partition_range_start": str(PartitionKey(DEMO_MODEL, "academic")),
-                                  "dagster/asset_partition_range_end": str(PartitionKey(DEMO_MODEL, "regional"))},
-                            resources=resources(db, DEMO_RESPONSES))
+    result = dg.materialize(
+        ASSETS,
+        selection=SELECTION,
+        instance=instance,
+        raise_on_error=False,
+        tags={
+            "dagster/asset_partition_range_start": str(PartitionKey(DEMO_MODEL, "academic")),
+            "dagster/asset_partition_range_end": str(PartitionKey(DEMO_MODEL, "regional")),
+        },
+        resources=resources(db, DEMO_RESPONSES),
+    )
     assert result.success, [e.message for e in result.all_events if e.is_step_failure]
     generations, recommendations = _events(result, "generations"), _events(result, "recommendations")
     templates = sorted(PartitionKey.parse(k).template for k in generations)

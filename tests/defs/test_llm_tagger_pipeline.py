@@ -27,7 +27,9 @@ def _run(instance, database, llm):
     tagger = SubjectTaggerResource(method="llm", llm_model=DEMO_MODEL, overrides_path="")  # the LLM tags every program
     result = dg.materialize(
         [ref.qs_corpus, ref.profiles, ref.prompts, gen.generations, und.recommendations, und.subject_tags],
-        instance=instance, partition_key=DEMO_KEY, raise_on_error=False,
+        instance=instance,
+        partition_key=DEMO_KEY,
+        raise_on_error=False,
         resources=resources(database, DEMO_RESPONSES, subject_tagger=tagger, llm=llm),
     )
     assert result.success

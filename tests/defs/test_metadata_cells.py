@@ -22,9 +22,12 @@ def test_short_cells_are_unchanged():
 def test_missing_values_and_tuples_read_as_text_not_python():
     import numpy as np
 
-    df = pd.DataFrame({"mean": [0.41234, np.nan], "who": ["a|b", None]},
-                      index=pd.MultiIndex.from_tuples([("Global South", "Africa"), ("Global North", "Europe")],
-                                                      names=["south_north", "region"]))
+    df = pd.DataFrame(
+        {"mean": [0.41234, np.nan], "who": ["a|b", None]},
+        index=pd.MultiIndex.from_tuples(
+            [("Global South", "Africa"), ("Global North", "Europe")], names=["south_north", "region"]
+        ),
+    )
     text = table_md(df).value
     assert "nan" not in text.lower() and "('" not in text
     assert "Global South / Africa" in text and "south_north / region" in text
@@ -32,8 +35,10 @@ def test_missing_values_and_tuples_read_as_text_not_python():
 
 
 def test_an_empty_table_says_why_instead_of_a_bare_header():
-    assert table_md(pd.DataFrame(columns=["model", "drs"]), empty="no model has both templates").value == \
-        "no rows: no model has both templates"
+    assert (
+        table_md(pd.DataFrame(columns=["model", "drs"]), empty="no model has both templates").value
+        == "no rows: no model has both templates"
+    )
     assert table_md(pd.DataFrame(columns=["model"])).value == "no rows"
 
 
@@ -62,9 +67,13 @@ def test_the_demo_audit_metadata_has_no_raw_values():
     db = D.ResultsDatabase(url=f"sqlite:///{tmp}/r.db")
     instance = dg.DagsterInstance.ephemeral()
     instance.add_dynamic_partitions("models", [P.DEMO_MODEL])
-    result = dg.materialize(P.ASSETS, instance=instance,
-                            partition_key=P.DEMO_KEY, raise_on_error=False,
-                            resources=P.resources(db, P.DEMO_RESPONSES))
+    result = dg.materialize(
+        P.ASSETS,
+        instance=instance,
+        partition_key=P.DEMO_KEY,
+        raise_on_error=False,
+        resources=P.resources(db, P.DEMO_RESPONSES),
+    )
     assert result.success
     problems, seen = [], 0
     for event in result.all_events:

@@ -61,9 +61,11 @@ class Sensor:
 
     def tick(self) -> dg.SensorResult:
         alerts = AlertResource(channels="webhook", webhook_url=self.hook.url) if self.hook else AlertResource()
-        resources = {"audit_grid": AuditGridResource(model_registry_path=str(self.registry)),
-                     "generation_source": GenerationSourceResource(responses_path=str(self.responses or "")),
-                     "alerts": alerts}
+        resources = {
+            "audit_grid": AuditGridResource(model_registry_path=str(self.registry)),
+            "generation_source": GenerationSourceResource(responses_path=str(self.responses or "")),
+            "alerts": alerts,
+        }
         with dg.build_sensor_context(instance=self.instance, cursor=self.cursor, resources=resources) as ctx:
             result = model_partitions_sync(ctx)
         assert isinstance(result, dg.SensorResult)
@@ -86,12 +88,15 @@ def test_the_registrys_models_become_partitions_once(instance, tmp_path):
     assert added(first) == ["model-b", DEMO_MODEL]
     assert sorted(instance.get_dynamic_partitions(MODELS)) == ["model-b", DEMO_MODEL]
     assert first.skip_reason.skip_message.startswith(
-        f"added 2 model(s) of the model registry {registry} to the 'models' partitions: 'model-b', '{DEMO_MODEL}'")
+        f"added 2 model(s) of the model registry {registry} to the 'models' partitions: 'model-b', '{DEMO_MODEL}'"
+    )
     for _ in range(2):  # idempotent: nothing more to add, nothing removed
         again = sensor.tick()
         assert not again.dynamic_partitions_requests
-        assert again.skip_reason.skip_message == f"every model of the model registry {registry} is a 'models' " \
-                                                 "partition (2)."
+        assert (
+            again.skip_reason.skip_message == f"every model of the model registry {registry} is a 'models' "
+            "partition (2)."
+        )
     assert sorted(instance.get_dynamic_partitions(MODELS)) == ["model-b", DEMO_MODEL]
     # a model registered later is added on the next tick, the others are left as they are
     write_registry(registry, DEMO_MODEL, "model-b", "model-c")
@@ -108,8 +113,10 @@ def test_with_a_responses_file_its_models_become_partitions(instance, tmp_path):
     # the audit imports from the file only (partitions.KnownModels): the file's models are added
     assert added(first) == ["file-model", DEMO_MODEL]
     text = first.skip_reason.skip_message
-    assert text.startswith(f"added 2 model(s) of the responses file {responses} (FAIRNESS_RESPONSES) to the "
-                           "'models' partitions: 'file-model', ")
+    assert text.startswith(
+        f"added 2 model(s) of the responses file {responses} (FAIRNESS_RESPONSES) to the "
+        "'models' partitions: 'file-model', "
+    )
     # a registered model the file lacks is kept and named, not deleted
     assert "1 partition(s) of registered models that the responses file" in text and "'registered-only'" in text
     assert sorted(instance.get_dynamic_partitions(MODELS)) == ["file-model", DEMO_MODEL, "registered-only"]
@@ -126,16 +133,22 @@ def test_partitions_that_left_both_sources_are_reported_with_how_to_delete_them_
     sensor.tick()
     instance.add_dynamic_partitions(MODELS, ["retired", "typo-by-hand"])
     text = sensor.tick().skip_reason.skip_message  # 'retired' is registered: kept, named as idle, not vanished
-    assert "1 partition(s) that neither the model registry nor the responses file has, kept (never deleted here): " \
-           "'typo-by-hand'." in text and "lacks (kept; runs of them fail while the file is configured): 'retired'" in text
-    write_registry(registry, DEMO_MODEL)          # 'retired' leaves the registry,
-    write_responses(responses, DEMO_MODEL)        # 'from-file' leaves the file
+    assert (
+        "1 partition(s) that neither the model registry nor the responses file has, kept (never deleted here): "
+        "'typo-by-hand'."
+        in text
+        and "lacks (kept; runs of them fail while the file is configured): 'retired'" in text
+    )
+    write_registry(registry, DEMO_MODEL)  # 'retired' leaves the registry,
+    write_responses(responses, DEMO_MODEL)  # 'from-file' leaves the file
     for _ in range(2):
         result = sensor.tick()
         assert not result.dynamic_partitions_requests
         text = result.skip_reason.skip_message
-        assert ("3 partition(s) that neither the model registry nor the responses file has, kept (never deleted "
-                "here): 'from-file', 'retired', 'typo-by-hand'") in text
+        assert (
+            "3 partition(s) that neither the model registry nor the responses file has, kept (never deleted "
+            "here): 'from-file', 'retired', 'typo-by-hand'"
+        ) in text
         assert "Materialize… (top right) and choose Delete partitions" in text
         for name in ("from-file", "retired", "typo-by-hand"):
             assert f"delete_dynamic_partition('models', '{name}')" in text
@@ -154,8 +167,9 @@ def test_without_a_responses_file_a_partition_the_registry_lacks_is_reported(ins
     result = Sensor(instance, registry).tick()
     assert added(result) == [DEMO_MODEL]
     text = result.skip_reason.skip_message
-    assert "2 partition(s) that the model registry does not have, kept (never deleted here): 'bad|name', 'ghost'" \
-        in text
+    assert (
+        "2 partition(s) that the model registry does not have, kept (never deleted here): 'bad|name', 'ghost'" in text
+    )
     assert "delete_dynamic_partition('models', 'bad|name')" in text
     assert sorted(instance.get_dynamic_partitions(MODELS)) == ["bad|name", "ghost", DEMO_MODEL]
 
@@ -168,8 +182,10 @@ def test_names_no_partition_can_hold_are_reported_and_alerted_once_not_added(ins
     assert added(result) == [DEMO_MODEL]
     assert instance.get_dynamic_partitions(MODELS) == [DEMO_MODEL]
     text = result.skip_reason.skip_message
-    assert "not added (no partition can hold the name; rename it in its source): 'org|model': the name contains " \
-           "'|', which separates model and template" in text
+    assert (
+        "not added (no partition can hold the name; rename it in its source): 'org|model': the name contains "
+        "'|', which separates model and template" in text
+    )
     assert "'v1...v2': the name contains '...', which Dagster does not allow in partition keys" in text
     posts = [p["json"] for p in webhook.posts]
     assert sorted(p["partition"] for p in posts) == ["org|model", "v1...v2"]
@@ -206,8 +222,10 @@ def test_a_responses_file_that_cannot_be_read_is_named_with_its_error(instance, 
     missing = tmp_path / "nope.jsonl"
     result = Sensor(instance, registry, missing).tick()
     assert not result.dynamic_partitions_requests
-    assert f"not read: {missing}: responses file not found (FAIRNESS_RESPONSES): No such file or directory" \
+    assert (
+        f"not read: {missing}: responses file not found (FAIRNESS_RESPONSES): No such file or directory"
         in result.skip_reason.skip_message
+    )
     broken = tmp_path / "broken.jsonl"
     broken.write_text('{"model": "m", "template": "base"\nnot json at all\n', encoding="utf-8")
     instance.add_dynamic_partitions(MODELS, ["old"])
@@ -249,8 +267,10 @@ def test_the_ui_start_adds_the_models_before_the_ui_starts(tmp_path, monkeypatch
     monkeypatch.setenv("FAIRNESS_RESPONSES", str(responses))
     monkeypatch.setattr(P, "UI_START_FILE_BYTES", 100)  # a big file is left to the sensor: the UI starts at once
     line = P.prepare_model_partitions()
-    assert f"the responses file {responses} is 0 MiB (over 0 MiB): its models are added by the " \
-           "model_partitions_sync sensor's first tick" in line, line
+    assert (
+        f"the responses file {responses} is 0 MiB (over 0 MiB): its models are added by the "
+        "model_partitions_sync sensor's first tick" in line
+    ), line
     monkeypatch.setattr(P, "UI_START_FILE_BYTES", 200 * 2**20)
     assert P.prepare_model_partitions().startswith("added 1 model(s) of the responses file")
     monkeypatch.setenv("FAIRNESS_MAX_ITEMS", "many")  # settings that do not load: a line, the UI starts anyway
@@ -282,21 +302,25 @@ def test_ticked_by_the_sensor_daemon_the_models_are_partitions(tmp_path, monkeyp
     home.mkdir()
     (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
     registry = write_registry(tmp_path / "models.yaml", DEMO_MODEL, "model-b")
-    for var, value in {"DAGSTER_HOME": str(home), "FAIRNESS_MODEL_REGISTRY": str(registry),
-                       "FAIRNESS_HOME": str(tmp_path / "fairness_home")}.items():
+    for var, value in {
+        "DAGSTER_HOME": str(home),
+        "FAIRNESS_MODEL_REGISTRY": str(registry),
+        "FAIRNESS_HOME": str(tmp_path / "fairness_home"),
+    }.items():
         monkeypatch.setenv(var, value)  # the code server reads them when it starts
     for var in ("FAIRNESS_RESPONSES", "FAIRNESS_PRESET", "FAIRNESS_DATABASE_URL", "FAIRNESS_ALERT_CHANNELS"):
         monkeypatch.delenv(var, raising=False)
-    with dg.DagsterInstance.from_config(str(home)) as instance, create_test_daemon_workspace_context(
-            WorkspaceFileTarget([str(ROOT / "workspace.yaml")]), instance) as daemon:
+    with (
+        dg.DagsterInstance.from_config(str(home)) as instance,
+        create_test_daemon_workspace_context(WorkspaceFileTarget([str(ROOT / "workspace.yaml")]), instance) as daemon,
+    ):
         instance.add_dynamic_partitions(MODELS, ["ghost"])
         first = tick(daemon, instance, "model_partitions_sync")
         assert first.status == TickStatus.SKIPPED, first.error
         assert sorted(instance.get_dynamic_partitions(MODELS)) == ["ghost", "model-b", DEMO_MODEL]
         assert first.skip_reason.startswith(f"added 2 model(s) of the model registry {registry}")
         assert "'ghost'" in first.skip_reason and "delete_dynamic_partition('models', 'ghost')" in first.skip_reason
-        assert sorted(first.tick_data.dynamic_partitions_request_results[0].added_partitions) == ["model-b",
-                                                                                                   DEMO_MODEL]
+        assert sorted(first.tick_data.dynamic_partitions_request_results[0].added_partitions) == ["model-b", DEMO_MODEL]
         second = tick(daemon, instance, "model_partitions_sync")
         assert second.status == TickStatus.SKIPPED and second.tick_id != first.tick_id, second.error
         assert second.skip_reason.startswith(f"every model of the model registry {registry} is a 'models' partition")

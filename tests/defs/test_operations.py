@@ -15,7 +15,7 @@ from fairness_assets.defs.partitions import AUDIT_ROUND_TAG, MODEL_PARTITIONS
 from resources import database as D
 from resources.alerts import AlertResource
 from resources.settings import AuditGridResource, GenerationSourceResource, load_settings
-from tests.helpers.pipeline import DEMO_KEY, DEMO_MODEL, DEMO_RESPONSES, altered_responses, audit
+from tests.helpers.pipeline import DEMO_KEY, DEMO_RESPONSES, altered_responses, audit
 from tests.helpers.servers import Receiver, smtp_server
 
 
@@ -34,8 +34,13 @@ def test_code_location_has_the_jobs_schedule_and_sensors():
 
     assert study_audit.config["resources"]["audit_grid"]["config"]["preset"] == "study"
     assert loaded.resolve_schedule_def("reaudit_schedule").cron_schedule == schedules.DEFAULT_CRON
-    for sensor in ("parse_quality_alert", "run_failure_alert", "invalid_partition_alert", "failed_tick_alert",
-                   "model_partitions_sync"):
+    for sensor in (
+        "parse_quality_alert",
+        "run_failure_alert",
+        "invalid_partition_alert",
+        "failed_tick_alert",
+        "model_partitions_sync",
+    ):
         assert loaded.resolve_sensor_def(sensor) is not None
     assert "alerts" in loaded.resources
     for asset in ("audit_drift", "generations", "recommendations", "drs_scores"):
@@ -58,8 +63,9 @@ def test_reaudit_schedule_requests_every_registered_model_and_template(tmp_path)
     (tmp_path / "instance").mkdir()
     instance = dg.DagsterInstance.local_temp(str(tmp_path / "instance"))
     registry = tmp_path / "models.yaml"
-    registry.write_text("models:\n" + "".join(f"  {m}:\n    source: org/{m}\n"
-                                              for m in ("qwen2.5-0.5b-demo", "model-a", "model-b")))
+    registry.write_text(
+        "models:\n" + "".join(f"  {m}:\n    source: org/{m}\n" for m in ("qwen2.5-0.5b-demo", "model-a", "model-b"))
+    )
     grid = AuditGridResource(preset="demo", templates=["base", "regional"], model_registry_path=str(registry))
     resources = {"audit_grid": grid, "generation_source": GenerationSourceResource()}
     tick = dt.datetime(2026, 11, 30, 6, 0, tzinfo=dt.timezone.utc)
@@ -102,8 +108,10 @@ def test_reaudit_rounds_store_a_drift_table(tmp_path, db):
     assert drift["audit_id"].str.endswith("-r2").all() and drift["previous_audit_id"].str.endswith("-r1").all()
 
     # the "model" now sends everyone to Nigerian universities instead of MIT and Stanford
-    changed = altered_responses(tmp_path, {"Massachusetts Institute of Technology": "University of Lagos",
-                                           "Stanford University": "University of Ibadan"})
+    changed = altered_responses(
+        tmp_path,
+        {"Massachusetts Institute of Technology": "University of Lagos", "Stanford University": "University of Ibadan"},
+    )
     third = audit(instance, db, changed, tags={AUDIT_ROUND_TAG: "r3"})
     assert third.success
     drift = db.read_rows(D.DriftRow)
@@ -145,8 +153,9 @@ def test_parse_quality_sensor_alerts_on_non_blocking_check_failures(tmp_path, db
         assert sorted(p["json"]["check"] for p in hook.posts) == sorted(failed)
         assert all(p["json"]["partition"] == DEMO_KEY and p["json"]["run_id"] == run.run_id for p in hook.posts)
         # the cursor moved past them: a second tick sends nothing
-        with _check_sensor_context(instance, AlertResource(channels="webhook", webhook_url=hook.url),
-                                   cursor=ctx.cursor) as ctx2:
+        with _check_sensor_context(
+            instance, AlertResource(channels="webhook", webhook_url=hook.url), cursor=ctx.cursor
+        ) as ctx2:
             assert isinstance(parse_quality_alert(ctx2), dg.SkipReason)
         assert len(hook.posts) == len(failed)
 
@@ -169,11 +178,18 @@ def test_blocking_check_failure_alerts_twice_check_and_run(tmp_path, db):
         n_check_mails = len(mails)
 
         dagster_run = instance.get_run_by_id(run.run_id)
-        failure = next(e for e in instance.all_logs(run.run_id) if e.dagster_event and e.dagster_event.event_type_value
-                       == "PIPELINE_FAILURE").dagster_event
+        failure = next(
+            e
+            for e in instance.all_logs(run.run_id)
+            if e.dagster_event and e.dagster_event.event_type_value == "PIPELINE_FAILURE"
+        ).dagster_event
         with dg.build_run_status_sensor_context(
-                sensor_name="run_failure_alert", dagster_instance=instance, dagster_run=dagster_run,
-                dagster_event=failure, resources={"alerts": alerts}) as status_ctx:
+            sensor_name="run_failure_alert",
+            dagster_instance=instance,
+            dagster_run=dagster_run,
+            dagster_event=failure,
+            resources={"alerts": alerts},
+        ) as status_ctx:
             run_failure_alert(status_ctx.for_run_failure())
         assert len(mails) == n_check_mails + 1
         body = mails[-1].get_payload()
@@ -199,17 +215,23 @@ def test_kubernetes_files_agree_with_the_code():
     registry = load_model_registry(ROOT / "deploy" / "k8s" / "models.yaml")
     spec = registry["llama-3.1-8b-instruct"]
     assert spec.backend == "openai"
-    server = [d for d in yaml.safe_load_all((ROOT / "deploy" / "k8s" / "vllm.yaml").read_text()) if d["kind"] == "Deployment"][0]
+    server = [
+        d for d in yaml.safe_load_all((ROOT / "deploy" / "k8s" / "vllm.yaml").read_text()) if d["kind"] == "Deployment"
+    ][0]
     container = server["spec"]["template"]["spec"]["containers"][0]
     args = container["args"]
     assert args[args.index("--served-model-name") + 1] == spec.source
     service_url = f"http://{server['metadata']['name']}.{server['metadata']['namespace']}.svc:8000/v1"
     assert spec.base_url == service_url
     # the vLLM pod and the generation step ask for GPUs the same way
-    assert container["resources"]["limits"]["nvidia.com/gpu"] == K8S_GPU_CONFIG["dagster-k8s/config"][
-        "container_config"]["resources"]["limits"]["nvidia.com/gpu"]
-    assert server["spec"]["template"]["spec"]["nodeSelector"] == K8S_GPU_CONFIG["dagster-k8s/config"][
-        "pod_spec_config"]["node_selector"]
+    assert (
+        container["resources"]["limits"]["nvidia.com/gpu"]
+        == K8S_GPU_CONFIG["dagster-k8s/config"]["container_config"]["resources"]["limits"]["nvidia.com/gpu"]
+    )
+    assert (
+        server["spec"]["template"]["spec"]["nodeSelector"]
+        == K8S_GPU_CONFIG["dagster-k8s/config"]["pod_spec_config"]["node_selector"]
+    )
 
 
 def test_executor_is_chosen_by_environment(monkeypatch):
@@ -247,13 +269,20 @@ def test_backfill_of_one_model_is_one_run_that_loads_the_weights_once(tmp_path):
     database = D.ResultsDatabase(url=f"sqlite:///{tmp_path / 'r.db'}")
     templates = ["base", "class_only", "gender_only"]  # a contiguous range of the template dimension
     result = dg.materialize(
-        [ref.profiles, ref.prompts, gen.generations], instance=instance, raise_on_error=False,
-        tags={"dagster/asset_partition_range_start": "tiny|base", "dagster/asset_partition_range_end": "tiny|gender_only"},
+        [ref.profiles, ref.prompts, gen.generations],
+        instance=instance,
+        raise_on_error=False,
+        tags={
+            "dagster/asset_partition_range_start": "tiny|base",
+            "dagster/asset_partition_range_end": "tiny|gender_only",
+        },
         resources={
-            "database": database, "results_io": D.SQLResultsIOManager(database=database),
+            "database": database,
+            "results_io": D.SQLResultsIOManager(database=database),
             "reference": ReferenceDataResource(),
-            "audit_grid": AuditGridResource(preset="demo", models=["tiny"], runs=1, templates=templates,
-                                            model_registry_path=str(registry)),
+            "audit_grid": AuditGridResource(
+                preset="demo", models=["tiny"], runs=1, templates=templates, model_registry_path=str(registry)
+            ),
             "generation_source": GenerationSourceResource(max_new_tokens=4),
             "llm": LLMResource(registry_path=str(registry), device="cpu", batch_size=8),
         },
@@ -283,15 +312,25 @@ def test_backfill_over_two_models_holds_one_model_at_a_time(tmp_path):
     instance.add_dynamic_partitions(MODEL_PARTITIONS.name, ["tiny", "tiny2"])
     database = D.ResultsDatabase(url=f"sqlite:///{tmp_path / 'r.db'}")
     result = dg.materialize(
-        [ref.profiles, ref.prompts, gen.generations], instance=instance, raise_on_error=False,
+        [ref.profiles, ref.prompts, gen.generations],
+        instance=instance,
+        raise_on_error=False,
         # a multi-partition range is a box: models tiny..tiny2 x templates base..base
         tags={"dagster/asset_partition_range_start": "tiny|base", "dagster/asset_partition_range_end": "tiny2|base"},
         resources={
-            "database": database, "results_io": D.SQLResultsIOManager(database=database),
+            "database": database,
+            "results_io": D.SQLResultsIOManager(database=database),
             "reference": ReferenceDataResource(),
-            "audit_grid": AuditGridResource(preset="demo", models=["tiny", "tiny2"], runs=1, templates=["base"],
-                                            genders=["female"], economic_classes=["low"], nationalities=["Nigeria"],
-                                            model_registry_path=str(registry)),
+            "audit_grid": AuditGridResource(
+                preset="demo",
+                models=["tiny", "tiny2"],
+                runs=1,
+                templates=["base"],
+                genders=["female"],
+                economic_classes=["low"],
+                nationalities=["Nigeria"],
+                model_registry_path=str(registry),
+            ),
             "generation_source": GenerationSourceResource(max_new_tokens=2),
             "llm": LLMResource(registry_path=str(registry), device="cpu", batch_size=8),
         },
@@ -312,8 +351,9 @@ def test_drift_skips_audits_that_are_not_comparable(tmp_path, db):
     first = audit(instance, db, DEMO_RESPONSES, tags={AUDIT_ROUND_TAG: "r1"})
     assert first.success
     headline = db.audit_history(DEMO_KEY)[drift_core.HEADLINE_COLUMNS]
-    db.archive_audit(DEMO_KEY, "study-0123abcd-r9", headline.assign(value=headline["value"] * 0.5),
-                     audit_base="study-0123abcd")
+    db.archive_audit(
+        DEMO_KEY, "study-0123abcd-r9", headline.assign(value=headline["value"] * 0.5), audit_base="study-0123abcd"
+    )
     again = audit(instance, db, DEMO_RESPONSES, tags={AUDIT_ROUND_TAG: "r2"})
     drift = db.read_rows(D.DriftRow)
     assert set(drift["previous_audit_id"]) == {first.run_id and drift["previous_audit_id"].iloc[0]}
@@ -330,8 +370,14 @@ def test_alert_delivered_on_one_channel_is_not_sent_again(tmp_path, db):
     from tests.helpers.servers import free_port
 
     with Receiver() as hook:
-        alerts = AlertResource(channels="webhook,email", webhook_url=hook.url, smtp_host="127.0.0.1",
-                               smtp_port=free_port(), email_to="ops@example.org", timeout_s=2)
+        alerts = AlertResource(
+            channels="webhook,email",
+            webhook_url=hook.url,
+            smtp_host="127.0.0.1",
+            smtp_port=free_port(),
+            email_to="ops@example.org",
+            timeout_s=2,
+        )
         ctx, result = _failed_checks_alert(instance, alerts)  # e-mail is down, the webhook is up
         assert len(hook.posts) == len(failed)
         with _check_sensor_context(instance, alerts, cursor=ctx.cursor) as ctx2:
@@ -376,8 +422,14 @@ def test_half_finished_generation_round_is_not_scored_as_one_audit(tmp_path, db)
     assert audit(instance, db, DEMO_RESPONSES, tags={AUDIT_ROUND_TAG: "r1"}).success
     stored = db.read_rows(D.Generation).drop(columns=["id"])
     db.append_rows(D.Generation, stored.head(3).assign(audit_id="demo-feedbeef-r2"))  # a round that crashed
-    result = dg.materialize(ASSETS, selection=[und.recommendations], instance=instance, partition_key=DEMO_KEY,
-                            raise_on_error=False, resources=resources(db, DEMO_RESPONSES))
+    result = dg.materialize(
+        ASSETS,
+        selection=[und.recommendations],
+        instance=instance,
+        partition_key=DEMO_KEY,
+        raise_on_error=False,
+        resources=resources(db, DEMO_RESPONSES),
+    )
     assert not result.success
     message = " ".join(str(getattr(e.event_specific_data, "error", "")) for e in result.all_events if e.is_failure)
     assert "hold rows of 2 audits" in message and "demo-feedbeef-r2" in message
@@ -403,12 +455,12 @@ def test_generation_gpu_request_can_be_switched_off_for_vllm():
     assert "dagster-k8s/config" not in off.stdout
 
 
-
 def test_k8s_executor_without_its_extra_names_the_extra(monkeypatch):
     from fairness_assets.defs.operations import executors
 
     try:
         import dagster_k8s  # noqa: F401
+
         pytest.skip("dagster-k8s is installed here: the missing-extra message cannot be shown")
     except ImportError:
         pass
@@ -423,9 +475,13 @@ def test_an_empty_partition_range_fails_instead_of_generating_nothing(tmp_path, 
     instance = dg.DagsterInstance.ephemeral()
     instance.add_dynamic_partitions(MODEL_PARTITIONS.name, ["m1", "m2"])
     result = dg.materialize(
-        ASSETS, selection=[generations], instance=instance, raise_on_error=False,
+        ASSETS,
+        selection=[generations],
+        instance=instance,
+        raise_on_error=False,
         tags={"dagster/asset_partition_range_start": "m1|regional", "dagster/asset_partition_range_end": "m2|academic"},
-        resources=resources(db, DEMO_RESPONSES))
+        resources=resources(db, DEMO_RESPONSES),
+    )
     assert not result.success
     message = " ".join(str(getattr(e.event_specific_data, "error", "")) for e in result.all_events if e.is_failure)
     assert "selects no model x template partition" in message

@@ -3,21 +3,34 @@ missing from the registry or from the responses file, or a name with '|', fails 
 that names the model and says what to do (issue 11 item 11)."""
 
 import dagster as dg
+
 from fairness_assets.defs.partitions import MODEL_PARTITIONS, unusable_models
 from resources import database as D
 from resources.settings import GenerationSourceResource
 from tests.helpers.pipeline import ASSETS, DEMO_RESPONSES, resources
 
-REFERENCE_AND_GENERATIONS = ["qs_corpus", "country_geography", "capital_distances", "profiles", "prompts", "generations"]
+REFERENCE_AND_GENERATIONS = [
+    "qs_corpus",
+    "country_geography",
+    "capital_distances",
+    "profiles",
+    "prompts",
+    "generations",
+]
 
 
 def _run(tmp_path, model: str, responses=DEMO_RESPONSES, **overrides):
     instance = dg.DagsterInstance.ephemeral()
     instance.add_dynamic_partitions(MODEL_PARTITIONS.name, [model])
     db = D.ResultsDatabase(url=f"sqlite:///{tmp_path / 'r.db'}")
-    result = dg.materialize(ASSETS, selection=REFERENCE_AND_GENERATIONS, instance=instance,
-                            partition_key=dg.MultiPartitionKey({"model": model, "template": "base"}),
-                            raise_on_error=False, resources=resources(db, responses, **overrides))
+    result = dg.materialize(
+        ASSETS,
+        selection=REFERENCE_AND_GENERATIONS,
+        instance=instance,
+        partition_key=dg.MultiPartitionKey({"model": model, "template": "base"}),
+        raise_on_error=False,
+        resources=resources(db, responses, **overrides),
+    )
     failures = [ev.step_failure_data.error for ev in result.all_events if ev.is_step_failure]
     messages = []
     for err in failures:

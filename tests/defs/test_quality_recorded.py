@@ -25,11 +25,16 @@ CHECKS = [s.name for s in CHECK_SPECS]
 PARTS = dg.StaticPartitionsDefinition(["a", "b", "c"])
 
 
-@dg.asset(partitions_def=PARTS, backfill_policy=dg.BackfillPolicy.single_run(),
-          check_specs=[dg.AssetCheckSpec("ok", asset="x", partitions_def=PARTS)])
+@dg.asset(
+    partitions_def=PARTS,
+    backfill_policy=dg.BackfillPolicy.single_run(),
+    check_specs=[dg.AssetCheckSpec("ok", asset="x", partitions_def=PARTS)],
+)
 def x(context) -> None:
     yield dg.MaterializeResult()
-    yield dg.AssetCheckResult(passed=len(context.partition_keys) == 1, metadata={"keys": ",".join(context.partition_keys)})
+    yield dg.AssetCheckResult(
+        passed=len(context.partition_keys) == 1, metadata={"keys": ",".join(context.partition_keys)}
+    )
 
 
 def _range(start: str, end: str) -> dict:
@@ -78,8 +83,7 @@ def audited(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("recorded")
     database = D.ResultsDatabase(url=f"sqlite:///{tmp / 'results.db'}")
     instance = dg.DagsterInstance.ephemeral()
-    result = audit(instance, database, DEMO_RESPONSES,
-                   parse_quality=ParseQualityResource(min_three_items_share=0.99))
+    result = audit(instance, database, DEMO_RESPONSES, parse_quality=ParseQualityResource(min_three_items_share=0.99))
     assert result.success, [e.message for e in result.all_events if e.is_failure]
     yield instance, database, result, tmp
     database.dispose()
@@ -87,8 +91,9 @@ def audited(tmp_path_factory):
 
 def test_the_report_shows_the_recorded_evaluations_not_a_recomputation(audited):
     instance, database, result, _ = audited
-    recorded = {c.check_name: c for c in result.get_asset_check_evaluations()
-                if c.asset_key == dg.AssetKey("recommendations")}
+    recorded = {
+        c.check_name: c for c in result.get_asset_check_evaluations() if c.asset_key == dg.AssetKey("recommendations")
+    }
     assert sorted(recorded) == sorted(CHECKS)
     assert recorded["three_items_share"].passed is False  # recorded with the run's threshold
     table = _quality_rows(_report_markdown(database))
@@ -127,8 +132,13 @@ def test_a_report_with_the_checks_not_run_says_not_evaluated(audited):
 
 def test_a_later_evaluation_of_the_partition_replaces_the_earlier_one(audited):
     instance, database, _, _ = audited
-    rerun = dg.materialize(ASSETS, instance=instance, partition_key=DEMO_KEY, selection=["recommendations"],
-                           resources=resources(database, DEMO_RESPONSES))  # the default threshold (0.5)
+    rerun = dg.materialize(
+        ASSETS,
+        instance=instance,
+        partition_key=DEMO_KEY,
+        selection=["recommendations"],
+        resources=resources(database, DEMO_RESPONSES),
+    )  # the default threshold (0.5)
     assert rerun.success
     now = {c.name: c for c in RecordedQuality(instance, CHECK_SPECS).of(DEMO_KEY)}
     assert {c.run_id for c in now.values()} == {rerun.run_id}
@@ -188,7 +198,9 @@ def test_the_html_count_of_passed_checks_leaves_out_the_checks_not_evaluated():
     from fairness_assets.core import report as report_core
     from fairness_assets.defs.services import RecordedCheck, quality_frame
 
-    checks = [RecordedCheck("parse_rate", True, 0.9, 0.8, True, run_id="r1"),
-              RecordedCheck("match_rate", None, None, None, True, note=NOT_RUN)]
+    checks = [
+        RecordedCheck("parse_rate", True, 0.9, 0.8, True, run_id="r1"),
+        RecordedCheck("match_rate", None, None, None, True, note=NOT_RUN),
+    ]
     html, _ = report_core.render_report(title="t", quality=quality_frame({"m|base": checks}))
     assert "1 of 2 checks passed; 1 not evaluated." in html and "2 of 2 checks passed" not in html

@@ -25,9 +25,13 @@ from resources.settings import AuditGridResource, GenerationSourceResource, Pars
 from resources.tagger import SubjectTaggerResource
 
 DEFAULT = json.loads((SUITES_DIR / "recommendations_quality.json").read_text(encoding="utf-8"))
-GOOD = json.dumps([{"university": "MIT", "program": "MSc Computer Science", "country": "USA"},
-                   {"university": "University of Lagos", "program": "MBA", "country": "Nigeria"},
-                   {"university": "UCL", "program": "MSc Public Health", "country": "UK"}])
+GOOD = json.dumps(
+    [
+        {"university": "MIT", "program": "MSc Computer Science", "country": "USA"},
+        {"university": "University of Lagos", "program": "MBA", "country": "Nigeria"},
+        {"university": "UCL", "program": "MSc Public Health", "country": "UK"},
+    ]
+)
 
 
 def _suite(tmp_path, name: str, edit) -> str:
@@ -56,12 +60,15 @@ def test_the_declared_checks_are_those_of_the_default_suite():
     assert parse_quality_suite(ParseQualityResource(), und.DECLARED_CHECKS)["name"] == DEFAULT["name"]
 
 
-@pytest.mark.parametrize("edit, difference", [
-    (_drop("match_rate"), "missing: match_rate"),
-    (_add, "not declared: parse_rate_strict"),
-    (_flip("three_items_share"), "blocking differs: three_items_share"),
-    (_flip("parse_rate"), "blocking differs: parse_rate"),
-])
+@pytest.mark.parametrize(
+    "edit, difference",
+    [
+        (_drop("match_rate"), "missing: match_rate"),
+        (_add, "not declared: parse_rate_strict"),
+        (_flip("three_items_share"), "blocking differs: three_items_share"),
+        (_flip("parse_rate"), "blocking differs: parse_rate"),
+    ],
+)
 def test_a_suite_with_other_checks_is_refused_naming_the_suite_and_both_lists(tmp_path, edit, difference):
     path = _suite(tmp_path, "other", edit)
     with pytest.raises(ValueError) as err:
@@ -72,8 +79,9 @@ def test_a_suite_with_other_checks_is_refused_naming_the_suite_and_both_lists(tm
     assert expected, message
     assert expected.group(1).split(", ") == [f"{n} (blocking)" if b else n for n, b in und.DECLARED_CHECKS.items()]
     found = json.loads(open(path, encoding="utf-8").read())["checks"]
-    assert expected.group(2).split(", ") == [f"{c['name']} (blocking)" if c.get("blocking") else c["name"]
-                                             for c in found]
+    assert expected.group(2).split(", ") == [
+        f"{c['name']} (blocking)" if c.get("blocking") else c["name"] for c in found
+    ]
 
 
 def test_an_unknown_suite_is_named(tmp_path):
@@ -84,20 +92,37 @@ def test_an_unknown_suite_is_named(tmp_path):
 def _run(tmp_path, **quality):
     instance = dg.DagsterInstance.ephemeral()
     instance.add_dynamic_partitions(MODEL_PARTITIONS.name, ["m1"])
-    rows = [{"model": "m1", "template": "base", "gender": ["male", "female", "transgender"][i % 3],
-             "economic_class": ["high", "low"][(i // 3) % 2], "nationality": ["Nigeria", "India"][(i // 6) % 2],
-             "run": i // 12, "response": GOOD} for i in range(12)]
+    rows = [
+        {
+            "model": "m1",
+            "template": "base",
+            "gender": ["male", "female", "transgender"][i % 3],
+            "economic_class": ["high", "low"][(i // 3) % 2],
+            "nationality": ["Nigeria", "India"][(i // 6) % 2],
+            "run": i // 12,
+            "response": GOOD,
+        }
+        for i in range(12)
+    ]
     responses = tmp_path / "responses.jsonl"
     responses.write_text("\n".join(json.dumps(r) for r in rows))
     database = D.ResultsDatabase(url=f"sqlite:///{tmp_path / 'r.db'}")
     result = dg.materialize(
         [ref.qs_corpus, ref.profiles, ref.prompts, gen.generations, und.recommendations],
-        instance=instance, partition_key=str(PartitionKey("m1", "base")), raise_on_error=False,
-        resources={"database": database, "results_io": D.SQLResultsIOManager(database=database),
-                   "reference": ReferenceDataResource(), "audit_grid": AuditGridResource(),
-                   "generation_source": GenerationSourceResource(responses_path=str(responses)),
-                   "subject_tagger": SubjectTaggerResource(), "parse_quality": ParseQualityResource(**quality),
-                   "llm": LLMResource()})
+        instance=instance,
+        partition_key=str(PartitionKey("m1", "base")),
+        raise_on_error=False,
+        resources={
+            "database": database,
+            "results_io": D.SQLResultsIOManager(database=database),
+            "reference": ReferenceDataResource(),
+            "audit_grid": AuditGridResource(),
+            "generation_source": GenerationSourceResource(responses_path=str(responses)),
+            "subject_tagger": SubjectTaggerResource(),
+            "parse_quality": ParseQualityResource(**quality),
+            "llm": LLMResource(),
+        },
+    )
     database.dispose()
     return result
 

@@ -20,7 +20,11 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_definitions_validate_cli(results_home):
     out = subprocess.run(
         [sys.executable, "-m", "dagster", "definitions", "validate", "-w", str(ROOT / "workspace.yaml")],
-        cwd=ROOT, capture_output=True, text=True, timeout=300, env={**os.environ},
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ},
     )
     assert out.returncode == 0, out.stdout + out.stderr
     assert "Validation successful for code location fairness-audit" in out.stdout + out.stderr
@@ -92,6 +96,9 @@ def test_malformed_corpus_fails_the_asset_with_a_named_error(tmp_path):
     with pytest.raises(Exception, match=r"bad\.csv: line 3, column '2024 RANK': unparseable rank 'soon'"):
         dg.materialize(
             [ref.qs_corpus],
-            resources={"database": database, "results_io": D.SQLResultsIOManager(database=database),
-                       "reference": ReferenceDataResource(corpus_path=str(bad))},
+            resources={
+                "database": database,
+                "results_io": D.SQLResultsIOManager(database=database),
+                "reference": ReferenceDataResource(corpus_path=str(bad)),
+            },
         )

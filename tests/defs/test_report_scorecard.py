@@ -36,20 +36,31 @@ def audited(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("scorecard")
     db = D.ResultsDatabase(url=f"sqlite:///{tmp / 'results.db'}")
     gate = tmp / "gate.yaml"
-    gate.write_text("baseline: model-a\ncandidate: model-b\nlines:\n  - metric: drs\n    must_not_drop_by: 1.0\n",
-                    encoding="utf-8")
+    gate.write_text(
+        "baseline: model-a\ncandidate: model-b\nlines:\n  - metric: drs\n    must_not_drop_by: 1.0\n", encoding="utf-8"
+    )
     settings = ReportResource(output_dir=str(tmp / "reports"), base_url=BASE_URL + "/", gate_file=str(gate))
     instance = dg.DagsterInstance.ephemeral()
     instance.add_dynamic_partitions("models", ["model-a", "model-b"])
     a = _as_model(P.DEMO_RESPONSES, "model-a", tmp / "a.jsonl")
-    b = _as_model(P.altered_responses(tmp, {"Massachusetts Institute of Technology": "University of Lagos"}),
-                  "model-b", tmp / "b.jsonl")
+    b = _as_model(
+        P.altered_responses(tmp, {"Massachusetts Institute of Technology": "University of Lagos"}),
+        "model-b",
+        tmp / "b.jsonl",
+    )
     assets = P.ASSETS
     # the gate only once both models are audited (with model-a alone it is inconclusive and blocks the run)
     first = ReportResource(output_dir=str(tmp / "reports"), base_url=BASE_URL + "/")
-    runs = [dg.materialize(assets, instance=instance, partition_key=str(PartitionKey(m, "base")), raise_on_error=False,
-                           resources=P.resources(db, path, report_settings=s))
-            for m, path, s in (("model-a", a, first), ("model-b", b, settings))]
+    runs = [
+        dg.materialize(
+            assets,
+            instance=instance,
+            partition_key=str(PartitionKey(m, "base")),
+            raise_on_error=False,
+            resources=P.resources(db, path, report_settings=s),
+        )
+        for m, path, s in (("model-a", a, first), ("model-b", b, settings))
+    ]
     assert all(r.success for r in runs), [e.message for r in runs for e in r.all_events if e.is_failure]
     report = db.read_rows(D.ReportFile).sort_values("created_at").iloc[-1]
     return db, runs, tmp, settings, report
@@ -70,7 +81,7 @@ def _scorecard_rows(markdown: str) -> dict[tuple[str, str], dict[str, str]]:
     header = [unescape(c) for c in table[0].strip("|").split(" | ")]
     out = {}
     for line in table[2:]:
-        cells = dict(zip(header, (unescape(c) for c in line.strip("|").split(" | "))))
+        cells = dict(zip(header, (unescape(c) for c in line.strip("|").split(" | ")), strict=False))
         out[(cells["model"], cells["template"])] = cells
     return out
 
@@ -102,8 +113,9 @@ def test_the_scorecard_figures_match_the_stored_tables(audited):
         # the demo has one run: the interval is the one over profiles
         over = var[(var["group_by"] == "overall") & (var["metric"] == "drs") & (var["unit"] == "profile")].iloc[0]
         mean = float(responses["drs"].mean())  # over the scored answers
-        assert cells["mean DRS [95% interval]"] == (f"{mean:.3f} [{over['ci_low']:.3f}, {over['ci_high']:.3f}] over "
-                                                    f"{int(over['n_units'])} profiles")
+        assert cells["mean DRS [95% interval]"] == (
+            f"{mean:.3f} [{over['ci_low']:.3f}, {over['ci_high']:.3f}] over {int(over['n_units'])} profiles"
+        )
         assert cells["mean Acad [95% interval]"] == "not defined: the template states no subject interest"
         rank = board[(board["model"] == model) & (board["template"] == template) & (board["metric"] == "drs")].iloc[0]
         assert cells["compared (DRS rank)"].startswith(f"DRS rank {rank['rank']} of 2")

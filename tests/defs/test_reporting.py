@@ -7,7 +7,6 @@ import re
 from pathlib import Path
 
 import dagster as dg
-import pandas as pd
 import pytest
 
 from fairness_assets.core import tables as tables_core
@@ -19,8 +18,9 @@ from tests.helpers.pipeline import DEMO_KEY, DEMO_MODEL, DEMO_RESPONSES, altered
 
 pytestmark = pytest.mark.slow  # module fixtures materialize the audit (about 35 s)
 
-PER_PARTITION = [n for n in FIGURE_NAMES if n not in ("base_vs_regional_drs", "base_vs_regional_grs",
-                                                      "model_comparison", "drift")]
+PER_PARTITION = [
+    n for n in FIGURE_NAMES if n not in ("base_vs_regional_drs", "base_vs_regional_grs", "model_comparison", "drift")
+]
 
 
 def _as_model(path: Path, model: str, out: Path) -> Path:
@@ -37,14 +37,28 @@ def two_models(tmp_path_factory):
     db = D.ResultsDatabase(url=f"sqlite:///{tmp / 'results.db'}")
     instance = dg.DagsterInstance.ephemeral()
     a = _as_model(DEMO_RESPONSES, "model-a", tmp / "a.jsonl")
-    b = _as_model(altered_responses(tmp, {"Massachusetts Institute of Technology": "University of Lagos"}),
-                  "model-b", tmp / "b.jsonl")
-    b2 = _as_model(altered_responses(tmp, {"Massachusetts Institute of Technology": "University of Lagos",
-                                           "Stanford University": "University of Ibadan"}, "b2src.jsonl"),
-                   "model-b", tmp / "b2.jsonl")
-    runs = [audit(instance, db, a, key="model-a|base", tags={AUDIT_ROUND_TAG: "r1"}),
-            audit(instance, db, b, key="model-b|base", tags={AUDIT_ROUND_TAG: "r1"}),
-            audit(instance, db, b2, key="model-b|base", tags={AUDIT_ROUND_TAG: "r2"})]
+    b = _as_model(
+        altered_responses(tmp, {"Massachusetts Institute of Technology": "University of Lagos"}),
+        "model-b",
+        tmp / "b.jsonl",
+    )
+    b2 = _as_model(
+        altered_responses(
+            tmp,
+            {
+                "Massachusetts Institute of Technology": "University of Lagos",
+                "Stanford University": "University of Ibadan",
+            },
+            "b2src.jsonl",
+        ),
+        "model-b",
+        tmp / "b2.jsonl",
+    )
+    runs = [
+        audit(instance, db, a, key="model-a|base", tags={AUDIT_ROUND_TAG: "r1"}),
+        audit(instance, db, b, key="model-b|base", tags={AUDIT_ROUND_TAG: "r1"}),
+        audit(instance, db, b2, key="model-b|base", tags={AUDIT_ROUND_TAG: "r2"}),
+    ]
     assert all(r.success for r in runs), [e.message for r in runs for e in r.all_events if e.is_failure]
     return db, runs, tmp
 
@@ -59,7 +73,9 @@ def test_statistics_are_stored_with_significance_markings(two_models):
     assert set(overall["unit"]) == {"run", "profile"}
     summary = tables_core.from_long(db.read_rows(D.MetricRow, ["model-a|base"]))["drs_summary"]
     # the headline mean is the DRS summary's mean
-    assert float(overall["mean"].iloc[0]) == pytest.approx(float(summary.loc[summary["group_by"] == "overall", "drs"].iloc[0]))
+    assert float(overall["mean"].iloc[0]) == pytest.approx(
+        float(summary.loc[summary["group_by"] == "overall", "drs"].iloc[0])
+    )
     assert set(dis["attribute"]) == {"gender", "economic_class", "nationality"}
     assert set(dis["marking"]) <= {"significant", "not significant", "too few pairs"}
     meta = runs[0].asset_materializations_for_node("audit_statistics")[0].metadata
@@ -87,8 +103,17 @@ def test_report_has_provenance_tables_figures_quality_comparison_and_drift(two_m
     assert json.loads(report["partitions"]) == ["model-a|base", "model-b|base"]
     for section in ("summary", "provenance", "quality", "tables", "figures"):
         assert f'id="{section}"' in html
-    for key in ("corpus sha256", "template sha256", "parser", "matcher", "subject tagger", "code version",
-                "decoding parameters", "scoring parameters", "statistics"):
+    for key in (
+        "corpus sha256",
+        "template sha256",
+        "parser",
+        "matcher",
+        "subject tagger",
+        "code version",
+        "decoding parameters",
+        "scoring parameters",
+        "statistics",
+    ):
         assert key in html and key in md
     assert "a.jsonl" in html and "b2.jsonl" in html  # each partition names its responses file
     # every figure embedded (self-contained), and linked from the Markdown twin to a file beside it
@@ -112,8 +137,11 @@ def test_report_without_scored_partitions_fails_clearly(tmp_path):
     report = [a for a in ASSETS if dg.AssetKey("audit_report") in a.keys]
     result = dg.materialize(report, resources=resources(db, DEMO_RESPONSES), raise_on_error=False)
     assert not result.success
-    assert any("no scored partition" in (e.message or "") + str(getattr(e.event_specific_data, "error", ""))
-               for e in result.all_events if e.is_failure)
+    assert any(
+        "no scored partition" in (e.message or "") + str(getattr(e.event_specific_data, "error", ""))
+        for e in result.all_events
+        if e.is_failure
+    )
 
 
 def test_base_vs_regional_figures_on_the_asset_and_in_the_report(tmp_path):
@@ -132,7 +160,9 @@ def test_base_vs_regional_figures_on_the_asset_and_in_the_report(tmp_path):
     for name in ("base_vs_regional_drs", "base_vs_regional_grs"):
         assert "data:image/png;base64," in meta[f"figure {model} {name}"].value
     md = Path(db.read_rows(D.ReportFile)["markdown_path"].iloc[-1]).read_text()
-    assert re.search(r"base_vs_regional_drs-[0-9a-f]{10}\.png", md) and re.search(r"base_vs_regional_grs-[0-9a-f]{10}\.png", md)
+    assert re.search(r"base_vs_regional_drs-[0-9a-f]{10}\.png", md) and re.search(
+        r"base_vs_regional_grs-[0-9a-f]{10}\.png", md
+    )
     assert "Base vs regional: drs change" in md
 
 
@@ -160,8 +190,11 @@ def test_model_comparison_is_stored_with_its_leaderboard_and_in_the_report(two_m
     assert set(board["model"]) == {"model-a", "model-b"} and board["rank"].notna().all()
     gate = stored["gate"]
     assert gate.empty  # no gate configured
-    check = [e for e in runs[-1].all_events if e.event_type_value == "ASSET_CHECK_EVALUATION"
-             and e.event_specific_data.check_name == "release_gate"]
+    check = [
+        e
+        for e in runs[-1].all_events
+        if e.event_type_value == "ASSET_CHECK_EVALUATION" and e.event_specific_data.check_name == "release_gate"
+    ]
     assert check and check[-1].event_specific_data.passed
     html = Path(db.read_rows(D.ReportFile).iloc[-1]["html_path"]).read_text()
     assert "Model comparison" in html and "Leaderboard" in html and "comparison_model-a_vs_model-b" in html
@@ -172,20 +205,32 @@ def test_release_gate_is_a_blocking_check_with_each_line(two_models, margin, pas
     """The gate file of FAIRNESS_GATE_FILE judged by the blocking check: a margin no difference can
     reach passes; a zero margin on Rep, which model-b lowers, does not (fail or inconclusive), and
     the report downstream is blocked."""
-    from fairness_assets.defs.reporting import assets as reporting, comparison
+    from fairness_assets.defs.reporting import assets as reporting
+    from fairness_assets.defs.reporting import comparison
     from resources.settings import ReportResource
 
     db, runs, tmp = two_models
     gate = tmp / f"gate-{margin}.yaml"
-    gate.write_text(f"baseline: model-a\ncandidate: model-b\nlines:\n  - metric: rep\n    must_not_drop_by: {margin}\n",
-                    encoding="utf-8")
+    gate.write_text(
+        f"baseline: model-a\ncandidate: model-b\nlines:\n  - metric: rep\n    must_not_drop_by: {margin}\n",
+        encoding="utf-8",
+    )
     from tests.helpers.pipeline import resources
-    res = resources(db, tmp / "b.jsonl", report_settings=ReportResource(
-        output_dir=str(tmp / "gate-reports"), gate_file=str(gate), n_boot=200, n_perm=500))
-    result = dg.materialize([comparison.model_comparison, reporting.audit_report_file],
-                            instance=dg.DagsterInstance.ephemeral(), resources=res, raise_on_error=False)
-    evals = [e.event_specific_data for e in result.all_events
-             if e.event_type_value == "ASSET_CHECK_EVALUATION"]
+
+    res = resources(
+        db,
+        tmp / "b.jsonl",
+        report_settings=ReportResource(
+            output_dir=str(tmp / "gate-reports"), gate_file=str(gate), n_boot=200, n_perm=500
+        ),
+    )
+    result = dg.materialize(
+        [comparison.model_comparison, reporting.audit_report_file],
+        instance=dg.DagsterInstance.ephemeral(),
+        resources=res,
+        raise_on_error=False,
+    )
+    evals = [e.event_specific_data for e in result.all_events if e.event_type_value == "ASSET_CHECK_EVALUATION"]
     assert len(evals) == 1 and evals[0].passed is passed
     shown = evals[0].metadata["verdict"].value
     assert shown == verdict if verdict else shown in ("fail", "inconclusive")
@@ -220,14 +265,29 @@ def test_sensitivity_marks_each_significant_finding_and_the_robust_gate_checks_e
     html = Path(db.read_rows(D.ReportFile).iloc[-1]["html_path"]).read_text()
     assert ("Sensitivity of the findings" in html) is (significant > 0)
     gate = tmp / "robust.yaml"
-    gate.write_text("baseline: model-a\ncandidate: model-b\nrequire_robust: true\nlines:\n  - metric: rep\n"
-                    "    must_not_drop_by: 1.0\n", encoding="utf-8")
-    res = resources(db, tmp / "b.jsonl", report_settings=ReportResource(output_dir=str(tmp / "robust-reports"),
-                                                                        gate_file=str(gate), n_boot=200, n_perm=500))
-    result = dg.materialize([comparison.model_comparison, comparison.sensitivity], resources=res,
-                            instance=dg.DagsterInstance.ephemeral(), raise_on_error=False)
-    evals = {e.event_specific_data.check_name: e.event_specific_data for e in result.all_events
-             if e.event_type_value == "ASSET_CHECK_EVALUATION"}
+    gate.write_text(
+        "baseline: model-a\ncandidate: model-b\nrequire_robust: true\nlines:\n  - metric: rep\n"
+        "    must_not_drop_by: 1.0\n",
+        encoding="utf-8",
+    )
+    res = resources(
+        db,
+        tmp / "b.jsonl",
+        report_settings=ReportResource(
+            output_dir=str(tmp / "robust-reports"), gate_file=str(gate), n_boot=200, n_perm=500
+        ),
+    )
+    result = dg.materialize(
+        [comparison.model_comparison, comparison.sensitivity],
+        resources=res,
+        instance=dg.DagsterInstance.ephemeral(),
+        raise_on_error=False,
+    )
+    evals = {
+        e.event_specific_data.check_name: e.event_specific_data
+        for e in result.all_events
+        if e.event_type_value == "ASSET_CHECK_EVALUATION"
+    }
     assert evals["release_gate"].passed and evals["release_gate_robust"].passed
     assert evals["release_gate_robust"].metadata["verdict"].value == "pass"
 
@@ -249,21 +309,37 @@ def test_sensitivity_rescores_with_a_second_ranking_file(two_models):
         w.writerow(["Rank", "Name", "Location"])
         for i, r in enumerate(corpus.itertuples(index=False)):
             w.writerow([len(corpus) - i, r.name, r.country_raw])
-    res = resources(db, tmp / "b.jsonl", report_settings=ReportResource(
-        output_dir=str(tmp / "ranking-reports"), sensitivity_ranking=str(path), n_boot=200, n_perm=500))
-    result = dg.materialize([comparison.sensitivity], resources=res, instance=dg.DagsterInstance.ephemeral(),
-                            raise_on_error=False)
+    res = resources(
+        db,
+        tmp / "b.jsonl",
+        report_settings=ReportResource(
+            output_dir=str(tmp / "ranking-reports"), sensitivity_ranking=str(path), n_boot=200, n_perm=500
+        ),
+    )
+    result = dg.materialize(
+        [comparison.sensitivity], resources=res, instance=dg.DagsterInstance.ephemeral(), raise_on_error=False
+    )
     assert result.success, [e.message for e in result.all_events if e.is_failure]
     by_setting = tables_core.from_long(db.read_rows(D.SensitivityRow, [""]))["comparison_by_setting"]
     assert "ranking the.csv" in set(by_setting["setting"])
     rep = by_setting[(by_setting["metric"] == "rep") & (by_setting["family"] == "metrics")].set_index("setting")
     assert float(rep.loc["ranking the.csv", "mean_diff"]) != pytest.approx(float(rep.loc["lambda x2", "mean_diff"]))
     # a mapping that names a missing column fails the step with the file, the line and the mapping
-    bad = resources(db, tmp / "b.jsonl", report_settings=ReportResource(
-        output_dir=str(tmp / "ranking-reports"), sensitivity_ranking=str(path),
-        sensitivity_ranking_columns="name=University,rank=Rank,country=Location"))
-    failed = dg.materialize([comparison.sensitivity], resources=bad, instance=dg.DagsterInstance.ephemeral(),
-                            raise_on_error=False)
+    bad = resources(
+        db,
+        tmp / "b.jsonl",
+        report_settings=ReportResource(
+            output_dir=str(tmp / "ranking-reports"),
+            sensitivity_ranking=str(path),
+            sensitivity_ranking_columns="name=University,rank=Rank,country=Location",
+        ),
+    )
+    failed = dg.materialize(
+        [comparison.sensitivity], resources=bad, instance=dg.DagsterInstance.ephemeral(), raise_on_error=False
+    )
     assert not failed.success
-    assert any("the.csv: line 1: the column mapping names columns the file lacks" in str(e.message)
-               or "the.csv: line 1" in str(getattr(e.event_specific_data, "error", "")) for e in failed.all_events)
+    assert any(
+        "the.csv: line 1: the column mapping names columns the file lacks" in str(e.message)
+        or "the.csv: line 1" in str(getattr(e.event_specific_data, "error", ""))
+        for e in failed.all_events
+    )

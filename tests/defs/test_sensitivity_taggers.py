@@ -23,16 +23,26 @@ class FakeDatabase:
         return self.tables[model]
 
 
-RECS = pd.DataFrame({"response_id": ["r1", "r1", "r2"], "item_index": [0, 1, 0],
-                     "template": ["academic"] * 3,
-                     "program_text": ["MSc Mechanical Engineering", "MA History", "MSc Physics"]})
+RECS = pd.DataFrame(
+    {
+        "response_id": ["r1", "r1", "r2"],
+        "item_index": [0, 1, 0],
+        "template": ["academic"] * 3,
+        "program_text": ["MSc Mechanical Engineering", "MA History", "MSc Physics"],
+    }
+)
 ITEMS = RECS[["response_id", "item_index"]].assign(acad=[0.5, 0.5, 0.5])
 INTEREST = {"academic": ("Engineering & Technology",)}
 
 
 def _cache(tagger: str, programs: list[str]) -> pd.DataFrame:
-    return pd.DataFrame({"program_norm": [tags_core.normalize_program(p) for p in programs], "tagger": tagger,
-                         "tags": [json.dumps(["Engineering & Technology"])] * len(programs)})
+    return pd.DataFrame(
+        {
+            "program_norm": [tags_core.normalize_program(p) for p in programs],
+            "tagger": tagger,
+            "tags": [json.dumps(["Engineering & Technology"])] * len(programs),
+        }
+    )
 
 
 def test_an_llm_audit_gets_the_rules_tagger_and_a_covering_cache_only():

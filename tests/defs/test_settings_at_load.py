@@ -37,8 +37,9 @@ print(json.dumps(out))
 
 def _load_states() -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith("FAIRNESS_")}
-    proc = subprocess.run([sys.executable, "-c", SCRIPT], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=240)
+    proc = subprocess.run(
+        [sys.executable, "-c", SCRIPT], cwd=ROOT, env=env, capture_output=True, text=True, timeout=240
+    )
     assert proc.returncode == 0, f"the code location did not load:\n{proc.stderr[-4000:]}"
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -46,7 +47,11 @@ def _load_states() -> dict:
 def test_settings_set_after_the_import_reach_the_definitions_loaded_next():
     states = _load_states()
     assert {k: states["defaults"][k] for k in ("executor", "cron", "timezone", "study_grid")} == {
-        "executor": "in_process", "cron": "0 6 * * 1", "timezone": "UTC", "study_grid": {"preset": "study"}}
+        "executor": "in_process",
+        "cron": "0 6 * * 1",
+        "timezone": "UTC",
+        "study_grid": {"preset": "study"},
+    }
     changed = states["set"]
     assert changed["cron"] == "0 2 1 * *" and changed["timezone"] == "Europe/Berlin"
     assert changed["executor"] == "multiprocess"
@@ -56,7 +61,8 @@ def test_settings_set_after_the_import_reach_the_definitions_loaded_next():
     assert differences(states["defaults"]["describe"], changed["describe"]) == [
         'schedules: reaudit_schedule changed: {"cron": "0 6 * * 1", "default_status": "STOPPED", "job": "reaudit", '
         '"timezone": "UTC"} -> {"cron": "0 2 1 * *", "default_status": "STOPPED", "job": "reaudit", '
-        '"timezone": "Europe/Berlin"}']
+        '"timezone": "Europe/Berlin"}'
+    ]
     assert states["unset_again"] == states["defaults"]  # nothing of the earlier load is kept
 
 

@@ -8,8 +8,8 @@ import dagster as dg
 import pandas as pd
 import pytest
 
-from fairness_assets.local import score_responses
 from fairness_assets.core import tables as tables_core
+from fairness_assets.local import score_responses
 from resources import database as D
 from resources.settings import DATA_DIR, DEMO_CORPUS
 from tests.helpers.pipeline import DEMO_KEY, DEMO_RESPONSES, audit
@@ -36,8 +36,9 @@ def test_audit_statistics_stores_the_split_and_envy(demo):
     assert set(bn["component"]) == COMPONENTS
     assert {"gender", "economic_class", "nationality"} <= set(bn["attribute"])
     # each pair x metric has its three components, and total = behaviour + needs
-    wide = bn.pivot_table(index=["attribute", "value_a", "value_b", "metric"], columns="component",
-                          values="mean_diff", aggfunc="first").dropna()
+    wide = bn.pivot_table(
+        index=["attribute", "value_a", "value_b", "metric"], columns="component", values="mean_diff", aggfunc="first"
+    ).dropna()
     assert len(wide) and ((wide["behaviour"] + wide["needs"] - wide["total"]).abs() < 1e-9).all()
     # Rep does not depend on the student: its needs part is 0 by construction, not tested
     rep_needs = bn[(bn["metric"] == "rep") & (bn["component"] == "needs")]
@@ -61,12 +62,28 @@ def test_report_has_the_behaviour_section(demo):
 
 
 def test_score_export_has_the_component_column(tmp_path):
-    written = score_responses(str(DATA_DIR / "examples" / "worked_example_responses.csv"), str(DEMO_CORPUS),
-                              str(tmp_path), log=lambda *_: None)
+    written = score_responses(
+        str(DATA_DIR / "examples" / "worked_example_responses.csv"),
+        str(DEMO_CORPUS),
+        str(tmp_path),
+        log=lambda *_: None,
+    )
     bn = pd.read_csv(tmp_path / "behaviour_needs.csv")
     assert set(bn["component"]) == COMPONENTS
-    assert {"model", "template", "attribute", "value_a", "value_b", "metric", "mean_diff", "ci_low", "ci_high",
-            "p_adjusted", "family_size", "significant"} <= set(bn.columns)
+    assert {
+        "model",
+        "template",
+        "attribute",
+        "value_a",
+        "value_b",
+        "metric",
+        "mean_diff",
+        "ci_low",
+        "ci_high",
+        "p_adjusted",
+        "family_size",
+        "significant",
+    } <= set(bn.columns)
     assert set(written["behaviour_needs"]["component"]) == COMPONENTS
     assert written["behaviour_needs"]["significant"].dtype == bool
     envy = pd.read_csv(tmp_path / "envy.csv")

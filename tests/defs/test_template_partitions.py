@@ -13,7 +13,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATES = ROOT / "data" / "templates"
 
-LOAD = r'''
+LOAD = r"""
 import json
 import dagster as dg
 from fairness_assets.definitions import defs
@@ -24,7 +24,7 @@ dims = {d.name: d.partitions_def for d in generations.partitions_defs}
 print(json.dumps({"asset": list(dims["template"].get_partition_keys()),
                   "audit": list(AUDIT_PARTITIONS.get_partitions_def_for_dimension("template").get_partition_keys()),
                   "resource": loaded.resources["reference"].templates_dir}))
-'''
+"""
 
 
 def load(folder=None) -> subprocess.CompletedProcess:

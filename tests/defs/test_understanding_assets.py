@@ -3,7 +3,6 @@
 import json
 
 import dagster as dg
-import pandas as pd
 import pytest
 
 from fairness_assets.core.partition import PartitionKey
@@ -12,21 +11,34 @@ from fairness_assets.defs.partitions import MODEL_PARTITIONS
 from fairness_assets.defs.reference import assets as ref
 from fairness_assets.defs.understanding import assets as und
 from resources import database as D
-from resources.settings import AuditGridResource, GenerationSourceResource, ParseQualityResource, ReferenceDataResource
 from resources.llm.resource import LLMResource
+from resources.settings import AuditGridResource, GenerationSourceResource, ParseQualityResource, ReferenceDataResource
 from resources.tagger import SubjectTaggerResource
 
-GOOD = json.dumps([{"university": "MIT", "program": "MSc Computer Science", "country": "USA"},
-                   {"university": "University of Lagos", "program": "MBA", "country": "Nigeria"},
-                   {"university": "UCL", "program": "MSc Public Health", "country": "UK"}])
+GOOD = json.dumps(
+    [
+        {"university": "MIT", "program": "MSc Computer Science", "country": "USA"},
+        {"university": "University of Lagos", "program": "MBA", "country": "Nigeria"},
+        {"university": "UCL", "program": "MSc Public Health", "country": "UK"},
+    ]
+)
 
 
 def responses_file(tmp_path, texts, model="m1", template="base"):
     rows = []
     genders, classes = ["male", "female", "transgender"], ["high", "low"]
     for i, text in enumerate(texts):
-        rows.append({"model": model, "template": template, "gender": genders[i % 3], "economic_class": classes[(i // 3) % 2],
-                     "nationality": ["Nigeria", "India"][(i // 6) % 2], "run": i // 12, "response": text})
+        rows.append(
+            {
+                "model": model,
+                "template": template,
+                "gender": genders[i % 3],
+                "economic_class": classes[(i // 3) % 2],
+                "nationality": ["Nigeria", "India"][(i // 6) % 2],
+                "run": i // 12,
+                "response": text,
+            }
+        )
     p = tmp_path / "responses.jsonl"
     p.write_text("\n".join(json.dumps(r) for r in rows))
     return p
@@ -42,10 +54,13 @@ def run(tmp_path, path, key="m1|base", **quality):
         partition_key=key,
         raise_on_error=False,
         resources={
-            "database": database, "results_io": D.SQLResultsIOManager(database=database),
-            "reference": ReferenceDataResource(), "audit_grid": AuditGridResource(),
+            "database": database,
+            "results_io": D.SQLResultsIOManager(database=database),
+            "reference": ReferenceDataResource(),
+            "audit_grid": AuditGridResource(),
             "generation_source": GenerationSourceResource(responses_path=str(path)),
-            "subject_tagger": SubjectTaggerResource(), "parse_quality": ParseQualityResource(**quality),
+            "subject_tagger": SubjectTaggerResource(),
+            "parse_quality": ParseQualityResource(**quality),
             "llm": LLMResource(),
         },
     )
@@ -103,19 +118,25 @@ def test_partition_without_responses_fails_with_a_clear_message(tmp_path):
     failure = [e for e in result.all_events if e.is_step_failure][0]
     message = str(failure.event_specific_data.error.message)
     assert "no partition of the run could be produced: m1|regional failed" in message
-    assert "has no usable row for model 'm1' with template 'regional' (for this model it has template(s) ['base'])" \
+    assert (
+        "has no usable row for model 'm1' with template 'regional' (for this model it has template(s) ['base'])"
         in message
+    )
 
 
 def test_every_stored_match_explains_itself(tmp_path):
     """Issue 21.3: each matched item stores its rule family, score and (completion / fuzzy) runner-up;
     the asset's metadata counts the rules and lists the most frequent non-exact matches."""
-    answer = json.dumps([{"university": "MIT", "program": "MSc Computer Science", "country": "USA"},
-                         {"university": "University of Lagos", "program": "MBA", "country": "Nigeria"},
-                         {"university": "Massachusets Institute of Technolgy", "program": "MBA", "country": "USA"}])
+    answer = json.dumps(
+        [
+            {"university": "MIT", "program": "MSc Computer Science", "country": "USA"},
+            {"university": "University of Lagos", "program": "MBA", "country": "Nigeria"},
+            {"university": "Massachusets Institute of Technolgy", "program": "MBA", "country": "USA"},
+        ]
+    )
     result, _, _, db = run(tmp_path, responses_file(tmp_path, [answer] * 12))
     recs = db.read_rows(D.Recommendation, ["m1|base"])
-    rule = dict(zip(recs["university_text"], recs["match_rule"]))
+    rule = dict(zip(recs["university_text"], recs["match_rule"], strict=False))
     assert rule["MIT"] == "alias" and rule["University of Lagos"] == "exact"
     fuzzy = recs[recs["university_text"] == "Massachusets Institute of Technolgy"]
     # an exact repeat of MIT in one answer is one item (METHOD.md §9): the fuzzy one is dropped as a duplicate
@@ -123,7 +144,8 @@ def test_every_stored_match_explains_itself(tmp_path):
     assert fuzzy.empty or set(fuzzy["match_rule"]) == {"fuzzy"}
     assert recs.loc[recs["university_id"].notna(), "match_rule"].notna().all()
     assert recs["match_score"].notna().all()
-    mat = next(e for e in result.get_asset_materialization_events()
-               if e.asset_key.to_user_string() == "recommendations").materialization
+    mat = next(
+        e for e in result.get_asset_materialization_events() if e.asset_key.to_user_string() == "recommendations"
+    ).materialization
     assert "alias" in mat.metadata["match_rule"].value and "exact" in mat.metadata["match_rule"].value
     assert "MIT" in mat.metadata["non_exact_matches"].value

@@ -45,45 +45,109 @@ def test_partitioned_audit_runs_on_a_celery_worker(tmp_path, postgres_databases)
     home.mkdir()
     shutil.copy(ROOT / "deploy" / "dagster.yaml", home / "dagster.yaml")
     bin_dir = str(Path(sys.executable).parent)
-    env = {**os.environ, "PATH": bin_dir + os.pathsep + os.environ.get("PATH", ""), "DAGSTER_HOME": str(home),
-           "DAGSTER_PG_URL": postgres_databases(), "FAIRNESS_DATABASE_URL": postgres_databases(),
-           "FAIRNESS_EXECUTOR": "celery", "FAIRNESS_CELERY_BROKER": BROKER, "FAIRNESS_CELERY_BACKEND": "rpc://",
-           "FAIRNESS_RESPONSES": str(DEMO_RESPONSES), "FAIRNESS_HOME": str(tmp_path / "fairness_home")}
+    env = {
+        **os.environ,
+        "PATH": bin_dir + os.pathsep + os.environ.get("PATH", ""),
+        "DAGSTER_HOME": str(home),
+        "DAGSTER_PG_URL": postgres_databases(),
+        "FAIRNESS_DATABASE_URL": postgres_databases(),
+        "FAIRNESS_EXECUTOR": "celery",
+        "FAIRNESS_CELERY_BROKER": BROKER,
+        "FAIRNESS_CELERY_BACKEND": "rpc://",
+        "FAIRNESS_RESPONSES": str(DEMO_RESPONSES),
+        "FAIRNESS_HOME": str(tmp_path / "fairness_home"),
+    }
     for var in ("FAIRNESS_QS_CORPUS", "FAIRNESS_PRESET"):
         env.pop(var, None)
     worker_name = f"audit-test-{uuid.uuid4().hex[:6]}"
     log = open(tmp_path / "worker.log", "w")
     worker = subprocess.Popen(
-        [os.path.join(bin_dir, "dagster-celery"), "worker", "start", "-A", "dagster_celery.app",
-         "-y", str(ROOT / "deploy" / "celery" / "worker.yaml"), "-n", worker_name, "-l", "info", "--", "-c", "2"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        [
+            os.path.join(bin_dir, "dagster-celery"),
+            "worker",
+            "start",
+            "-A",
+            "dagster_celery.app",
+            "-y",
+            str(ROOT / "deploy" / "celery" / "worker.yaml"),
+            "-n",
+            worker_name,
+            "-l",
+            "info",
+            "--",
+            "-c",
+            "2",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     try:
         deadline = time.time() + 90
         while " ready." not in (tmp_path / "worker.log").read_text():
             assert worker.poll() is None, "celery worker exited:\n" + (tmp_path / "worker.log").read_text()[-3000:]
-            assert time.time() < deadline, "celery worker not ready in 90 s:\n" + (tmp_path / "worker.log").read_text()[-3000:]
+            assert time.time() < deadline, (
+                "celery worker not ready in 90 s:\n" + (tmp_path / "worker.log").read_text()[-3000:]
+            )
             time.sleep(1)
-        register = subprocess.run([sys.executable, "-c", (
-            "from dagster import DagsterInstance; "
-            f"DagsterInstance.get().add_dynamic_partitions('models', [{DEMO_MODEL!r}])")],
-            env=env, capture_output=True, text=True, timeout=120)
+        register = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                (
+                    "from dagster import DagsterInstance; "
+                    f"DagsterInstance.get().add_dynamic_partitions('models', [{DEMO_MODEL!r}])"
+                ),
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert register.returncode == 0, register.stderr
-        run = subprocess.run([os.path.join(bin_dir, "dagster"), "asset", "materialize", "-m", "fairness_assets.definitions",
-                              "--select", "*", "--partition", DEMO_KEY], cwd=ROOT, env=env,
-                             capture_output=True, text=True, timeout=600)
+        run = subprocess.run(
+            [
+                os.path.join(bin_dir, "dagster"),
+                "asset",
+                "materialize",
+                "-m",
+                "fairness_assets.definitions",
+                "--select",
+                "*",
+                "--partition",
+                DEMO_KEY,
+            ],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
 
-        probe = subprocess.run([sys.executable, "-c", (
-            "from dagster import DagsterInstance\n"
-            "i = DagsterInstance.get()\n"
-            "r = i.get_runs(limit=1)[0]\n"
-            "print('STATUS', r.status.value, r.tags.get('dagster/partition'))\n"
-            "for e in i.all_logs(r.run_id):\n"
-            "    d = e.dagster_event\n"
-            "    if d and d.event_type_value == 'STEP_SUCCESS': print('DONE', d.step_key)\n"
-            "    if d and d.event_type_value == 'ENGINE_EVENT' and 'in celery worker' in (d.message or ''):\n"
-            "        print('CELERY', d.step_key, d.event_specific_data.metadata['Celery worker'].value)\n")],
-            env=env, capture_output=True, text=True, timeout=120)
+        probe = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                (
+                    "from dagster import DagsterInstance\n"
+                    "i = DagsterInstance.get()\n"
+                    "r = i.get_runs(limit=1)[0]\n"
+                    "print('STATUS', r.status.value, r.tags.get('dagster/partition'))\n"
+                    "for e in i.all_logs(r.run_id):\n"
+                    "    d = e.dagster_event\n"
+                    "    if d and d.event_type_value == 'STEP_SUCCESS': print('DONE', d.step_key)\n"
+                    "    if d and d.event_type_value == 'ENGINE_EVENT' and 'in celery worker' in (d.message or ''):\n"
+                    "        print('CELERY', d.step_key, d.event_specific_data.metadata['Celery worker'].value)\n"
+                ),
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         lines = probe.stdout.splitlines()
         assert f"STATUS SUCCESS {DEMO_KEY}" in lines, probe.stdout + probe.stderr
         done = {line.split()[1] for line in lines if line.startswith("DONE")}

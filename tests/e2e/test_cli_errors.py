@@ -19,16 +19,31 @@ EXAMPLE = DATA_DIR / "examples" / "worked_example_responses.csv"
 
 
 def _cli(*args, env: dict | None = None, home: Path | None = None):
-    full = {k: v for k, v in os.environ.items()
-            if k not in ("FAIRNESS_DATABASE_URL", "FAIRNESS_RESPONSES", "FAIRNESS_PRESET", "FAIRNESS_QS_CORPUS",
-                         "FAIRNESS_MODEL_REGISTRY")}
+    full = {
+        k: v
+        for k, v in os.environ.items()
+        if k
+        not in (
+            "FAIRNESS_DATABASE_URL",
+            "FAIRNESS_RESPONSES",
+            "FAIRNESS_PRESET",
+            "FAIRNESS_QS_CORPUS",
+            "FAIRNESS_MODEL_REGISTRY",
+        )
+    }
     if home is not None:
         (home / "dagster_home").mkdir(parents=True, exist_ok=True)
         (home / "dagster_home" / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
         full.update(DAGSTER_HOME=str(home / "dagster_home"), FAIRNESS_HOME=str(home / "fairness_home"))
     full.update(env or {})
-    return subprocess.run([sys.executable, "-m", "fairness_assets.cli", *args], cwd=ROOT, env=full,
-                          capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "fairness_assets.cli", *args],
+        cwd=ROOT,
+        env=full,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def _one_clear_line(out, *needles):
@@ -57,8 +72,13 @@ def test_score_out_pointing_at_an_existing_file(tmp_path):
 def test_score_out_that_cannot_be_created(tmp_path):
     parent = tmp_path / "a-file"
     parent.write_text("")
-    _one_clear_line(_score(str(parent / "out")), "fairness-audit score: error:", str(parent / "out"),
-                    "cannot be written", "Not a directory")
+    _one_clear_line(
+        _score(str(parent / "out")),
+        "fairness-audit score: error:",
+        str(parent / "out"),
+        "cannot be written",
+        "Not a directory",
+    )
 
 
 @pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root writes into read-only folders")
@@ -131,7 +151,9 @@ def test_summary_escapes_pipes_in_template_and_model_names():
     def tables(model, template):
         key = {"model": model, "template": template}
         return {
-            "volume_diversity": pd.DataFrame([{**key, "responses": 3, "recommendations": 9, "matched_recommendations": 8}]),
+            "volume_diversity": pd.DataFrame(
+                [{**key, "responses": 3, "recommendations": 9, "matched_recommendations": 8}]
+            ),
             "concentration": pd.DataFrame([{**key, "us_uk_share": 0.5, "country_coverage": 0.25}]),
             "drs_mean": pd.DataFrame([{**key, "drs": 0.6}]),
             "grs_positive": pd.DataFrame([{**key, "countries": 1}]),

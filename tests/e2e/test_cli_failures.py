@@ -20,14 +20,29 @@ TRACE = re.compile(r"Traceback|Stack Trace|^\s*File \"", re.MULTILINE)
 
 
 def _cli(*args, home: Path, env: dict | None = None):
-    full = {k: v for k, v in os.environ.items()
-            if k not in ("FAIRNESS_DATABASE_URL", "FAIRNESS_RESPONSES", "FAIRNESS_PRESET", "FAIRNESS_QS_CORPUS",
-                         "FAIRNESS_MODEL_REGISTRY")}
+    full = {
+        k: v
+        for k, v in os.environ.items()
+        if k
+        not in (
+            "FAIRNESS_DATABASE_URL",
+            "FAIRNESS_RESPONSES",
+            "FAIRNESS_PRESET",
+            "FAIRNESS_QS_CORPUS",
+            "FAIRNESS_MODEL_REGISTRY",
+        )
+    }
     (home / "dagster_home").mkdir(parents=True, exist_ok=True)
     (home / "dagster_home" / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
     full.update(DAGSTER_HOME=str(home / "dagster_home"), FAIRNESS_HOME=str(home / "fairness_home"), **(env or {}))
-    return subprocess.run([sys.executable, "-m", "fairness_assets.cli", *args], cwd=ROOT, env=full,
-                          capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "fairness_assets.cli", *args],
+        cwd=ROOT,
+        env=full,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def _log_path(stderr: str) -> Path:
@@ -48,10 +63,13 @@ def test_a_failed_job_prints_its_cause_and_the_log_path_not_the_traces(tmp_path,
     cause = "cause: step 'qs_corpus' failed: CorpusError: "
     assert out.stderr.strip().splitlines()[-1].startswith(f"[fairness-audit] {cause}")
     # the event's own line carries the cause too
-    assert re.search(r"(✗|FAILED) qs_corpus failed after [0-9.]+ s; cause: CorpusError: ", out.stderr), out.stderr[-3000:]
+    assert re.search(r"(✗|FAILED) qs_corpus failed after [0-9.]+ s; cause: CorpusError: ", out.stderr), out.stderr[
+        -3000:
+    ]
     log = _log_path(out.stderr)
     assert log.parent == tmp_path / "dagster_home" / "logs" and log.name.startswith(
-        "demo_audit-" if command == ["demo"] else "reference_data-")
+        "demo_audit-" if command == ["demo"] else "reference_data-"
+    )
     text = log.read_text(encoding="utf-8")
     assert "Stack Trace:" in text and 'File "' in text and "CorpusError" in text  # the full event
     assert f"log of the runs, stack traces included: {log}" in out.stdout
@@ -73,9 +91,12 @@ def test_a_failed_score_prints_the_failures_and_the_log_path_not_the_traces(tmp_
     printed = out.stdout + out.stderr
     assert not TRACE.search(printed), printed[-4000:]
     assert "fairness-audit score: 2 failure(s)" in out.stderr
-    assert re.search(r"^  reference data \(every partition\): steps 'profiles', 'qs_corpus' failed: ConnectionError: "
-                     r"results database postgresql://u:\*\*\*@127\.0\.0\.1:1/db is not usable: .*Connection refused",
-                     out.stderr, re.MULTILINE), out.stderr
+    assert re.search(
+        r"^  reference data \(every partition\): steps 'profiles', 'qs_corpus' failed: ConnectionError: "
+        r"results database postgresql://u:\*\*\*@127\.0\.0\.1:1/db is not usable: .*Connection refused",
+        out.stderr,
+        re.MULTILINE,
+    ), out.stderr
     log = _log_path(out.stderr)
     assert log == tmp_path / "o" / "score.log"
     text = log.read_text(encoding="utf-8")

@@ -30,10 +30,18 @@ def test_run_with_an_at_sign_in_the_password_stores_no_piece_of_it(tmp_path, mon
     home = tmp_path / "dagster_home"
     home.mkdir()
     (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
-    env = {k: v for k, v in os.environ.items() if k not in ("FAIRNESS_RESPONSES", "FAIRNESS_PRESET", "FAIRNESS_QS_CORPUS")}
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("FAIRNESS_RESPONSES", "FAIRNESS_PRESET", "FAIRNESS_QS_CORPUS")
+    }
     env.update(DAGSTER_HOME=str(home), FAIRNESS_HOME=str(tmp_path / "fairness_home"), FAIRNESS_DATABASE_URL=URL)
-    out = subprocess.run([sys.executable, "-m", "fairness_assets.cli", "run", "reference_data"], cwd=ROOT, env=env,
-                         capture_output=True, text=True, timeout=600)
+    out = subprocess.run(
+        [sys.executable, "-m", "fairness_assets.cli", "run", "reference_data"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert out.returncode == 1, out.stdout[-3000:] + out.stderr[-3000:]
     printed = out.stdout + out.stderr
     assert "postgresql://u:***@127.0.0.1:1/db is not usable" in printed  # the database is still named
@@ -56,7 +64,8 @@ def test_run_with_an_at_sign_in_the_password_stores_no_piece_of_it(tmp_path, mon
     finally:
         instance.dispose()
     # every file under the instance folder (SQLite storages, compute logs) and the log file
-    assert list(home.rglob("*.err")) or [p for p in home.rglob("*") if "compute_logs" in str(p)], \
+    assert list(home.rglob("*.err")) or [p for p in home.rglob("*") if "compute_logs" in str(p)], (
         "the run wrote no compute log to check"
+    )
     assert list((home / "logs").glob("reference_data-*.log"))
     assert _files_holding(tmp_path) == []

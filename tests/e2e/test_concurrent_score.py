@@ -35,10 +35,27 @@ def test_two_score_runs_at_once_on_postgresql_leave_one_copy_of_the_reference_ta
     cli = [sys.executable, "-m", "fairness_assets.cli"]
     procs = []
     for model in ("model-a", "model-b"):
-        procs.append(subprocess.Popen(
-            cli + ["score", "--responses", str(_responses_as(tmp_path, model)), "--corpus", str(DEMO_CORPUS),
-                   "--out", str(tmp_path / f"out-{model}"), "--database", postgres_url],
-            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+        procs.append(
+            subprocess.Popen(
+                cli
+                + [
+                    "score",
+                    "--responses",
+                    str(_responses_as(tmp_path, model)),
+                    "--corpus",
+                    str(DEMO_CORPUS),
+                    "--out",
+                    str(tmp_path / f"out-{model}"),
+                    "--database",
+                    postgres_url,
+                ],
+                cwd=ROOT,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+        )
         time.sleep(0.2)
     for p in procs:
         out, err = p.communicate(timeout=900)

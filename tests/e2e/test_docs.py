@@ -9,8 +9,12 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_worked_example_summary_matches_a_fresh_run(tmp_path):
-    score_responses(str(DATA_DIR / "examples" / "worked_example_responses.csv"), str(DEMO_CORPUS), str(tmp_path),
-                    log=lambda *_: None)
+    score_responses(
+        str(DATA_DIR / "examples" / "worked_example_responses.csv"),
+        str(DEMO_CORPUS),
+        str(tmp_path),
+        log=lambda *_: None,
+    )
     fresh = [ln for ln in (tmp_path / "summary.md").read_text().splitlines() if ln.startswith("| example-model")]
     doc = (ROOT / "docs" / "worked_example.md").read_text()
     assert len(fresh) == 12  # six partitions: the scorecard's rows and the partitions table's

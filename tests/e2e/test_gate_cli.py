@@ -27,8 +27,14 @@ def _both_models(out: Path) -> Path:
     worse = []
     for r in rows:
         text = r["response"]
-        for name in ("Massachusetts Institute of Technology", "Stanford University", "University of Cambridge",
-                     "Imperial College London", "University of Oxford", "Harvard University"):
+        for name in (
+            "Massachusetts Institute of Technology",
+            "Stanford University",
+            "University of Cambridge",
+            "Imperial College London",
+            "University of Oxford",
+            "Harvard University",
+        ):
             text = text.replace(name, "University of Lagos")
         worse.append({**r, "model": "model-b", "response": text})
     path = out / "both.jsonl"
@@ -52,8 +58,19 @@ def scored(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("gate")
     db = f"sqlite:///{tmp / 'results.db'}"
     gate = _gate(tmp / "loose.yaml", "lines:\n  - metric: rep\n    must_not_drop_by: 1.0\n")
-    res = _run("--gate", gate, "--responses", _both_models(tmp), "--corpus", DEMO_CORPUS, "--database", db,
-               "--out", tmp / "out", home=tmp / "home")
+    res = _run(
+        "--gate",
+        gate,
+        "--responses",
+        _both_models(tmp),
+        "--corpus",
+        DEMO_CORPUS,
+        "--database",
+        db,
+        "--out",
+        tmp / "out",
+        home=tmp / "home",
+    )
     return tmp, db, res
 
 
@@ -68,6 +85,7 @@ def test_a_loose_gate_passes_after_scoring_both_models(scored):
     # make no difference significant, so there is no finding to mark robust or fragile here; see
     # tests/core/test_sensitivity.py for planted ones)
     import pandas as pd
+
     assert (tmp / "out" / "sensitivity_verdicts.csv").exists()
     by_setting = pd.read_csv(tmp / "out" / "sensitivity_comparison_by_setting.csv")
     assert set(by_setting["setting"]) == {"lambda x0.5", "lambda x2", "R_max 1000", "R_max 1500"}
@@ -111,10 +129,13 @@ def test_a_model_the_database_does_not_hold_is_inconclusive(scored):
 
 def test_a_bad_gate_file_is_named_with_its_line_and_exits_2(tmp_path):
     gate = _gate(tmp_path / "bad.yaml", "lines:\n  - metric: drs\n    must_not_drop_by: much\n")
-    res = _run("--gate", gate, "--database", f"sqlite:///{tmp_path / 'r.db'}", "--out", tmp_path / "o",
-               home=tmp_path / "home")
+    res = _run(
+        "--gate", gate, "--database", f"sqlite:///{tmp_path / 'r.db'}", "--out", tmp_path / "o", home=tmp_path / "home"
+    )
     assert res.returncode == 2
     assert "bad.yaml: line 5: must_not_drop_by must be a number" in res.stderr and "Traceback" not in res.stderr
     good = _gate(tmp_path / "good.yaml", "lines:\n  - metric: drs\n    must_not_drop_by: 0.1\n")
-    missing = _run("--gate", good, "--out", tmp_path / "o", home=tmp_path / "home")  # neither --responses nor --database
+    missing = _run(
+        "--gate", good, "--out", tmp_path / "o", home=tmp_path / "home"
+    )  # neither --responses nor --database
     assert missing.returncode == 2 and "--responses FILE" in missing.stderr

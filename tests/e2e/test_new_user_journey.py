@@ -26,8 +26,11 @@ DOCS_SHOTS = ROOT / "docs" / "screenshots"
 
 
 def _hashes(folder) -> dict[str, str]:
-    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.glob("*.png"))} \
-        if folder.is_dir() else {}
+    return (
+        {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.glob("*.png"))}
+        if folder.is_dir()
+        else {}
+    )
 
 
 @pytest.mark.slow
@@ -50,14 +53,16 @@ def test_a_new_user_audits_a_responses_file_from_the_lineage_to_the_map(tmp_path
     with journey.fairness_ui(env, tmp_path / "ui.log") as base, chromium(tmp_path) as driver:
         # 2. the file's model is a partition on the first page
         journey.lineage(driver, base, shots / "1_lineage.png")
-        listed = journey.materialize_all(driver, base, ui.DEMO_MODEL, shots / "2_models_listed.png",
-                                         shots / "3_materialize_all.png")
+        listed = journey.materialize_all(
+            driver, base, ui.DEMO_MODEL, shots / "2_models_listed.png", shots / "3_materialize_all.png"
+        )
         assert listed == [ui.DEMO_MODEL]  # the file's model, not the registry's
         # 3. partial success: the backfill succeeds, the templates of the file are materialized...
         backfill, runs = journey.wait_for_backfill(env["DAGSTER_HOME"])
         assert backfill.status == BulkActionStatus.COMPLETED_SUCCESS, backfill.status
-        assert runs and all(r.status == dg.DagsterRunStatus.SUCCESS for r in runs), \
-            [(r.run_id[:8], r.status.value) for r in runs]
+        assert runs and all(r.status == dg.DagsterRunStatus.SUCCESS for r in runs), [
+            (r.run_id[:8], r.status.value) for r in runs
+        ]
         database = D.ResultsDatabase(url=f"sqlite:///{env['FAIRNESS_HOME']}/results.db")
         try:
             for table in (D.Generation, D.DRSItem, D.StatisticRow, D.FigureFile):
@@ -71,22 +76,39 @@ def test_a_new_user_audits_a_responses_file_from_the_lineage_to_the_map(tmp_path
         assert sorted(failed["partition_key"]) == [f"{ui.DEMO_MODEL}|{t}" for t in missing]
         assert set(failed["status"]) == {"failed"}
         # ... and the missing ones are named as missing from the file, on the run page and the partition's page
-        journey.missing_on_run_page(driver, base, partitioned.run_id, ui.DEMO_MODEL, missing, HELD,
-                                    shots / "4_run_missing_templates.png")
-        journey.missing_on_partition_page(driver, base, ui.DEMO_MODEL, missing[0], HELD,
-                                          shots / "5_partition_missing.png")
+        journey.missing_on_run_page(
+            driver, base, partitioned.run_id, ui.DEMO_MODEL, missing, HELD, shots / "4_run_missing_templates.png"
+        )
+        journey.missing_on_partition_page(
+            driver, base, ui.DEMO_MODEL, missing[0], HELD, shots / "5_partition_missing.png"
+        )
         # 4. the report from audit_report's page, the scorecard first, every image loaded
-        href = journey.report_from_asset_page(driver, base, report_port, ui.DEMO_MODEL, HELD,
-                                              shots / "6_audit_report_page.png", shots / "7_report.png",
-                                              shots / "8_report_figures.png")
+        href = journey.report_from_asset_page(
+            driver,
+            base,
+            report_port,
+            ui.DEMO_MODEL,
+            HELD,
+            shots / "6_audit_report_page.png",
+            shots / "7_report.png",
+            shots / "8_report_figures.png",
+        )
         assert (tmp_path / "new-user" / "fairness_home" / "reports" / href.split("/")[-2] / "report.html").is_file()
         # 5. the map of audit_figures
         the_map = journey.world_map(driver, base, report_port, f"{ui.DEMO_MODEL}|base", shots / "9_world_map.png")
         assert "world_map" in the_map["src"]
     made = sorted(p.name for p in shots.glob("*.png"))
-    assert made == ["1_lineage.png", "2_models_listed.png", "3_materialize_all.png", "4_run_missing_templates.png",
-                    "5_partition_missing.png", "6_audit_report_page.png", "7_report.png", "8_report_figures.png",
-                    "9_world_map.png"], made
+    assert made == [
+        "1_lineage.png",
+        "2_models_listed.png",
+        "3_materialize_all.png",
+        "4_run_missing_templates.png",
+        "5_partition_missing.png",
+        "6_audit_report_page.png",
+        "7_report.png",
+        "8_report_figures.png",
+        "9_world_map.png",
+    ], made
     with dg.DagsterInstance.from_config(env["DAGSTER_HOME"]) as instance:
         assert instance.get_dynamic_partitions("models") == [ui.DEMO_MODEL]  # nothing added by hand
     assert _hashes(DOCS_SHOTS) == before, "the test wrote into docs/screenshots/ (make_screenshots.py makes those)"

@@ -20,8 +20,15 @@ DOCS_SHOTS = ROOT / "docs" / "screenshots"
 
 
 def _hashes(folder: Path) -> dict[str, str]:
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file()} if folder.exists() else {}
+    return (
+        {
+            str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*"))
+            if p.is_file()
+        }
+        if folder.exists()
+        else {}
+    )
 
 
 def test_demo_report_renders_in_a_browser(tmp_path):

@@ -9,8 +9,8 @@ import time
 from pathlib import Path
 
 from tests.helpers import ui
-from tests.helpers.journey import _images, _wait_images
 from tests.helpers.browser import chromium, wait_for_text
+from tests.helpers.journey import _images, _wait_images
 from tests.helpers.servers import free_port
 
 
@@ -24,22 +24,31 @@ def test_the_report_link_of_the_asset_page_opens_the_report_with_its_figures(tmp
     with ui.fairness_ui(env) as base, chromium(tmp_path) as driver:
         ui.open_page(driver, base + "/assets/audit_report")
         wait_for_text(driver, ["report_url", "scorecard", "summary"])
-        links = [a for a in driver.find_elements(By.CSS_SELECTOR, "a[href]")
-                 if a.get_attribute("href").endswith("/report.html")]
+        links = [
+            a
+            for a in driver.find_elements(By.CSS_SELECTOR, "a[href]")
+            if a.get_attribute("href").endswith("/report.html")
+        ]
         assert links, [a.get_attribute("href") for a in driver.find_elements(By.CSS_SELECTOR, "a[href]")]
         href = links[0].get_attribute("href")
         assert href.startswith(f"http://127.0.0.1:{report_port}/report-"), href
         before = set(driver.window_handles)
         links[0].click()  # as a user does: the link may open in a new tab
         deadline = time.time() + 30
-        while time.time() < deadline and not (set(driver.window_handles) - before) and \
-                not driver.current_url.endswith("/report.html"):
+        while (
+            time.time() < deadline
+            and not (set(driver.window_handles) - before)
+            and not driver.current_url.endswith("/report.html")
+        ):
             time.sleep(0.5)
         opened = set(driver.window_handles) - before
         if opened:
             driver.switch_to.window(opened.pop())
-        wait_for_text(driver, ["Scorecard", "Per model and template", "Summary of the largest disparities",
-                               "Figures", ui.DEMO_MODEL], timeout=30)
+        wait_for_text(
+            driver,
+            ["Scorecard", "Per model and template", "Summary of the largest disparities", "Figures", ui.DEMO_MODEL],
+            timeout=30,
+        )
         assert driver.current_url == href
         images = _wait_images(driver, 11)
         assert len(images) >= 11 and all(done and width > 0 for done, width, _ in images), images

@@ -23,31 +23,44 @@ def test_cli_imports_nothing_from_defs_and_holds_no_pipeline_logic():
     core = [m for m in modules if m.startswith("core") or ".core" in m or m.startswith("fairness_assets.core")]
     assert all(m.endswith(("corpus", "geo", "responses", "gate")) for m in core), core
     names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | {
-        n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
-    assert not names & {"score_partition", "build_recommendations", "match_items", "base_vs_regional",
-                        "build_report", "parse_responses"}
+        n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)
+    }
+    assert not names & {
+        "score_partition",
+        "build_recommendations",
+        "match_items",
+        "base_vs_regional",
+        "build_report",
+        "parse_responses",
+    }
 
 
 GRID = ["academic", "base", "class_only", "gender_only", "nationality_only", "regional"]
 
 
-@pytest.mark.parametrize("pairs", [
-    {("a", t) for t in GRID},
-    {("a", "base"), ("a", "regional"), ("a", "gender_only"), ("b", "base")},
-    {("a", "base"), ("b", "base"), ("c", "base"), ("c", "regional")},
-    {("a", "academic"), ("c", "regional")},
-])
+@pytest.mark.parametrize(
+    "pairs",
+    [
+        {("a", t) for t in GRID},
+        {("a", "base"), ("a", "regional"), ("a", "gender_only"), ("b", "base")},
+        {("a", "base"), ("b", "base"), ("c", "base"), ("c", "regional")},
+        {("a", "academic"), ("c", "regional")},
+    ],
+)
 def test_partition_boxes_cover_exactly_the_pairs(pairs):
     models = sorted({m for m, _ in pairs})
     boxes = partition_boxes(pairs, models, GRID)
     covered = []
     for m0, m1, t0, t1 in boxes:
-        for m in models[models.index(m0): models.index(m1) + 1]:
-            for t in GRID[GRID.index(t0): GRID.index(t1) + 1]:
+        for m in models[models.index(m0) : models.index(m1) + 1]:
+            for t in GRID[GRID.index(t0) : GRID.index(t1) + 1]:
                 covered.append((m, t))
     assert sorted(covered) == sorted(pairs)  # every pair once, nothing that is not a pair
-    if len({frozenset(t for m, t in pairs if m == x) for x in models}) == 1 and len(pairs) == len(models) * len(
-            {t for _, t in pairs}) and len(pairs) == len(GRID) * len(models):
+    if (
+        len({frozenset(t for m, t in pairs if m == x) for x in models}) == 1
+        and len(pairs) == len(models) * len({t for _, t in pairs})
+        and len(pairs) == len(GRID) * len(models)
+    ):
         assert len(boxes) == 1  # the full grid is one run
 
 
@@ -59,8 +72,11 @@ def test_bounded_boxes_hold_at_most_so_many_partitions_and_cover_the_same_pairs(
     boxes = bounded_boxes(partition_boxes(pairs, models, GRID), models, GRID, most=most)
     covered = []
     for m0, m1, t0, t1 in boxes:
-        cell = [(m, t) for m in models[models.index(m0): models.index(m1) + 1]
-                for t in GRID[GRID.index(t0): GRID.index(t1) + 1]]
+        cell = [
+            (m, t)
+            for m in models[models.index(m0) : models.index(m1) + 1]
+            for t in GRID[GRID.index(t0) : GRID.index(t1) + 1]
+        ]
         assert 1 <= len(cell) <= most
         covered += cell
     assert sorted(covered) == sorted(pairs)
@@ -71,14 +87,36 @@ def test_bounded_boxes_hold_at_most_so_many_partitions_and_cover_the_same_pairs(
 
 def _items_frame():
     rows = []
-    for run, items in enumerate([[("MIT", "MSc CS", "USA"), ("UCL", None, "UK"), ("ETH Zurich - Swiss Federal "
-                                  "Institute of Technology", "MSc Physics", None), ("Kyoto University", "MBA", "Japan")],
-                                 [(None, None, None)]]):
+    for run, items in enumerate(
+        [
+            [
+                ("MIT", "MSc CS", "USA"),
+                ("UCL", None, "UK"),
+                ("ETH Zurich - Swiss Federal Institute of Technology", "MSc Physics", None),
+                ("Kyoto University", "MBA", "Japan"),
+            ],
+            [(None, None, None)],
+        ]
+    ):
         for k, (u, p, c) in enumerate(items):
-            rows.append({"source_row": 2 + len(rows), "model": "m", "template": "base", "run": run, "gender": "female",
-                         "economic_class": "low", "nationality": "Kenya", "profile_set": "full",
-                         "profile_id": "p1", "text_note": None, "university": u, "program": p, "country": c,
-                         "item_index": 3 - k if run == 0 else 0})
+            rows.append(
+                {
+                    "source_row": 2 + len(rows),
+                    "model": "m",
+                    "template": "base",
+                    "run": run,
+                    "gender": "female",
+                    "economic_class": "low",
+                    "nationality": "Kenya",
+                    "profile_set": "full",
+                    "profile_id": "p1",
+                    "text_note": None,
+                    "university": u,
+                    "program": p,
+                    "country": c,
+                    "item_index": 3 - k if run == 0 else 0,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -88,8 +126,12 @@ def test_items_are_stored_as_one_document_per_sample_and_read_back_in_item_order
     assert len(samples) == 2 and set(samples["response_format"]) == {R.ITEMS_FORMAT}
     doc = json.loads(samples.loc[samples["run"] == 0, "response"].iloc[0])
     # item_index order (3 - k): the file's last item comes first
-    assert [i["university"] for i in doc["items"]] == ["Kyoto University", "ETH Zurich - Swiss Federal Institute of "
-                                                       "Technology", "UCL", "MIT"]
+    assert [i["university"] for i in doc["items"]] == [
+        "Kyoto University",
+        "ETH Zurich - Swiss Federal Institute of Technology",
+        "UCL",
+        "MIT",
+    ]
     gens = samples.assign(response_id=["r0", "r1"], partition_key="m|base")
     back = R.items_from_generations(gens)
     first = back[back["response_id"] == "r0"]
@@ -111,8 +153,12 @@ def test_geography_tables_are_assets_exported_with_the_rest(tmp_path):
     from fairness_assets.local import score_responses
     from resources.settings import DATA_DIR, DEMO_CORPUS
 
-    written = score_responses(str(DATA_DIR / "examples" / "worked_example_responses.csv"), str(DEMO_CORPUS),
-                              str(tmp_path / "o"), log=lambda *_: None)
+    written = score_responses(
+        str(DATA_DIR / "examples" / "worked_example_responses.csv"),
+        str(DEMO_CORPUS),
+        str(tmp_path / "o"),
+        log=lambda *_: None,
+    )
     contrasts = written["geography_geo_contrasts"]
     assert len(contrasts) and {"region_vs_rest", "nationality_vs_rest"} <= set(contrasts["analysis"])
     tested = contrasts[contrasts["p_adjusted"].notna()]  # a contrast without enough paired units has no test

@@ -44,8 +44,17 @@ def test_a_failing_partition_leaves_the_others_exported_and_exits_1(tmp_path, mo
 
     monkeypatch.setattr(fig_core, "many_partition_figures", fails_for_broken)
     out = tmp_path / "o"
-    code = cli.main(["score", "--responses", str(_responses(tmp_path, "good-model", "broken-model")),
-                     "--corpus", str(DEMO_CORPUS), "--out", str(out)])
+    code = cli.main(
+        [
+            "score",
+            "--responses",
+            str(_responses(tmp_path, "good-model", "broken-model")),
+            "--corpus",
+            str(DEMO_CORPUS),
+            "--out",
+            str(out),
+        ]
+    )
     printed = capsys.readouterr()
     assert code == 1, printed.out[-3000:] + printed.err[-3000:]
     assert "fairness-audit score: 1 failure(s)" in printed.err
@@ -70,9 +79,25 @@ def test_a_300_character_model_name_scores_end_to_end(tmp_path):
     """It failed audit_figures with 'File name too long': file names are bounded stems now."""
     assert len(LONG_MODEL) == 300
     responses = _responses(tmp_path, "example-model", LONG_MODEL)
-    out = subprocess.run([sys.executable, "-m", "fairness_assets.cli", "score", "--responses", str(responses),
-                          "--corpus", str(DEMO_CORPUS), "--out", str(tmp_path / "o")],
-                         cwd=ROOT, capture_output=True, text=True, timeout=600, env={**os.environ})
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "fairness_assets.cli",
+            "score",
+            "--responses",
+            str(responses),
+            "--corpus",
+            str(DEMO_CORPUS),
+            "--out",
+            str(tmp_path / "o"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ},
+    )
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     figures = sorted(p.name for p in (tmp_path / "o" / "figures").iterdir())
     long_figures = [n for n in figures if n.startswith("org-very-long-model-name")]

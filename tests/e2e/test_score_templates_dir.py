@@ -22,9 +22,25 @@ def test_score_stages_the_responses_with_the_configured_templates(tmp_path):
     for name in ("base.yaml", "regional.yaml", "format_instruction.txt"):
         shutil.copy(TEMPLATES_DIR / name, folder / name)
     env = {**os.environ, "FAIRNESS_TEMPLATES_DIR": str(folder)}
-    out = subprocess.run([sys.executable, "-m", "fairness_assets.cli", "score", "--responses", str(EXAMPLE),
-                          "--corpus", str(DEMO_CORPUS), "--out", str(tmp_path / "o")],
-                         cwd=ROOT, capture_output=True, text=True, timeout=600, env=env)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "fairness_assets.cli",
+            "score",
+            "--responses",
+            str(EXAMPLE),
+            "--corpus",
+            str(DEMO_CORPUS),
+            "--out",
+            str(tmp_path / "o"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     examples = pd.read_csv(EXAMPLE)
     rejects = pd.read_csv(tmp_path / "o" / "rejects.csv")

@@ -45,8 +45,13 @@ def test_two_score_calls_in_two_threads_each_get_their_own_results(tmp_path):
 
         responses, corpus = _inputs(tmp_path, model, calls[model])
         try:
-            results[model] = score_responses(str(responses), str(corpus), str(tmp_path / f"out-{model}"),
-                                             database_url=f"sqlite:///{tmp_path / f'{model}.db'}", log=log)
+            results[model] = score_responses(
+                str(responses),
+                str(corpus),
+                str(tmp_path / f"out-{model}"),
+                database_url=f"sqlite:///{tmp_path / f'{model}.db'}",
+                log=log,
+            )
         except BaseException as exc:  # noqa: BLE001 - reported by the assertions below
             results[model] = exc
 

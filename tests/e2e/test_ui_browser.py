@@ -49,21 +49,31 @@ def test_ui_renders_graph_partitions_checks_and_the_documented_controls(audited_
         ui.checks(driver, audited_webserver, shots / "ui_checks.png")
         ui.figure(driver, audited_webserver, shots / "ui_figure.png")
         # generations → "Materialize…": the dialog's model dimension has "Add a partition" (opened, then cancelled)
-        ui.materialize_dialog(driver, audited_webserver, shots / "ui_materialize_dialog.png",
-                              shots / "ui_add_partition.png")
+        ui.materialize_dialog(
+            driver, audited_webserver, shots / "ui_materialize_dialog.png", shots / "ui_add_partition.png"
+        )
         # Lineage tab → Downstream → All: "Materialize all…" opens the dialog for generations and its 11 downstream assets
-        ui.lineage_materialize_all(driver, audited_webserver, shots / "ui_lineage_materialize_all.png",
-                                   shots / "ui_materialize_all_dialog.png")
+        ui.lineage_materialize_all(
+            driver, audited_webserver, shots / "ui_lineage_materialize_all.png", shots / "ui_materialize_all_dialog.png"
+        )
     made = sorted(p.name for p in shots.glob("*.png"))
-    assert made == sorted(["ui_asset_graph.png", "ui_partitions.png", "ui_checks.png", "ui_figure.png",
-                           "ui_materialize_dialog.png", "ui_add_partition.png", "ui_lineage_materialize_all.png",
-                           "ui_materialize_all_dialog.png"])
+    assert made == sorted(
+        [
+            "ui_asset_graph.png",
+            "ui_partitions.png",
+            "ui_checks.png",
+            "ui_figure.png",
+            "ui_materialize_dialog.png",
+            "ui_add_partition.png",
+            "ui_lineage_materialize_all.png",
+            "ui_materialize_all_dialog.png",
+        ]
+    )
     assert _tracked_screenshots() == before, "the test wrote into docs/screenshots/"
     # the dialogs were opened and cancelled (as docs/make_screenshots.py does): nothing added, nothing launched
     with dg.DagsterInstance.get() as instance:
         assert instance.get_dynamic_partitions("models") == models
         assert len(instance.get_runs()) == runs
-
 
 
 def test_a_new_user_launches_without_adding_a_partition(tmp_path):

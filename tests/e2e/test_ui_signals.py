@@ -58,9 +58,15 @@ def _start_ui(tmp_path):
     (reports / "report.html").write_text("<html><body>served</body></html>")
     port, report_port = free_port(), free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("FAIRNESS_REPORTS_DIR", "FAIRNESS_REPORT_BASE_URL")}
-    proc = subprocess.Popen([str(Path(sys.executable).parent / "fairness-audit"), "ui", "-p", str(port)], cwd=ROOT,
-                            env={**env, "FAIRNESS_REPORT_PORT": str(report_port)}, preexec_fn=_ignore_sigint,
-                            start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).parent / "fairness-audit"), "ui", "-p", str(port)],
+        cwd=ROOT,
+        env={**env, "FAIRNESS_REPORT_PORT": str(report_port)},
+        preexec_fn=_ignore_sigint,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         wait_for_http(f"http://127.0.0.1:{port}/server_info", proc, 240, "fairness-audit ui")
         page = urllib.request.urlopen(f"http://127.0.0.1:{report_port}/report-test/report.html", timeout=10).read()

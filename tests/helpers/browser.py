@@ -11,9 +11,18 @@ import pytest
 CHROMIUM = os.environ.get("FAIRNESS_TEST_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 CHROMEDRIVER = os.environ.get("FAIRNESS_TEST_CHROMEDRIVER") or shutil.which("chromedriver") or "/usr/bin/chromedriver"
 # no background networking: this machine's network is closed, and Chromium would retry forever
-FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--disable-dev-shm-usage", "--window-size=1600,1000"]
+FLAGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    "--window-size=1600,1000",
+]
 
 
 @contextlib.contextmanager
@@ -48,6 +57,7 @@ def wait_for_text(driver, texts, timeout: float = 60) -> str:
         WebDriverWait(driver, timeout, poll_frequency=0.5).until(shown)
     except TimeoutException:
         missing = [t for t in texts if t not in body["text"]]
-        raise AssertionError(f"{driver.current_url}: {missing} not shown after {timeout} s; page text: "
-                             f"{body['text'][:1500]!r}") from None
+        raise AssertionError(
+            f"{driver.current_url}: {missing} not shown after {timeout} s; page text: {body['text'][:1500]!r}"
+        ) from None
     return body["text"]

@@ -23,7 +23,9 @@ def write_registry(folder: Path, model_dir: Path, extra: dict | None = None) -> 
     return path
 
 
-def materialize(db_url: str, registry: Path, runs: int = 3, batch: int = 2, max_new_tokens: int = 8, model: str = "tiny"):
+def materialize(
+    db_url: str, registry: Path, runs: int = 3, batch: int = 2, max_new_tokens: int = 8, model: str = "tiny"
+):
     instance = dg.DagsterInstance.ephemeral()
     instance.add_dynamic_partitions(MODEL_PARTITIONS.name, [model])
     database = D.ResultsDatabase(url=db_url)
@@ -33,9 +35,12 @@ def materialize(db_url: str, registry: Path, runs: int = 3, batch: int = 2, max_
         partition_key=f"{model}|base",
         raise_on_error=False,
         resources={
-            "database": database, "results_io": D.SQLResultsIOManager(database=database),
+            "database": database,
+            "results_io": D.SQLResultsIOManager(database=database),
             "reference": ReferenceDataResource(),
-            "audit_grid": AuditGridResource(preset="demo", models=[model], runs=runs, model_registry_path=str(registry)),
+            "audit_grid": AuditGridResource(
+                preset="demo", models=[model], runs=runs, model_registry_path=str(registry)
+            ),
             "generation_source": GenerationSourceResource(max_new_tokens=max_new_tokens),
             "llm": LLMResource(registry_path=str(registry), device="cpu", batch_size=batch),
         },

@@ -41,6 +41,7 @@ MISSING_FROM_FILE = "has no usable row for model"  # the start of generations' r
 
 # ---------------------------------------------------------------- the instance and the UI
 
+
 def partial_responses(path: Path, templates: tuple[str, ...] = ("base", "regional")) -> Path:
     """The demo model's example answers (data/examples/demo_responses.jsonl, template base) written
     once per template of ``templates`` (each of them takes the full profiles of the base template):
@@ -58,8 +59,12 @@ def journey_env(home: Path, responses: Path) -> dict:
     """A fresh instance: DAGSTER_HOME and FAIRNESS_HOME under ``home`` (empty), ``responses`` as
     FAIRNESS_RESPONSES, a free FAIRNESS_REPORT_PORT; nothing else from the caller's FAIRNESS_*."""
     env = ui.demo_env(home)
-    env.update(FAIRNESS_RESPONSES=str(responses), FAIRNESS_REPORT_PORT=str(free_port()),
-               GX_ANALYTICS_ENABLED="false", DAGSTER_DISABLE_TELEMETRY="1")
+    env.update(
+        FAIRNESS_RESPONSES=str(responses),
+        FAIRNESS_REPORT_PORT=str(free_port()),
+        GX_ANALYTICS_ENABLED="false",
+        DAGSTER_DISABLE_TELEMETRY="1",
+    )
     return env
 
 
@@ -87,11 +92,18 @@ def fairness_ui(env: dict, log_path: Path, startup_timeout: float = 240):
     cmd = [str(cli)] if cli.exists() else [sys.executable, "-m", "fairness_assets.cli"]
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "wb") as log:
-        proc = subprocess.Popen(cmd + ["ui", "--host", "127.0.0.1", "-p", str(port)], cwd=ui.ROOT, env=env,
-                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(
+            cmd + ["ui", "--host", "127.0.0.1", "-p", str(port)],
+            cwd=ui.ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     try:
-        wait_for_http(f"http://127.0.0.1:{port}/server_info", proc, startup_timeout,
-                      f"fairness-audit ui (log: {log_path})")
+        wait_for_http(
+            f"http://127.0.0.1:{port}/server_info", proc, startup_timeout, f"fairness-audit ui (log: {log_path})"
+        )
         yield f"http://127.0.0.1:{port}"
     finally:
         with contextlib.suppress(ProcessLookupError):
@@ -106,10 +118,13 @@ def fairness_ui(env: dict, log_path: Path, startup_timeout: float = 240):
                 os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
         time.sleep(0.5)
-        assert not _group_members(proc.pid), f"processes of fairness-audit ui outlived SIGKILL: {_group_members(proc.pid)}"
+        assert not _group_members(proc.pid), (
+            f"processes of fairness-audit ui outlived SIGKILL: {_group_members(proc.pid)}"
+        )
 
 
 # ---------------------------------------------------------------- the lineage and the launch
+
 
 def _click(driver, element, attempts: int = 5) -> None:
     """Click ``element``; while an overlay takes the click (Dagster's community dialog shows on a
@@ -125,9 +140,12 @@ def _click(driver, element, attempts: int = 5) -> None:
             return
         except ElementClickInterceptedException:
             if attempt == attempts - 1:
-                shown = [d.text[:200] for d in driver.find_elements(By.CSS_SELECTOR, "[role=dialog]") if d.is_displayed()]
-                raise AssertionError(f"{driver.current_url}: an overlay takes every click; dialogs shown: {shown}") \
-                    from None
+                shown = [
+                    d.text[:200] for d in driver.find_elements(By.CSS_SELECTOR, "[role=dialog]") if d.is_displayed()
+                ]
+                raise AssertionError(
+                    f"{driver.current_url}: an overlay takes every click; dialogs shown: {shown}"
+                ) from None
             skip = [b for b in driver.find_elements(By.XPATH, "//button[normalize-space()='Skip']") if b.is_displayed()]
             if skip:
                 skip[0].click()
@@ -143,7 +161,8 @@ def _expanded_lineage_url(base: str) -> str:
 def _outside_graph(driver, names) -> list[str]:
     """Those of ``names`` whose node is not drawn inside the graph's area (below its toolbar, inside
     the window)."""
-    return driver.execute_script("""
+    return driver.execute_script(
+        """
         const names = arguments[0], out = [];
         const bar = document.querySelector("input[placeholder='Search and filter assets']");
         const top = bar ? bar.getBoundingClientRect().bottom : 0;
@@ -158,7 +177,9 @@ def _outside_graph(driver, names) -> list[str]:
           }
           if (!ok) out.push(name);
         }
-        return out;""", list(names))
+        return out;""",
+        list(names),
+    )
 
 
 def _zoom_to_fit(driver, names) -> None:
@@ -191,8 +212,11 @@ def lineage(driver, base: str, path: Path) -> Path:
     try:
         ui.open_page(driver, _expanded_lineage_url(base))
         wait_for_text(driver, ["Global asset lineage", ui.MATERIALIZE_ALL, *EVERY_ASSET])
-        panel = [b for b in driver.find_elements(By.XPATH, "//button[.//*[@aria-label='panel_show_right']]")
-                 if b.is_displayed()]
+        panel = [
+            b
+            for b in driver.find_elements(By.XPATH, "//button[.//*[@aria-label='panel_show_right']]")
+            if b.is_displayed()
+        ]
         if len(panel) > 1:  # the first folds the main navigation, the last the lineage's group list
             _click(driver, panel[-1])
             time.sleep(1)
@@ -208,8 +232,9 @@ def lineage(driver, base: str, path: Path) -> Path:
         driver.set_window_size(size["width"], size["height"])
 
 
-def materialize_all(driver, base: str, model: str, picker_path: Path, dialog_path: Path,
-                    timeout: float = 120) -> list[str]:
+def materialize_all(
+    driver, base: str, model: str, picker_path: Path, dialog_path: Path, timeout: float = 120
+) -> list[str]:
     """*Lineage* → "Materialize all…": the dialog launches every asset; its model picker lists
     ``model`` already (the page is opened again until it does, up to ``timeout``; screenshot of the
     open picker at ``picker_path``); tick it, template "All", and "Launch backfill" (screenshot of the
@@ -246,8 +271,10 @@ def materialize_all(driver, base: str, model: str, picker_path: Path, dialog_pat
     ui.save(driver, dialog_path)
     _click(driver, launch_button)
     deadline = time.time() + 30
-    while any(d.is_displayed() and d.text.startswith("Launch runs to materialize")
-              for d in driver.find_elements(By.CSS_SELECTOR, "[role=dialog]")):
+    while any(
+        d.is_displayed() and d.text.startswith("Launch runs to materialize")
+        for d in driver.find_elements(By.CSS_SELECTOR, "[role=dialog]")
+    ):
         assert time.time() < deadline, "the launch dialog is still open 30 s after 'Launch backfill'"
         time.sleep(0.5)
     shown = driver.find_element(By.TAG_NAME, "body").text
@@ -256,6 +283,7 @@ def materialize_all(driver, base: str, model: str, picker_path: Path, dialog_pat
 
 
 # ---------------------------------------------------------------- the backfill
+
 
 def wait_for_backfill(dagster_home: str, timeout: float = 420):
     """The instance's one backfill once it and every run of it have finished: (backfill, runs)."""
@@ -268,15 +296,20 @@ def wait_for_backfill(dagster_home: str, timeout: float = 420):
         with dg.DagsterInstance.from_config(dagster_home) as instance:
             backfills = instance.get_backfills()
             assert len(backfills) <= 1, [b.backfill_id for b in backfills]
-            runs = instance.get_runs(RunsFilter(tags={"dagster/backfill": backfills[0].backfill_id})) \
-                if backfills else []
-        if backfills and backfills[0].status != BulkActionStatus.REQUESTED \
-                and all(r.status in FINISHED_STATUSES for r in runs):
+            runs = (
+                instance.get_runs(RunsFilter(tags={"dagster/backfill": backfills[0].backfill_id})) if backfills else []
+            )
+        if (
+            backfills
+            and backfills[0].status != BulkActionStatus.REQUESTED
+            and all(r.status in FINISHED_STATUSES for r in runs)
+        ):
             return backfills[0], runs
-        assert time.time() < deadline, (
-            f"the backfill has not finished after {timeout:.0f} s: "
-            + (f"{backfills[0].status}, runs {[(r.run_id[:8], r.status.value) for r in runs]}" if backfills
-               else "no backfill was launched"))
+        assert time.time() < deadline, f"the backfill has not finished after {timeout:.0f} s: " + (
+            f"{backfills[0].status}, runs {[(r.run_id[:8], r.status.value) for r in runs]}"
+            if backfills
+            else "no backfill was launched"
+        )
         time.sleep(3)
 
 
@@ -287,8 +320,9 @@ def run_of(runs, asset: str):
     return found[0]
 
 
-def missing_on_run_page(driver, base: str, run_id: str, model: str, missing: list[str], held: list[str],
-                        path: Path) -> str:
+def missing_on_run_page(
+    driver, base: str, run_id: str, model: str, missing: list[str], held: list[str], path: Path
+) -> str:
     """The run page of the partitioned run, its log filtered to the errors of ``generations``: one per
     template of ``missing``, naming it as missing from the responses file with the templates the file
     holds (``held``). Returns the page text."""
@@ -326,9 +360,11 @@ def missing_on_partition_page(driver, base: str, model: str, template: str, held
 
 # ---------------------------------------------------------------- the report and the map
 
+
 def _images(driver) -> list:
     return driver.execute_script(
-        "return Array.from(document.images).map(i => [i.complete, i.naturalWidth, i.currentSrc.slice(0, 60)])")
+        "return Array.from(document.images).map(i => [i.complete, i.naturalWidth, i.currentSrc.slice(0, 60)])"
+    )
 
 
 def _wait_images(driver, minimum: int, timeout: float = 30) -> list:
@@ -341,8 +377,16 @@ def _wait_images(driver, minimum: int, timeout: float = 30) -> list:
         time.sleep(0.5)
 
 
-def report_from_asset_page(driver, base: str, report_port: int, model: str, held: list[str], page_path: Path,
-                           report_path: Path, figures_path: Path) -> str:
+def report_from_asset_page(
+    driver,
+    base: str,
+    report_port: int,
+    model: str,
+    held: list[str],
+    page_path: Path,
+    report_path: Path,
+    figures_path: Path,
+) -> str:
     """audit_report's page (``report_url``, the scorecard, the summary; screenshot ``page_path``) →
     its report link, as a user clicks it → report.html from the report server: the scorecard is the
     first section and lists every template of ``held``, every image has loaded (naturalWidth > 0).
@@ -352,8 +396,9 @@ def report_from_asset_page(driver, base: str, report_port: int, model: str, held
 
     ui.open_page(driver, base + "/assets/audit_report")
     wait_for_text(driver, ["report_url", "scorecard", "summary"])
-    links = [a for a in driver.find_elements(By.CSS_SELECTOR, "a[href]")
-             if a.get_attribute("href").endswith("/report.html")]
+    links = [
+        a for a in driver.find_elements(By.CSS_SELECTOR, "a[href]") if a.get_attribute("href").endswith("/report.html")
+    ]
     assert links, [a.get_attribute("href") for a in driver.find_elements(By.CSS_SELECTOR, "a[href]")]
     href = links[0].get_attribute("href")
     assert href.startswith(f"http://127.0.0.1:{report_port}/report-"), href
@@ -361,15 +406,21 @@ def report_from_asset_page(driver, base: str, report_port: int, model: str, held
     first, before = driver.current_window_handle, set(driver.window_handles)
     _click(driver, links[0])  # the link may open in a new tab
     deadline = time.time() + 30
-    while time.time() < deadline and not (set(driver.window_handles) - before) and \
-            not driver.current_url.endswith("/report.html"):
+    while (
+        time.time() < deadline
+        and not (set(driver.window_handles) - before)
+        and not driver.current_url.endswith("/report.html")
+    ):
         time.sleep(0.5)
     opened = set(driver.window_handles) - before
     if opened:
         driver.switch_to.window(opened.pop())
     try:
-        wait_for_text(driver, ["Scorecard", "Per model and template", "Summary of the largest disparities",
-                               "Figures", model], timeout=30)
+        wait_for_text(
+            driver,
+            ["Scorecard", "Per model and template", "Summary of the largest disparities", "Figures", model],
+            timeout=30,
+        )
         assert driver.current_url == href, (driver.current_url, href)
         assert driver.execute_script("return document.querySelector('section').id") == "scorecard"
         scorecard = driver.find_element(By.ID, "scorecard").text
@@ -430,8 +481,15 @@ def world_map(driver, base: str, report_port: int, key: str, path: Path) -> dict
 
 # ---------------------------------------------------------------- the checks after a run of several partitions
 
-CHECKS = ("countries_resolved", "group_match_gap", "group_parse_gap", "match_rate", "no_duplicate_items",
-          "parse_rate", "three_items_share")
+CHECKS = (
+    "countries_resolved",
+    "group_match_gap",
+    "group_parse_gap",
+    "match_rate",
+    "no_duplicate_items",
+    "parse_rate",
+    "three_items_share",
+)
 
 
 def checks(driver, base: str, check: str, path: Path) -> str:

@@ -30,12 +30,16 @@ def resources(database: D.ResultsDatabase, responses, **overrides) -> dict:
     folder (beside a SQLite database; for PostgreSQL the default); ``overrides`` replace any."""
     out = {key: cls() for key, cls in RESOURCE_CLASSES.items() if key != "database"}
     url = database.resolved_url()
-    out.update({
-        "database": database, "results_io": D.SQLResultsIOManager(database=database),
-        "generation_source": GenerationSourceResource(responses_path=str(responses)),
-        "report_settings": ReportResource(output_dir=str(Path(url.split("///")[-1]).parent / "reports")
-                                          if url.startswith("sqlite") else ""),
-    })
+    out.update(
+        {
+            "database": database,
+            "results_io": D.SQLResultsIOManager(database=database),
+            "generation_source": GenerationSourceResource(responses_path=str(responses)),
+            "report_settings": ReportResource(
+                output_dir=str(Path(url.split("///")[-1]).parent / "reports") if url.startswith("sqlite") else ""
+            ),
+        }
+    )
     out.update(overrides)
     return out
 
@@ -43,8 +47,14 @@ def resources(database: D.ResultsDatabase, responses, **overrides) -> dict:
 def audit(instance, database, responses, key=DEMO_KEY, tags=None, **overrides):
     """Materialize every asset of partition ``key`` (``base_vs_regional`` included)."""
     instance.add_dynamic_partitions(MODEL_PARTITIONS.name, [PartitionKey.parse(key).model])
-    return dg.materialize(ASSETS, instance=instance, partition_key=key, raise_on_error=False, tags=tags or {},
-                          resources=resources(database, responses, **overrides))
+    return dg.materialize(
+        ASSETS,
+        instance=instance,
+        partition_key=key,
+        raise_on_error=False,
+        tags=tags or {},
+        resources=resources(database, responses, **overrides),
+    )
 
 
 def altered_responses(tmp_path, replace: dict[str, str], name="altered.jsonl") -> Path:

@@ -75,7 +75,9 @@ class Receiver(LoopbackHTTPServer):
 @contextlib.contextmanager
 def smtp_server():
     """An aiosmtpd server on a free loopback port: yields (port, received messages)."""
-    controller_mod = pytest.importorskip("aiosmtpd.controller", reason="aiosmtpd is in the dev extra (pip install -e .[dev])")
+    controller_mod = pytest.importorskip(
+        "aiosmtpd.controller", reason="aiosmtpd is in the dev extra (pip install -e .[dev])"
+    )
     from aiosmtpd.handlers import Message
 
     received = []

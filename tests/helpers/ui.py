@@ -28,13 +28,26 @@ DEMO_RESPONSES = ROOT / "data" / "examples" / "demo_responses.jsonl"
 DEMO_MODEL = "qwen2.5-0.5b-demo"
 BIN = Path(sys.executable).parent
 
-MATERIALIZE = "Materialize…"          # the asset page's button (top right)
+MATERIALIZE = "Materialize…"  # the asset page's button (top right)
 MATERIALIZE_ALL = "Materialize all…"  # the Lineage tab's button
-ADD_PARTITION = "Add a partition"     # in the launch dialog, under the dynamic `models` dimension
+ADD_PARTITION = "Add a partition"  # in the launch dialog, under the dynamic `models` dimension
 # generations and everything downstream of it: what "Materialize all…" launches from the Lineage tab
-GENERATIONS_AND_DOWNSTREAM = ("generations", "recommendations", "subject_tags", "drs_scores", "grs_by_country",
-                              "analysis_tables", "base_vs_regional", "audit_drift", "audit_statistics",
-                              "audit_figures", "audit_geography", "model_comparison", "sensitivity", "audit_report")
+GENERATIONS_AND_DOWNSTREAM = (
+    "generations",
+    "recommendations",
+    "subject_tags",
+    "drs_scores",
+    "grs_by_country",
+    "analysis_tables",
+    "base_vs_regional",
+    "audit_drift",
+    "audit_statistics",
+    "audit_figures",
+    "audit_geography",
+    "model_comparison",
+    "sensitivity",
+    "audit_report",
+)
 PNG = b"\x89PNG\r\n\x1a\n"
 TEMPLATES = sorted(p.stem for p in (ROOT / "data" / "templates").glob("*.yaml"))  # the static `template` dimension
 
@@ -51,8 +64,11 @@ def demo_env(home: Path) -> dict:
     dagster_home.mkdir(parents=True, exist_ok=True)
     (dagster_home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith("FAIRNESS_")}
-    env.update(DAGSTER_HOME=str(dagster_home), FAIRNESS_HOME=str(home / "fairness_home"),
-               FAIRNESS_RESPONSES=str(DEMO_RESPONSES))
+    env.update(
+        DAGSTER_HOME=str(dagster_home),
+        FAIRNESS_HOME=str(home / "fairness_home"),
+        FAIRNESS_RESPONSES=str(DEMO_RESPONSES),
+    )
     return env
 
 
@@ -81,9 +97,14 @@ def webserver(env: dict, startup_timeout: float = 120):
     """``dagster-webserver -m fairness_assets.definitions`` on a free port, in its own process group;
     yields its base URL. Stopped with SIGTERM to the group, SIGKILL after 30 s."""
     port = free_port()
-    web = subprocess.Popen([str(BIN / "dagster-webserver"), "-m", "fairness_assets.definitions",
-                            "-h", "127.0.0.1", "-p", str(port)], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL, start_new_session=True)
+    web = subprocess.Popen(
+        [str(BIN / "dagster-webserver"), "-m", "fairness_assets.definitions", "-h", "127.0.0.1", "-p", str(port)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         wait_for_http(f"http://127.0.0.1:{port}/server_info", web, startup_timeout, "dagster-webserver")
         yield f"http://127.0.0.1:{port}"
@@ -106,8 +127,14 @@ def fairness_ui(env: dict, startup_timeout: float = 240):
     port = free_port()
     cli = BIN / "fairness-audit"
     cmd = [str(cli)] if cli.exists() else [sys.executable, "-m", "fairness_assets.cli"]
-    proc = subprocess.Popen(cmd + ["ui", "--host", "127.0.0.1", "-p", str(port)], cwd=ROOT, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(
+        cmd + ["ui", "--host", "127.0.0.1", "-p", str(port)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         wait_for_http(f"http://127.0.0.1:{port}/server_info", proc, startup_timeout, "fairness-audit ui")
         yield f"http://127.0.0.1:{port}"
@@ -145,6 +172,7 @@ def chromium_driver(profile_dir: Path):
 
 # ---------------------------------------------------------------- page helpers
 
+
 def open_page(driver, url: str) -> None:
     from selenium.webdriver.common.by import By
 
@@ -169,8 +197,9 @@ def button(driver, label: str, within=None, timeout: float = 60):
         return WebDriverWait(driver, timeout, poll_frequency=0.5).until(find)
     except TimeoutException:
         labels = [b.text for b in driver.find_elements(By.TAG_NAME, "button") if b.text.strip()]
-        raise AssertionError(f"{driver.current_url}: no button {label!r} after {timeout} s; "
-                             f"buttons: {labels}") from None
+        raise AssertionError(
+            f"{driver.current_url}: no button {label!r} after {timeout} s; buttons: {labels}"
+        ) from None
 
 
 def dialog(driver, title_start: str, timeout: float = 60):
@@ -180,8 +209,11 @@ def dialog(driver, title_start: str, timeout: float = 60):
     from selenium.webdriver.support.ui import WebDriverWait
 
     def find(d):
-        shown = [x for x in d.find_elements(By.CSS_SELECTOR, "[role=dialog]")
-                 if x.is_displayed() and x.text.startswith(title_start)]
+        shown = [
+            x
+            for x in d.find_elements(By.CSS_SELECTOR, "[role=dialog]")
+            if x.is_displayed() and x.text.startswith(title_start)
+        ]
         return shown[-1] if shown else False
 
     try:
@@ -210,7 +242,8 @@ def _collapse_warnings(driver, launch) -> None:
 
 def _in_view(driver, names) -> list[str]:
     """Those of ``names`` not drawn inside the window (graph nodes are found by their exact text)."""
-    return driver.execute_script("""
+    return driver.execute_script(
+        """
         const names = arguments[0], out = [];
         const w = window.innerWidth, h = window.innerHeight;
         for (const name of names) {
@@ -223,16 +256,33 @@ def _in_view(driver, names) -> list[str]:
           }
           if (!ok) out.push(name);
         }
-        return out;""", list(names))
+        return out;""",
+        list(names),
+    )
 
 
 # ---------------------------------------------------------------- the pages the docs show
 
+
 def asset_graph(driver, base: str, path: Path) -> Path:
     """The asset graph: audit_drift's Lineage tab, upstream, whole depth."""
     open_page(driver, base + "/assets/audit_drift?view=lineage&lineageScope=upstream&lineageDepth=8")
-    wait_for_text(driver, ["audit_drift", "analysis_tables", "grs_by_country", "recommendations", "generations",
-                           "qs_corpus", "profiles", "prompts", "scoring", "understanding", "reference"])
+    wait_for_text(
+        driver,
+        [
+            "audit_drift",
+            "analysis_tables",
+            "grs_by_country",
+            "recommendations",
+            "generations",
+            "qs_corpus",
+            "profiles",
+            "prompts",
+            "scoring",
+            "understanding",
+            "reference",
+        ],
+    )
     time.sleep(2)  # edges are drawn after the nodes
     return save(driver, path)
 
@@ -267,7 +317,7 @@ def materialize_dialog(driver, base: str, path: Path, add_partition_path: Path |
     return shots
 
 
-SELECT_PARTITION = "Select a partition or create one"   # the placeholder of each dimension's picker
+SELECT_PARTITION = "Select a partition or create one"  # the placeholder of each dimension's picker
 
 
 def _open_launch_dialog(driver, base: str):
@@ -295,8 +345,9 @@ def _picker_items(driver, launch, index: int) -> tuple[object, list[str]]:
     assert len(pickers) == 2, launch.text[:500]
     pickers[index].click()
     time.sleep(1)
-    shown = [p for p in driver.find_elements(By.CSS_SELECTOR, "[data-radix-popper-content-wrapper]")
-             if p.is_displayed()]
+    shown = [
+        p for p in driver.find_elements(By.CSS_SELECTOR, "[data-radix-popper-content-wrapper]") if p.is_displayed()
+    ]
     assert shown, f"the picker of dimension {index} did not open: {launch.text[:500]}"
     lines = [ln.strip() for ln in shown[-1].text.splitlines()]
     return shown[-1], [ln for ln in lines if ln and ln != "Add partition" and not ln.startswith("Select all (")]
@@ -402,8 +453,7 @@ def partitions(driver, base: str, path: Path) -> Path:
 def checks(driver, base: str, path: Path) -> Path:
     """recommendations' Checks tab: the parse-quality checks and their results."""
     open_page(driver, base + "/assets/recommendations?view=checks")
-    wait_for_text(driver, ["parse_rate", "match_rate", "no_duplicate_items", "group_parse_gap",
-                           "Succeeded", "Failed"])
+    wait_for_text(driver, ["parse_rate", "match_rate", "no_duplicate_items", "group_parse_gap", "Succeeded", "Failed"])
     return save(driver, path)
 
 
@@ -418,17 +468,26 @@ def figure(driver, base: str, path: Path) -> Path:
     wait_for_text(driver, ["Top 20 recommended university locations"])
     time.sleep(1)
     widths = driver.execute_script(
-        "return Array.from(document.images).filter(i => i.src.startsWith('data:image/png'))"
-        ".map(i => i.naturalWidth)")
+        "return Array.from(document.images).filter(i => i.src.startsWith('data:image/png')).map(i => i.naturalWidth)"
+    )
     assert widths and all(w > 200 for w in widths), widths
     return save(driver, path)
 
 
 # ---------------------------------------------------------------- the demo's report (not the UI)
 
-REPORT_TEXTS = ["Summary of the largest disparities", "Provenance", "Parse quality", "Tables", "Figures",
-                f"Under model {DEMO_MODEL}", "corpus sha256", "parse_rate", "counterfactual disparity",
-                "not significant"]
+REPORT_TEXTS = [
+    "Summary of the largest disparities",
+    "Provenance",
+    "Parse quality",
+    "Tables",
+    "Figures",
+    f"Under model {DEMO_MODEL}",
+    "corpus sha256",
+    "parse_rate",
+    "counterfactual disparity",
+    "not significant",
+]
 
 
 def report(driver, html_path: Path, path: Path, figures_path: Path) -> list[Path]:
@@ -439,7 +498,8 @@ def report(driver, html_path: Path, path: Path, figures_path: Path) -> list[Path
     driver.get(Path(html_path).as_uri())
     wait_for_text(driver, REPORT_TEXTS, timeout=30)
     images = driver.execute_script(
-        "return Array.from(document.images).map(i => [i.complete, i.naturalWidth, i.src.slice(0, 22)])")
+        "return Array.from(document.images).map(i => [i.complete, i.naturalWidth, i.src.slice(0, 22)])"
+    )
     assert len(images) >= 11, images
     assert all(done and width > 200 and src == "data:image/png;base64," for done, width, src in images), images
     size = driver.get_window_size()
@@ -452,4 +512,3 @@ def report(driver, html_path: Path, path: Path, figures_path: Path) -> list[Path
     finally:
         driver.set_window_size(size["width"], size["height"])
     return shots
-

@@ -29,4 +29,6 @@ def test_assembly_verifies_the_hash(tmp_path, monkeypatch):
     assert path.stat().st_size == sum(p.stat().st_size for p in builtin.part_paths(list(SPEC.parts)))
     # a second call reuses the verified file
     logs = []
-    assert builtin.assemble_gguf("demo", list(SPEC.parts), SPEC.sha256, "m.gguf", log=logs.append) == path and logs == []
+    assert (
+        builtin.assemble_gguf("demo", list(SPEC.parts), SPEC.sha256, "m.gguf", log=logs.append) == path and logs == []
+    )

@@ -42,7 +42,7 @@ def _distances(n_countries: int = 60, km_offset: float = 0.0) -> pd.DataFrame:
     return frame
 
 
-HAMMER = r'''
+HAMMER = r"""
 import sys, time
 import pandas as pd
 sys.path.insert(0, sys.argv[4])
@@ -59,15 +59,23 @@ for i in range(rounds):
     db.record_provenance(prov)
     db.replace_rows(D.CapitalDistance, frames[i % 2])
 print("DONE", flush=True)
-'''
+"""
 
 
 def _hammer(url: str, processes: int = 4, rounds: int = 8) -> None:
     start_at = time.time() + 4.0  # every process imported and connected before the first write
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    procs = [subprocess.Popen([sys.executable, "-c", HAMMER, url, str(rounds), str(start_at), str(ROOT)],
-                              cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for _ in range(processes)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", HAMMER, url, str(rounds), str(start_at), str(ROOT)],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(processes)
+    ]
     for p in procs:
         out, err = p.communicate(timeout=300)
         assert p.returncode == 0 and "DONE" in out, err[-3000:]
@@ -142,11 +150,39 @@ def test_provenance_recorded_twice_is_stored_once(url):
 def test_migration_removes_duplicates_left_by_an_earlier_release_and_logs_it(url, caplog):
     engine = sa.create_engine(D._with_driver(url))
     M.upgrade(engine, "0004_geography")
-    country = sa.table("country", *[sa.column(c) for c in (
-        "partition_key", "provenance_id", "corpus_sha256", "iso3", "country", "capital", "lat", "lon", "in_corpus",
-        "is_nationality", "n_universities", "avail")])
-    row = dict(partition_key="", provenance_id="p", corpus_sha256="c", country="X", capital="Y", lat=1.0, lon=2.0,
-               in_corpus=True, is_nationality=False, n_universities=1, avail=0.1)
+    country = sa.table(
+        "country",
+        *[
+            sa.column(c)
+            for c in (
+                "partition_key",
+                "provenance_id",
+                "corpus_sha256",
+                "iso3",
+                "country",
+                "capital",
+                "lat",
+                "lon",
+                "in_corpus",
+                "is_nationality",
+                "n_universities",
+                "avail",
+            )
+        ],
+    )
+    row = dict(
+        partition_key="",
+        provenance_id="p",
+        corpus_sha256="c",
+        country="X",
+        capital="Y",
+        lat=1.0,
+        lon=2.0,
+        in_corpus=True,
+        is_nationality=False,
+        n_universities=1,
+        avail=0.1,
+    )
     with engine.begin() as conn:  # two full copies, as two concurrent runs left them
         conn.execute(country.insert(), [dict(row, iso3=iso) for iso in ("AAA", "BBB", "CCC")] * 2)
     with caplog.at_level(logging.WARNING, logger="resources.migrations"):
@@ -166,8 +202,11 @@ def test_migration_removes_duplicates_left_by_an_earlier_release_and_logs_it(url
 # ------------------------------------------------------------------------------------------ leases
 def _expire(engine, key: str) -> None:
     with engine.begin() as conn:
-        conn.execute(PartitionLease.__table__.update().where(PartitionLease.__table__.c.partition_key == key)
-                     .values(renewed_at=datetime.now(timezone.utc) - timedelta(hours=2), pid=os.getppid()))
+        conn.execute(
+            PartitionLease.__table__.update()
+            .where(PartitionLease.__table__.c.partition_key == key)
+            .values(renewed_at=datetime.now(timezone.utc) - timedelta(hours=2), pid=os.getppid())
+        )
 
 
 def test_a_run_that_lost_its_lease_fails_naming_the_run_that_took_it(url):
@@ -180,8 +219,16 @@ def test_a_run_that_lost_its_lease_fails_naming_the_run_that_took_it(url):
         finished = {"run-b": False}  # ... and finishes
         with pytest.raises(LeaseLostError, match=r"run run-a lost its lease: run run-b took the partition over"):
             claim(engine, ["m|base"], "run-a", run_is_active=lambda rid: finished.get(rid))
-        frame = pd.DataFrame({"partition_key": ["m|base"], "provenance_id": ["p"], "program_norm": ["x"],
-                              "tags": ["[]"], "source": ["rules"], "n_items": [1]})
+        frame = pd.DataFrame(
+            {
+                "partition_key": ["m|base"],
+                "provenance_id": ["p"],
+                "program_norm": ["x"],
+                "tags": ["[]"],
+                "source": ["rules"],
+                "n_items": [1],
+            }
+        )
         with pytest.raises(LeaseLostError, match="run-b"):  # its commit is refused too
             db.replace_rows(D.SubjectTag, frame, ["m|base"], run_id="run-a")
         with pytest.raises(LeaseLostError, match="run-b"):
@@ -211,7 +258,7 @@ def test_an_expired_lease_no_one_took_is_renewed_with_a_warning(url):
         db.dispose()
 
 
-PAUSED_RUN = r'''
+PAUSED_RUN = r"""
 import sys, time
 from pathlib import Path
 import pandas as pd
@@ -228,9 +275,9 @@ try:
     print("RESULT claimed again", flush=True)
 except Exception as exc:
     print(f"RESULT {type(exc).__name__}: {exc}", flush=True)
-'''
+"""
 
-TAKEOVER = r'''
+TAKEOVER = r"""
 import json, sys
 import dagster as dg
 from resources import database as D
@@ -244,29 +291,43 @@ result = dg.materialize(ASSETS, selection=["qs_corpus", "country_geography", "ca
                         "prompts", "generations"], instance=instance, partition_key=DEMO_KEY,
                         raise_on_error=False, resources=resources(db, responses))
 print("RESULT " + json.dumps({"success": result.success, "run_id": result.run_id}), flush=True)
-'''
+"""
 
 
 @pytest.mark.postgres
 @pytest.mark.slow
-def test_a_paused_run_resumed_after_another_took_its_partition_fails_on_postgresql(postgres_url, tmp_path, results_home):
+def test_a_paused_run_resumed_after_another_took_its_partition_fails_on_postgresql(
+    postgres_url, tmp_path, results_home
+):
     """Real processes on the real server: run A is stopped (SIGSTOP) past the TTL, run B takes the
     partition over and finishes, A is resumed: A's next step fails naming B."""
     from tests.helpers.pipeline import DEMO_KEY, DEMO_RESPONSES
 
     env = {**os.environ, "PYTHONPATH": str(ROOT), "FAIRNESS_PARTITION_LEASE_TTL_S": "2"}
     go = tmp_path / "go"
-    a = subprocess.Popen([sys.executable, "-c", PAUSED_RUN, postgres_url, DEMO_KEY, str(go)], cwd=ROOT, env=env,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    a = subprocess.Popen(
+        [sys.executable, "-c", PAUSED_RUN, postgres_url, DEMO_KEY, str(go)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert a.stdout.readline().strip() == "CLAIMED", a.stderr.read()[-3000:]
         os.kill(a.pid, signal.SIGSTOP)
         time.sleep(3)  # past the 2 s TTL
-        b = subprocess.run([sys.executable, "-c", TAKEOVER, postgres_url, str(DEMO_RESPONSES)], cwd=ROOT, env=env,
-                           capture_output=True, text=True, timeout=600)
-        line = next((l for l in b.stdout.splitlines() if l.startswith("RESULT ")), None)
+        b = subprocess.run(
+            [sys.executable, "-c", TAKEOVER, postgres_url, str(DEMO_RESPONSES)],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        line = next((ln for ln in b.stdout.splitlines() if ln.startswith("RESULT ")), None)
         assert line, b.stderr[-3000:]
-        result_b = json.loads(line[len("RESULT "):])
+        result_b = json.loads(line[len("RESULT ") :])
         assert result_b["success"], b.stderr[-3000:]
         os.kill(a.pid, signal.SIGCONT)
         go.touch()
@@ -275,8 +336,9 @@ def test_a_paused_run_resumed_after_another_took_its_partition_fails_on_postgres
         if a.poll() is None:
             os.kill(a.pid, signal.SIGCONT)
             a.kill()
-    assert f"RESULT LeaseLostError: partition {DEMO_KEY}: run run-paused lost its lease: run {result_b['run_id']}" \
-        in out, (out, err[-2000:])
+    assert (
+        f"RESULT LeaseLostError: partition {DEMO_KEY}: run run-paused lost its lease: run {result_b['run_id']}" in out
+    ), (out, err[-2000:])
 
 
 def test_a_long_step_keeps_its_lease_alive_until_its_run_finishes(tmp_path):

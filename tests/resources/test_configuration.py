@@ -7,11 +7,11 @@ import re
 from pathlib import Path
 
 import dagster as dg
-from tests.helpers.scripts import load_script
 import pytest
 
 from resources import database as D
 from resources.settings import ConfigError, FairnessSettings, field_specs, load_settings
+from tests.helpers.scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 REGENERATE = ".venv/bin/python docs/build_configuration.py"
@@ -52,8 +52,9 @@ def test_every_fairness_variable_in_the_code_is_in_the_model():
     for folder in ("fairness_assets", "resources", "deploy", "expectations"):
         for path in (ROOT / folder).rglob("*"):
             if path.is_file() and path.suffix in (".py", ".yaml", ".yml", ".sh", ".toml", ".cfg", ""):
-                found |= set(re.findall(r"FAIRNESS_[A-Z0-9_]*[A-Z0-9]\b", path.read_text(encoding="utf-8",
-                                                                                    errors="replace")))
+                found |= set(
+                    re.findall(r"FAIRNESS_[A-Z0-9_]*[A-Z0-9]\b", path.read_text(encoding="utf-8", errors="replace"))
+                )
     unknown = sorted(n for n in found - known if not n.startswith("FAIRNESS_TEST_"))
     assert not unknown, f"variables read but not in resources/settings/model.py: {unknown}"
 
@@ -112,7 +113,11 @@ def test_secrets_reach_the_resources_as_env_vars_only(clean_env):
         assert secret not in config
     assert "hunter2" not in repr(load_settings()) and "sk-secret" not in repr(load_settings())
     assert [s.env for s in field_specs().values() if s.secret] == [
-        "FAIRNESS_DATABASE_URL", "FAIRNESS_LLM_API_KEY", "FAIRNESS_ALERT_WEBHOOK_URL", "FAIRNESS_SMTP_PASSWORD"]
+        "FAIRNESS_DATABASE_URL",
+        "FAIRNESS_LLM_API_KEY",
+        "FAIRNESS_ALERT_WEBHOOK_URL",
+        "FAIRNESS_SMTP_PASSWORD",
+    ]
 
 
 def test_bad_values_name_the_variable(clean_env):
@@ -172,15 +177,22 @@ def _score(tmp_path, name: str):
     instance.add_dynamic_partitions(MODEL_PARTITIONS.name, [DEMO_MODEL])
     with pytest.MonkeyPatch.context() as env:
         env.setenv("FAIRNESS_DATABASE_URL", url)
-        result = dg.materialize(ASSETS, selection=dg.AssetSelection.assets("drs_scores", "grs_by_country", "analysis_tables").upstream(),
-                                instance=instance, partition_key=DEMO_KEY, resources=build_resources(load_settings()))
+        result = dg.materialize(
+            ASSETS,
+            selection=dg.AssetSelection.assets("drs_scores", "grs_by_country", "analysis_tables").upstream(),
+            instance=instance,
+            partition_key=DEMO_KEY,
+            resources=build_resources(load_settings()),
+        )
     assert result.success
     db = D.ResultsDatabase(url=url)
     key = [DEMO_KEY]
-    return {"corpus": db.read_rows(D.CorpusUniversity).sort_values("university_id").reset_index(drop=True),
-            "items": db.read_rows(D.DRSItem, key).sort_values(["response_id", "item_index"]).reset_index(drop=True),
-            "grs": db.read_rows(D.GRSCountry, key).sort_values("iso3").reset_index(drop=True),
-            "metrics": db.read_rows(D.MetricRow, key)}
+    return {
+        "corpus": db.read_rows(D.CorpusUniversity).sort_values("university_id").reset_index(drop=True),
+        "items": db.read_rows(D.DRSItem, key).sort_values(["response_id", "item_index"]).reset_index(drop=True),
+        "grs": db.read_rows(D.GRSCountry, key).sort_values("iso3").reset_index(drop=True),
+        "metrics": db.read_rows(D.MetricRow, key),
+    }
 
 
 @pytest.mark.slow
@@ -204,10 +216,12 @@ def test_changing_r_max_changes_every_table_that_uses_it(clean_env, tmp_path):
     assert (changed["items"]["rep"].fillna(0.0) - expected).abs().max() < 1e-9
     assert not changed["items"]["drs"].round(12).equals(default["items"]["drs"].round(12))
     assert set(changed["items"]["params_hash"]) != set(default["items"]["params_hash"])
+
     # the analysis tables (mean DRS and Rep by group) follow
     def mean_drs(t):
         m = t["metrics"]
         return m[m["table_name"] == "drs_summary"] if "table_name" in m.columns else m
+
     assert not mean_drs(changed).equals(mean_drs(default))
     # GRS uses the within-country rank scale (METHOD.md §6), not R_max: same values, new parameters recorded
     cols = ["iso3", "recs", "avail", "repr", "scaled_repr", "rep_covg", "grs"]

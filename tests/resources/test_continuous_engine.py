@@ -2,7 +2,6 @@
 batch, waiting prompts take their place, and every sample is the one it would be alone."""
 
 import random
-from pathlib import Path
 
 import pytest
 
@@ -33,14 +32,15 @@ def _prompts(tok, n=24, seed=0):
 def _alone(model, tok, ids, seed, max_new, temperature=0.8, top_p=0.9):
     """The reference: the sample generated alone by model.generate with the project's sampler."""
     enc = torch.tensor([ids])
-    kwargs = dict(max_new_tokens=max_new, do_sample=False, pad_token_id=tok.pad_token_id, temperature=None,
-                  top_p=None, top_k=None)
+    kwargs = dict(
+        max_new_tokens=max_new, do_sample=False, pad_token_id=tok.pad_token_id, temperature=None, top_p=None, top_k=None
+    )
     if temperature > 0:
         from transformers import LogitsProcessorList
 
         kwargs["logits_processor"] = LogitsProcessorList([CounterSampler([seed], temperature, top_p, enc.shape[1])])
     with torch.inference_mode():
-        out = model.generate(input_ids=enc, attention_mask=torch.ones_like(enc), **kwargs)[0, enc.shape[1]:].tolist()
+        out = model.generate(input_ids=enc, attention_mask=torch.ones_like(enc), **kwargs)[0, enc.shape[1] :].tolist()
     eos = E.eos_ids(model, tok)
     cut = next((k for k, t in enumerate(out) if t in eos), len(out))
     return out[:cut]
@@ -50,10 +50,11 @@ def _alone(model, tok, ids, seed, max_new, temperature=0.8, top_p=0.9):
 def test_every_sample_equals_the_sample_generated_alone(tiny, batch, refill_at):
     _, model, tok = tiny
     prompts, seeds = _prompts(tok), [100 + i for i in range(24)]
-    out, stats = E.generate(model, tok, prompts, seeds, max_new_tokens=30, temperature=0.8, top_p=0.9,
-                            batch_size=batch, refill_at=refill_at)
+    out, stats = E.generate(
+        model, tok, prompts, seeds, max_new_tokens=30, temperature=0.8, top_p=0.9, batch_size=batch, refill_at=refill_at
+    )
     assert [f.index for f in out] == list(range(24))
-    for f, p, s in zip(out, prompts, seeds):
+    for f, p, s in zip(out, prompts, seeds, strict=False):
         assert f.tokens == _alone(model, tok, p, s, 30), (batch, f.index)
         assert f.prompt_tokens == len(p) and f.stop in ("eos", "length")
         assert (f.stop == "length") == (len(f.tokens) == 30)
@@ -69,8 +70,9 @@ def test_every_sample_equals_the_sample_generated_alone(tiny, batch, refill_at):
 def test_greedy_decoding_too(tiny):
     _, model, tok = tiny
     prompts = _prompts(tok, 10, seed=3)
-    out, _ = E.generate(model, tok, prompts, [0] * 10, max_new_tokens=12, temperature=0.0, top_p=1.0,
-                        do_sample=False, batch_size=3)
+    out, _ = E.generate(
+        model, tok, prompts, [0] * 10, max_new_tokens=12, temperature=0.0, top_p=1.0, do_sample=False, batch_size=3
+    )
     assert [f.tokens for f in out] == [_alone(model, tok, p, 0, 12, temperature=0.0) for p in prompts]
 
 
@@ -79,10 +81,11 @@ def test_the_cache_keeps_only_the_columns_rows_attend_to(tiny):
     longest prompt in the batch plus the tokens generated since."""
     _, model, tok = tiny
     prompts = _prompts(tok, 24)
-    _, stats = E.generate(model, tok, prompts, list(range(24)), max_new_tokens=30, temperature=0.8, top_p=0.9,
-                          batch_size=4)
+    _, stats = E.generate(
+        model, tok, prompts, list(range(24)), max_new_tokens=30, temperature=0.8, top_p=0.9, batch_size=4
+    )
     assert max(stats.widths) <= max(len(p) for p in prompts) + 30
-    assert any(b < a for a, b in zip(stats.widths, stats.widths[1:])), "the cache shrank when rows left"
+    assert any(b < a for a, b in zip(stats.widths, stats.widths[1:], strict=False)), "the cache shrank when rows left"
 
 
 def test_bad_requests_are_refused_by_name(tiny):
@@ -107,8 +110,8 @@ def test_the_client_uses_the_engine_and_matches_static_batches(tiny):
     assert [s.text for s in a] == [s.text for s in b]
     # static batches count the tokens that are neither pad nor EOS; the engine counts every token
     # before EOS (the tiny model's pad token, <|endoftext|>, can be drawn mid-answer)
-    assert all(x.output_tokens >= y.output_tokens for x, y in zip(a, b))
-    assert any(x.output_tokens == y.output_tokens for x, y in zip(a, b))
+    assert all(x.output_tokens >= y.output_tokens for x, y in zip(a, b, strict=False))
+    assert any(x.output_tokens == y.output_tokens for x, y in zip(a, b, strict=False))
     streamed = [pair for chunk in engine.stream_samples(prompts, seeds, params) for pair in chunk]
     assert sorted(i for i, _ in streamed) == list(range(9))  # each sample once, as it finishes
     assert {i: s.text for i, s in streamed} == {i: s.text for i, s in enumerate(a)}
@@ -128,8 +131,10 @@ def test_out_of_memory_halves_the_batch_and_finishes_only_the_unfinished(tiny, m
     folder, _, _ = tiny
     params = SamplingParams(temperature=0.9, top_p=0.95, max_new_tokens=10)
     prompts, seeds = [f"p{i}" for i in range(8)], list(range(8))
-    reference = [s.text for s in TransformersClient.load(folder, device="cpu", batch_size=8)
-                 .generate_samples(prompts, seeds, params)]
+    reference = [
+        s.text
+        for s in TransformersClient.load(folder, device="cpu", batch_size=8).generate_samples(prompts, seeds, params)
+    ]
     real = E.ContinuousEngine.run
     calls = []
 
@@ -162,17 +167,22 @@ def test_with_the_built_in_model_a_refilled_batch_gives_the_samples_generated_al
     demo = load_preset("demo")
     grid = profiles.full_profiles(profiles.Grid(demo["genders"], demo["economic_classes"], demo["nationalities"]))
     template = prompts.load_templates(TEMPLATES_DIR, ["base"])["base"]
-    texts = [template.render(g, c, n) for g, c, n in
-             grid[["gender", "economic_class", "nationality"]].head(8).itertuples(index=False)]
+    texts = [
+        template.render(g, c, n)
+        for g, c, n in grid[["gender", "economic_class", "nationality"]].head(8).itertuples(index=False)
+    ]
     seeds = [11 * i + 5 for i in range(8)]
     budgets = [20, 36, 12, 28, 40, 16, 24, 32]
     client = LLMResource(device="cpu", batch_size=3).client("qwen2.5-0.5b-demo")
     assert client.continuous_batching, "the built-in model runs on the engine"
     ids = [client.tokenizer(client.render(t), add_special_tokens=False).input_ids for t in texts]
-    out, stats = E.generate(client.model, client.tokenizer, ids, seeds, max_new_tokens=budgets, temperature=0.75,
-                            top_p=0.95, batch_size=3)
+    out, stats = E.generate(
+        client.model, client.tokenizer, ids, seeds, max_new_tokens=budgets, temperature=0.75, top_p=0.95, batch_size=3
+    )
     assert stats.prefills >= 3 and stats.peak_rows == 3
-    same = sum(f.tokens == _alone(client.model, client.tokenizer, p, s, b, temperature=0.75, top_p=0.95)
-               for f, p, s, b in zip(out, ids, seeds, budgets))
+    same = sum(
+        f.tokens == _alone(client.model, client.tokenizer, p, s, b, temperature=0.75, top_p=0.95)
+        for f, p, s, b in zip(out, ids, seeds, budgets, strict=False)
+    )
     # identical up to the floating-point noise of padded batches (docs/generation.md): a near-tied token may differ
     assert same >= len(texts) - 1, same

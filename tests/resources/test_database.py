@@ -19,11 +19,17 @@ def db(request, tmp_path):
 
 
 def _profiles(n, tag):
-    return pd.DataFrame({
-        "profile_id": [f"{tag}{i}" for i in range(n)], "profile_set": "full",
-        "gender": ["male"] * n, "economic_class": [None] * n, "nationality": ["India"] * n,
-        "nationality_iso3": ["IND"] * n, "config_hash": "abc",
-    })
+    return pd.DataFrame(
+        {
+            "profile_id": [f"{tag}{i}" for i in range(n)],
+            "profile_set": "full",
+            "gender": ["male"] * n,
+            "economic_class": [None] * n,
+            "nationality": ["India"] * n,
+            "nationality_iso3": ["IND"] * n,
+            "config_hash": "abc",
+        }
+    )
 
 
 def test_roundtrip_replace_and_partitions(db):
@@ -64,7 +70,11 @@ def test_presets_and_registry():
     demo = AuditGridResource(preset="demo").resolve()
     study = AuditGridResource(preset="study").resolve()
     assert study.runs == 10 and len(study.nationalities) == 40 and len(study.templates) == 6
-    assert demo.runs == 1 and demo.templates == ("base",) and len(demo.genders) * len(demo.economic_classes) * len(demo.nationalities) <= 20
+    assert (
+        demo.runs == 1
+        and demo.templates == ("base",)
+        and len(demo.genders) * len(demo.economic_classes) * len(demo.nationalities) <= 20
+    )
     assert demo.config_hash != study.config_hash
     over = AuditGridResource(preset="demo", runs=3, nationalities=["Kenya"]).resolve()
     assert over.runs == 3 and over.nationalities == ("Kenya",)

@@ -37,20 +37,37 @@ def db(url):
 
 def _generations(texts, key="m|base"):
     n = len(texts)
-    return pd.DataFrame({
-        "partition_key": key, "audit_id": "a1", "response_id": [f"r{i}" for i in range(n)], "model": "m",
-        "template": "base", "template_hash": "h", "profile_id": [f"p{i}" for i in range(n)], "run": 0,
-        "seed": list(range(n)), "prompt": "Where should I study?", "response": texts, "model_source": "file",
-        "backend": "file", "decoding_json": "{}", "provenance_id": "",
-    })
+    return pd.DataFrame(
+        {
+            "partition_key": key,
+            "audit_id": "a1",
+            "response_id": [f"r{i}" for i in range(n)],
+            "model": "m",
+            "template": "base",
+            "template_hash": "h",
+            "profile_id": [f"p{i}" for i in range(n)],
+            "run": 0,
+            "seed": list(range(n)),
+            "prompt": "Where should I study?",
+            "response": texts,
+            "model_source": "file",
+            "backend": "file",
+            "decoding_json": "{}",
+            "provenance_id": "",
+        }
+    )
 
 
 def test_replace_rows_stores_nul_and_surrogates_alike(db):
-    texts = ["plain answer", NUL, SURROGATE, "caf\u00e9 \U0001F393 ok"]
+    texts = ["plain answer", NUL, SURROGATE, "caf\u00e9 \U0001f393 ok"]
     assert db.replace_rows(D.Generation, _generations(texts), ["m|base"]) == 4
     stored = db.read_rows(D.Generation, ["m|base"]).set_index("response_id")["response"]
-    assert list(stored) == ["plain answer", "Top pick: MIT in the USA", "Top pick: ETH \ufffdZurich",
-                            "caf\u00e9 \U0001F393 ok"]
+    assert list(stored) == [
+        "plain answer",
+        "Top pick: MIT in the USA",
+        "Top pick: ETH \ufffdZurich",
+        "caf\u00e9 \U0001f393 ok",
+    ]
 
 
 def test_append_rows_stores_nul_and_surrogates_alike(db):
@@ -94,9 +111,18 @@ GOOD = json.dumps([{"university": "MIT", "program": "MSc Computer Science", "cou
 
 def _responses_file(tmp_path, kind):
     rows = []
-    for i, (gender, cls) in enumerate([(g, c) for g in ("male", "female", "transgender") for c in ("high", "low")]):
-        rows.append({"model": "m1", "template": "base", "gender": gender, "economic_class": cls,
-                     "nationality": "Nigeria", "run": 0, "response": GOOD})
+    for _i, (gender, cls) in enumerate([(g, c) for g in ("male", "female", "transgender") for c in ("high", "low")]):
+        rows.append(
+            {
+                "model": "m1",
+                "template": "base",
+                "gender": gender,
+                "economic_class": cls,
+                "nationality": "Nigeria",
+                "run": 0,
+                "response": GOOD,
+            }
+        )
     rows[2]["response"] = GOOD[:20] + "\x00" + GOOD[20:]
     rows[4]["response"] = "I suggest \ud800 ETH Zurich"
     p = tmp_path / f"responses.{kind}"
@@ -115,12 +141,17 @@ def test_import_with_a_nul_keeps_every_row_and_flags_the_altered_one(tmp_path, u
     instance.add_dynamic_partitions(MODEL_PARTITIONS.name, ["m1"])
     database = D.ResultsDatabase(url=url)
     result = dg.materialize(
-        [ref.profiles, ref.prompts, gen.generations], instance=instance, partition_key="m1|base",
+        [ref.profiles, ref.prompts, gen.generations],
+        instance=instance,
+        partition_key="m1|base",
         raise_on_error=False,
         resources={
-            "database": database, "results_io": D.SQLResultsIOManager(database=database),
-            "reference": ReferenceDataResource(), "audit_grid": AuditGridResource(),
-            "generation_source": GenerationSourceResource(responses_path=str(path)), "llm": LLMResource(),
+            "database": database,
+            "results_io": D.SQLResultsIOManager(database=database),
+            "reference": ReferenceDataResource(),
+            "audit_grid": AuditGridResource(),
+            "generation_source": GenerationSourceResource(responses_path=str(path)),
+            "llm": LLMResource(),
         },
     )
     assert result.success

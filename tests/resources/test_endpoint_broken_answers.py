@@ -10,7 +10,7 @@ import gc
 import json
 import logging
 import threading
-from collections import Counter, defaultdict
+from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -30,10 +30,18 @@ def good_answer(prompt: str) -> str:
 
 
 def _completion(content, finish_reason="stop") -> bytes:
-    return json.dumps({"id": "cmpl-1", "object": "chat.completion", "created": 0, "model": "m",
-                       "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
-                                    "finish_reason": finish_reason}],
-                       "usage": {"prompt_tokens": 3, "completion_tokens": 4, "total_tokens": 7}}).encode()
+    return json.dumps(
+        {
+            "id": "cmpl-1",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "m",
+            "choices": [
+                {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish_reason}
+            ],
+            "usage": {"prompt_tokens": 3, "completion_tokens": 4, "total_tokens": 7},
+        }
+    ).encode()
 
 
 ANSWERS = {  # what a scripted request answers: (content type, body)
@@ -120,12 +128,15 @@ def _stream(client: OpenAIClient, prompts=PROMPTS, labels=LABELS) -> tuple[list,
     return got, error
 
 
-@pytest.mark.parametrize("kind, says", [
-    ("truncated", "truncated or malformed JSON"),
-    ("html", "not JSON"),
-    ("empty_choices", "no choices"),
-    ("null_content", "no message content"),
-])
+@pytest.mark.parametrize(
+    "kind, says",
+    [
+        ("truncated", "truncated or malformed JSON"),
+        ("html", "not JSON"),
+        ("empty_choices", "no choices"),
+        ("null_content", "no message content"),
+    ],
+)
 def test_a_persistently_broken_answer_is_retried_then_fails_naming_model_endpoint_and_sample(kind, says, caplog):
     with ScriptedEndpoint({"p3": [kind] * 10}) as ep:
         url = f"http://auditor:s3cret-pw@127.0.0.1:{ep.port}/v1"  # the password must never be shown

@@ -14,7 +14,7 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="the llm extra (torch, transformers) is not installed")
 
-from fairness_assets.core.generation import plan_samples, sample_seed  # noqa: E402
+from fairness_assets.core.generation import sample_seed  # noqa: E402
 from resources import database as D  # noqa: E402
 from resources.llm.base import ModelUnavailableError, SamplingParams  # noqa: E402
 from resources.llm.openai_backend import OpenAIClient  # noqa: E402
@@ -90,23 +90,32 @@ def test_crash_midway_then_resume_without_duplicates(tmp_path, tiny):
     assert 5 <= len(before) < 48, f"the run was not killed midway ({len(before)} rows)"
     assert subprocess.run(cmd, cwd=ROOT, capture_output=True, timeout=600).returncode == 0
     with sqlite3.connect(db) as conn:
-        after = conn.execute("select response_id, response from generation where partition_key = 'tiny|base'").fetchall()
+        after = conn.execute(
+            "select response_id, response from generation where partition_key = 'tiny|base'"
+        ).fetchall()
     ids = [r[0] for r in after]
     assert len(ids) == 48 and len(set(ids)) == 48
     assert all(dict(after)[k] == v for k, v in before.items())  # nothing regenerated
 
 
 def test_registry_errors_name_the_model_and_the_places_tried(tmp_path, tiny):
-    registry = write_registry(tmp_path, tiny, {
-        "gone": {"source": str(tmp_path / "nowhere"), "backend": "transformers"},
-        "endpoint": {"source": "m", "backend": "openai", "base_url": "http://127.0.0.1:9/v1"},
-    })
+    registry = write_registry(
+        tmp_path,
+        tiny,
+        {
+            "gone": {"source": str(tmp_path / "nowhere"), "backend": "transformers"},
+            "endpoint": {"source": "m", "backend": "openai", "base_url": "http://127.0.0.1:9/v1"},
+        },
+    )
     llm = LLMResource(registry_path=str(registry))
     with pytest.raises(ModelUnavailableError, match="'nope' is not in the registry"):
         llm.check("nope")
     os.environ["HF_HUB_OFFLINE"] = "1"
     try:
-        with pytest.raises(ModelUnavailableError, match=r"'gone': weights not found; tried \['local path .*nowhere', 'Hugging Face cache"):
+        with pytest.raises(
+            ModelUnavailableError,
+            match=r"'gone': weights not found; tried \['local path .*nowhere', 'Hugging Face cache",
+        ):
             llm.check("gone")
     finally:
         del os.environ["HF_HUB_OFFLINE"]
@@ -129,11 +138,24 @@ def _free_port():
 def test_openai_backend_against_a_real_local_server(tmp_path, tiny):
     pytest.importorskip("fastapi", reason="`transformers serve` needs transformers[serving] (dev extra)")
     port = _free_port()
-    server = subprocess.Popen([str(Path(sys.executable).parent / "transformers"), "serve", str(tiny), "--host",
-                               "127.0.0.1", "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                              start_new_session=True)
+    server = subprocess.Popen(
+        [
+            str(Path(sys.executable).parent / "transformers"),
+            "serve",
+            str(tiny),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
-        client = OpenAIClient(f"http://127.0.0.1:{port}/v1", str(tiny), name="tiny-http", max_concurrency=3, max_retries=8)
+        client = OpenAIClient(
+            f"http://127.0.0.1:{port}/v1", str(tiny), name="tiny-http", max_concurrency=3, max_retries=8
+        )
         deadline = time.time() + 120
         while True:
             try:
@@ -143,12 +165,16 @@ def test_openai_backend_against_a_real_local_server(tmp_path, tiny):
                 if time.time() > deadline:
                     raise
                 time.sleep(1)
-        samples = client.generate_samples(["hello", "world", "third", "fourth"], [1, 2, 3, 4],
-                                          SamplingParams(temperature=0.7, max_new_tokens=6))
+        samples = client.generate_samples(
+            ["hello", "world", "third", "fourth"], [1, 2, 3, 4], SamplingParams(temperature=0.7, max_new_tokens=6)
+        )
         assert len(samples) == 4 and all(isinstance(s.text, str) for s in samples)
         assert all(s.output_tokens == 6 or s.output_tokens is None or s.output_tokens <= 6 for s in samples)
-        registry = write_registry(tmp_path, tiny, {"tiny-http": {"source": str(tiny), "backend": "openai",
-                                                                  "base_url": f"http://127.0.0.1:{port}/v1"}})
+        registry = write_registry(
+            tmp_path,
+            tiny,
+            {"tiny-http": {"source": str(tiny), "backend": "openai", "base_url": f"http://127.0.0.1:{port}/v1"}},
+        )
         url = f"sqlite:///{tmp_path / 'r.db'}"
         assert materialize(url, registry, runs=1, model="tiny-http").success
         rows = D.ResultsDatabase(url=url).read_rows(D.Generation, ["tiny-http|base"])
@@ -169,9 +195,20 @@ def test_openai_backend_against_transformers_serve_with_the_built_in_model(tmp_p
     spec = load_model_registry()["qwen2.5-0.5b-demo"]
     checkpoint = builtin_checkpoint("qwen2.5-0.5b-demo", list(spec.parts), spec.sha256, spec.gguf_file)
     port = _free_port()
-    server = subprocess.Popen([str(Path(sys.executable).parent / "transformers"), "serve", str(checkpoint), "--host",
-                               "127.0.0.1", "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                              start_new_session=True)
+    server = subprocess.Popen(
+        [
+            str(Path(sys.executable).parent / "transformers"),
+            "serve",
+            str(checkpoint),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         base_url = f"http://127.0.0.1:{port}/v1"
         client = OpenAIClient(base_url, str(checkpoint), name="builtin-http")
@@ -183,8 +220,11 @@ def test_openai_backend_against_transformers_serve_with_the_built_in_model(tmp_p
             except ModelUnavailableError:
                 assert time.time() < deadline, "transformers serve did not list the model in 180 s"
                 time.sleep(2)
-        registry = write_registry(tmp_path, checkpoint, {"builtin-http": {"source": str(checkpoint), "backend": "openai",
-                                                                          "base_url": base_url}})
+        registry = write_registry(
+            tmp_path,
+            checkpoint,
+            {"builtin-http": {"source": str(checkpoint), "backend": "openai", "base_url": base_url}},
+        )
         url = f"sqlite:///{tmp_path / 'r.db'}"
         result = materialize(url, registry, runs=1, model="builtin-http", max_new_tokens=12)
         assert result.success
@@ -215,12 +255,25 @@ def test_a_backend_that_returns_fewer_samples_fails_the_partition_and_keeps_what
         def stream_samples(self, prompts, seeds, params, labels=None):
             yield [(i, Sample(f"answer {i}", 3, 5, 0.1)) for i in range(len(prompts) - 2)]  # two never come back
 
-    plan = pd.DataFrame({"response_id": [f"m|base|p{i}|0" for i in range(6)], "prompt": ["q"] * 6, "seed": range(6),
-                         "partition_key": "m|base", "model": "m", "template": "base", "template_hash": "h",
-                         "profile_id": [f"p{i}" for i in range(6)], "run": 0})
+    plan = pd.DataFrame(
+        {
+            "response_id": [f"m|base|p{i}|0" for i in range(6)],
+            "prompt": ["q"] * 6,
+            "seed": range(6),
+            "partition_key": "m|base",
+            "model": "m",
+            "template": "base",
+            "template_hash": "h",
+            "profile_id": [f"p{i}" for i in range(6)],
+            "run": 0,
+        }
+    )
     database = D.ResultsDatabase(url=f"sqlite:///{tmp_path / 'r.db'}")
-    context = SimpleNamespace(log=SimpleNamespace(info=lambda m: None, warning=lambda m: None),
-                              run=SimpleNamespace(run_id="run-1"), instance=None)
+    context = SimpleNamespace(
+        log=SimpleNamespace(info=lambda m: None, warning=lambda m: None),
+        run=SimpleNamespace(run_id="run-1"),
+        instance=None,
+    )
     from resources.partition_lease import claim
 
     claim(database.engine(), ["m|base"], "run-1")  # as the asset does before it generates: commits are fenced

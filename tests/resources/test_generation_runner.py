@@ -24,8 +24,16 @@ class FakeClient(TextsFromSamples):
 
     name, backend, model_source, model_revision = "fake", "fake", "fake-source", "rev-1"
 
-    def __init__(self, clock: Clock, *, streams: bool, chunk: int = 1, tick: float = 0.0,
-                 stop_after: int | None = None, fail: bool = False):
+    def __init__(
+        self,
+        clock: Clock,
+        *,
+        streams: bool,
+        chunk: int = 1,
+        tick: float = 0.0,
+        stop_after: int | None = None,
+        fail: bool = False,
+    ):
         self.streams_requests, self.clock, self.chunk, self.tick = streams, clock, chunk, tick
         self.stop_after, self.fail, self.asked = stop_after, fail, None
 
@@ -47,8 +55,15 @@ def _runner(client, clock, database, events, **kwargs):
         events.append(("commit", len(finished)))
         database.extend(finished)
 
-    return GenerationRunner(client, commit, label="m|base", renew=lambda: events.append(("renew",)),
-                            log=lambda line: events.append(("log", line)), clock=clock, **kwargs)
+    return GenerationRunner(
+        client,
+        commit,
+        label="m|base",
+        renew=lambda: events.append(("renew",)),
+        log=lambda line: events.append(("log", line)),
+        clock=clock,
+        **kwargs,
+    )
 
 
 def test_the_clients_declare_what_the_engine_uses():
@@ -64,14 +79,16 @@ def test_the_clients_declare_what_the_engine_uses():
 def test_whole_batches_are_committed_batch_by_batch_and_the_lease_renewed_after_each():
     clock, database, events = Clock(), [], []
     client = FakeClient(clock, streams=False, chunk=3, tick=1.0)
-    stats = _runner(client, clock, database, events).run([f"q{i}" for i in range(7)], list(range(7)),
-                                                         SamplingParams(), labels=[f"r{i}" for i in range(7)])
+    stats = _runner(client, clock, database, events).run(
+        [f"q{i}" for i in range(7)], list(range(7)), SamplingParams(), labels=[f"r{i}" for i in range(7)]
+    )
     commits = [e for e in events if e[0] != "log"]
     assert commits == [("commit", 3), ("renew",), ("commit", 3), ("renew",), ("commit", 1), ("renew",)]
     assert [i for i, _ in database] == list(range(7)) and database[6][1].text == "answer 6"
     assert client.asked[2] == [f"r{i}" for i in range(7)]  # the labels reach the client (its errors name samples)
-    assert stats == GenerationStats(samples=7, prompt_tokens=28, output_tokens=14, request_s=3.5, wall_s=3.0,
-                                    compute_kind="cpu", devices=1)
+    assert stats == GenerationStats(
+        samples=7, prompt_tokens=28, output_tokens=14, request_s=3.5, wall_s=3.0, compute_kind="cpu", devices=1
+    )
     logs = [e[1] for e in events if e[0] == "log"]
     # a progress line when the last sample is committed (the first commits came sooner than 5 s), then the total
     assert logs[0].startswith("generations progress: m|base: 7/7 samples (100%), ")
@@ -109,8 +126,11 @@ def test_a_failing_stream_keeps_what_finished_and_raises():
 def test_a_short_stream_fails_naming_how_many_are_missing_and_keeps_the_rest():
     clock, database, events = Clock(), [], []
     client = FakeClient(clock, streams=False, chunk=2, stop_after=4)
-    with pytest.raises(IncompleteGenerationError, match=r"partition m\|base: the fake backend returned 4 of 6 "
-                                                        r"samples \(2 missing\); the 4 are stored"):
+    with pytest.raises(
+        IncompleteGenerationError,
+        match=r"partition m\|base: the fake backend returned 4 of 6 "
+        r"samples \(2 missing\); the 4 are stored",
+    ):
         _runner(client, clock, database, events).run(["q"] * 6, list(range(6)), SamplingParams())
     assert [i for i, _ in database] == [0, 1, 2, 3]
 
@@ -129,8 +149,9 @@ def test_a_commit_that_fails_stops_the_run_and_renewal_failures_never_commit_twi
     def renew():
         raise ConnectionError("database gone while renewing")
 
-    runner = GenerationRunner(FakeClient(clock, streams=False, chunk=2), stored.extend, label="m|base", renew=renew,
-                              clock=clock)
+    runner = GenerationRunner(
+        FakeClient(clock, streams=False, chunk=2), stored.extend, label="m|base", renew=renew, clock=clock
+    )
     with pytest.raises(ConnectionError):
         runner.run(["q"] * 4, list(range(4)), SamplingParams())
     assert [i for i, _ in stored] == [0, 1]  # the committed batch is not committed again on the way out
@@ -145,9 +166,11 @@ def test_bad_arguments_are_named():
 
 
 def test_endpoint_cost_is_request_seconds():
-    stats = GenerationStats(samples=2, prompt_tokens=8, output_tokens=4, request_s=1.25, wall_s=0.5,
-                            compute_kind="endpoint", devices=0)
+    stats = GenerationStats(
+        samples=2, prompt_tokens=8, output_tokens=4, request_s=1.25, wall_s=0.5, compute_kind="endpoint", devices=0
+    )
     assert stats.compute_s == 1.25 and stats.output_tokens_per_s == 8.0
-    gpu = GenerationStats(samples=2, prompt_tokens=8, output_tokens=4, request_s=1.25, wall_s=0.5,
-                          compute_kind="gpu", devices=2)
+    gpu = GenerationStats(
+        samples=2, prompt_tokens=8, output_tokens=4, request_s=1.25, wall_s=0.5, compute_kind="gpu", devices=2
+    )
     assert gpu.compute_s == 1.0

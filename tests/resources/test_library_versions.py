@@ -48,8 +48,9 @@ def test_an_absent_library_is_said_to_be_not_installed(monkeypatch):
 def test_every_provenance_record_stores_them_and_its_id_depends_on_them(tmp_path):
     prov = D.make_provenance("scores", config_json={"lambda": 0.5})
     assert json.loads(prov.library_versions) == _installed()
-    other = D.make_provenance("scores", config_json={"lambda": 0.5},
-                              library_versions={**_installed(), "numpy": "0.0.1"})
+    other = D.make_provenance(
+        "scores", config_json={"lambda": 0.5}, library_versions={**_installed(), "numpy": "0.0.1"}
+    )
     assert other.provenance_id != prov.provenance_id  # other libraries, another record
 
     database = D.ResultsDatabase(url=f"sqlite:///{tmp_path / 'r.db'}")
@@ -67,8 +68,12 @@ def test_the_reference_assets_rows_point_to_records_with_the_versions(tmp_path):
     try:
         result = dg.materialize(
             [ref.qs_corpus, ref.country_geography, ref.capital_distances, ref.profiles, ref.prompts],
-            resources={"database": database, "results_io": D.SQLResultsIOManager(database=database),
-                       "reference": ReferenceDataResource(), "audit_grid": AuditGridResource(preset="demo")},
+            resources={
+                "database": database,
+                "results_io": D.SQLResultsIOManager(database=database),
+                "reference": ReferenceDataResource(),
+                "audit_grid": AuditGridResource(preset="demo"),
+            },
         )
         assert result.success
         records = database.read_rows(D.Provenance).set_index("provenance_id")

@@ -30,7 +30,8 @@ def _old_schema() -> sa.MetaData:
     ``generation.text_note``, no ``generation_cost``, no ``partition_lease``."""
     metadata = sa.MetaData()
     sa.Table(
-        "audit_drift", metadata,
+        "audit_drift",
+        metadata,
         sa.Column("id", sa.Integer(), primary_key=True),
         sa.Column("partition_key", sa.String(), nullable=False),
         sa.Column("provenance_id", sa.String(64), nullable=False),
@@ -50,7 +51,8 @@ def _old_schema() -> sa.MetaData:
         sa.Index("ix_audit_drift_provenance_id", "provenance_id"),
     )
     sa.Table(
-        "audit_figure", metadata,
+        "audit_figure",
+        metadata,
         sa.Column("id", sa.Integer(), primary_key=True),
         sa.Column("partition_key", sa.String(), nullable=False),
         sa.Column("provenance_id", sa.String(64), nullable=False),
@@ -67,7 +69,8 @@ def _old_schema() -> sa.MetaData:
         sa.Index("ix_audit_figure_provenance_id", "provenance_id"),
     )
     sa.Table(
-        "audit_metric", metadata,
+        "audit_metric",
+        metadata,
         sa.Column("id", sa.Integer(), primary_key=True),
         sa.Column("partition_key", sa.String(), nullable=False),
         sa.Column("provenance_id", sa.String(64), nullable=False),
@@ -86,7 +89,8 @@ def _old_schema() -> sa.MetaData:
         sa.Index("ix_audit_metric_recorded_at", "recorded_at"),
     )
     sa.Table(
-        "audit_report", metadata,
+        "audit_report",
+        metadata,
         sa.Column("id", sa.Integer(), primary_key=True),
         sa.Column("partition_key", sa.String(), nullable=False),
         sa.Column("provenance_id", sa.String(64), nullable=False),
@@ -103,7 +107,8 @@ def _old_schema() -> sa.MetaData:
         sa.Index("ix_audit_report_report_id", "report_id"),
     )
     sa.Table(
-        "capital_distance", metadata,
+        "capital_distance",
+        metadata,
         sa.Column("id", sa.Integer(), primary_key=True),
         sa.Column("partition_key", sa.String(), nullable=False),
         sa.Column("provenance_id", sa.String(64), nullable=False),
@@ -117,7 +122,8 @@ def _old_schema() -> sa.MetaData:
         sa.Index("ix_capital_distance_provenance_id", "provenance_id"),
     )
     sa.Table(
-        "corpus_university", metadata,
+        "corpus_university",
+        metadata,
         sa.Column("id", sa.Integer(), primary_key=True),
         sa.Column("partition_key", sa.String(), nullable=False),
         sa.Column("provenance_id", sa.String(64), nullable=False),
@@ -144,7 +150,8 @@ def _old_schema() -> sa.MetaData:
         sa.Index("ix_corpus_university_university_id", "university_id"),
     )
     sa.Table(
-        "country", metadata,
+        "country",
+        metadata,
         sa.Column("id", sa.Integer(), primary_key=True),
         sa.Column("partition_key", sa.String(), nullable=False),
         sa.Column("provenance_id", sa.String(64), nullable=False),
@@ -167,7 +174,8 @@ def _old_schema() -> sa.MetaData:
         sa.Index("ix_country_provenance_id", "provenance_id"),
     )
     sa.Table(
-        "drs_item", metadata,
+        "drs_item",
+        metadata,
         sa.Column("id", sa.Integer(), primary_key=True),
         sa.Column("partition_key", sa.String(), nullable=False),
         sa.Column("provenance_id", sa.String(64), nullable=False),
@@ -199,7 +207,8 @@ def _old_schema() -> sa.MetaData:
         sa.Index("ix_drs_item_response_id", "response_id"),
     )
     sa.Table(
-        "generation", metadata,
+        "generation",
+        metadata,
         sa.Column("id", sa.Integer(), primary_key=True),
         sa.Column("partition_key", sa.String(), nullable=False),
         sa.Column("provenance_id", sa.String(64), nullable=False),
@@ -232,7 +241,8 @@ def _old_schema() -> sa.MetaData:
         sa.Index("ix_generation_template", "template"),
     )
     sa.Table(
-        "grs_country", metadata,
+        "grs_country",
+        metadata,
         sa.Column("id", sa.Integer(), primary_key=True),
         sa.Column("partition_key", sa.String(), nullable=False),
         sa.Column("provenance_id", sa.String(64), nullable=False),
@@ -253,7 +263,8 @@ def _old_schema() -> sa.MetaData:
         sa.Index("ix_grs_country_provenance_id", "provenance_id"),
     )
     sa.Table(
-        "metric_row", metadata,
+        "metric_row",
+        metadata,
         sa.Column("id", sa.Integer(), primary_key=True),
         sa.Column("partition_key", sa.String(), nullable=False),
         sa.Column("provenance_id", sa.String(64), nullable=False),
@@ -271,7 +282,8 @@ def _old_schema() -> sa.MetaData:
         sa.Index("ix_metric_row_table_name", "table_name"),
     )
     sa.Table(
-        "profile", metadata,
+        "profile",
+        metadata,
         sa.Column("id", sa.Integer(), primary_key=True),
         sa.Column("partition_key", sa.String(), nullable=False),
         sa.Column("provenance_id", sa.String(64), nullable=False),
@@ -288,7 +300,8 @@ def _old_schema() -> sa.MetaData:
         sa.Index("ix_profile_provenance_id", "provenance_id"),
     )
     sa.Table(
-        "prompt", metadata,
+        "prompt",
+        metadata,
         sa.Column("id", sa.Integer(), primary_key=True),
         sa.Column("partition_key", sa.String(), nullable=False),
         sa.Column("provenance_id", sa.String(64), nullable=False),
@@ -306,7 +319,8 @@ def _old_schema() -> sa.MetaData:
         sa.Index("ix_prompt_template", "template"),
     )
     sa.Table(
-        "provenance", metadata,
+        "provenance",
+        metadata,
         sa.Column("provenance_id", sa.String(64), primary_key=True),
         sa.Column("asset", sa.String(), nullable=False),
         sa.Column("corpus_sha256", sa.String(), nullable=True),
@@ -318,7 +332,8 @@ def _old_schema() -> sa.MetaData:
         sa.Index("ix_provenance_asset", "asset"),
     )
     sa.Table(
-        "recommendation", metadata,
+        "recommendation",
+        metadata,
         sa.Column("id", sa.Integer(), primary_key=True),
         sa.Column("partition_key", sa.String(), nullable=False),
         sa.Column("provenance_id", sa.String(64), nullable=False),
@@ -358,7 +373,8 @@ def _old_schema() -> sa.MetaData:
         sa.Index("ix_recommendation_template", "template"),
     )
     sa.Table(
-        "statistic_row", metadata,
+        "statistic_row",
+        metadata,
         sa.Column("id", sa.Integer(), primary_key=True),
         sa.Column("partition_key", sa.String(), nullable=False),
         sa.Column("provenance_id", sa.String(64), nullable=False),
@@ -376,7 +392,8 @@ def _old_schema() -> sa.MetaData:
         sa.Index("ix_statistic_row_table_name", "table_name"),
     )
     sa.Table(
-        "subject_tag", metadata,
+        "subject_tag",
+        metadata,
         sa.Column("id", sa.Integer(), primary_key=True),
         sa.Column("partition_key", sa.String(), nullable=False),
         sa.Column("provenance_id", sa.String(64), nullable=False),
@@ -389,7 +406,8 @@ def _old_schema() -> sa.MetaData:
         sa.Index("ix_subject_tag_provenance_id", "provenance_id"),
     )
     sa.Table(
-        "subject_tag_cache", metadata,
+        "subject_tag_cache",
+        metadata,
         sa.Column("program_norm", sa.String(), primary_key=True, autoincrement=False),
         sa.Column("tagger", sa.String(), primary_key=True, autoincrement=False),
         sa.Column("tags", sa.String(), nullable=False),
@@ -415,14 +433,43 @@ def _earlier_release_database(url: str, drop_columns: dict[str, str] | None = No
     t = metadata.tables
     with engine.begin() as conn:
         conn.execute(t["provenance"].insert(), [{"provenance_id": "p1", "asset": "generations", "created_at": NOW}])
-        conn.execute(t["generation"].insert(), [
-            {"partition_key": "m|base", "provenance_id": "p1", "audit_id": "a1", "response_id": f"r{i}",
-             "model": "m", "template": "base", "template_hash": "h", "profile_id": f"pr{i}", "run": 1, "seed": i,
-             "prompt": "Recommend universities.", "response": f"answer {i}", "model_source": "hf", "backend": "hf",
-             "decoding_json": "{}", "prompt_tokens": 10, "output_tokens": 20 + i, "latency_s": 0.5}
-            for i in range(3)])
-        metric = {"partition_key": "m|base", "provenance_id": "p1", "audit_id": "a1", "recorded_at": NOW,
-                  "scope": "all", "group_by": "", "group": "", "metric": "mean_drs", "value": 0.25}
+        conn.execute(
+            t["generation"].insert(),
+            [
+                {
+                    "partition_key": "m|base",
+                    "provenance_id": "p1",
+                    "audit_id": "a1",
+                    "response_id": f"r{i}",
+                    "model": "m",
+                    "template": "base",
+                    "template_hash": "h",
+                    "profile_id": f"pr{i}",
+                    "run": 1,
+                    "seed": i,
+                    "prompt": "Recommend universities.",
+                    "response": f"answer {i}",
+                    "model_source": "hf",
+                    "backend": "hf",
+                    "decoding_json": "{}",
+                    "prompt_tokens": 10,
+                    "output_tokens": 20 + i,
+                    "latency_s": 0.5,
+                }
+                for i in range(3)
+            ],
+        )
+        metric = {
+            "partition_key": "m|base",
+            "provenance_id": "p1",
+            "audit_id": "a1",
+            "recorded_at": NOW,
+            "scope": "all",
+            "group_by": "",
+            "group": "",
+            "metric": "mean_drs",
+            "value": 0.25,
+        }
         if "audit_base" in t["audit_metric"].c:
             metric["audit_base"] = "a1-base"
         conn.execute(t["audit_metric"].insert(), [metric])
@@ -431,17 +478,24 @@ def _earlier_release_database(url: str, drop_columns: dict[str, str] | None = No
 
 def _schema(engine: sa.Engine) -> dict:
     inspector = sa.inspect(engine)
-    return {name: ({c["name"]: (str(c["type"]), c["nullable"]) for c in inspector.get_columns(name)},
-                   sorted((i["name"], tuple(i["column_names"])) for i in inspector.get_indexes(name)))
-            for name in sorted(inspector.get_table_names())}
+    return {
+        name: (
+            {c["name"]: (str(c["type"]), c["nullable"]) for c in inspector.get_columns(name)},
+            sorted((i["name"], tuple(i["column_names"])) for i in inspector.get_indexes(name)),
+        )
+        for name in sorted(inspector.get_table_names())
+    }
 
 
 def _differences(engine: sa.Engine) -> list:
     """What autogenerate finds between the database and the models (empty: they agree)."""
     with engine.connect() as conn:
         ctx = MigrationContext.configure(conn, opts={"compare_type": True, "version_table": M.VERSION_TABLE})
-        return [d for d in compare_metadata(ctx, SQLModel.metadata)
-                if not (d[0] == "remove_table" and d[1].name == M.VERSION_TABLE)]
+        return [
+            d
+            for d in compare_metadata(ctx, SQLModel.metadata)
+            if not (d[0] == "remove_table" and d[1].name == M.VERSION_TABLE)
+        ]
 
 
 def _revision(engine: sa.Engine):
@@ -481,10 +535,26 @@ def test_earlier_release_database_is_upgraded_with_rows_kept(url, caplog):
         frame = gen.drop(columns=["id"]).assign(text_note="response: 1 NUL character removed")
         assert db.replace_rows(D.Generation, frame, ["m|base"]) == 3
         assert set(db.read_rows(D.Generation)["text_note"]) == {"response: 1 NUL character removed"}
-        cost = pd.DataFrame([{"partition_key": "m|base", "provenance_id": "p1", "audit_id": "a1", "run_id": "run",
-                              "model": "m", "template": "base", "backend": "hf", "compute_kind": "cpu",
-                              "samples": 3, "prompt_tokens": 30, "output_tokens": 63, "wall_s": 1.5,
-                              "compute_s": 1.5, "output_tokens_per_s": 42.0}])
+        cost = pd.DataFrame(
+            [
+                {
+                    "partition_key": "m|base",
+                    "provenance_id": "p1",
+                    "audit_id": "a1",
+                    "run_id": "run",
+                    "model": "m",
+                    "template": "base",
+                    "backend": "hf",
+                    "compute_kind": "cpu",
+                    "samples": 3,
+                    "prompt_tokens": 30,
+                    "output_tokens": 63,
+                    "wall_s": 1.5,
+                    "compute_s": 1.5,
+                    "output_tokens_per_s": 42.0,
+                }
+            ]
+        )
         assert db.append_rows(D.GenerationCost, cost) == 1
     finally:
         db.dispose()
@@ -511,7 +581,7 @@ def test_second_upgrade_is_a_no_op(url, caplog):
         before, rows = _schema(engine), db.read_rows(D.Generation)
         caplog.clear()
         with caplog.at_level(logging.INFO):
-            M.upgrade(engine)              # the fast path: at head, nothing locked
+            M.upgrade(engine)  # the fast path: at head, nothing locked
             M._upgrade_locked(engine, "head")  # and Alembic itself, under the lock
         assert "Running upgrade" not in caplog.text and "earlier release" not in caplog.text
         assert _schema(engine) == before and _revision(engine) == M.head()
@@ -540,20 +610,44 @@ def test_match_rule_is_filled_for_rows_stored_before_it(url):
     _earlier_release_database(url)
     t = _old_schema().tables["recommendation"]
     engine = sa.create_engine(D._with_driver(url))
-    base = {"partition_key": "m|base", "provenance_id": "p1", "audit_id": "a1", "model": "m", "template": "base",
-            "profile_id": "pr0", "run": 1, "parse_status": "ok", "parse_method": "json", "n_items_found": 3,
-            "n_duplicates": 0}
+    base = {
+        "partition_key": "m|base",
+        "provenance_id": "p1",
+        "audit_id": "a1",
+        "model": "m",
+        "template": "base",
+        "profile_id": "pr0",
+        "run": 1,
+        "parse_status": "ok",
+        "parse_method": "json",
+        "n_items_found": 3,
+        "n_duplicates": 0,
+    }
     required = {c.name for c in t.columns if not c.nullable and not c.primary_key}
     with engine.begin() as conn:
-        conn.execute(t.insert(), [{**{k: v for k, v in base.items() if k in t.c}, "response_id": f"r{i}",
-                                   "item_index": 0, "match_method": method,
-                                   **{c: 0 for c in required - set(base) - {"response_id", "item_index"}}}
-                                  for i, method in enumerate(["partial", "historical", "exact", None])])
+        conn.execute(
+            t.insert(),
+            [
+                {
+                    **{k: v for k, v in base.items() if k in t.c},
+                    "response_id": f"r{i}",
+                    "item_index": 0,
+                    "match_method": method,
+                    **{c: 0 for c in required - set(base) - {"response_id", "item_index"}},
+                }
+                for i, method in enumerate(["partial", "historical", "exact", None])
+            ],
+        )
     engine.dispose()
     db = D.ResultsDatabase(url=url)
     try:
         recs = db.read_rows(D.Recommendation).sort_values("response_id")
-        assert list(recs["match_rule"].where(recs["match_rule"].notna(), None)) == ["completion", "alias", "exact", None]
+        assert list(recs["match_rule"].where(recs["match_rule"].notna(), None)) == [
+            "completion",
+            "alias",
+            "exact",
+            None,
+        ]
         assert recs["match_runner_up"].isna().all() and recs["match_candidates"].isna().all()
     finally:
         db.dispose()

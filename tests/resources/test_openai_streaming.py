@@ -43,8 +43,9 @@ def test_hundreds_in_flight_and_every_answer_in_its_place():
 
 
 def test_retry_after_is_honoured_and_nothing_is_lost():
-    with ServingSimulator(capacity_tps=200_000, per_request_tps=5_000, prefill_s=0.0, fail_every=4,
-                          retry_after_s=0.05) as sim:
+    with ServingSimulator(
+        capacity_tps=200_000, per_request_tps=5_000, prefill_s=0.0, fail_every=4, retry_after_s=0.05
+    ) as sim:
         logs: list[str] = []
         out = _client(sim, log=logs.append).generate_samples([f"p{i}" for i in range(40)], list(range(40)), PARAMS)
         assert sim.stats.rejected >= 10 and sim.stats.requests == 40
@@ -60,24 +61,31 @@ def test_request_rate_limit():
 
 
 def test_a_failed_request_stops_the_stream_after_handing_back_what_finished():
-    with ServingSimulator(capacity_tps=1_000_000, per_request_tps=20_000, prefill_s=0.0, fail_every=30,
-                          fail_status=400) as sim:  # 400: not retried
+    with ServingSimulator(
+        capacity_tps=1_000_000, per_request_tps=20_000, prefill_s=0.0, fail_every=30, fail_status=400
+    ) as sim:  # 400: not retried
         got = []
         with pytest.raises(RuntimeError, match="HTTP 400"):
-            for batch in _client(sim, max_concurrency=4).stream_samples([f"p{i}" for i in range(200)],
-                                                                       list(range(200)), PARAMS):
+            for batch in _client(sim, max_concurrency=4).stream_samples(
+                [f"p{i}" for i in range(200)], list(range(200)), PARAMS
+            ):
                 got.extend(batch)
     assert 20 <= len(got) < 200  # what finished before the failure was handed back
 
 
 @pytest.mark.slow
 def test_serving_benchmark_small_variant():
-    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "serving_throughput.py"), "--small", "--no-write"],
-                          capture_output=True, text=True, timeout=600, cwd=ROOT)
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "serving_throughput.py"), "--small", "--no-write"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     import json
 
-    r = json.loads(proc.stdout[proc.stdout.index("{\n"):])
+    r = json.loads(proc.stdout[proc.stdout.index("{\n") :])
     assert r["asset_rows"] == r["asset_requests"] == 360 and r["previous_requests"] == 48
     assert r["asset_peak_in_flight"] > 64 and r["ratio"] > 1  # far more in flight than the previous 8
     assert r["asset_cost_kind"] == "endpoint" and r["asset_request_s"] > 0  # request-seconds stored per partition
@@ -102,7 +110,8 @@ def test_concurrency_and_rate_limit_come_from_the_environment(monkeypatch):
         import yaml
 
         registry = Path(__import__("tempfile").mkdtemp()) / "models.yaml"
-        registry.write_text(yaml.safe_dump({"models": {"sim": {"source": "sim-model", "backend": "openai",
-                                                               "base_url": sim.url}}}))
+        registry.write_text(
+            yaml.safe_dump({"models": {"sim": {"source": "sim-model", "backend": "openai", "base_url": sim.url}}})
+        )
         client = LLMResource(registry_path=str(registry), max_concurrency=32, requests_per_minute=600).client("sim")
     assert client.max_concurrency == 32 and client.requests_per_s == 10.0

@@ -9,7 +9,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -67,7 +66,7 @@ def test_a_known_running_holder_blocks_even_an_old_lease(engine):
         claim(engine, ["m|base"], "run-b", run_is_active=lambda rid: True, ttl_s=1)
 
 
-RUNNER = r'''
+RUNNER = r"""
 import json, sys
 import dagster as dg
 from resources import database as D
@@ -91,12 +90,18 @@ else:
                 err = err.cause
             out["errors"].append(err.message)
 print("RESULT " + json.dumps(out))
-'''
+"""
 
 
 def _start(url, responses, env):
-    return subprocess.Popen([sys.executable, "-c", RUNNER, url, str(responses)], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-c", RUNNER, url, str(responses)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 @pytest.mark.slow
@@ -111,9 +116,9 @@ def test_two_runs_of_one_partition_at_once_each_score_their_own_file(tmp_path, r
     outs = []
     for p in procs:
         stdout, stderr = p.communicate(timeout=600)
-        line = next((l for l in stdout.splitlines() if l.startswith("RESULT ")), None)
+        line = next((ln for ln in stdout.splitlines() if ln.startswith("RESULT ")), None)
         assert line, stderr[-3000:]
-        outs.append(json.loads(line[len("RESULT "):]))
+        outs.append(json.loads(line[len("RESULT ") :]))
     a, b = outs
     assert a["success"] or b["success"], (a, b)
     for out, own, other in ((a, "University", "Universitas"), (b, "Universitas", "University ")):

@@ -37,8 +37,16 @@ def hub_env(tmp_path, monkeypatch):
     return tmp_path / "hf_cache"
 
 
-@pytest.mark.parametrize("source", ["/nonexistent", "/nonexistent/org/tiny", "./weights/tiny", "../nowhere/tiny",
-                                    "~/no-such-folder-for-fairness-tests/tiny"])
+@pytest.mark.parametrize(
+    "source",
+    [
+        "/nonexistent",
+        "/nonexistent/org/tiny",
+        "./weights/tiny",
+        "../nowhere/tiny",
+        "~/no-such-folder-for-fairness-tests/tiny",
+    ],
+)
 def test_a_missing_local_path_fails_naming_the_model(tmp_path, hub_env, source):
     llm = LLMResource(registry_path=_registry(tmp_path, {"org/tiny": {"source": source}}))
     with pytest.raises(ModelUnavailableError) as err:
@@ -51,16 +59,18 @@ def test_a_missing_local_path_fails_naming_the_model(tmp_path, hub_env, source):
 def test_an_existing_local_path_is_used(tmp_path, hub_env):
     weights = tmp_path / "weights"
     weights.mkdir()
-    llm = LLMResource(registry_path=_registry(tmp_path, {"tiny": {"source": str(weights)},
-                                                          "rel": {"source": "weights"}}))
+    llm = LLMResource(
+        registry_path=_registry(tmp_path, {"tiny": {"source": str(weights)}, "rel": {"source": "weights"}})
+    )
     assert llm.check("tiny") == f"local path {weights}"
     assert llm.check("rel") == "local path weights"  # relative, exists: a path
 
 
 def test_a_missing_gguf_file_in_a_local_folder_fails(tmp_path, hub_env):
     (tmp_path / "weights").mkdir()
-    llm = LLMResource(registry_path=_registry(tmp_path, {"g": {"source": str(tmp_path / "weights"),
-                                                                "gguf_file": "model.Q4.gguf"}}))
+    llm = LLMResource(
+        registry_path=_registry(tmp_path, {"g": {"source": str(tmp_path / "weights"), "gguf_file": "model.Q4.gguf"}})
+    )
     with pytest.raises(ModelUnavailableError, match=r"model 'g': gguf_file 'model.Q4.gguf' not found"):
         llm.check("g")
 
@@ -70,8 +80,11 @@ def test_a_hub_id_comes_from_the_cache_else_the_hub(tmp_path, hub_env, monkeypat
     where = llm.check("tiny")
     assert where.startswith("Hugging Face Hub id org/tiny") and "downloaded from the Hub" in where
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    with pytest.raises(ModelUnavailableError, match=r"model 'tiny': weights not found; tried \['Hugging Face cache "
-                                                    r".*models--org--tiny'.*HF_HUB_OFFLINE is set"):
+    with pytest.raises(
+        ModelUnavailableError,
+        match=r"model 'tiny': weights not found; tried \['Hugging Face cache "
+        r".*models--org--tiny'.*HF_HUB_OFFLINE is set",
+    ):
         llm.check("tiny")
     cached = hub_env / "models--org--tiny"
     (cached / "refs").mkdir(parents=True)  # a folder without a downloaded snapshot is not the model
@@ -128,9 +141,19 @@ class ModelsEndpoint:
 
 def test_an_endpoint_that_does_not_serve_the_model_fails_the_check(tmp_path):
     with ModelsEndpoint(["meta-llama/Llama-3.1-8B-Instruct", "other"]) as endpoint:
-        llm = LLMResource(registry_path=_registry(tmp_path, {
-            "gemma": {"source": "google/gemma-7b-it", "backend": "openai", "base_url": endpoint.url},
-            "llama": {"source": "meta-llama/Llama-3.1-8B-Instruct", "backend": "openai", "base_url": endpoint.url}}))
+        llm = LLMResource(
+            registry_path=_registry(
+                tmp_path,
+                {
+                    "gemma": {"source": "google/gemma-7b-it", "backend": "openai", "base_url": endpoint.url},
+                    "llama": {
+                        "source": "meta-llama/Llama-3.1-8B-Instruct",
+                        "backend": "openai",
+                        "base_url": endpoint.url,
+                    },
+                },
+            )
+        )
         with pytest.raises(ModelUnavailableError) as err:
             llm.check("gemma")
         assert "model 'gemma'" in str(err.value) and "does not serve 'google/gemma-7b-it'" in str(err.value)
@@ -140,12 +163,18 @@ def test_an_endpoint_that_does_not_serve_the_model_fails_the_check(tmp_path):
 
 def test_an_endpoint_without_a_models_listing_fails_naming_the_model(tmp_path):
     with ModelsEndpoint([]) as endpoint:
-        llm = LLMResource(registry_path=_registry(tmp_path, {
-            "m": {"source": "m", "backend": "openai", "base_url": endpoint.url + "/nothing-here"}}))
-        with pytest.raises(ModelUnavailableError, match=r"^model 'm': endpoint .*/nothing-here did not list the models .*HTTP 404"):
+        llm = LLMResource(
+            registry_path=_registry(
+                tmp_path, {"m": {"source": "m", "backend": "openai", "base_url": endpoint.url + "/nothing-here"}}
+            )
+        )
+        with pytest.raises(
+            ModelUnavailableError, match=r"^model 'm': endpoint .*/nothing-here did not list the models .*HTTP 404"
+        ):
             llm.check("m")
-        llm = LLMResource(registry_path=_registry(tmp_path, {
-            "m": {"source": "m", "backend": "openai", "base_url": endpoint.url}}))
+        llm = LLMResource(
+            registry_path=_registry(tmp_path, {"m": {"source": "m", "backend": "openai", "base_url": endpoint.url}})
+        )
         with pytest.raises(ModelUnavailableError, match=r"does not serve 'm'.*it serves: no model"):
             llm.check("m")
 
@@ -161,13 +190,30 @@ def test_check_against_a_real_transformers_serve_endpoint(tmp_path):
     tiny = build_tiny_model(tmp_path / "tiny")
     port = free_port()
     base = f"http://127.0.0.1:{port}/v1"
-    server = subprocess.Popen([str(Path(sys.executable).parent / "transformers"), "serve", str(tiny), "--host",
-                               "127.0.0.1", "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                              start_new_session=True)
+    server = subprocess.Popen(
+        [
+            str(Path(sys.executable).parent / "transformers"),
+            "serve",
+            str(tiny),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
-        llm = LLMResource(registry_path=_registry(tmp_path, {
-            "served": {"source": str(tiny), "backend": "openai", "base_url": base},
-            "not-served": {"source": "org/not-served", "backend": "openai", "base_url": base}}))
+        llm = LLMResource(
+            registry_path=_registry(
+                tmp_path,
+                {
+                    "served": {"source": str(tiny), "backend": "openai", "base_url": base},
+                    "not-served": {"source": "org/not-served", "backend": "openai", "base_url": base},
+                },
+            )
+        )
         deadline = time.time() + 120
         while True:
             try:

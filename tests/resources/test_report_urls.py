@@ -9,16 +9,22 @@ from resources.settings import ConfigError, ReportResource, load_settings
 def test_links_point_to_the_local_report_server_by_default(tmp_path):
     r = ReportResource(output_dir=str(tmp_path / "reports"))
     assert r.base() == "http://127.0.0.1:3080"
-    assert r.url_of(tmp_path / "reports" / "report-1a2b" / "report.html") == \
-        "http://127.0.0.1:3080/report-1a2b/report.html"
-    assert ReportResource(output_dir=str(tmp_path), port=4567).url_of(tmp_path / "figures" / "m__base__map.png") == \
-        "http://127.0.0.1:4567/figures/m__base__map.png"
+    assert (
+        r.url_of(tmp_path / "reports" / "report-1a2b" / "report.html")
+        == "http://127.0.0.1:3080/report-1a2b/report.html"
+    )
+    assert (
+        ReportResource(output_dir=str(tmp_path), port=4567).url_of(tmp_path / "figures" / "m__base__map.png")
+        == "http://127.0.0.1:4567/figures/m__base__map.png"
+    )
 
 
 def test_a_base_url_replaces_the_server_and_paths_are_encoded(tmp_path):
     r = ReportResource(output_dir=str(tmp_path), base_url="https://reports.example.org/fairness/", port=4567)
     assert r.base() == "https://reports.example.org/fairness"
-    assert r.url_of(tmp_path / "figures" / "a b#c?.png") == "https://reports.example.org/fairness/figures/a%20b%23c%3F.png"
+    assert (
+        r.url_of(tmp_path / "figures" / "a b#c?.png") == "https://reports.example.org/fairness/figures/a%20b%23c%3F.png"
+    )
 
 
 def test_a_path_outside_the_reports_folder_has_no_link(tmp_path):
@@ -29,8 +35,9 @@ def test_a_path_outside_the_reports_folder_has_no_link(tmp_path):
         r.url_of(tmp_path / "reports" / ".." / "secret.txt")
 
 
-@pytest.mark.parametrize("bad", ["reports.example.org", "ftp://reports.example.org", "https://", "https://x.org/?a=1",
-                                 "https://x.org/r#top"])
+@pytest.mark.parametrize(
+    "bad", ["reports.example.org", "ftp://reports.example.org", "https://", "https://x.org/?a=1", "https://x.org/r#top"]
+)
 def test_a_bad_base_url_is_named(monkeypatch, bad):
     with pytest.raises(ConfigError, match="FAIRNESS_REPORT_BASE_URL"):
         ReportResource(base_url=bad).base()

@@ -37,7 +37,7 @@ def test_a_row_does_not_depend_on_its_batch_companions_or_the_early_exit():
     seeds = torch.tensor([11, 12, 13, 14, 15, 16])
     together = sample_top_p(rows, seeds, 5, 0.8, 0.95)
     fixed_rounds = sample_top_p(rows, seeds, 5, 0.8, 0.95, early_exit=False)
-    alone = torch.stack([sample_top_p(rows[i:i + 1], seeds[i:i + 1], 5, 0.8, 0.95)[0] for i in range(6)])
+    alone = torch.stack([sample_top_p(rows[i : i + 1], seeds[i : i + 1], 5, 0.8, 0.95)[0] for i in range(6)])
     shuffled = sample_top_p(rows.flip(0), seeds.flip(0), 5, 0.8, 0.95).flip(0)
     assert together.tolist() == alone.tolist() == shuffled.tolist() == fixed_rounds.tolist()
 

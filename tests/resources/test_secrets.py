@@ -28,30 +28,43 @@ API_KEY = "sk-test-Kq7Zp2Vb9Xw4Lm1N"
 
 
 # ----------------------------------------------------------------------------- redact / mask_secrets
-@pytest.mark.parametrize("text, expected", [
-    (BAD_URL, "postgresql://user:***@127.0.0.1:54x2/db"),
-    ("postgresql+psycopg2://user:S3cretPw@db.example:5432/audit", "postgresql+psycopg2://user:***@db.example:5432/audit"),
-    ("postgresql//user:S3cretPw@host/db", "postgresql//user:***@host/db"),  # broken scheme
-    ("postgresql://user:S3c@ret/Pw@host:5432/db", "postgresql://user:***@host:5432/db"),  # '@' and '/' in it
-    ("redis://:S3cretPw@host", "redis://:***@host"),
-    ("postgresql://host/db?sslmode=require&password=S3cretPw", "postgresql://host/db?sslmode=require&password=***"),
-    ("user:S3cretPw@host", "user:***@host"),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        (BAD_URL, "postgresql://user:***@127.0.0.1:54x2/db"),
+        (
+            "postgresql+psycopg2://user:S3cretPw@db.example:5432/audit",
+            "postgresql+psycopg2://user:***@db.example:5432/audit",
+        ),
+        ("postgresql//user:S3cretPw@host/db", "postgresql//user:***@host/db"),  # broken scheme
+        ("postgresql://user:S3c@ret/Pw@host:5432/db", "postgresql://user:***@host:5432/db"),  # '@' and '/' in it
+        ("redis://:S3cretPw@host", "redis://:***@host"),
+        ("postgresql://host/db?sslmode=require&password=S3cretPw", "postgresql://host/db?sslmode=require&password=***"),
+        ("user:S3cretPw@host", "user:***@host"),
+    ],
+)
 def test_redact_masks_the_password_of_anything_url_shaped(text, expected):
     assert redact(text) == expected
     assert redact(f"could not connect to '{text}': refused") == f"could not connect to '{expected}': refused"
     assert D.redact(text) == expected  # the database module delegates
 
 
-@pytest.mark.parametrize("text", ["sqlite:////tmp/results.db", "postgresql://postgres@127.0.0.1:5432/db",
-                                  "http://127.0.0.1:8000/v1", "no url here: 12:30"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "sqlite:////tmp/results.db",
+        "postgresql://postgres@127.0.0.1:5432/db",
+        "http://127.0.0.1:8000/v1",
+        "no url here: 12:30",
+    ],
+)
 def test_redact_leaves_text_without_a_password_alone(text):
     assert redact(text) == text
 
 
 def test_mask_secrets_masks_every_form_of_the_key():
     key = "sk-a/b+c=="
-    text = f'Bearer {key} {json.dumps(key)} sk-a%2Fb%2Bc%3D%3D'
+    text = f"Bearer {key} {json.dumps(key)} sk-a%2Fb%2Bc%3D%3D"
     assert mask_secrets(text, [key, "", None]) == 'Bearer *** "***" ***'
     assert mask_secrets("nothing to hide", [""]) == "nothing to hide"
 
@@ -76,11 +89,20 @@ def _cli(args, home: Path, **env):
     dagster_home = home / "dagster_home"
     dagster_home.mkdir(parents=True, exist_ok=True)
     (dagster_home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
-    full_env = {k: v for k, v in os.environ.items()
-                if k not in ("FAIRNESS_DATABASE_URL", "FAIRNESS_RESPONSES", "FAIRNESS_PRESET", "FAIRNESS_QS_CORPUS")}
+    full_env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("FAIRNESS_DATABASE_URL", "FAIRNESS_RESPONSES", "FAIRNESS_PRESET", "FAIRNESS_QS_CORPUS")
+    }
     full_env.update(DAGSTER_HOME=str(dagster_home), FAIRNESS_HOME=str(home / "fairness_home"), **env)
-    return subprocess.run([sys.executable, "-m", "fairness_assets.cli", *args], cwd=ROOT, env=full_env,
-                          capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "fairness_assets.cli", *args],
+        cwd=ROOT,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def test_unparseable_database_url_is_not_printed_or_stored(tmp_path):
@@ -102,8 +124,12 @@ def test_database_password_not_in_output_instance_database_or_reports(tmp_path, 
     password is in none of the places a user or an attacker could read."""
     sa = pytest.importorskip("sqlalchemy")
     url = sa.engine.make_url(postgres_url).set(password=SECRET).render_as_string(hide_password=False)
-    out = _cli(["demo"], tmp_path, FAIRNESS_DATABASE_URL=url,
-               FAIRNESS_RESPONSES=str(ROOT / "data" / "examples" / "demo_responses.jsonl"))
+    out = _cli(
+        ["demo"],
+        tmp_path,
+        FAIRNESS_DATABASE_URL=url,
+        FAIRNESS_RESPONSES=str(ROOT / "data" / "examples" / "demo_responses.jsonl"),
+    )
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     assert SECRET not in out.stdout + out.stderr
     assert "results database: postgresql://" in out.stdout and ":***@" in out.stdout
@@ -166,8 +192,9 @@ def test_api_key_echoed_by_an_error_body_is_not_raised_or_logged(status):
 
     logs: list[str] = []
     with EchoingEndpoint(status) as endpoint:
-        client = OpenAIClient(endpoint.url, "m", name="echo", api_key=API_KEY, max_retries=1, max_concurrency=1,
-                              log=logs.append)
+        client = OpenAIClient(
+            endpoint.url, "m", name="echo", api_key=API_KEY, max_retries=1, max_concurrency=1, log=logs.append
+        )
         with pytest.raises(RuntimeError) as err:
             client.generate_samples(["hello"], [1], SamplingParams(max_new_tokens=4))
     text = str(err.value)
@@ -201,28 +228,37 @@ def test_api_key_not_in_the_dagster_event_log_or_compute_logs(tmp_path, monkeypa
     monkeypatch.setenv("FAIRNESS_TEST_LLM_KEY", API_KEY)
     with EchoingEndpoint(401) as endpoint:
         registry = tmp_path / "models.yaml"
-        registry.write_text(yaml.safe_dump({"models": {"echo": {"source": "m", "backend": "openai",
-                                                                 "base_url": endpoint.url}}}))
+        registry.write_text(
+            yaml.safe_dump({"models": {"echo": {"source": "m", "backend": "openai", "base_url": endpoint.url}}})
+        )
         home = tmp_path / "dagster_home"
         home.mkdir()
         database = D.ResultsDatabase(url=f"sqlite:///{tmp_path / 'results.db'}")
         with dg.instance_for_test(temp_dir=str(home)) as instance:
             instance.add_dynamic_partitions(MODEL_PARTITIONS.name, ["echo"])
             result = dg.materialize(
-                [ref.profiles, ref.prompts, gen.generations], instance=instance, partition_key="echo|base",
+                [ref.profiles, ref.prompts, gen.generations],
+                instance=instance,
+                partition_key="echo|base",
                 raise_on_error=False,
                 resources={
-                    "database": database, "results_io": D.SQLResultsIOManager(database=database),
+                    "database": database,
+                    "results_io": D.SQLResultsIOManager(database=database),
                     "reference": ReferenceDataResource(),
-                    "audit_grid": AuditGridResource(preset="demo", models=["echo"], runs=1,
-                                                    model_registry_path=str(registry)),
+                    "audit_grid": AuditGridResource(
+                        preset="demo", models=["echo"], runs=1, model_registry_path=str(registry)
+                    ),
                     "generation_source": GenerationSourceResource(max_new_tokens=4),
                     # as in definitions.py: the key reaches the resource through an EnvVar
-                    "llm": LLMResource(registry_path=str(registry), api_key=dg.EnvVar("FAIRNESS_TEST_LLM_KEY"),
-                                       max_concurrency=2),
-                })
+                    "llm": LLMResource(
+                        registry_path=str(registry), api_key=dg.EnvVar("FAIRNESS_TEST_LLM_KEY"), max_concurrency=2
+                    ),
+                },
+            )
             assert not result.success and endpoint.requests > 0
-            failures = [e for e in instance.all_logs(result.run_id) if e.dagster_event and e.dagster_event.is_step_failure]
+            failures = [
+                e for e in instance.all_logs(result.run_id) if e.dagster_event and e.dagster_event.is_step_failure
+            ]
             assert failures and "HTTP 401" in str(failures[0].dagster_event.step_failure_data.error.to_string())
             for record in instance.all_logs(result.run_id):
                 assert _no_key(str(record)), record

@@ -19,9 +19,24 @@ import sqlalchemy as sa
 from resources import database as D
 from resources.secrets import MASK, quote_userinfo, redact
 
-ODD_PASSWORDS = ["Super@Secret99", "a:b:c", "p/a/th", "ha#sh", "que?ry", "pe%rcent", "pe%zzrcent", "with space",
-                 "all @:/#?% of them", "@lead", "trail@", "x@h/y", "x@h:5432/y", "semi;colon'quote\"", "tab\there",
-                 "Sup3r@Secret99@again"]
+ODD_PASSWORDS = [
+    "Super@Secret99",
+    "a:b:c",
+    "p/a/th",
+    "ha#sh",
+    "que?ry",
+    "pe%rcent",
+    "pe%zzrcent",
+    "with space",
+    "all @:/#?% of them",
+    "@lead",
+    "trail@",
+    "x@h/y",
+    "x@h:5432/y",
+    "semi;colon'quote\"",
+    "tab\there",
+    "Sup3r@Secret99@again",
+]
 HOSTS = ["127.0.0.1:5432", "db.example.org", "[::1]:5432", "h1:5432,h2:5433"]
 
 
@@ -45,38 +60,57 @@ def test_the_whole_password_is_masked_in_a_url(password, host):
 @pytest.mark.parametrize("password", ODD_PASSWORDS)
 def test_the_whole_password_is_masked_in_a_text(password):
     url = f"postgresql://u:{password}@127.0.0.1:5432/db"
-    for text in (f"could not connect to '{url}': refused", f"results database {url} is not usable: boom",
-                 f"[{url}]", f"url={url}\nnext line stays: admin@example.org"):
+    for text in (
+        f"could not connect to '{url}': refused",
+        f"results database {url} is not usable: boom",
+        f"[{url}]",
+        f"url={url}\nnext line stays: admin@example.org",
+    ):
         masked = redact(text)
         assert "postgresql://u:***@127.0.0.1:5432/db" in masked, masked
         for piece in _pieces(password, text):
             assert piece not in masked, (piece, masked)
-    assert redact(f"first line {url}\nmail admin@example.org") .endswith("\nmail admin@example.org")
+    assert redact(f"first line {url}\nmail admin@example.org").endswith("\nmail admin@example.org")
 
 
-@pytest.mark.parametrize("text, expected", [
-    # an e-mail address after the URL on the same line is not taken for the host
-    ("postgresql://u:pw@h/db failed; mail admin@example.org", "postgresql://u:***@h/db failed; mail admin@example.org"),
-    ("postgresql://u:pw@h:5432 failed; mail admin@example.org",
-     "postgresql://u:***@h:5432 failed; mail admin@example.org"),
-    # host:port is not a password, even with an '@' further on the line
-    ("http://127.0.0.1:8000/v1 (org/model@v2)", "http://127.0.0.1:8000/v1 (org/model@v2)"),
-    ("http://127.0.0.1:3000/runs/abc by ops@example.org", "http://127.0.0.1:3000/runs/abc by ops@example.org"),
-    # Azure-style user names hold an '@'
-    ("postgresql://user@server:pw@server.example.org/db", "postgresql://user@server:***@server.example.org/db"),
-    # two URLs on one line: each its own
-    ("copy postgresql://a:p1@h1/db to postgresql://b:p@2@h2/db", "copy postgresql://a:***@h1/db to postgresql://b:***@h2/db"),
-    # already masked: unchanged
-    ("postgresql://u:***@127.0.0.1:1/db", "postgresql://u:***@127.0.0.1:1/db"),
-    # libpq's errors when a parser took the password's tail for the host
-    ('could not translate host name "Secret99@127.0.0.1" to address: Name or service not known',
-     'could not translate host name "***@127.0.0.1" to address: Name or service not known'),
-    ('connection to server at "Sec@ret99@db.example.org" (10.0.0.1), port 5432 failed',
-     'connection to server at "***@db.example.org" (10.0.0.1), port 5432 failed'),
-    ("host=Secret99@127.0.0.1 port=1 dbname=db", "host=***@127.0.0.1 port=1 dbname=db"),
-    ("dbname=db user=u password=Super@Secret99 host=h", "dbname=db user=u password=*** host=h"),
-    ("dbname=db password='with space' host=h", "dbname=db password=*** host=h"),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        # an e-mail address after the URL on the same line is not taken for the host
+        (
+            "postgresql://u:pw@h/db failed; mail admin@example.org",
+            "postgresql://u:***@h/db failed; mail admin@example.org",
+        ),
+        (
+            "postgresql://u:pw@h:5432 failed; mail admin@example.org",
+            "postgresql://u:***@h:5432 failed; mail admin@example.org",
+        ),
+        # host:port is not a password, even with an '@' further on the line
+        ("http://127.0.0.1:8000/v1 (org/model@v2)", "http://127.0.0.1:8000/v1 (org/model@v2)"),
+        ("http://127.0.0.1:3000/runs/abc by ops@example.org", "http://127.0.0.1:3000/runs/abc by ops@example.org"),
+        # Azure-style user names hold an '@'
+        ("postgresql://user@server:pw@server.example.org/db", "postgresql://user@server:***@server.example.org/db"),
+        # two URLs on one line: each its own
+        (
+            "copy postgresql://a:p1@h1/db to postgresql://b:p@2@h2/db",
+            "copy postgresql://a:***@h1/db to postgresql://b:***@h2/db",
+        ),
+        # already masked: unchanged
+        ("postgresql://u:***@127.0.0.1:1/db", "postgresql://u:***@127.0.0.1:1/db"),
+        # libpq's errors when a parser took the password's tail for the host
+        (
+            'could not translate host name "Secret99@127.0.0.1" to address: Name or service not known',
+            'could not translate host name "***@127.0.0.1" to address: Name or service not known',
+        ),
+        (
+            'connection to server at "Sec@ret99@db.example.org" (10.0.0.1), port 5432 failed',
+            'connection to server at "***@db.example.org" (10.0.0.1), port 5432 failed',
+        ),
+        ("host=Secret99@127.0.0.1 port=1 dbname=db", "host=***@127.0.0.1 port=1 dbname=db"),
+        ("dbname=db user=u password=Super@Secret99 host=h", "dbname=db user=u password=*** host=h"),
+        ("dbname=db password='with space' host=h", "dbname=db password=*** host=h"),
+    ],
+)
 def test_texts(text, expected):
     assert redact(text) == expected
     assert redact(expected) == expected
@@ -97,8 +131,16 @@ def test_an_escape_is_read_as_encoded():
     assert sa.engine.make_url(quote_userinfo("postgresql://u:p%40ss@w@h/db")).password == "p@ss@w"
 
 
-@pytest.mark.parametrize("url", ["sqlite:////tmp/results.db", "postgresql://postgres@127.0.0.1:5432/db",
-                                 "postgresql://u:p%40ss@h/db", "", "not a url"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "sqlite:////tmp/results.db",
+        "postgresql://postgres@127.0.0.1:5432/db",
+        "postgresql://u:p%40ss@h/db",
+        "",
+        "not a url",
+    ],
+)
 def test_quote_userinfo_leaves_well_formed_urls_alone(url):
     assert quote_userinfo(url) == url
 
@@ -125,10 +167,17 @@ def test_a_failed_materialization_stores_no_piece_of_the_password(tmp_path):
     home.mkdir()
     database = D.ResultsDatabase(url=url)
     with dg.instance_for_test(temp_dir=str(home)) as instance:
-        result = dg.materialize([ref.profiles], instance=instance, raise_on_error=False,
-                                resources={"database": database, "results_io": D.SQLResultsIOManager(database=database),
-                                           "reference": ReferenceDataResource(),
-                                           "audit_grid": AuditGridResource(preset="demo")})
+        result = dg.materialize(
+            [ref.profiles],
+            instance=instance,
+            raise_on_error=False,
+            resources={
+                "database": database,
+                "results_io": D.SQLResultsIOManager(database=database),
+                "reference": ReferenceDataResource(),
+                "audit_grid": AuditGridResource(preset="demo"),
+            },
+        )
         assert not result.success
         records = instance.all_logs(result.run_id)
         failures = [r for r in records if r.dagster_event and r.dagster_event.is_step_failure]
@@ -136,8 +185,11 @@ def test_a_failed_materialization_stores_no_piece_of_the_password(tmp_path):
         error = failures[0].dagster_event.step_failure_data.error.to_string()
         assert "results database postgresql://u:***@127.0.0.1:1/db is not usable" in error
         for record in records:
-            text = str(record) + (record.dagster_event.step_failure_data.error.to_string()
-                                  if record.dagster_event and record.dagster_event.is_step_failure else "")
+            text = str(record) + (
+                record.dagster_event.step_failure_data.error.to_string()
+                if record.dagster_event and record.dagster_event.is_step_failure
+                else ""
+            )
             assert "Secret99" not in text and "Super" not in text, text[-2000:]
     assert list(home.rglob("*.err")) or list(home.rglob("compute_logs*")), "no compute log was written to check"
     assert _files_holding(tmp_path, ["Secret99", "Super@"]) == []

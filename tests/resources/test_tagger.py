@@ -24,16 +24,25 @@ class ScriptedClient:
 def test_rules_tagger_with_overrides_and_cache(tmp_path):
     db = D.ResultsDatabase(url=f"sqlite:///{tmp_path / 'r.db'}")
     tagger = SubjectTaggerResource()
-    first = tagger.tag(["MSc Computer Science", "MSc in Computer Science", "Food Technology", None, "Quantum Widgets"], db)
-    assert dict(zip(first["program_norm"], first["source"])) == {
-        "computer science": "rules-1", "food technology": "override", "quantum widgets": "rules-1"}
+    first = tagger.tag(
+        ["MSc Computer Science", "MSc in Computer Science", "Food Technology", None, "Quantum Widgets"], db
+    )
+    assert dict(zip(first["program_norm"], first["source"], strict=False)) == {
+        "computer science": "rules-1",
+        "food technology": "override",
+        "quantum widgets": "rules-1",
+    }
     again = tagger.tag(["Master of Science (Computer Science)"], db)
     assert list(again["source"]) == ["cache"] and list(again["tags"]) == [(T.ENG,)]
 
 
 def test_llm_tagger_parses_answers_and_falls_back(tmp_path):
-    client = ScriptedClient({"robotics": '["Engineering & Technology"]', "global health policy":
-                             '["Life Sciences & Medicine", "Social Sciences & Management"]'})
+    client = ScriptedClient(
+        {
+            "robotics": '["Engineering & Technology"]',
+            "global health policy": '["Life Sciences & Medicine", "Social Sciences & Management"]',
+        }
+    )
     db = D.ResultsDatabase(url=f"sqlite:///{tmp_path / 'r.db'}")
     tagger = SubjectTaggerResource(method="llm", llm_model="scripted")
     out = tagger.tag(["MSc Robotics", "Global Health Policy", "MA History"], db, client=client)
@@ -47,8 +56,10 @@ def test_llm_tagger_parses_answers_and_falls_back(tmp_path):
     assert db.read_tag_cache("llm-fewshot-1:scripted+fallback-rules", ["robotics", "history"]) == {"history": (T.ARTS,)}
     n_prompts = len(client.prompts)
     again = tagger.tag(["MSc Robotics", "MA History"], db, client=lambda: pytest.fail("loaded a model"))
-    assert dict(zip(again["program_norm"], again["source"])) == {"robotics": "cache:llm",
-                                                                 "history": "cache:llm-fallback-rules"}
+    assert dict(zip(again["program_norm"], again["source"], strict=False)) == {
+        "robotics": "cache:llm",
+        "history": "cache:llm-fallback-rules",
+    }
     assert len(client.prompts) == n_prompts
 
 
@@ -102,11 +113,12 @@ def test_llm_tagger_through_a_real_transformers_model(tmp_path):
     from tests.helpers.tiny_model import build_tiny_model
 
     client = TransformersClient.load(build_tiny_model(tmp_path / "tiny"), device="cpu", batch_size=2)
-    answers = client.generate_texts([T.few_shot_prompt("MSc Robotics"), T.few_shot_prompt("MBA"), "hi"],
-                                    max_new_tokens=5)
+    answers = client.generate_texts(
+        [T.few_shot_prompt("MSc Robotics"), T.few_shot_prompt("MBA"), "hi"], max_new_tokens=5
+    )
     assert len(answers) == 3 and all(isinstance(a, str) for a in answers)
     results = llm_tags(["robotics", "mba"], client, batch_size=2)
-    for (tags, source), expected in zip(results, [(T.ENG,), (T.SOC,)]):
+    for (tags, source), expected in zip(results, [(T.ENG,), (T.SOC,)], strict=False):
         assert source in ("llm", "llm-fallback-rules")
         if source == "llm-fallback-rules":
             assert tags == expected
@@ -121,7 +133,13 @@ def test_llm_tagger_with_the_built_in_model(tmp_path):
     client = LLMResource(device="cpu", batch_size=8).client("qwen2.5-0.5b-demo")
     db = D.ResultsDatabase(url=f"sqlite:///{tmp_path / 'r.db'}")
     tagger = SubjectTaggerResource(method="llm", llm_model="qwen2.5-0.5b-demo", overrides_path="")
-    programs = ["MSc Computer Science", "Master of Public Health", "MA History", "MSc Physics", "MEng Mechanical Engineering"]
+    programs = [
+        "MSc Computer Science",
+        "Master of Public Health",
+        "MA History",
+        "MSc Physics",
+        "MEng Mechanical Engineering",
+    ]
     out = tagger.tag(programs, db, client=client).set_index("program_norm")
     assert (out["source"] == "llm").sum() >= 4  # the model answered with area names
     agree = sum(tuple(out.loc[T.normalize_program(p), "tags"]) == T.tag_rules(p) for p in programs)

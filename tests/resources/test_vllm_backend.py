@@ -15,9 +15,12 @@ from resources.llm.base import ModelUnavailableError, SamplingParams
 from resources.llm.vllm_backend import VLLMClient
 
 SYSTEM = "You are an academic advisor."
-FEW_SHOT = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "MBA"},
-            {"role": "assistant", "content": '["Social Sciences & Management"]'},
-            {"role": "user", "content": "MSc Physics"}]
+FEW_SHOT = [
+    {"role": "system", "content": SYSTEM},
+    {"role": "user", "content": "MBA"},
+    {"role": "assistant", "content": '["Social Sciences & Management"]'},
+    {"role": "user", "content": "MSc Physics"},
+]
 
 
 @dataclass
@@ -85,8 +88,9 @@ PARAMS = SamplingParams(max_new_tokens=20)
 def test_system_role_true_uses_the_templates_system_role(fake_vllm):
     client = VLLMClient("org/model", name="m", system_prompt=SYSTEM, system_role=True)
     out = client.generate_samples(["Which university?"], [7], PARAMS)
-    assert fake_vllm.calls == [[[{"role": "system", "content": SYSTEM},
-                                 {"role": "user", "content": "Which university?"}]]]
+    assert fake_vllm.calls == [
+        [[{"role": "system", "content": SYSTEM}, {"role": "user", "content": "Which university?"}]]
+    ]
     assert out[0].text == "answer 0" and out[0].prompt_tokens == 5 and out[0].output_tokens == 3
     assert "system_role" not in fake_vllm.engine_kwargs  # not handed to the engine as an engine argument
 
@@ -117,8 +121,10 @@ def test_a_template_that_rejects_the_system_role_is_folded_and_logged(monkeypatc
     client = VLLMClient("google/gemma-7b-it", name="gemma", system_prompt=SYSTEM, system_role=True, log=logs.append)
     out = client.generate_samples(["a", "b"], [1, 2], PARAMS)
     assert [s.text for s in out] == ["answer 0", "answer 1"]
-    assert len(fake.calls) == 1 and fake.calls[-1] == [[{"role": "user", "content": f"{SYSTEM}\n\na"}],
-                              [{"role": "user", "content": f"{SYSTEM}\n\nb"}]]
+    assert len(fake.calls) == 1 and fake.calls[-1] == [
+        [{"role": "user", "content": f"{SYSTEM}\n\na"}],
+        [{"role": "user", "content": f"{SYSTEM}\n\nb"}],
+    ]
     assert len(logs) == 1 and "gemma" in logs[0] and "system_role: false" in logs[0]
     client.generate_samples(["c"], [3], PARAMS)  # checked once: folded from now on, said once
     assert fake.calls[-1] == [[{"role": "user", "content": f"{SYSTEM}\n\nc"}]] and len(logs) == 1
@@ -136,9 +142,11 @@ def test_the_llm_resource_passes_the_registrys_system_role_to_the_vllm_client(fa
     from resources.llm.resource import LLMResource
 
     registry = tmp_path / "models.yaml"
-    registry.write_text("models:\n"
-                        "  keeps:\n    source: org/keeps\n    backend: vllm\n    system_role: true\n"
-                        "  folds:\n    source: org/folds\n    backend: vllm\n    system_role: false\n")
+    registry.write_text(
+        "models:\n"
+        "  keeps:\n    source: org/keeps\n    backend: vllm\n    system_role: true\n"
+        "  folds:\n    source: org/folds\n    backend: vllm\n    system_role: false\n"
+    )
     llm = LLMResource(registry_path=str(registry))
     assert llm.client("keeps").system_role is True
     assert llm.client("folds").system_role is False

@@ -14,9 +14,9 @@ import dagster as dg
 import pandas as pd
 
 from fairness_assets.core import generation as gen_core
-from fairness_assets.core.partition import PartitionKey
 from fairness_assets.core import prompts as prompts_core
 from fairness_assets.core import responses as responses_core
+from fairness_assets.core.partition import PartitionKey
 from resources.database import Generation, GenerationCost, ResultsDatabase, make_provenance
 from resources.llm.resource import LLMResource
 from resources.llm.runner import GenerationRunner, IncompleteGenerationError
@@ -24,9 +24,9 @@ from resources.partition_lease import claim, keep_alive, run_finished_from, run_
 from resources.settings import AuditGridResource, GenerationSourceResource, ReferenceDataResource, stable_hash
 
 from ..decorators import partitioned_asset
+from ..isolation import PartitionGuard
 from ..metadata import preview, table_md
 from ..operations.kubernetes import GPU_OP_TAGS, GPU_POOL
-from ..isolation import PartitionGuard
 from ..partitions import audit_round, unusable_models
 from ..services import resolver_for
 
@@ -35,9 +35,13 @@ def _import_file(context, guard, generation_source, reference, database) -> pd.D
     path = generation_source.resolved_path()
     pairs = guard.pairs
     # staged once per file (FAIRNESS_STAGING_DIR): each run reads its own partitions, not the whole file
-    imported = responses_core.import_responses(path, prompts_core.load_templates(reference.templates_dir),
-                                               resolver_for(reference).iso3, pairs=set(pairs),
-                                               staging=generation_source.staging_folder())
+    imported = responses_core.import_responses(
+        path,
+        prompts_core.load_templates(reference.templates_dir),
+        resolver_for(reference).iso3,
+        pairs=set(pairs),
+        staging=generation_source.staging_folder(),
+    )
     for pk in pairs:  # a partition the file cannot give fails alone, naming what the file has
         problem = unusable_models([pk], imported.models, f"the responses file {path}")
         if problem:
@@ -47,26 +51,47 @@ def _import_file(context, guard, generation_source, reference, database) -> pd.D
     for pk in pairs:
         if guard.usable(pk) and str(pk) not in have:
             templates = sorted(t for m, t in imported.pairs if m == pk.model)
-            guard.fail(pk, f"the responses file {path} has no usable row for model {pk.model!r} with template "
-                       f"{pk.template!r} (for this model it has template(s) {templates or 'none'}"
-                       + (f"; {imported.rows_rejected} row(s) of the file were not usable, see the rejects" if
-                          imported.rows_rejected else "") + ")")
+            guard.fail(
+                pk,
+                f"the responses file {path} has no usable row for model {pk.model!r} with template "
+                f"{pk.template!r} (for this model it has template(s) {templates or 'none'}"
+                + (
+                    f"; {imported.rows_rejected} row(s) of the file were not usable, see the rejects"
+                    if imported.rows_rejected
+                    else ""
+                )
+                + ")",
+            )
     if not len(table):
         return table
-    table = database.stamp(table, "generations", template_hashes=dict(zip(table["template"], table["template_hash"])),
-                           config_json={"source": str(path), "sha256": imported.sha256,
-                                        "format": "items" if imported.split_items else "text"})
+    table = database.stamp(
+        table,
+        "generations",
+        template_hashes=dict(zip(table["template"], table["template_hash"], strict=False)),
+        config_json={
+            "source": str(path),
+            "sha256": imported.sha256,
+            "format": "items" if imported.split_items else "text",
+        },
+    )
     if audit_round(context):  # a re-audit round is a new audit even when the file is unchanged
         table["audit_id"] = table["audit_id"] + f"-{audit_round(context)}"
     if len(rejects):
-        context.log.warning(f"{path}: {rejects['row'].nunique()} row(s) not usable, e.g. "
-                            + "; ".join(f"row {r.row} {r.column}: {r.reason}" for r in rejects.head(5).itertuples()))
-    context.add_output_metadata({"source": str(path), "format": "items (already split)" if imported.split_items
-                                 else "answers as written", "rows_rejected": imported.rows_rejected,
-                                 "rejects": table_md(rejects.head(50)) if len(rejects) else "none",
-                                 # text stored altered (NUL removed, unencodable characters replaced): the row's text_note
-                                 "rows_text_altered": int(notes["row"].nunique()) if len(notes) else 0,
-                                 "text_notes": table_md(notes.head(50)) if len(notes) else "none"})
+        context.log.warning(
+            f"{path}: {rejects['row'].nunique()} row(s) not usable, e.g. "
+            + "; ".join(f"row {r.row} {r.column}: {r.reason}" for r in rejects.head(5).itertuples())
+        )
+    context.add_output_metadata(
+        {
+            "source": str(path),
+            "format": "items (already split)" if imported.split_items else "answers as written",
+            "rows_rejected": imported.rows_rejected,
+            "rejects": table_md(rejects.head(50)) if len(rejects) else "none",
+            # text stored altered (NUL removed, unencodable characters replaced): the row's text_note
+            "rows_text_altered": int(notes["row"].nunique()) if len(notes) else 0,
+            "text_notes": table_md(notes.head(50)) if len(notes) else "none",
+        }
+    )
     return table
 
 
@@ -93,22 +118,38 @@ class PartitionJob:
         """Generation rows of ``finished`` (``(index into todo, Sample)``, as the runner commits them)."""
         samples = [s for _, s in finished]
         return self.todo.iloc[[i for i, _ in finished]].assign(
-            audit_id=self.audit_id, response=[s.text for s in samples],
-            prompt_tokens=[s.prompt_tokens for s in samples], output_tokens=[s.output_tokens for s in samples],
-            latency_s=[s.latency_s for s in samples], model_source=client.model_source,
-            model_revision=client.model_revision, backend=client.backend, decoding_json=self.decoding,
-            provenance_id=self.provenance_id)
+            audit_id=self.audit_id,
+            response=[s.text for s in samples],
+            prompt_tokens=[s.prompt_tokens for s in samples],
+            output_tokens=[s.output_tokens for s in samples],
+            latency_s=[s.latency_s for s in samples],
+            model_source=client.model_source,
+            model_revision=client.model_revision,
+            backend=client.backend,
+            decoding_json=self.decoding,
+            provenance_id=self.provenance_id,
+        )
 
     def cost(self, client, stats, run_id: str) -> dict:
         """The partition's row of ``generation_cost`` for this run."""
         pk = PartitionKey.parse(self.key)
-        return {"partition_key": self.key, "audit_id": self.audit_id, "run_id": run_id, "model": pk.model,
-                "template": pk.template, "backend": client.backend, "compute_kind": stats.compute_kind,
-                "samples": stats.samples, "prompt_tokens": stats.prompt_tokens, "output_tokens": stats.output_tokens,
-                "wall_s": round(stats.wall_s, 3),
-                # GPU-seconds in process; request-seconds (the sum of request latencies) for an endpoint
-                "compute_s": stats.compute_s, "output_tokens_per_s": stats.output_tokens_per_s,
-                "provenance_id": self.provenance_id}
+        return {
+            "partition_key": self.key,
+            "audit_id": self.audit_id,
+            "run_id": run_id,
+            "model": pk.model,
+            "template": pk.template,
+            "backend": client.backend,
+            "compute_kind": stats.compute_kind,
+            "samples": stats.samples,
+            "prompt_tokens": stats.prompt_tokens,
+            "output_tokens": stats.output_tokens,
+            "wall_s": round(stats.wall_s, 3),
+            # GPU-seconds in process; request-seconds (the sum of request latencies) for an endpoint
+            "compute_s": stats.compute_s,
+            "output_tokens_per_s": stats.output_tokens_per_s,
+            "provenance_id": self.provenance_id,
+        }
 
 
 def _run_job(context, database, pairs, client, job: PartitionJob, params, commit_every: int) -> dict:
@@ -117,12 +158,17 @@ def _run_job(context, database, pairs, client, job: PartitionJob, params, commit
     leases renewed after each, progress in the run's log. Returns the cost row (also stored)."""
     run_id = context.run.run_id
     runner = GenerationRunner(
-        client, lambda finished: database.append_rows(Generation, job.rows(client, finished), run_id=run_id),
-        label=job.key, renew=lambda: _claim(context, database, pairs), log=context.log.info,
-        commit_every=commit_every)
+        client,
+        lambda finished: database.append_rows(Generation, job.rows(client, finished), run_id=run_id),
+        label=job.key,
+        renew=lambda: _claim(context, database, pairs),
+        log=context.log.info,
+        commit_every=commit_every,
+    )
     try:
-        stats = runner.run(list(job.todo["prompt"]), list(job.todo["seed"]), params,
-                           labels=list(job.todo["response_id"]))  # errors name the sample
+        stats = runner.run(
+            list(job.todo["prompt"]), list(job.todo["seed"]), params, labels=list(job.todo["response_id"])
+        )  # errors name the sample
     except IncompleteGenerationError as exc:  # never a silently short partition: a rerun fills in
         raise dg.Failure(str(exc)) from None
     cost = job.cost(client, stats, run_id)
@@ -161,29 +207,52 @@ def _generate(context, guard, prompts, profiles, cfg, generation_source, llm, da
                 raise dg.Failure(f"the audit grid ({cfg.preset}) has no profiles for template {template!r}")
             done_ids = database.existing_values(Generation, "response_id", [key], audit_id=audit_id)
             todo = plan[~plan["response_id"].isin(done_ids)]
-            context.log.info(f"partition {key}: {len(plan)} samples in the grid, {len(plan) - len(todo)} already "
-                             f"stored, {len(todo)} to generate (audit {audit_id})")
+            context.log.info(
+                f"partition {key}: {len(plan)} samples in the grid, {len(plan) - len(todo)} already "
+                f"stored, {len(todo)} to generate (audit {audit_id})"
+            )
             if todo.empty:
                 continue
             client = llm.client(model, log=context.log.info)
             # what produced these rows: the model as served, the decoding, the template (same inputs, same id)
-            prov = make_provenance("generations", template_hashes={template: str(plan["template_hash"].iloc[0])},
-                                   config_json={"audit_id": audit_id, "model": model, "backend": client.backend,
-                                                "source": client.model_source, "revision": client.model_revision,
-                                                "decoding": json.loads(decoding)})
+            prov = make_provenance(
+                "generations",
+                template_hashes={template: str(plan["template_hash"].iloc[0])},
+                config_json={
+                    "audit_id": audit_id,
+                    "model": model,
+                    "backend": client.backend,
+                    "source": client.model_source,
+                    "revision": client.model_revision,
+                    "decoding": json.loads(decoding),
+                },
+            )
             database.record_provenance(prov)
             job = PartitionJob(key, todo, audit_id, decoding, prov.provenance_id)
             costs.append(_run_job(context, database, pairs, client, job, params, generation_source.commit_every))
     stored = database.read_rows(Generation, [gen_core.partition_key(m, t) for m, t in pairs])
     stored = stored[stored["audit_id"] == audit_id]
     if costs:  # what this run's generation cost, per partition (also stored: table generation_cost)
-        context.add_output_metadata({"generation_cost": table_md(pd.DataFrame(costs)[COST_COLUMNS]),
-                                     "output_tokens_per_s": max(c["output_tokens_per_s"] for c in costs)})
+        context.add_output_metadata(
+            {
+                "generation_cost": table_md(pd.DataFrame(costs)[COST_COLUMNS]),
+                "output_tokens_per_s": max(c["output_tokens_per_s"] for c in costs),
+            }
+        )
     return stored.drop(columns=["id"])
 
 
-COST_COLUMNS = ["partition_key", "backend", "compute_kind", "samples", "prompt_tokens", "output_tokens", "wall_s",
-                "compute_s", "output_tokens_per_s"]
+COST_COLUMNS = [
+    "partition_key",
+    "backend",
+    "compute_kind",
+    "samples",
+    "prompt_tokens",
+    "output_tokens",
+    "wall_s",
+    "compute_s",
+    "output_tokens_per_s",
+]
 
 
 @partitioned_asset(
@@ -205,8 +274,10 @@ def generations(
 ) -> dg.Output[pd.DataFrame]:
     guard = PartitionGuard(context, database, "generations")
     if not context.partition_keys:
-        raise dg.Failure(f"the run selects no model x template partition (partition keys {context.partition_keys}; "
-                         "a range of this two-dimensional partition set is a box: model range x template range)")
+        raise dg.Failure(
+            f"the run selects no model x template partition (partition keys {context.partition_keys}; "
+            "a range of this two-dimensional partition set is a box: model range x template range)"
+        )
     if generation_source.resolved_path() is None:  # generating: every model must be registered
         for pk in guard.pairs:
             problem = unusable_models([pk], set(llm.registry()), f"the model registry {llm.registry_path}")

@@ -18,8 +18,9 @@ from typing import Any, Sequence
 import dagster as dg
 
 
-def check_execution_page(instance: dg.DagsterInstance, key: dg.AssetCheckKey, limit: int,
-                         before: int | None) -> Sequence[Any]:
+def check_execution_page(
+    instance: dg.DagsterInstance, key: dg.AssetCheckKey, limit: int, before: int | None
+) -> Sequence[Any]:
     """Up to ``limit`` execution records of check ``key`` with an id below ``before`` (None: the
     newest), newest first; each has ``id``, ``run_id``, ``status``, ``evaluation``, ``event``,
     ``partition``.
@@ -78,8 +79,9 @@ def failed_ticks(instance: dg.DagsterInstance, origin_id: str, selector_id: str,
     return instance.get_ticks(origin_id, selector_id, statuses=[TickStatus.FAILURE], limit=limit)
 
 
-def check_evaluation_page(instance: dg.DagsterInstance, key: dg.AssetCheckKey, partition: str | None, limit: int,
-                          before: int | None) -> Sequence[Any]:
+def check_evaluation_page(
+    instance: dg.DagsterInstance, key: dg.AssetCheckKey, partition: str | None, limit: int, before: int | None
+) -> Sequence[Any]:
     """Up to ``limit`` *evaluated* execution records (status SUCCEEDED or FAILED) of check ``key``
     whose partition is ``partition``, with an id below ``before`` (None: the newest), newest first;
     each has ``id``, ``run_id``, ``status``, ``partition``, ``event`` (``event.timestamp``: when it was
@@ -98,5 +100,9 @@ def check_evaluation_page(instance: dg.DagsterInstance, key: dg.AssetCheckKey, p
     from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionRecordStatus as Status
 
     return instance.event_log_storage.get_asset_check_execution_history(
-        key, limit=limit, cursor=before, status={Status.SUCCEEDED, Status.FAILED},
-        partition_filter=PartitionKeyFilter(key=partition))
+        key,
+        limit=limit,
+        cursor=before,
+        status={Status.SUCCEEDED, Status.FAILED},
+        partition_filter=PartitionKeyFilter(key=partition),
+    )

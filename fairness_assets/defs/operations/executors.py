@@ -25,8 +25,11 @@ from resources.settings import FairnessSettings
 
 def celery_config(settings: FairnessSettings) -> dict:
     """The Celery executor's config: the broker and result backend of ``settings``."""
-    return {"broker": settings.celery_broker, "backend": settings.celery_backend,
-            "include": ["fairness_assets.definitions"]}
+    return {
+        "broker": settings.celery_broker,
+        "backend": settings.celery_backend,
+        "include": ["fairness_assets.definitions"],
+    }
 
 
 def executor_for(settings: FairnessSettings) -> dg.ExecutorDefinition:

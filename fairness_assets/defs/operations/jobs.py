@@ -14,7 +14,6 @@ import dagster as dg
 
 from resources.settings import FairnessSettings
 
-
 AUDIT_ASSETS = dg.AssetSelection.all()
 # jobs that run a preset other than the configured one (FAIRNESS_PRESET)
 JOB_PRESETS = {"study_audit": "study"}

@@ -24,20 +24,27 @@ from __future__ import annotations
 
 import dagster as dg
 
+from fairness_assets.core.partition import PartitionKey
 from resources.settings import AuditGridResource, FairnessSettings, GenerationSourceResource
 from resources.settings.model import DEFAULT_CRON  # noqa: F401  (re-exported: the documented default)
 
-from fairness_assets.core.partition import PartitionKey
-from ..partitions import (AUDIT_ROUND_TAG, MODEL_PARTITIONS, TEMPLATE_PARTITIONS, delete_hint, invalid_models,
-                          known_models)
+from ..partitions import (
+    AUDIT_ROUND_TAG,
+    MODEL_PARTITIONS,
+    TEMPLATE_PARTITIONS,
+    delete_hint,
+    invalid_models,
+    known_models,
+)
 from .jobs import reaudit
 
-SKIPPED_TAG = "fairness/reaudit_skipped"   # run tag: the model partitions the tick skipped (names, comma separated)
+SKIPPED_TAG = "fairness/reaudit_skipped"  # run tag: the model partitions the tick skipped (names, comma separated)
 SKIPPED_TAG_CHARS = 1000
 
 
-def reaudit_requests(models: list[str], templates: list[str], round_id: str,
-                     skipped: list[str] = ()) -> list[dg.RunRequest]:
+def reaudit_requests(
+    models: list[str], templates: list[str], round_id: str, skipped: list[str] = ()
+) -> list[dg.RunRequest]:
     """One run request per (model, template), all in audit round ``round_id``; ``skipped`` (model
     partitions left out of the round) goes in each run's SKIPPED_TAG."""
     tags = {AUDIT_ROUND_TAG: round_id}
@@ -57,21 +64,27 @@ def reaudit_requests(models: list[str], templates: list[str], round_id: str,
 
 def skipped_message(invalid: dict[str, str]) -> str:
     """The tick's words for the model partitions it skips, each with its reason."""
-    return (f"skipped {len(invalid)} model partition(s) that cannot be audited: "
-            + "; ".join(f"{m!r}: {why}" for m, why in invalid.items())
-            + ". To delete a wrong one: " + " / ".join(f"{m!r}: {delete_hint(m)}" for m in invalid))
+    return (
+        f"skipped {len(invalid)} model partition(s) that cannot be audited: "
+        + "; ".join(f"{m!r}: {why}" for m, why in invalid.items())
+        + ". To delete a wrong one: "
+        + " / ".join(f"{m!r}: {delete_hint(m)}" for m in invalid)
+    )
 
 
-def reaudit_tick(context: dg.ScheduleEvaluationContext, audit_grid: AuditGridResource,
-                 generation_source: GenerationSourceResource):
+def reaudit_tick(
+    context: dg.ScheduleEvaluationContext, audit_grid: AuditGridResource, generation_source: GenerationSourceResource
+):
     """One tick of the re-audit schedule: a run request per valid model partition x template of the
     grid, or a skip reason (the module docstring)."""
     # names only: a key of the multi-partition set is never built or listed for a model before it is checked
     models = sorted(context.instance.get_dynamic_partitions(MODEL_PARTITIONS.name))
     if not models:
-        return dg.SkipReason(f"no model is registered in the '{MODEL_PARTITIONS.name}' partitions yet: the "
-                             "model_partitions_sync sensor adds the models of the registry (or of FAIRNESS_RESPONSES) "
-                             "within 30 s once the daemon runs it")
+        return dg.SkipReason(
+            f"no model is registered in the '{MODEL_PARTITIONS.name}' partitions yet: the "
+            "model_partitions_sync sensor adds the models of the registry (or of FAIRNESS_RESPONSES) "
+            "within 30 s once the daemon runs it"
+        )
     cfg = audit_grid.resolve()
     templates = [t for t in cfg.templates if t in TEMPLATE_PARTITIONS.get_partition_keys()]
     if not templates:
@@ -83,7 +96,7 @@ def reaudit_tick(context: dg.ScheduleEvaluationContext, audit_grid: AuditGridRes
     if not valid:
         return dg.SkipReason(f"no model partition can be re-audited: {skipped_message(invalid)}")
     tick = context.scheduled_execution_time
-    round_id = (tick.strftime("%Y%m%dT%H%M") if tick is not None else "manual")
+    round_id = tick.strftime("%Y%m%dT%H%M") if tick is not None else "manual"
     if invalid:
         context.log.info(f"re-auditing {valid} on {templates} (round {round_id})")
     return reaudit_requests(valid, templates, round_id, skipped=sorted(invalid))

@@ -43,19 +43,29 @@ from urllib.parse import quote
 
 import dagster as dg
 
+from fairness_assets.core.partition import PartitionKey
 from resources.alerts import Alert, AlertDeliveryError, AlertResource
 from resources.settings import AuditGridResource, GenerationSourceResource
 
-from fairness_assets.core.partition import PartitionKey
-from ..partitions import (AUDIT_ROUND_TAG, MODEL_PARTITIONS, SYNC_INTERVAL_S, UI_DELETE, delete_hint, invalid_models,
-                          known_models, plan_model_sync, read_model_sources, remove_command)
+from ..partitions import (
+    AUDIT_ROUND_TAG,
+    MODEL_PARTITIONS,
+    SYNC_INTERVAL_S,
+    UI_DELETE,
+    delete_hint,
+    invalid_models,
+    known_models,
+    plan_model_sync,
+    read_model_sources,
+    remove_command,
+)
 from . import dagster_internals as internals
 from .jobs import audit_report_job
 
-CHECK_BATCH = 200       # alerts sent per tick at most; the rest follow on the next ticks
-HISTORY_PAGE = 200      # check execution records per storage query
-ERROR_CHARS = 600       # a step's error message in an alert is trimmed to this length
-CURSOR_VERSION = 2      # the cursor's format (JSON: per check, the watermark and the handled ids above it)
+CHECK_BATCH = 200  # alerts sent per tick at most; the rest follow on the next ticks
+HISTORY_PAGE = 200  # check execution records per storage query
+ERROR_CHARS = 600  # a step's error message in an alert is trimmed to this length
+CURSOR_VERSION = 2  # the cursor's format (JSON: per check, the watermark and the handled ids above it)
 
 RANGE_START, RANGE_END = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
 
@@ -140,11 +150,17 @@ def check_failure_alert(record, alerts: AlertResource, run_tags=None) -> Alert |
         details = {k: v for k, v in list(meta.items())[:6] if not isinstance(v, (dict, list))}
     return Alert(
         kind="check_failure",
-        title=f"parse-quality check {evaluation.check_name} failed on {asset}" + (f" [{partition}]" if partition else ""),
+        title=f"parse-quality check {evaluation.check_name} failed on {asset}"
+        + (f" [{partition}]" if partition else ""),
         summary=f"The check {evaluation.check_name!r} of asset {asset!r} did not pass (severity {severity})."
         + (" It is blocking: downstream assets of the run were skipped." if evaluation.blocking else ""),
-        severity=severity, run_id=run_id, partition=partition, asset=asset, check=evaluation.check_name,
-        details=details, url=alerts.run_url(run_id),
+        severity=severity,
+        run_id=run_id,
+        partition=partition,
+        asset=asset,
+        check=evaluation.check_name,
+        details=details,
+        url=alerts.run_url(run_id),
     )
 
 
@@ -154,7 +170,8 @@ def code_location_checks(context) -> list[dg.AssetCheckKey]:
     if repository is None:
         raise dg.DagsterInvariantViolationError(
             "parse_quality_alert reads the asset checks of its code location: evaluate it in its code "
-            "location (dagster dev, the daemon) or pass definitions= to build_sensor_context")
+            "location (dagster dev, the daemon) or pass definitions= to build_sensor_context"
+        )
     return sorted(repository.asset_graph.asset_check_keys, key=lambda k: k.to_user_string())
 
 
@@ -177,8 +194,9 @@ def read_cursor(context) -> dict[str, tuple[int, set[int]]]:
 
 
 def write_cursor(state: dict[str, tuple[int, set[int]]]) -> str:
-    return json.dumps({"v": CURSOR_VERSION, "checks": {k: [done, sorted(seen)] for k, (done, seen) in state.items()}},
-                      sort_keys=True)
+    return json.dumps(
+        {"v": CURSOR_VERSION, "checks": {k: [done, sorted(seen)] for k, (done, seen) in state.items()}}, sort_keys=True
+    )
 
 
 @dg.sensor(
@@ -206,8 +224,11 @@ def parse_quality_alert(context: dg.SensorEvaluationContext, alerts: AlertResour
         # a record still PLANNED whose run has ended was never evaluated (a skipped or failed step);
         # read the records again once those runs are known to have ended, so that an evaluation
         # stored meanwhile is not taken for one
-        ended = {r.run_id for r in records if r.status.value == "PLANNED"
-                 and (run_of(r.run_id) is None or run_of(r.run_id).is_finished)}
+        ended = {
+            r.run_id
+            for r in records
+            if r.status.value == "PLANNED" and (run_of(r.run_id) is None or run_of(r.run_id).is_finished)
+        }
         if ended:
             records = executions_after(instance, key, done)
         for record in records:
@@ -280,9 +301,13 @@ def run_failure_alert(context: dg.RunFailureSensorContext, alerts: AlertResource
     alert = Alert(
         kind="run_failure",
         title=f"run of {what} failed" + (f" [partition {partition}]" if partition else ""),
-        summary=summary, error=cause,
-        job=run.job_name, run_id=run.run_id, partition=partition,
-        details=details, url=alerts.run_url(run.run_id),
+        summary=summary,
+        error=cause,
+        job=run.job_name,
+        run_id=run.run_id,
+        partition=partition,
+        details=details,
+        url=alerts.run_url(run.run_id),
     )
     failure = deliver(alerts, alert, context.log)
     if failure:  # the sensor fails and Dagster retries this run's alert on the next tick
@@ -301,8 +326,9 @@ def reaudit_report(context: dg.SensorEvaluationContext):
     for run in runs:
         if run.tags.get(AUDIT_ROUND_TAG):
             rounds.setdefault(run.tags[AUDIT_ROUND_TAG], []).append(run)
-    ready = sorted(r for r, rs in rounds.items()
-                   if all(run.is_finished for run in rs) and any(run.is_success for run in rs))
+    ready = sorted(
+        r for r, rs in rounds.items() if all(run.is_finished for run in rs) and any(run.is_success for run in rs)
+    )
     if not ready:
         return dg.SkipReason(f"no finished re-audit round ({len(rounds)} round(s) seen)")
     # run keys make Dagster launch each round's report once, however often the round is seen
@@ -320,8 +346,10 @@ def invalid_partition_alert_for(name: str, why: str, alerts: AlertResource) -> A
         kind="invalid_partition",
         title=f"model partition {name!r} cannot be audited",
         summary=f"The '{MODEL_PARTITIONS.name}' partition {name!r} cannot be audited: {why}. Runs of it fail and the "
-                f"re-audit schedule skips it. Delete it: {delete_hint(name)}.",
-        severity="WARN", partition=name, asset="generations",
+        f"re-audit schedule skips it. Delete it: {delete_hint(name)}.",
+        severity="WARN",
+        partition=name,
+        asset="generations",
         details={"reason": why, "delete in the UI": UI_DELETE, "delete from Python": remove_command(name)},
         url=f"{alerts.ui_base_url.rstrip('/')}/assets/generations",
     )
@@ -353,8 +381,12 @@ def read_alerted(context) -> set[str]:
     description="Alerts (FAIRNESS_ALERT_CHANNELS) once on every model partition that cannot be audited (a name "
     "with '|', or a model neither the registry nor the responses file has), saying how to delete it.",
 )
-def invalid_partition_alert(context: dg.SensorEvaluationContext, alerts: AlertResource,
-                            audit_grid: AuditGridResource, generation_source: GenerationSourceResource):
+def invalid_partition_alert(
+    context: dg.SensorEvaluationContext,
+    alerts: AlertResource,
+    audit_grid: AuditGridResource,
+    generation_source: GenerationSourceResource,
+):
     models = context.instance.get_dynamic_partitions(MODEL_PARTITIONS.name)
     invalid = invalid_models(models, known_models(audit_grid, generation_source))
     # a partition deleted (or now known) is forgotten: added again later, it is alerted again
@@ -376,8 +408,9 @@ def invalid_partition_alert(context: dg.SensorEvaluationContext, alerts: AlertRe
         return dg.SkipReason(f"ALERT DELIVERY FAILED after {sent} alert(s): {failure}")
     if not invalid:
         return dg.SkipReason(f"every model partition can be audited ({len(models)})")
-    return dg.SkipReason(f"{len(invalid)} model partition(s) cannot be audited ({', '.join(map(repr, invalid))}); "
-                         f"{sent} alert(s) sent")
+    return dg.SkipReason(
+        f"{len(invalid)} model partition(s) cannot be audited ({', '.join(map(repr, invalid))}); {sent} alert(s) sent"
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -391,9 +424,12 @@ def unusable_model_alert_for(name: str, why: str, source: str) -> Alert:
         kind="unusable_model",
         title=f"model {name!r} of {source} cannot be a partition",
         summary=f"{source[0].upper() + source[1:]} names the model {name!r}, which cannot be a "
-                f"'{MODEL_PARTITIONS.name}' partition: {why}. It is not added and its answers are not audited; "
-                "rename it in its source.",
-        severity="WARN", partition=name, asset="generations", details={"reason": why, "source": source},
+        f"'{MODEL_PARTITIONS.name}' partition: {why}. It is not added and its answers are not audited; "
+        "rename it in its source.",
+        severity="WARN",
+        partition=name,
+        asset="generations",
+        details={"reason": why, "source": source},
     )
 
 
@@ -405,8 +441,12 @@ def unusable_model_alert_for(name: str, why: str, source: str) -> Alert:
     "neither source has are named in the tick's reason with how to delete them; a source name no partition can "
     "hold (with '|') is alerted (FAIRNESS_ALERT_CHANNELS) once, not added.",
 )
-def model_partitions_sync(context: dg.SensorEvaluationContext, audit_grid: AuditGridResource,
-                          generation_source: GenerationSourceResource, alerts: AlertResource):
+def model_partitions_sync(
+    context: dg.SensorEvaluationContext,
+    audit_grid: AuditGridResource,
+    generation_source: GenerationSourceResource,
+    alerts: AlertResource,
+):
     sources = read_model_sources(audit_grid, generation_source)
     plan = plan_model_sync(context.instance.get_dynamic_partitions(MODEL_PARTITIONS.name), sources)
     data = versioned_cursor(context, SYNC_CURSOR_VERSION, "model_partitions_sync", "reporting again")
@@ -426,8 +466,10 @@ def model_partitions_sync(context: dg.SensorEvaluationContext, audit_grid: Audit
             break
         alerted.add(name)
     if plan.add:
-        context.log.info(f"model_partitions_sync: adding {list(plan.add)} to the '{MODEL_PARTITIONS.name}' "
-                         f"partitions ({sources.source()})")
+        context.log.info(
+            f"model_partitions_sync: adding {list(plan.add)} to the '{MODEL_PARTITIONS.name}' "
+            f"partitions ({sources.source()})"
+        )
     cursor = json.dumps({"v": SYNC_CURSOR_VERSION, "vanished": sorted(plan.vanished), "alerted": sorted(alerted)})
     return dg.SensorResult(
         dynamic_partitions_requests=[MODEL_PARTITIONS.build_add_request(list(plan.add))] if plan.add else [],
@@ -440,15 +482,15 @@ def model_partitions_sync(context: dg.SensorEvaluationContext, audit_grid: Audit
 # failed schedule and sensor ticks
 
 TICK_CURSOR_VERSION = 1
-TICK_HISTORY = 200            # failed ticks read per schedule or sensor and evaluation at most
-TICK_ALERTS = 10              # alerts per schedule or sensor and evaluation; older failed ticks are summed up in one
+TICK_HISTORY = 200  # failed ticks read per schedule or sensor and evaluation at most
+TICK_ALERTS = 10  # alerts per schedule or sensor and evaluation; older failed ticks are summed up in one
 
 
 @dataclass(frozen=True)
 class Instigator:
     """A schedule or sensor of the code location, with the ids its ticks are stored under."""
 
-    kind: str            # "schedule" or "sensor"
+    kind: str  # "schedule" or "sensor"
     name: str
     origin_id: str
     selector_id: str
@@ -472,36 +514,60 @@ def code_location_instigators(context) -> list[Instigator]:
     if repository is None:
         raise dg.DagsterInvariantViolationError(
             "failed_tick_alert reads the ticks of its code location's schedules and sensors: evaluate it in its "
-            "code location (dagster dev, the daemon) or pass definitions= to build_sensor_context")
+            "code location (dagster dev, the daemon) or pass definitions= to build_sensor_context"
+        )
     names = {s.name: "schedule" for s in repository.schedule_defs}
     names.update({s.name: "sensor" for s in repository.sensor_defs})
     origin = internals.code_location_origin(context)
     if origin is not None:
-        return [Instigator(kind, name, *internals.instigator_ids(origin, repository.name, name), origin.location_name,
-                           repository.name)
-                for name, kind in sorted(names.items())]
+        return [
+            Instigator(
+                kind,
+                name,
+                *internals.instigator_ids(origin, repository.name, name),
+                origin.location_name,
+                repository.name,
+            )
+            for name, kind in sorted(names.items())
+        ]
     found = []
     for state in internals.stored_instigators(context.instance):
         if state.instigator_name in names and state.origin.repository_origin.repository_name == repository.name:
-            found.append(Instigator(names[state.instigator_name], state.instigator_name, state.instigator_origin_id,
-                                    state.selector_id, state.origin.location_name, repository.name))
+            found.append(
+                Instigator(
+                    names[state.instigator_name],
+                    state.instigator_name,
+                    state.instigator_origin_id,
+                    state.selector_id,
+                    state.origin.location_name,
+                    repository.name,
+                )
+            )
     return sorted(found, key=lambda i: (i.name, i.location))
 
 
 def tick_error(error) -> str:
     """A failed tick's cause: the user's exception under Dagster's wrappers (the code server's
     ``SensorExecutionError`` / ``ScheduleExecutionError``, the daemon's process errors)."""
-    while error is not None and error.cause is not None and (
+    while (
+        error is not None
+        and error.cause is not None
+        and (
             error.cls_name in ("SensorExecutionError", "ScheduleExecutionError")
-            or (error.cls_name or "").startswith("DagsterUserCode")):
+            or (error.cls_name or "").startswith("DagsterUserCode")
+        )
+    ):
         error = error.cause
     return error_message(error) if error is not None else ""
 
 
 def tick_url(alerts: AlertResource, instigator: Instigator) -> str:
     """The schedule's or sensor's page in the UI (its ticks and their errors)."""
-    address = instigator.location if instigator.repository == "__repository__" \
+    address = (
+        instigator.location
+        if instigator.repository == "__repository__"
         else f"{instigator.repository}@{instigator.location}"
+    )
     return f"{alerts.ui_base_url.rstrip('/')}/locations/{quote(address)}/{instigator.kind}s/{quote(instigator.name)}"
 
 
@@ -514,14 +580,17 @@ def failed_tick_alert_for(instigator: Instigator, tick, alerts: AlertResource, e
     cause = tick_error(tick.error) or "no error message"
     what = f"{instigator.kind} {instigator.name!r}"
     if earlier:
-        summary = (f"The {what} failed {len(earlier) + 1} ticks from {tick_time(earlier[0])} to {tick_time(tick)}; "
-                   f"the last one with: {cause}")
+        summary = (
+            f"The {what} failed {len(earlier) + 1} ticks from {tick_time(earlier[0])} to {tick_time(tick)}; "
+            f"the last one with: {cause}"
+        )
     else:
         summary = f"The {what} failed its tick at {tick_time(tick)}: {cause}"
     details = {instigator.kind: instigator.name, "tick": f"{tick.tick_id} at {tick_time(tick)}"}
     if earlier:
         details["earlier failed ticks"] = ", ".join(str(t.tick_id) for t in earlier[:50]) + (
-            " ..." if len(earlier) > 50 else "")
+            " ..." if len(earlier) > 50 else ""
+        )
         first = tick_error(earlier[0].error)
         if first and first != cause:
             details["first error"] = first
@@ -530,8 +599,11 @@ def failed_tick_alert_for(instigator: Instigator, tick, alerts: AlertResource, e
     return Alert(
         kind="tick_failure",
         title=f"{what} tick failed" + (f" ({len(earlier) + 1} ticks)" if earlier else ""),
-        summary=summary, error=cause, job=instigator.name if instigator.kind == "schedule" else "",
-        details=details, url=tick_url(alerts, instigator),
+        summary=summary,
+        error=cause,
+        job=instigator.name if instigator.kind == "schedule" else "",
+        details=details,
+        url=tick_url(alerts, instigator),
     )
 
 
@@ -551,8 +623,10 @@ def failed_tick_alert(context: dg.SensorEvaluationContext, alerts: AlertResource
     done = read_tick_cursor(context)
     instigators = code_location_instigators(context)
     if internals.code_location_origin(context) is None:
-        context.log.warning("failed_tick_alert: no code location origin in the context; reading the ticks of the "
-                            f"instigator states stored for {[i.name for i in instigators]}")
+        context.log.warning(
+            "failed_tick_alert: no code location origin in the context; reading the ticks of the "
+            f"instigator states stored for {[i.name for i in instigators]}"
+        )
     read = sent = 0
     failure = None
     for instigator in instigators:
@@ -560,12 +634,17 @@ def failed_tick_alert(context: dg.SensorEvaluationContext, alerts: AlertResource
         ticks = internals.failed_ticks(context.instance, instigator.origin_id, instigator.selector_id, TICK_HISTORY)
         new = sorted((t for t in ticks if t.tick_id > last), key=lambda t: t.tick_id)
         if len(ticks) == TICK_HISTORY and len(new) == len(ticks):
-            context.log.warning(f"failed_tick_alert: more than {TICK_HISTORY} new failed ticks of {instigator.kind} "
-                                f"{instigator.name!r}; the older ones are not alerted")
+            context.log.warning(
+                f"failed_tick_alert: more than {TICK_HISTORY} new failed ticks of {instigator.kind} "
+                f"{instigator.name!r}; the older ones are not alerted"
+            )
         read += len(new)
         # one alert per failed tick; past TICK_ALERTS, the oldest ones share one alert
-        batches = [[t] for t in new] if len(new) <= TICK_ALERTS \
-            else [new[: len(new) - TICK_ALERTS + 1]] + [[t] for t in new[len(new) - TICK_ALERTS + 1:]]
+        batches = (
+            [[t] for t in new]
+            if len(new) <= TICK_ALERTS
+            else [new[: len(new) - TICK_ALERTS + 1]] + [[t] for t in new[len(new) - TICK_ALERTS + 1 :]]
+        )
         for batch in batches:
             alert = failed_tick_alert_for(instigator, batch[-1], alerts, earlier=batch[:-1])
             failure = deliver(alerts, alert, context.log)

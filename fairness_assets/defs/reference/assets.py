@@ -4,14 +4,15 @@ Each asset is a short recipe over ``fairness_assets.core``; rows go to the resul
 through the ``results_io`` IO manager, summaries to the UI as metadata.
 """
 
-
 import json
 
 import dagster as dg
 import pandas as pd
 
 from fairness_assets.core import corpus as corpus_core
-from fairness_assets.core import geo, profiles as profiles_core, prompts as prompts_core
+from fairness_assets.core import geo
+from fairness_assets.core import profiles as profiles_core
+from fairness_assets.core import prompts as prompts_core
 from fairness_assets.core import regions as regions_core
 from resources.database import ResultsDatabase
 from resources.settings import AuditGridResource, ReferenceDataResource
@@ -45,8 +46,12 @@ def qs_corpus(
     )
     for warning in report.warnings:
         context.log.warning(warning)
-    universities = database.stamp(universities, "qs_corpus", corpus_sha256=report.sha256, config_json={
-        "rank_column": reference.rank_column, "rep": vars(rep), "path": str(path)})
+    universities = database.stamp(
+        universities,
+        "qs_corpus",
+        corpus_sha256=report.sha256,
+        config_json={"rank_column": reference.rank_column, "rep": vars(rep), "path": str(path)},
+    )
     return dg.Output(
         universities,
         metadata={
@@ -88,8 +93,12 @@ def country_geography(
     overrides = geo.load_capital_overrides(reference.capital_overrides_path) if reference.capital_overrides_path else {}
     table = geo.country_table(qs_corpus, nat, overrides)
     sha = str(qs_corpus["corpus_sha256"].iloc[0])
-    table = database.stamp(table, "country_geography", corpus_sha256=sha, config_json={
-        "grid": cfg.as_json(), "capital_overrides": {k: vars(v) for k, v in overrides.items()}})
+    table = database.stamp(
+        table,
+        "country_geography",
+        corpus_sha256=sha,
+        config_json={"grid": cfg.as_json(), "capital_overrides": {k: vars(v) for k, v in overrides.items()}},
+    )
     return dg.Output(
         table,
         metadata={
@@ -99,9 +108,23 @@ def country_geography(
             "grid_nationalities": int(table["is_nationality"].sum()),
             "nationalities_without_corpus_university": ", ".join(
                 table.loc[table["is_nationality"] & ~table["in_corpus"], "country"]
-            ) or "none",
-            "countries": table_md(table[["iso3", "country", "capital", "lat", "lon", "in_corpus",
-                                         "is_nationality", "n_universities", "avail"]]),
+            )
+            or "none",
+            "countries": table_md(
+                table[
+                    [
+                        "iso3",
+                        "country",
+                        "capital",
+                        "lat",
+                        "lon",
+                        "in_corpus",
+                        "is_nationality",
+                        "n_universities",
+                        "avail",
+                    ]
+                ]
+            ),
         },
     )
 
@@ -144,18 +167,23 @@ def profiles(
     cfg = audit_grid.resolve()
     grid = profiles_core.Grid(cfg.genders, cfg.economic_classes, cfg.nationalities)
     table = profiles_core.all_profiles(grid)
-    iso = resolver_for(reference).resolve(
-        table["nationality"].fillna(""), strict=False, what="grid nationality"
-    )["iso3"]
+    iso = resolver_for(reference).resolve(table["nationality"].fillna(""), strict=False, what="grid nationality")[
+        "iso3"
+    ]
     table["nationality_iso3"] = iso.where(table["nationality"].notna(), None)
     unresolved = table.loc[table["nationality"].notna() & table["nationality_iso3"].isna(), "nationality"]
     if len(unresolved):
         raise geo.CountryResolutionError(f"grid nationality name(s) {sorted(set(unresolved))!r} cannot be resolved")
     # the student's region (versioned region table, docs/statistics.md): a profile attribute
-    table = regions_core.attach_regions(table, "nationality_iso3", "", ("region", "north_south"),
-                                        regions_core.load_regions())
-    table = database.stamp(table, "profiles", config_hash=cfg.config_hash,
-                           config_json={"grid": json.loads(cfg.as_json()), "regions": regions_core.source_line()})
+    table = regions_core.attach_regions(
+        table, "nationality_iso3", "", ("region", "north_south"), regions_core.load_regions()
+    )
+    table = database.stamp(
+        table,
+        "profiles",
+        config_hash=cfg.config_hash,
+        config_json={"grid": json.loads(cfg.as_json()), "regions": regions_core.source_line()},
+    )
     counts = table["profile_set"].value_counts()
     return dg.Output(
         table,
@@ -165,8 +193,15 @@ def profiles(
             "full_profiles": int(counts.get("full", 0)),
             "reduced_context_profiles": int(len(table) - counts.get("full", 0)),
             "by_set": table_md(counts.rename("profiles").to_frame()),
-            "by_region": table_md(table[table["profile_set"] == "full"].groupby(["north_south", "region"]).size()
-                                  .rename("full profiles").to_frame()) if table["region"].notna().any() else "none",
+            "by_region": table_md(
+                table[table["profile_set"] == "full"]
+                .groupby(["north_south", "region"])
+                .size()
+                .rename("full profiles")
+                .to_frame()
+            )
+            if table["region"].notna().any()
+            else "none",
             "regions": regions_core.source_line(),
             "preview": preview(table),
         },
@@ -191,8 +226,13 @@ def prompts(
     empty = [n for n in templates if n not in set(table["template"])]
     if empty:
         context.log.warning(f"template(s) {empty} have no profiles in this grid")
-    table = database.stamp(table, "prompts", config_hash=cfg.config_hash, config_json=cfg.as_json(),
-                           template_hashes={n: t.sha256 for n, t in templates.items()})
+    table = database.stamp(
+        table,
+        "prompts",
+        config_hash=cfg.config_hash,
+        config_json=cfg.as_json(),
+        template_hashes={n: t.sha256 for n, t in templates.items()},
+    )
     return dg.Output(
         table,
         metadata={

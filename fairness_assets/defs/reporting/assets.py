@@ -18,7 +18,6 @@ The links (``report_url``, each partition's figures) point to where the reports 
 ``FAIRNESS_REPORT_BASE_URL`` (``ReportResource.url_of``).
 """
 
-
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,23 +26,30 @@ from typing import Optional
 import dagster as dg
 import pandas as pd
 
-from fairness_assets.core import audit_report, figures as fig_core, result_tables, understanding
+from fairness_assets.core import audit_report, result_tables, understanding
+from fairness_assets.core import figures as fig_core
 from fairness_assets.core import tables as tables_core
 from fairness_assets.core.partition import PartitionKey, by_partition
 from fairness_assets.core.progress import Progress
 from resources import database as D
 from resources.database import ResultsDatabase
-from resources.settings import (AuditGridResource, ReferenceDataResource, ReportResource, ScoringResource,
-                                stable_hash)
+from resources.settings import AuditGridResource, ReferenceDataResource, ReportResource, ScoringResource, stable_hash
 from resources.tagger import SubjectTaggerResource
 
 from ..decorators import partitioned_asset
 from ..isolation import PartitionGuard
 from ..metadata import png_md, table_md
-from .geography import stored_geography
-from ..services import (RecordedQuality, distance_matrix, quality_frame, resolver_for, scoring_params,
-                        software_provenance, write_report)
+from ..services import (
+    RecordedQuality,
+    distance_matrix,
+    quality_frame,
+    resolver_for,
+    scoring_params,
+    software_provenance,
+    write_report,
+)
 from ..understanding.assets import CHECK_SPECS
+from .geography import stored_geography
 
 SHOWN_IN_UI = ("top_locations", "recommended_locations", "nationality_heatmap")
 # the map of a partition's figures entry, by name: the first of these that is drawn (issue 23.1)
@@ -63,9 +69,16 @@ PACKED_STATISTICS = result_tables.packed("audit_statistics")
     "lists, scored for the same student) and needs (the student's position), component total / behaviour / needs, "
     "and envy (docs/statistics.md).",
 )
-def audit_statistics(context: dg.AssetExecutionContext, analysis_tables: pd.DataFrame, drs_scores: pd.DataFrame,
-                     capital_distances: pd.DataFrame, reference: ReferenceDataResource, scoring: ScoringResource,
-                     report_settings: ReportResource, database: ResultsDatabase) -> dg.Output[pd.DataFrame]:
+def audit_statistics(
+    context: dg.AssetExecutionContext,
+    analysis_tables: pd.DataFrame,
+    drs_scores: pd.DataFrame,
+    capital_distances: pd.DataFrame,
+    reference: ReferenceDataResource,
+    scoring: ScoringResource,
+    report_settings: ReportResource,
+    database: ResultsDatabase,
+) -> dg.Output[pd.DataFrame]:
     if analysis_tables.empty:
         raise dg.Failure(f"no analysis tables stored for {context.partition_keys}: materialize the scores first")
     frames, shown, significant, behaviour = [], {}, 0, []
@@ -83,40 +96,75 @@ def audit_statistics(context: dg.AssetExecutionContext, analysis_tables: pd.Data
         with guard.attempt(key):  # a partition whose statistics fail fails alone
             responses = tables_core.from_long(long)["drs_responses"]
             items = drs_scores[drs_scores["partition_key"] == str(key)] if len(drs_scores) else drs_scores
-            t = audit_report.partition_statistics(responses, **report_settings.as_dict(), items=items,
-                                                  distances=dist, student_iso3=students, params=params)
+            t = audit_report.partition_statistics(
+                responses,
+                **report_settings.as_dict(),
+                items=items,
+                distances=dist,
+                student_iso3=students,
+                params=params,
+            )
             dis = t["counterfactual_disparity"]
             stored = {name: t[name] for name in result_tables.names("audit_statistics") if name in t}
-            frames.append(tables_core.to_long(stored, packed=PACKED_STATISTICS).assign(
-                partition_key=str(key), audit_id=str(long["audit_id"].iloc[0])))
+            frames.append(
+                tables_core.to_long(stored, packed=PACKED_STATISTICS).assign(
+                    partition_key=str(key), audit_id=str(long["audit_id"].iloc[0])
+                )
+            )
             significant += int(dis["significant"].sum()) if len(dis) else 0
-            shown[f"disparity {key}"] = table_md(audit_report.stats.disparity_display(dis)) if len(dis) else "no testable pairs"
+            shown[f"disparity {key}"] = (
+                table_md(audit_report.stats.disparity_display(dis)) if len(dis) else "no testable pairs"
+            )
             bn = t.get("behaviour_needs")
             n_beh = 0
             if bn is not None and len(bn):
                 sig = bn[(bn["component"] == "behaviour") & bn["significant"]]
                 n_beh = len(sig)
                 behaviour.append(sig.assign(partition=str(key)))
-            context.log.info(f"{key}: {len(t['run_variability'])} variability rows, {len(dis)} disparity tests, "
-                             f"{int(dis['significant'].sum()) if len(dis) else 0} significant; "
-                             f"{n_beh} significant behaviour part(s)")
+            context.log.info(
+                f"{key}: {len(t['run_variability'])} variability rows, {len(dis)} disparity tests, "
+                f"{int(dis['significant'].sum()) if len(dis) else 0} significant; "
+                f"{n_beh} significant behaviour part(s)"
+            )
         progress.advance(detail=str(key))
     progress.finish()
     left_out = guard.finish()
-    table = database.stamp(pd.concat(frames, ignore_index=True).assign(params_hash=stable_hash(report_settings.as_dict())),
-                           "audit_statistics", config_json=report_settings.as_dict())
+    table = database.stamp(
+        pd.concat(frames, ignore_index=True).assign(params_hash=stable_hash(report_settings.as_dict())),
+        "audit_statistics",
+        config_json=report_settings.as_dict(),
+    )
     beh = pd.concat(behaviour, ignore_index=True) if behaviour else pd.DataFrame()
-    return dg.Output(table, metadata={
-        "dagster/row_count": len(table), **left_out, "significant_findings": significant,
-        "significant_behaviour_findings": len(beh),
-        "significant_behaviour": table_md(beh[[c for c in BEHAVIOUR_SHOWN if c in beh.columns]].head(40))
-        if len(beh) else "none: no behaviour part (what the model recommended, scored for the same student) is "
-        "significant",
-        "settings": dg.MetadataValue.json(report_settings.as_dict()), **shown})
+    return dg.Output(
+        table,
+        metadata={
+            "dagster/row_count": len(table),
+            **left_out,
+            "significant_findings": significant,
+            "significant_behaviour_findings": len(beh),
+            "significant_behaviour": table_md(beh[[c for c in BEHAVIOUR_SHOWN if c in beh.columns]].head(40))
+            if len(beh)
+            else "none: no behaviour part (what the model recommended, scored for the same student) is significant",
+            "settings": dg.MetadataValue.json(report_settings.as_dict()),
+            **shown,
+        },
+    )
 
 
-BEHAVIOUR_SHOWN = ("partition", "attribute", "value_a", "value_b", "metric", "component", "n_pairs", "mean_diff",
-                   "ci_low", "ci_high", "p_adjusted", "family_size")
+BEHAVIOUR_SHOWN = (
+    "partition",
+    "attribute",
+    "value_a",
+    "value_b",
+    "metric",
+    "component",
+    "n_pairs",
+    "mean_diff",
+    "ci_low",
+    "ci_high",
+    "p_adjusted",
+    "family_size",
+)
 
 
 @partitioned_asset(
@@ -126,8 +174,13 @@ BEHAVIOUR_SHOWN = ("partition", "attribute", "value_a", "value_b", "metric", "co
     "reports folder; figures with nothing to draw are listed with the reason. Per partition, its map and a link "
     "to every figure file (served by `fairness-audit ui`, or at FAIRNESS_REPORT_BASE_URL).",
 )
-def audit_figures(context: dg.AssetExecutionContext, recommendations: pd.DataFrame, grs_by_country: pd.DataFrame,
-                  report_settings: ReportResource, database: ResultsDatabase) -> dg.Output[pd.DataFrame]:
+def audit_figures(
+    context: dg.AssetExecutionContext,
+    recommendations: pd.DataFrame,
+    grs_by_country: pd.DataFrame,
+    report_settings: ReportResource,
+    database: ResultsDatabase,
+) -> dg.Output[pd.DataFrame]:
     if recommendations.empty:
         raise dg.Failure(f"no recommendations stored for {context.partition_keys}: materialize them first")
     folder = report_settings.folder() / "figures"
@@ -135,26 +188,34 @@ def audit_figures(context: dg.AssetExecutionContext, recommendations: pd.DataFra
     rows, shown = [], {}
     guard = PartitionGuard(context, database, "audit_figures")
     parts = list(guard.partitions(recommendations))
-    jobs = [({"drs_items": recs, "grs_by_country": grs_by_country[grs_by_country["partition_key"] == str(key)]},
-             key.model, key.template) for key, recs in parts]
+    jobs = [
+        (
+            {"drs_items": recs, "grs_by_country": grs_by_country[grs_by_country["partition_key"] == str(key)]},
+            key.model,
+            key.template,
+        )
+        for key, recs in parts
+    ]
     workers = report_settings.drawing_processes() if len(jobs) > 1 else 1
     context.log.info(f"drawing the figures of {len(jobs)} partition(s) in {min(workers, len(jobs))} process(es)")
     progress = Progress("audit_figures", len(jobs), context.log.info, unit="partition")
     try:
         drawn = []
-        for (key, _), figures in zip(parts, fig_core.many_partition_figures(jobs, workers)):
+        for (key, _), figures in zip(parts, fig_core.many_partition_figures(jobs, workers), strict=False):
             drawn.append(figures)
             progress.advance(detail=str(key))
         progress.finish()
     except Exception as exc:  # noqa: BLE001 - find the partition(s) that fail, draw the others
-        context.log.warning(f"drawing the figures of {len(jobs)} partition(s) failed ({type(exc).__name__}: {exc}); "
-                            "drawing them one partition at a time")
+        context.log.warning(
+            f"drawing the figures of {len(jobs)} partition(s) failed ({type(exc).__name__}: {exc}); "
+            "drawing them one partition at a time"
+        )
         drawn = []
-        for (key, _), job in zip(parts, jobs):
+        for (key, _), job in zip(parts, jobs, strict=False):
             drawn.append(None)
             with guard.attempt(key):
                 drawn[-1] = list(fig_core.many_partition_figures([job], 1))[0]
-    for (key, recs), (_, model, template), figures in zip(parts, jobs, drawn):
+    for (key, recs), (_, model, template), figures in zip(parts, jobs, drawn, strict=False):
         if figures is None:
             continue
         links = []
@@ -163,28 +224,45 @@ def audit_figures(context: dg.AssetExecutionContext, recommendations: pd.DataFra
             if path is not None:
                 path.write_bytes(f.png)
             links.append((f, report_settings.url_of(path) if path is not None else None))
-            rows.append({"partition_key": str(key), "audit_id": str(recs["audit_id"].iloc[0]), "model": model,
-                         "template": template, "name": f.name, "title": f.title, "caption": f.caption,
-                         "path": str(path) if path else None, "skipped_reason": f.skipped_reason})
+            rows.append(
+                {
+                    "partition_key": str(key),
+                    "audit_id": str(recs["audit_id"].iloc[0]),
+                    "model": model,
+                    "template": template,
+                    "name": f.name,
+                    "title": f.title,
+                    "caption": f.caption,
+                    "path": str(path) if path else None,
+                    "skipped_reason": f.skipped_reason,
+                }
+            )
             image = png_md(f.png, f.name, f.title) if f.name in SHOWN_IN_UI else None
             if image is not None:
                 shown[f"{key} {f.name}"] = image
         shown[f"{key} figures"] = dg.MetadataValue.md(figure_links_md(links))
-        context.log.info(f"{key}: {sum(not f.skipped for f in figures)} figure(s) written to {folder}, "
-                         f"{sum(f.skipped for f in figures)} skipped")
+        context.log.info(
+            f"{key}: {sum(not f.skipped for f in figures)} figure(s) written to {folder}, "
+            f"{sum(f.skipped for f in figures)} skipped"
+        )
     left_out = guard.finish()
     table = database.stamp(pd.DataFrame(rows), "audit_figures", config_json={"folder": str(folder)})
-    return dg.Output(table, metadata={
-        "dagster/row_count": len(table), **left_out, "folder": dg.MetadataValue.path(str(folder)),
-        "folder_url": dg.MetadataValue.url(report_settings.url_of(folder) + "/"),
-        "figures": table_md(table[["partition_key", "name", "path", "skipped_reason"]]), **shown,
-    })
+    return dg.Output(
+        table,
+        metadata={
+            "dagster/row_count": len(table),
+            **left_out,
+            "folder": dg.MetadataValue.path(str(folder)),
+            "folder_url": dg.MetadataValue.url(report_settings.url_of(folder) + "/"),
+            "figures": table_md(table[["partition_key", "name", "path", "skipped_reason"]]),
+            **shown,
+        },
+    )
 
 
 def _md_text(text) -> str:
     """Text inside a Markdown link or image label: brackets, pipes and line breaks made harmless."""
-    return " ".join(str(text).split()).replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]") \
-        .replace("|", "\\|")
+    return " ".join(str(text).split()).replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]").replace("|", "\\|")
 
 
 def figure_links_md(links) -> str:
@@ -200,8 +278,11 @@ def figure_links_md(links) -> str:
     else:
         out += [f"_No map drawn ({', '.join(MAP_FIGURES)}: none has anything to draw)._", ""]
     out += [f"- [{_md_text(f.title)}]({url})" for f, url in links if url is not None]
-    out += [f"- {_md_text(f.title)}: not drawn ({_md_text(f.skipped_reason or 'nothing to draw')})"
-            for f, url in links if url is None]
+    out += [
+        f"- {_md_text(f.title)}: not drawn ({_md_text(f.skipped_reason or 'nothing to draw')})"
+        for f, url in links
+        if url is None
+    ]
     return "\n".join(out)
 
 
@@ -210,29 +291,36 @@ def _report_keys(database: ResultsDatabase) -> list[str]:
     return sorted(str(k) for k in database.distinct(D.MetricRow, ["partition_key"])["partition_key"] if k)
 
 
-def _stored_partition(database: ResultsDatabase, key: str, figures: Optional[list]) -> tuple[
-        audit_report.PartitionResult, pd.DataFrame]:
+def _stored_partition(
+    database: ResultsDatabase, key: str, figures: Optional[list]
+) -> tuple[audit_report.PartitionResult, pd.DataFrame]:
     """One scored partition with its statistics and drift, and its recommendations. The
     partition's items are kept only when it has no stored figures (the report draws them)."""
     pk = PartitionKey.parse(key)
     recs = database.read_rows(D.Recommendation, [key])
     stat_rows = database.read_rows(D.StatisticRow, [key])
     stats_t = tables_core.from_long(stat_rows) if len(stat_rows) else {}
-    for name, flags in (("counterfactual_disparity", ("significant",)),
-                        ("behaviour_needs", ("significant", "by_construction"))):
+    for name, flags in (
+        ("counterfactual_disparity", ("significant",)),
+        ("behaviour_needs", ("significant", "by_construction")),
+    ):
         t = stats_t.get(name)
         for flag in flags:
             if t is not None and len(t) and flag in t:
                 t[flag] = t[flag].astype(str) == "True"
     drift = database.read_rows(D.DriftRow, [key])
     part = audit_report.PartitionResult(
-        model=pk.model, template=pk.template,
+        model=pk.model,
+        template=pk.template,
         items=recs if figures is None else recs[["partition_key", "audit_id"]].drop_duplicates(),
         tables=tables_core.from_long(database.read_rows(D.MetricRow, [key])),
-        grs=database.read_rows(D.GRSCountry, [key]), statistics=stats_t,
+        grs=database.read_rows(D.GRSCountry, [key]),
+        statistics=stats_t,
         drift=drift if len(drift) else None,
-        drift_labels=(str(drift["previous_audit_id"].iloc[0]), str(drift["audit_id"].iloc[0])) if len(drift)
-        else ("previous", "current"))
+        drift_labels=(str(drift["previous_audit_id"].iloc[0]), str(drift["audit_id"].iloc[0]))
+        if len(drift)
+        else ("previous", "current"),
+    )
     return part, recs
 
 
@@ -250,8 +338,9 @@ class StoredAudit:
     geo_figures: Optional[list]
 
 
-def _stored_partitions(database: ResultsDatabase, instance: Optional[dg.DagsterInstance] = None,
-                       log=None) -> StoredAudit:
+def _stored_partitions(
+    database: ResultsDatabase, instance: Optional[dg.DagsterInstance] = None, log=None
+) -> StoredAudit:
     """Every scored partition of the results database, read and digested one at a time (memory:
     what the report shows and one partition's rows, not every partition's rows and statistics;
     issue 19.5), with the parse-quality checks ``instance`` recorded for it (none read without
@@ -272,8 +361,9 @@ def _stored_partitions(database: ResultsDatabase, instance: Optional[dg.DagsterI
         del recs
         if with_geography:
             items = database.read_rows(D.DRSItem, [key])
-            out.geo_figures += fig_core.geography_figures(geostats.item_geography(items) if len(items) else None,
-                                                          part.model, part.template)
+            out.geo_figures += fig_core.geography_figures(
+                geostats.item_geography(items) if len(items) else None, part.model, part.template
+            )
             del items
         out.parts.append(audit_report.digest(part, figures))
         del part
@@ -296,9 +386,12 @@ def _stored_figures(database: ResultsDatabase, key: Optional[str] = None) -> dic
     out: dict[str, list[fig_core.Figure]] = {}
     for r in rows.itertuples(index=False):
         png = Path(r.path).read_bytes() if r.path and Path(r.path).exists() else None
-        reason = r.skipped_reason or (None if png else f"the figure file {r.path} is missing: rematerialize audit_figures")
+        reason = r.skipped_reason or (
+            None if png else f"the figure file {r.path} is missing: rematerialize audit_figures"
+        )
         out.setdefault(r.partition_key, []).append(
-            fig_core.Figure(r.name, r.title, r.caption, png, r.model, r.template, reason))
+            fig_core.Figure(r.name, r.title, r.caption, png, r.model, r.template, reason)
+        )
     return out
 
 
@@ -314,22 +407,35 @@ def _generation_cost(database, gens: pd.DataFrame) -> dict:
     out = {}
     for key, g in by_partition(cost):
         wall = float(g["wall_s"].sum())
-        out[str(key)] = {"backend": ", ".join(sorted(set(g["backend"]))), "compute": ", ".join(sorted(set(g["compute_kind"]))),
-                    "samples": int(g["samples"].sum()), "tokens in": int(g["prompt_tokens"].sum()),
-                    "tokens out": int(g["output_tokens"].sum()),
-                    "GPU- or request-seconds": round(float(g["compute_s"].sum()), 1), "wall seconds": round(wall, 1),
-                    "output tokens/s": round(float(g["output_tokens"].sum()) / wall, 1) if wall > 0 else None}
+        out[str(key)] = {
+            "backend": ", ".join(sorted(set(g["backend"]))),
+            "compute": ", ".join(sorted(set(g["compute_kind"]))),
+            "samples": int(g["samples"].sum()),
+            "tokens in": int(g["prompt_tokens"].sum()),
+            "tokens out": int(g["output_tokens"].sum()),
+            "GPU- or request-seconds": round(float(g["compute_s"].sum()), 1),
+            "wall seconds": round(wall, 1),
+            "output tokens/s": round(float(g["output_tokens"].sum()) / wall, 1) if wall > 0 else None,
+        }
     return {"generation cost (per partition)": out}
 
 
 def _provenance(database, parts, report_settings, reference, scoring, subject_tagger, audit_grid) -> dict:
-    gens = database.distinct(D.Generation, ["partition_key", "audit_id", "model", "backend", "model_source",
-                                            "model_revision", "decoding_json"])
+    gens = database.distinct(
+        D.Generation,
+        ["partition_key", "audit_id", "model", "backend", "model_source", "model_revision", "decoding_json"],
+    )
     keys = {p.key for p in parts}
     gens = gens[gens["partition_key"].isin(keys)]
-    models = {f"{r.model} ({PartitionKey.parse(r.partition_key).template})": {
-        "audit": r.audit_id, "backend": r.backend, "source": r.model_source, "revision": r.model_revision or "n/a"}
-        for r in gens.itertuples(index=False)}
+    models = {
+        f"{r.model} ({PartitionKey.parse(r.partition_key).template})": {
+            "audit": r.audit_id,
+            "backend": r.backend,
+            "source": r.model_source,
+            "revision": r.model_revision or "n/a",
+        }
+        for r in gens.itertuples(index=False)
+    }
     templates = database.distinct(D.Generation, ["partition_key", "template", "template_hash"])
     templates = templates[templates["partition_key"].isin(keys)]
     corpus = database.distinct(D.CorpusUniversity, ["corpus_sha256"])
@@ -339,18 +445,26 @@ def _provenance(database, parts, report_settings, reference, scoring, subject_ta
         "models (audit id, backend, source or responses file, revision)": models,
         "decoding parameters": sorted({d for d in gens["decoding_json"]}),
         "corpus sha256": sorted(corpus["corpus_sha256"]),
-        "template sha256": dict(zip(templates["template"], templates["template_hash"])),
+        "template sha256": dict(zip(templates["template"], templates["template_hash"], strict=False)),
         "audit grid preset": audit_grid.preset,
-        **software_provenance(subject_tagger.tagger_name(), scoring_params(reference, scoring).as_dict(),
-                              report_settings.as_dict()),
+        **software_provenance(
+            subject_tagger.tagger_name(), scoring_params(reference, scoring).as_dict(), report_settings.as_dict()
+        ),
     }
 
 
 @dg.asset(
     name="audit_report",
     group_name="reporting",
-    deps=["audit_statistics", "audit_figures", "base_vs_regional", "audit_drift", "audit_geography",
-          "model_comparison", "sensitivity"],
+    deps=[
+        "audit_statistics",
+        "audit_figures",
+        "base_vs_regional",
+        "audit_drift",
+        "audit_geography",
+        "model_comparison",
+        "sensitivity",
+    ],
     description="The audit report: one self-contained HTML file and a Markdown twin over every scored partition "
     "(the scorecard first: DRS, GRS coverage, US+UK share, parse and match rate per model x template, the strongest "
     "behaviour findings, the comparison and gate; then provenance, tables with significance marks, figures, parse "
@@ -379,40 +493,65 @@ def audit_report_file(
     sensitivity = tables_core.from_long(sensitive).get("verdicts") if len(sensitive) else None
     provenance = _provenance(database, parts, report_settings, reference, scoring, subject_tagger, audit_grid)
     html, markdown, figures = audit_report.build_report(
-        parts, provenance=provenance, quality=quality, base_vs_regional=bvr,
-        geography=_geography(database), geography_figures=geo_figures,
-        matches=stored.matches, comparison=comparison, sensitivity=sensitivity)
+        parts,
+        provenance=provenance,
+        quality=quality,
+        base_vs_regional=bvr,
+        geography=_geography(database),
+        geography_figures=geo_figures,
+        matches=stored.matches,
+        comparison=comparison,
+        sensitivity=sensitivity,
+    )
     audit_ids = sorted({a for p in parts for a in p.audit_ids})
     report_id = f"report-{stable_hash([audit_ids, provenance['code version']])[:12]}"
     folder = write_report(report_settings.folder() / report_id, html, markdown, figures)
     significant = sum(p.significant for p in parts)
-    context.log.info(f"report {report_id}: {len(parts)} partition(s), {sum(not f.skipped for f in figures)} figure(s), "
-                     f"{significant} significant finding(s) -> {folder / 'report.html'}")
-    row = database.stamp(pd.DataFrame([{"report_id": report_id, "partitions": json.dumps([p.key for p in parts]),
-                         "audit_ids": json.dumps(audit_ids), "html_path": str(folder / "report.html"),
-                         "markdown_path": str(folder / "report.md"), "figures": sum(not f.skipped for f in figures),
-                         "significant_findings": significant, "partition_key": "",
-                         "created_at": pd.Timestamp.now(tz="UTC").to_pydatetime()}]), "audit_report",
-                         config_json=json.loads(json.dumps(provenance, default=str)))
+    context.log.info(
+        f"report {report_id}: {len(parts)} partition(s), {sum(not f.skipped for f in figures)} figure(s), "
+        f"{significant} significant finding(s) -> {folder / 'report.html'}"
+    )
+    row = database.stamp(
+        pd.DataFrame(
+            [
+                {
+                    "report_id": report_id,
+                    "partitions": json.dumps([p.key for p in parts]),
+                    "audit_ids": json.dumps(audit_ids),
+                    "html_path": str(folder / "report.html"),
+                    "markdown_path": str(folder / "report.md"),
+                    "figures": sum(not f.skipped for f in figures),
+                    "significant_findings": significant,
+                    "partition_key": "",
+                    "created_at": pd.Timestamp.now(tz="UTC").to_pydatetime(),
+                }
+            ]
+        ),
+        "audit_report",
+        config_json=json.loads(json.dumps(provenance, default=str)),
+    )
     # every report is kept (the table is the history of reports), once: the same audits and code give the
     # same report id, whose files were just rewritten in place
     if report_id in database.existing_values(D.ReportFile, "report_id", [""]):
         context.log.info(f"report {report_id} is already recorded: files refreshed, no new row")
     else:
         database.append_rows(D.ReportFile, row)
-    return dg.MaterializeResult(metadata={
-        **D.table_metadata("audit_report"),  # its row in the history of reports (not stored by the IO manager)
-        # the report one click away: served by `fairness-audit ui`, or where FAIRNESS_REPORT_BASE_URL publishes it
-        "report_url": dg.MetadataValue.url(report_settings.url_of(folder / "report.html")),
-        "scorecard": dg.MetadataValue.md(_markdown_section(markdown, "Scorecard") or "(no scorecard)"),
-        "summary": dg.MetadataValue.md(_summary_md(markdown)),
-        "report": dg.MetadataValue.path(str(folder / "report.html")),
-        "markdown": dg.MetadataValue.path(str(folder / "report.md")),
-        "markdown_url": dg.MetadataValue.url(report_settings.url_of(folder / "report.md")),
-        "partitions": ", ".join(p.key for p in parts), "significant_findings": significant,
-        "quality_failures": int((quality["passed"] == False).sum()) if len(quality) else 0,  # noqa: E712
-        "quality_not_evaluated": int(quality["passed"].isna().sum()) if len(quality) else 0,
-    })
+    return dg.MaterializeResult(
+        metadata={
+            **D.table_metadata("audit_report"),  # its row in the history of reports (not stored by the IO manager)
+            # the report one click away: served by `fairness-audit ui`, or where FAIRNESS_REPORT_BASE_URL publishes it
+            "report_url": dg.MetadataValue.url(report_settings.url_of(folder / "report.html")),
+            "scorecard": dg.MetadataValue.md(_markdown_section(markdown, "Scorecard") or "(no scorecard)"),
+            "summary": dg.MetadataValue.md(_summary_md(markdown)),
+            "report": dg.MetadataValue.path(str(folder / "report.html")),
+            "markdown": dg.MetadataValue.path(str(folder / "report.md")),
+            "markdown_url": dg.MetadataValue.url(report_settings.url_of(folder / "report.md")),
+            "partitions": ", ".join(p.key for p in parts),
+            "significant_findings": significant,
+            "quality_failures": int((quality["passed"] == False).sum()) if len(quality) else 0,  # noqa: E712
+            "quality_not_evaluated": int(quality["passed"].isna().sum()) if len(quality) else 0,
+        }
+    )
 
 
 def _markdown_section(markdown: str, title: str) -> str:

@@ -30,8 +30,23 @@ from ..decorators import stored_asset
 from ..metadata import png_md, table_md
 from ..services import scoring_params
 
-SHOWN = ("template", "model_a", "model_b", "family", "metric", "gap", "mean_a", "mean_b", "mean_diff", "ci_low",
-         "ci_high", "p_adjusted", "family_size", "significant", "direction")
+SHOWN = (
+    "template",
+    "model_a",
+    "model_b",
+    "family",
+    "metric",
+    "gap",
+    "mean_a",
+    "mean_b",
+    "mean_diff",
+    "ci_low",
+    "ci_high",
+    "p_adjusted",
+    "family_size",
+    "significant",
+    "direction",
+)
 
 
 def stored_inputs(database: ResultsDatabase, template: str, keys: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -65,43 +80,75 @@ def compare_stored(database: ResultsDatabase, settings: dict, log=None, params=N
         boards.append(out["leaderboard"])
         progress.advance(detail=f"{template}: {len(tkeys)} models, {len(responses):,} responses")
     progress.finish()
-    return {"differences": pd.concat(diffs, ignore_index=True) if diffs
-            else pd.DataFrame(columns=list(comparison_core.DIFFERENCE_COLUMNS)),
-            "leaderboard": pd.concat(boards, ignore_index=True) if boards else pd.DataFrame(
-                columns=["template", "model", "metric", "n_units", "mean", "ci_low", "ci_high", "rank_best",
-                         "rank_worst", "tied_with", "rank"])}
+    return {
+        "differences": pd.concat(diffs, ignore_index=True)
+        if diffs
+        else pd.DataFrame(columns=list(comparison_core.DIFFERENCE_COLUMNS)),
+        "leaderboard": pd.concat(boards, ignore_index=True)
+        if boards
+        else pd.DataFrame(
+            columns=[
+                "template",
+                "model",
+                "metric",
+                "n_units",
+                "mean",
+                "ci_low",
+                "ci_high",
+                "rank_best",
+                "rank_worst",
+                "tied_with",
+                "rank",
+            ]
+        ),
+    }
 
 
 def gate_result(gate_file: str, differences: pd.DataFrame) -> tuple[str, pd.DataFrame, str]:
     """``(verdict, lines, text)`` of the configured gate; ``("none", empty, why)`` without one."""
     if not gate_file:
-        return "none", pd.DataFrame(columns=list(gate_core.VERDICT_COLUMNS)), \
-            "no gate configured (set FAIRNESS_GATE_FILE to a gate file: docs/operations.md, Release gate)"
+        return (
+            "none",
+            pd.DataFrame(columns=list(gate_core.VERDICT_COLUMNS)),
+            "no gate configured (set FAIRNESS_GATE_FILE to a gate file: docs/operations.md, Release gate)",
+        )
     gate = gate_core.load_gate(gate_file)
     verdict, table = gate_core.evaluate(gate, differences)
     text = gate_core.summary_markdown(gate, verdict, table)
     if gate.require_robust:
-        text += "\nRobustness is required: the check release_gate_robust of sensitivity judges every line again " \
-                "under each setting of the sensitivity grid.\n"
+        text += (
+            "\nRobustness is required: the check release_gate_robust of sensitivity judges every line again "
+            "under each setting of the sensitivity grid.\n"
+        )
     return verdict, table, text
 
 
 @stored_asset(
     group_name="reporting",
     deps=["analysis_tables", "drs_scores"],
-    check_specs=[dg.AssetCheckSpec(
-        "release_gate", asset="model_comparison", blocking=True,
-        description="The release gate of FAIRNESS_GATE_FILE: the candidate against the baseline, each line's "
-        "estimate, interval, margin and verdict (pass / fail / inconclusive); a failed or inconclusive gate "
-        "blocks the assets downstream.")],
+    check_specs=[
+        dg.AssetCheckSpec(
+            "release_gate",
+            asset="model_comparison",
+            blocking=True,
+            description="The release gate of FAIRNESS_GATE_FILE: the candidate against the baseline, each line's "
+            "estimate, interval, margin and verdict (pass / fail / inconclusive); a failed or inconclusive gate "
+            "blocks the assets downstream.",
+        )
+    ],
     description="Every pair of models audited on the same template, paired by profile and run: differences in "
     "DRS, Acc, Rep, Acad (behaviour: both lists scored for the same student), parse and match rate, US+UK share, "
     "and whether B widens or narrows the class, gender and Global-South gaps, each with a bootstrap interval and "
     "a sign-flip test, Holm within each family; a leaderboard with the ranks the data support (ties where they "
     "cannot tell); the release gate's verdicts.",
 )
-def model_comparison(context: dg.AssetExecutionContext, database: ResultsDatabase, report_settings: ReportResource,
-                     reference: ReferenceDataResource, scoring: ScoringResource):
+def model_comparison(
+    context: dg.AssetExecutionContext,
+    database: ResultsDatabase,
+    report_settings: ReportResource,
+    reference: ReferenceDataResource,
+    scoring: ScoringResource,
+):
     settings = report_settings.as_dict()
     tables = compare_stored(database, settings, log=context.log.info, params=scoring_params(reference, scoring))
     diffs, board = tables["differences"], tables["leaderboard"]
@@ -110,9 +157,13 @@ def model_comparison(context: dg.AssetExecutionContext, database: ResultsDatabas
     except gate_core.GateError as exc:
         verdict, lines, gate_text = "error", pd.DataFrame(columns=list(gate_core.VERDICT_COLUMNS)), str(exc)
         context.log.error(f"release gate: {exc}")
-    stored = database.stamp(tables_core.to_long({**tables, "gate": lines}, packed=result_tables.packed("model_comparison")).assign(
-        audit_id="comparison", params_hash=stable_hash(settings)), "model_comparison",
-        config_json={**settings, "gate_file": report_settings.gate_file})
+    stored = database.stamp(
+        tables_core.to_long({**tables, "gate": lines}, packed=result_tables.packed("model_comparison")).assign(
+            audit_id="comparison", params_hash=stable_hash(settings)
+        ),
+        "model_comparison",
+        config_json={**settings, "gate_file": report_settings.gate_file},
+    )
     pairs = diffs[["template", "model_a", "model_b"]].drop_duplicates() if len(diffs) else diffs
     figures = {}
     for r in pairs.head(6).itertuples(index=False):
@@ -122,26 +173,40 @@ def model_comparison(context: dg.AssetExecutionContext, database: ResultsDatabas
             figures[f"forest {r.template}: {r.model_b} - {r.model_a}"] = image
     sentences = comparison_core.comparison_summary(diffs)
     why_empty = "no template has two scored models: audit a second model on the same template to compare them"
-    yield dg.Output(stored, metadata={
-        "dagster/row_count": len(stored),
-        "pairs_compared": len(pairs),
-        "significant_differences": int(diffs["significant"].sum()) if len(diffs) else 0,
-        "leaderboard": table_md(board[["template", "metric", "model", "mean", "ci_low", "ci_high", "rank",
-                                       "tied_with"]]) if len(board) else why_empty,
-        "differences": table_md(diffs[list(SHOWN)].sort_values("significant", ascending=False, kind="stable"))
-        if len(diffs) else why_empty,
-        "summary": dg.MetadataValue.md("\n".join(f"- {s}" for s in sentences) or
-                                       ("no difference between models is significant" if len(diffs) else why_empty)),
-        "release_gate": dg.MetadataValue.md(gate_text),
-        **figures,
-    })
+    yield dg.Output(
+        stored,
+        metadata={
+            "dagster/row_count": len(stored),
+            "pairs_compared": len(pairs),
+            "significant_differences": int(diffs["significant"].sum()) if len(diffs) else 0,
+            "leaderboard": table_md(
+                board[["template", "metric", "model", "mean", "ci_low", "ci_high", "rank", "tied_with"]]
+            )
+            if len(board)
+            else why_empty,
+            "differences": table_md(diffs[list(SHOWN)].sort_values("significant", ascending=False, kind="stable"))
+            if len(diffs)
+            else why_empty,
+            "summary": dg.MetadataValue.md(
+                "\n".join(f"- {s}" for s in sentences)
+                or ("no difference between models is significant" if len(diffs) else why_empty)
+            ),
+            "release_gate": dg.MetadataValue.md(gate_text),
+            **figures,
+        },
+    )
     yield dg.AssetCheckResult(
-        check_name="release_gate", asset_key="model_comparison", passed=verdict in ("pass", "none"),
+        check_name="release_gate",
+        asset_key="model_comparison",
+        passed=verdict in ("pass", "none"),
         severity=dg.AssetCheckSeverity.ERROR,
         description=gate_text.splitlines()[0] if verdict not in ("none", "error") else gate_text,
-        metadata={"verdict": verdict if verdict != "none" else "none: no gate configured (FAIRNESS_GATE_FILE)",
-                  "lines": table_md(lines) if len(lines) else "none: no gate line was judged",
-                  "gate_file": report_settings.gate_file or "none: FAIRNESS_GATE_FILE is not set"})
+        metadata={
+            "verdict": verdict if verdict != "none" else "none: no gate configured (FAIRNESS_GATE_FILE)",
+            "lines": table_md(lines) if len(lines) else "none: no gate line was judged",
+            "gate_file": report_settings.gate_file or "none: FAIRNESS_GATE_FILE is not set",
+        },
+    )
 
 
 # ----------------------------------------------------------------------------- sensitivity (issue 22 item 3)
@@ -172,15 +237,16 @@ def other_taggers(database: ResultsDatabase, audited: str, overrides: dict) -> d
     if audited != tags_core.RULES_VERSION:
         out["rules"] = {"__rules__": overrides}
     cache = database.read_rows(D.SubjectTagCache) if hasattr(D, "SubjectTagCache") else pd.DataFrame()
-    for name, g in (cache.groupby("tagger") if len(cache) else []):
+    for name, g in cache.groupby("tagger") if len(cache) else []:
         if name in (audited, tags_core.RULES_VERSION):
             continue
         out[str(name)] = {r.program_norm: tuple(json.loads(r.tags)) for r in g.itertuples(index=False)}
     return out
 
 
-def with_other_tags(database: ResultsDatabase, items: pd.DataFrame, keys: list[str], taggers: dict,
-                    interest: dict) -> tuple[pd.DataFrame, list[str]]:
+def with_other_tags(
+    database: ResultsDatabase, items: pd.DataFrame, keys: list[str], taggers: dict, interest: dict
+) -> tuple[pd.DataFrame, list[str]]:
     """``items`` with ``acad_<tagger>`` for each other tagger that covers every program of these
     partitions (the names of those used); none when no template states an interest (no Acad)."""
     if not taggers or not len(items) or not any(interest.values()):
@@ -203,8 +269,9 @@ def with_other_tags(database: ResultsDatabase, items: pd.DataFrame, keys: list[s
     return out, used
 
 
-def sensitivity_tables(database: ResultsDatabase, params, settings: dict, grid, log=None,
-                       second=None, taggers: Optional[dict] = None) -> dict[str, pd.DataFrame]:
+def sensitivity_tables(
+    database: ResultsDatabase, params, settings: dict, grid, log=None, second=None, taggers: Optional[dict] = None
+) -> dict[str, pd.DataFrame]:
     """Every significant finding of the stored audit (counterfactual disparities, one partition at a
     time) and of the stored comparison (one template at a time) re-scored under ``grid``, judged
     robust or fragile; and the comparison's differences under each setting (for a gate that
@@ -221,10 +288,14 @@ def sensitivity_tables(database: ResultsDatabase, params, settings: dict, grid, 
     by_template: dict[str, list[str]] = {}
     for k in keys:
         by_template.setdefault(PartitionKey.parse(k).template, []).append(k)
-    templates = ([t for t in sorted(set(diffs["template"].astype(str))) if len(by_template.get(t, [])) >= 2]
-                 if diffs is not None and len(diffs) else [])
-    progress = Progress("sensitivity", len(keys) + len(templates), log or (lambda _line: None),
-                        unit="partition or template")
+    templates = (
+        [t for t in sorted(set(diffs["template"].astype(str))) if len(by_template.get(t, [])) >= 2]
+        if diffs is not None and len(diffs)
+        else []
+    )
+    progress = Progress(
+        "sensitivity", len(keys) + len(templates), log or (lambda _line: None), unit="partition or template"
+    )
     for key in keys:
         stats_rows = database.read_rows(D.StatisticRow, [key])
         base = tables_core.from_long(stats_rows).get("counterfactual_disparity") if len(stats_rows) else None
@@ -247,13 +318,18 @@ def sensitivity_tables(database: ResultsDatabase, params, settings: dict, grid, 
             per = sens.comparison_findings(items, responses, _with_taggers(grid, used), params, **stat_kw)
             verdicts.append(sens.judge(diffs[diffs["template"].astype(str) == template], per, "comparison"))
             by_setting += [t.assign(setting=name) for name, t in per.items()]
-            progress.advance(detail=f"comparison of template {template} ({len(tkeys)} models) "
-                                    f"under {len(grid)} settings")
+            progress.advance(
+                detail=f"comparison of template {template} ({len(tkeys)} models) under {len(grid)} settings"
+            )
     progress.finish()
-    return {"verdicts": pd.concat(verdicts, ignore_index=True) if verdicts
-            else pd.DataFrame(columns=list(sens.VERDICT_COLUMNS)),
-            "comparison_by_setting": pd.concat(by_setting, ignore_index=True) if by_setting
-            else pd.DataFrame(columns=[*comparison_core.DIFFERENCE_COLUMNS, "setting"])}
+    return {
+        "verdicts": pd.concat(verdicts, ignore_index=True)
+        if verdicts
+        else pd.DataFrame(columns=list(sens.VERDICT_COLUMNS)),
+        "comparison_by_setting": pd.concat(by_setting, ignore_index=True)
+        if by_setting
+        else pd.DataFrame(columns=[*comparison_core.DIFFERENCE_COLUMNS, "setting"]),
+    }
 
 
 def _with_taggers(grid: list, used: list[str]) -> list:
@@ -265,47 +341,74 @@ def _with_taggers(grid: list, used: list[str]) -> list:
 @stored_asset(
     group_name="reporting",
     deps=["audit_statistics", "model_comparison", "drs_scores", "analysis_tables"],
-    check_specs=[dg.AssetCheckSpec(
-        "release_gate_robust", asset="sensitivity", blocking=True,
-        description="For a gate file with require_robust: true, every gate line judged again under each setting "
-        "of the sensitivity grid (a line keeps its worst verdict); otherwise passes and says why.")],
+    check_specs=[
+        dg.AssetCheckSpec(
+            "release_gate_robust",
+            asset="sensitivity",
+            blocking=True,
+            description="For a gate file with require_robust: true, every gate line judged again under each setting "
+            "of the sensitivity grid (a line keeps its worst verdict); otherwise passes and says why.",
+        )
+    ],
     description="Every significant finding of the audit (counterfactual disparities) and of the model comparison "
     "re-scored from the stored items under the method's heuristics (lambda x0.5, x2, FAIRNESS_SENSITIVITY_LAMBDAS; "
     "R_max 1000, 1500), with no new generation: each finding holds, flips sign or loses significance, and is "
     "marked robust or fragile.",
 )
-def sensitivity(context: dg.AssetExecutionContext, database: ResultsDatabase, report_settings: ReportResource,
-                reference: ReferenceDataResource, scoring: ScoringResource, subject_tagger: SubjectTaggerResource):
+def sensitivity(
+    context: dg.AssetExecutionContext,
+    database: ResultsDatabase,
+    report_settings: ReportResource,
+    reference: ReferenceDataResource,
+    scoring: ScoringResource,
+    subject_tagger: SubjectTaggerResource,
+):
     from fairness_assets.core import sensitivity as sens
 
     settings = report_settings.as_dict()
     second = second_ranking(report_settings, reference)
-    grid = sens.settings_grid(sens.parse_triple(report_settings.sensitivity_lambdas),
-                              ranking=ranking_label(report_settings.sensitivity_ranking))
+    grid = sens.settings_grid(
+        sens.parse_triple(report_settings.sensitivity_lambdas),
+        ranking=ranking_label(report_settings.sensitivity_ranking),
+    )
     params = scoring_params(reference, scoring)
     taggers = other_taggers(database, subject_tagger.tagger_name(), subject_tagger.overrides())
-    tables = sensitivity_tables(database, params, settings, grid, log=context.log.info, second=second,
-                                taggers=taggers)
+    tables = sensitivity_tables(database, params, settings, grid, log=context.log.info, second=second, taggers=taggers)
     verdicts = tables["verdicts"]
-    stored = database.stamp(tables_core.to_long(tables, packed=result_tables.packed("sensitivity")).assign(
-        audit_id="sensitivity", params_hash=stable_hash(settings)), "sensitivity",
-        config_json={**settings, "settings": [s.name for s in grid], "scoring": params.as_dict()})
+    stored = database.stamp(
+        tables_core.to_long(tables, packed=result_tables.packed("sensitivity")).assign(
+            audit_id="sensitivity", params_hash=stable_hash(settings)
+        ),
+        "sensitivity",
+        config_json={**settings, "settings": [s.name for s in grid], "scoring": params.as_dict()},
+    )
     sentences = sens.summary_sentences(verdicts)
     robust, text = _robust_gate(report_settings.gate_file, database, tables["comparison_by_setting"])
-    yield dg.Output(stored, metadata={
-        "dagster/row_count": len(stored),
-        "settings": ", ".join(s.name for s in grid) + "".join(f", tagger {t} (where it covers the programs)"
-                                                           for t in taggers),
-        "findings": len(verdicts),
-        "fragile": int((~verdicts["robust"].astype(bool)).sum()) if len(verdicts) else 0,
-        "summary": dg.MetadataValue.md("\n".join(f"- {s}" for s in sentences) or
-                                       "no significant finding to test (nothing to re-score)"),
-        "verdicts": table_md(verdicts) if len(verdicts) else "no significant finding to test",
-    })
-    yield dg.AssetCheckResult(check_name="release_gate_robust", asset_key="sensitivity", passed=robust[0],
-                              severity=dg.AssetCheckSeverity.ERROR, description=text.splitlines()[0],
-                              metadata={"verdict": robust[1], "gate_file": report_settings.gate_file
-                                        or "none: FAIRNESS_GATE_FILE is not set"})
+    yield dg.Output(
+        stored,
+        metadata={
+            "dagster/row_count": len(stored),
+            "settings": ", ".join(s.name for s in grid)
+            + "".join(f", tagger {t} (where it covers the programs)" for t in taggers),
+            "findings": len(verdicts),
+            "fragile": int((~verdicts["robust"].astype(bool)).sum()) if len(verdicts) else 0,
+            "summary": dg.MetadataValue.md(
+                "\n".join(f"- {s}" for s in sentences) or "no significant finding to test (nothing to re-score)"
+            ),
+            "verdicts": table_md(verdicts) if len(verdicts) else "no significant finding to test",
+        },
+    )
+    yield dg.AssetCheckResult(
+        check_name="release_gate_robust",
+        asset_key="sensitivity",
+        passed=robust[0],
+        severity=dg.AssetCheckSeverity.ERROR,
+        description=text.splitlines()[0],
+        metadata={
+            "verdict": robust[1],
+            "gate_file": report_settings.gate_file or "none: FAIRNESS_GATE_FILE is not set",
+        },
+    )
 
 
 def ranking_label(path: str) -> str:
@@ -322,9 +425,11 @@ def second_ranking(report_settings: ReportResource, reference: ReferenceDataReso
     from fairness_assets.core import ranking as ranking_core
 
     resolver = geo.CountryResolver(geo.load_aliases(reference.country_aliases_path))
-    ranking = ranking_core.load_ranking(report_settings.sensitivity_ranking,
-                                        ranking_core.parse_mapping(report_settings.sensitivity_ranking_columns),
-                                        resolver.resolve)
+    ranking = ranking_core.load_ranking(
+        report_settings.sensitivity_ranking,
+        ranking_core.parse_mapping(report_settings.sensitivity_ranking_columns),
+        resolver.resolve,
+    )
     return ranking, match.UniversityIndex.build(ranking)
 
 

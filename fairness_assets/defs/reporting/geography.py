@@ -8,9 +8,8 @@ long table out (``geography_row``), its headline findings on the asset's page.
 import dagster as dg
 import pandas as pd
 
-from fairness_assets.core import geostats
+from fairness_assets.core import geostats, result_tables
 from fairness_assets.core import regions as regions_core
-from fairness_assets.core import result_tables
 from fairness_assets.core import tables as tables_core
 from fairness_assets.core.partition import PartitionKey, by_partition
 from resources.database import ResultsDatabase
@@ -28,9 +27,12 @@ STORED = tuple(result_tables.names("audit_geography"))
 
 def responses_with_partitions(analysis_tables: pd.DataFrame) -> pd.DataFrame:
     """The ``drs_responses`` table of every partition in ``analysis_tables``, with model and template."""
-    frames = [tables_core.from_long(long)["drs_responses"].assign(model=key.model, template=key.template,
-                                                                  partition_key=str(key))
-              for key, long in by_partition(analysis_tables)]
+    frames = [
+        tables_core.from_long(long)["drs_responses"].assign(
+            model=key.model, template=key.template, partition_key=str(key)
+        )
+        for key, long in by_partition(analysis_tables)
+    ]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
@@ -59,40 +61,78 @@ def _rows_of(table: pd.DataFrame, key: PartitionKey, name: str) -> pd.DataFrame:
     "component rows total / behaviour / needs (the group's lists against the rest's lists scored for the group's "
     "students).",
 )
-def audit_geography(context: dg.AssetExecutionContext, drs_scores: pd.DataFrame, analysis_tables: pd.DataFrame,
-                    reference: ReferenceDataResource, scoring: ScoringResource, report_settings: ReportResource,
-                    database: ResultsDatabase) -> dg.Output[pd.DataFrame]:
+def audit_geography(
+    context: dg.AssetExecutionContext,
+    drs_scores: pd.DataFrame,
+    analysis_tables: pd.DataFrame,
+    reference: ReferenceDataResource,
+    scoring: ScoringResource,
+    report_settings: ReportResource,
+    database: ResultsDatabase,
+) -> dg.Output[pd.DataFrame]:
     if analysis_tables.empty:
         raise dg.Failure(f"no scores stored for {context.partition_keys}: materialize the scores first")
     if drs_scores.empty:  # e.g. every answer a refusal: nothing recommended, nothing located
         context.log.warning(f"{context.partition_keys}: no recommended item was scored: no geographic statistics")
-        empty = database.stamp(pd.DataFrame(columns=["partition_key", "audit_id", "table_name", "row_index",
-                                                     "column_index", "column", "value", "value_text", "params_hash"]),
-                               "audit_geography", config_json={"regions": regions_core.source_line()})
-        return dg.Output(empty, metadata={"dagster/row_count": 0, "significant_geographic_findings": 0,
-                                          "summary": "no recommended item was scored: nothing to analyse"})
+        empty = database.stamp(
+            pd.DataFrame(
+                columns=[
+                    "partition_key",
+                    "audit_id",
+                    "table_name",
+                    "row_index",
+                    "column_index",
+                    "column",
+                    "value",
+                    "value_text",
+                    "params_hash",
+                ]
+            ),
+            "audit_geography",
+            config_json={"regions": regions_core.source_line()},
+        )
+        return dg.Output(
+            empty,
+            metadata={
+                "dagster/row_count": 0,
+                "significant_geographic_findings": 0,
+                "summary": "no recommended item was scored: nothing to analyse",
+            },
+        )
     guard = PartitionGuard(context, database, "audit_geography")
     drs_scores, analysis_tables = guard.usable_rows(drs_scores), guard.usable_rows(analysis_tables)
     responses = responses_with_partitions(analysis_tables)
     resolver = resolver_for(reference)
-    students = {n: resolver.iso3(n) for n in pd.unique(responses["nationality"].dropna())} \
-        if "nationality" in responses else {}
+    students = (
+        {n: resolver.iso3(n) for n in pd.unique(responses["nationality"].dropna())}
+        if "nationality" in responses
+        else {}
+    )
     settings = report_settings.as_dict()
 
     def statistics(scores: pd.DataFrame, answers: pd.DataFrame) -> dict:
-        return geostats.geo_statistics(scores, answers, scoring_params(reference, scoring),
-                                       student_iso3={k: v for k, v in students.items() if v}, **settings,
-                                       log=context.log.info)
+        return geostats.geo_statistics(
+            scores,
+            answers,
+            scoring_params(reference, scoring),
+            student_iso3={k: v for k, v in students.items() if v},
+            **settings,
+            log=context.log.info,
+        )
 
     try:
         tables = statistics(drs_scores, responses)
     except Exception as exc:  # noqa: BLE001 - find the partition(s) that fail; the others are computed
-        context.log.warning(f"geographic statistics failed ({type(exc).__name__}: {exc}); computing them one "
-                            "partition at a time to find the partition that fails")
+        context.log.warning(
+            f"geographic statistics failed ({type(exc).__name__}: {exc}); computing them one "
+            "partition at a time to find the partition that fails"
+        )
         for key, _ in guard.partitions(drs_scores):
             with guard.attempt(key):
-                statistics(drs_scores[drs_scores["partition_key"] == str(key)],
-                           responses[responses["partition_key"] == str(key)])
+                statistics(
+                    drs_scores[drs_scores["partition_key"] == str(key)],
+                    responses[responses["partition_key"] == str(key)],
+                )
         if not guard.outcomes:
             raise
         drs_scores, responses = guard.usable_rows(drs_scores), guard.usable_rows(responses)
@@ -103,36 +143,72 @@ def audit_geography(context: dg.AssetExecutionContext, drs_scores: pd.DataFrame,
     for key, part in by_partition(drs_scores):
         audit = str(part["audit_id"].iloc[0])
         mine = {name: _rows_of(tables.get(name), key, name) for name in STORED}
-        frames.append(tables_core.to_long(mine, packed=result_tables.packed("audit_geography")).assign(partition_key=str(key), audit_id=audit))  # one stored row per table row
-    table = database.stamp(pd.concat(frames, ignore_index=True).assign(params_hash=stable_hash(settings)),
-                           "audit_geography", config_json={**settings, "regions": regions_core.source_line()})
+        frames.append(
+            tables_core.to_long(mine, packed=result_tables.packed("audit_geography")).assign(
+                partition_key=str(key), audit_id=audit
+            )
+        )  # one stored row per table row
+    table = database.stamp(
+        pd.concat(frames, ignore_index=True).assign(params_hash=stable_hash(settings)),
+        "audit_geography",
+        config_json={**settings, "regions": regions_core.source_line()},
+    )
     contrasts = tables["geo_contrasts"]
     significant = contrasts[contrasts["significant"]] if len(contrasts) else contrasts
     if len(significant) and "component" in significant:  # behaviour first, then the outcomes; needs last
         order = {"behaviour": 0, "total": 1, "needs": 2}
-        significant = significant.assign(_o=significant["component"].map(order)).sort_values(
-            "_o", kind="stable").drop(columns="_o")
-    behaviour = significant[significant["component"] == "behaviour"] \
-        if len(significant) and "component" in significant else significant.iloc[0:0]
+        significant = (
+            significant.assign(_o=significant["component"].map(order))
+            .sort_values("_o", kind="stable")
+            .drop(columns="_o")
+        )
+    behaviour = (
+        significant[significant["component"] == "behaviour"]
+        if len(significant) and "component" in significant
+        else significant.iloc[0:0]
+    )
     sentences = geostats.summary_sentences(tables)
     for line in sentences[:5]:
         context.log.info(line)
-    return dg.Output(table, metadata={
-        "dagster/row_count": len(table),
-        **left_out,
-        "significant_geographic_findings": len(significant),
-        "significant_behaviour_findings": len(behaviour),
-        "summary": dg.MetadataValue.md("\n".join(f"- {s}" for s in sentences) or "nothing to report"),
-        "families": table_md(tables["families"]) if len(tables["families"]) else "none",
-        "region_metrics": table_md(tables["region_metrics"].head(40)) if len(tables["region_metrics"]) else "none",
-        "significant_contrasts": table_md(significant[[c for c in (
-            "model", "template", "analysis", "value", "metric", "component", "mean_diff", "ci_low", "ci_high",
-            "p_adjusted", "family_size") if c in significant.columns]].head(40)) if len(significant)
-        else "none: no geographic contrast, behaviour or outcome, is significant after correction",
-        "class_gap_decomposition": table_md(tables["class_gap_decomposition"].head(40))
-        if len(tables["class_gap_decomposition"]) else "none",
-        "regions": regions_core.source_line(),
-    })
+    return dg.Output(
+        table,
+        metadata={
+            "dagster/row_count": len(table),
+            **left_out,
+            "significant_geographic_findings": len(significant),
+            "significant_behaviour_findings": len(behaviour),
+            "summary": dg.MetadataValue.md("\n".join(f"- {s}" for s in sentences) or "nothing to report"),
+            "families": table_md(tables["families"]) if len(tables["families"]) else "none",
+            "region_metrics": table_md(tables["region_metrics"].head(40)) if len(tables["region_metrics"]) else "none",
+            "significant_contrasts": table_md(
+                significant[
+                    [
+                        c
+                        for c in (
+                            "model",
+                            "template",
+                            "analysis",
+                            "value",
+                            "metric",
+                            "component",
+                            "mean_diff",
+                            "ci_low",
+                            "ci_high",
+                            "p_adjusted",
+                            "family_size",
+                        )
+                        if c in significant.columns
+                    ]
+                ].head(40)
+            )
+            if len(significant)
+            else "none: no geographic contrast, behaviour or outcome, is significant after correction",
+            "class_gap_decomposition": table_md(tables["class_gap_decomposition"].head(40))
+            if len(tables["class_gap_decomposition"])
+            else "none",
+            "regions": regions_core.source_line(),
+        },
+    )
 
 
 def stored_geography(database: ResultsDatabase) -> dict[str, pd.DataFrame]:
@@ -141,7 +217,7 @@ def stored_geography(database: ResultsDatabase) -> dict[str, pd.DataFrame]:
 
     rows = database.read_rows(D.GeographyRow)
     out: dict[str, list[pd.DataFrame]] = {}
-    for key, long in by_partition(rows):
+    for _key, long in by_partition(rows):
         for name, df in tables_core.from_long(long).items():
             if len(df):
                 out.setdefault(name, []).append(df)

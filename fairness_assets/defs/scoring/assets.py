@@ -14,8 +14,7 @@ import pandas as pd
 
 from fairness_assets.core import component_change as cc
 from fairness_assets.core import figures as fig_core
-from fairness_assets.core import metrics
-from fairness_assets.core import result_tables
+from fairness_assets.core import metrics, result_tables
 from fairness_assets.core import tables as tables_core
 from fairness_assets.core.partition import PartitionKey
 from resources.database import GeographyRow, GRSCountry, MetricRow, ResultsDatabase, StatisticRow, make_provenance
@@ -29,7 +28,7 @@ from ..services import distance_matrix, resolver_for, scoring_params
 ANALYSIS = result_tables.names("analysis_tables")  # core/result_tables.py: the tables of METHOD.md §8
 EMPTY_REASON = {  # why an analysis table can be empty (the asset page says it instead of a bare header)
     "academic_alignment": "no academic-template partition in this run: Acad is measured on the programs the "
-                          "academic template asks for",
+    "academic template asks for",
     "reduced_context_top": "no reduced-context template (gender_only, nationality_only, ...) in this run",
     "concentration": "no recommended university was matched",
     "volume_diversity": "no recommendation was parsed",
@@ -40,15 +39,20 @@ NO_PAIR = "no model has both its base and regional partitions scored"
 
 @partitioned_multi_asset(
     outs={
-        "drs_scores": stored_out(group_name="scoring",
-                                 description="Per recommended item: distance, lambda, Acc, Rep, Acad, DRS and the "
-                                 "components used (METHOD.md §5); per-response means are in analysis_tables."),
-        "grs_by_country": stored_out(group_name="scoring",
-                                     description="Per corpus country: Avail, Repr, Scaled_Repr, Rep_covg, GRS (§6)."),
-        "analysis_tables": stored_out(group_name="scoring",
-                                      description="§8 tables 1, 2, 5, 6, 7: DRS per response and by group, academic "
-                                      "alignment, volume and diversity, reduced-context top-k, US+UK share and "
-                                      "coverage."),
+        "drs_scores": stored_out(
+            group_name="scoring",
+            description="Per recommended item: distance, lambda, Acc, Rep, Acad, DRS and the "
+            "components used (METHOD.md §5); per-response means are in analysis_tables.",
+        ),
+        "grs_by_country": stored_out(
+            group_name="scoring", description="Per corpus country: Avail, Repr, Scaled_Repr, Rep_covg, GRS (§6)."
+        ),
+        "analysis_tables": stored_out(
+            group_name="scoring",
+            description="§8 tables 1, 2, 5, 6, 7: DRS per response and by group, academic "
+            "alignment, volume and diversity, reduced-context top-k, US+UK share and "
+            "coverage.",
+        ),
     },
 )
 def scores(
@@ -65,7 +69,9 @@ def scores(
     resolver = resolver_for(reference)
     students = {n: resolver.iso3(n) for n in recommendations["nationality"].dropna().unique()}
     dist = distance_matrix(capital_distances, recommendations, reference, students)
-    prov = make_provenance("scores", corpus_sha256=str(qs_corpus["corpus_sha256"].iloc[0]), config_json=params.as_dict())
+    prov = make_provenance(
+        "scores", corpus_sha256=str(qs_corpus["corpus_sha256"].iloc[0]), config_json=params.as_dict()
+    )
     database.record_provenance(prov)  # one record for the three tables of the multi-asset
     items, grs, long, shown = [], [], [], {}
     guard = PartitionGuard(context, database, "scores")
@@ -74,35 +80,72 @@ def scores(
         with guard.attempt(key):  # a partition that cannot be scored fails alone
             t = metrics.score_partition(recs, qs_corpus, dist, students, params)
             audit = str(recs["audit_id"].iloc[0])
-            parts = (t["drs_items"].assign(partition_key=key), t["grs_by_country"].assign(partition_key=key, audit_id=audit),
-                     tables_core.to_long({n: t[n] for n in ANALYSIS}, packed=result_tables.packed("analysis_tables")).assign(partition_key=key, audit_id=audit))
+            parts = (
+                t["drs_items"].assign(partition_key=key),
+                t["grs_by_country"].assign(partition_key=key, audit_id=audit),
+                tables_core.to_long({n: t[n] for n in ANALYSIS}, packed=result_tables.packed("analysis_tables")).assign(
+                    partition_key=key, audit_id=audit
+                ),
+            )
             for name in ANALYSIS:
                 shown.setdefault(name, []).append(t[name].assign(partition=key))
-            for frames, part in zip((items, grs, long), parts):
+            for frames, part in zip((items, grs, long), parts, strict=False):
                 frames.append(part)
-            context.log.info(f"{key}: {len(t['drs_items'])} items scored; mean DRS "
-                             f"{t['drs_responses']['drs'].mean():.4f}; countries with GRS > 0: {(t['grs_by_country']['grs'] > 0).sum()}")
+            context.log.info(
+                f"{key}: {len(t['drs_items'])} items scored; mean DRS "
+                f"{t['drs_responses']['drs'].mean():.4f}; countries with GRS > 0: {(t['grs_by_country']['grs'] > 0).sum()}"
+            )
     left_out = guard.finish()
     items_df = pd.concat(items, ignore_index=True).assign(params_hash=params_hash, provenance_id=prov.provenance_id)
     grs_df = pd.concat(grs, ignore_index=True).assign(params_hash=params_hash, provenance_id=prov.provenance_id)
     long_df = pd.concat(long, ignore_index=True).assign(params_hash=params_hash, provenance_id=prov.provenance_id)
     tables = {name: pd.concat(frames, ignore_index=True) for name, frames in shown.items()}
-    yield dg.Output(items_df, output_name="drs_scores", metadata={
-        "dagster/row_count": len(items_df), **left_out, "params": dg.MetadataValue.json(params.as_dict()),
-        "mean_drs": number(items_df["drs"].mean()) if items_df["drs"].notna().any() else "n/a: no item scored",
-        "components_used": table_md(items_df["drs_components"].value_counts().to_frame()),
-    })
-    yield dg.Output(grs_df, output_name="grs_by_country", metadata={
-        "dagster/row_count": len(grs_df),
-        "countries_recommended": int((grs_df["n_recommendations"] > 0).sum()),
-        "grs_table": table_md(grs_df[grs_df["n_recommendations"] > 0][
-            ["partition_key", "country", "total_unis", "recs", "avail", "repr", "scaled_repr", "rep_covg", "grs"]]),
-    })
-    yield dg.Output(long_df, output_name="analysis_tables", metadata={
-        "dagster/row_count": len(long_df),
-        **{name: table_md(tables[name], empty=EMPTY_REASON.get(name, "")) for name in ANALYSIS
-           if name != "drs_responses"},
-    })
+    yield dg.Output(
+        items_df,
+        output_name="drs_scores",
+        metadata={
+            "dagster/row_count": len(items_df),
+            **left_out,
+            "params": dg.MetadataValue.json(params.as_dict()),
+            "mean_drs": number(items_df["drs"].mean()) if items_df["drs"].notna().any() else "n/a: no item scored",
+            "components_used": table_md(items_df["drs_components"].value_counts().to_frame()),
+        },
+    )
+    yield dg.Output(
+        grs_df,
+        output_name="grs_by_country",
+        metadata={
+            "dagster/row_count": len(grs_df),
+            "countries_recommended": int((grs_df["n_recommendations"] > 0).sum()),
+            "grs_table": table_md(
+                grs_df[grs_df["n_recommendations"] > 0][
+                    [
+                        "partition_key",
+                        "country",
+                        "total_unis",
+                        "recs",
+                        "avail",
+                        "repr",
+                        "scaled_repr",
+                        "rep_covg",
+                        "grs",
+                    ]
+                ]
+            ),
+        },
+    )
+    yield dg.Output(
+        long_df,
+        output_name="analysis_tables",
+        metadata={
+            "dagster/row_count": len(long_df),
+            **{
+                name: table_md(tables[name], empty=EMPTY_REASON.get(name, ""))
+                for name in ANALYSIS
+                if name != "drs_responses"
+            },
+        },
+    )
 
 
 @stored_asset(
@@ -122,8 +165,12 @@ def base_vs_regional(context: dg.AssetExecutionContext, database: ResultsDatabas
     for model in models:
         pair = [str(PartitionKey(model, t)) for t in ("base", "regional")]
         metric_rows, grs_rows = database.read_rows(MetricRow, pair), database.read_rows(GRSCountry, pair)
-        summaries = {t: tables_core.from_long(metric_rows[metric_rows["partition_key"] == str(PartitionKey(model, t))])[
-            "drs_summary"] for t in ("base", "regional")}
+        summaries = {
+            t: tables_core.from_long(metric_rows[metric_rows["partition_key"] == str(PartitionKey(model, t))])[
+                "drs_summary"
+            ]
+            for t in ("base", "regional")
+        }
         grs_t = {t: grs_rows[grs_rows["partition_key"] == str(PartitionKey(model, t))] for t in ("base", "regional")}
         out = metrics.base_vs_regional(summaries["base"], summaries["regional"], grs_t["base"], grs_t["regional"])
         drs.append(out["drs_change"].assign(model=model))
@@ -134,46 +181,77 @@ def base_vs_regional(context: dg.AssetExecutionContext, database: ResultsDatabas
             components.append(change)
     if not models:
         context.log.warning("no model has both its base and regional partitions scored; nothing to compare")
-    tables = {"drs_change": pd.concat(drs, ignore_index=True) if drs else pd.DataFrame(columns=["model"]),
-              "grs_change": pd.concat(grs, ignore_index=True) if grs else pd.DataFrame(columns=["model"]),
-              "component_change": pd.concat(components, ignore_index=True) if components
-              else pd.DataFrame(columns=cc.CHANGE_COLUMNS)}
-    long_df = database.stamp(tables_core.to_long(tables, packed=result_tables.packed("base_vs_regional")).assign(
-        audit_id="comparison", params_hash=""), "base_vs_regional",
-        config_json={"models": models, "compared": "base vs regional, per model", "component_rule": cc.RULE_TEXT})
-    shown = {f"figure {model} {f.name}": png_md(f.png, f.name)
-             for model in models
-             for f in fig_core.base_vs_regional_figures(tables["drs_change"], tables["grs_change"], model=model)}
+    tables = {
+        "drs_change": pd.concat(drs, ignore_index=True) if drs else pd.DataFrame(columns=["model"]),
+        "grs_change": pd.concat(grs, ignore_index=True) if grs else pd.DataFrame(columns=["model"]),
+        "component_change": pd.concat(components, ignore_index=True)
+        if components
+        else pd.DataFrame(columns=cc.CHANGE_COLUMNS),
+    }
+    long_df = database.stamp(
+        tables_core.to_long(tables, packed=result_tables.packed("base_vs_regional")).assign(
+            audit_id="comparison", params_hash=""
+        ),
+        "base_vs_regional",
+        config_json={"models": models, "compared": "base vs regional, per model", "component_rule": cc.RULE_TEXT},
+    )
+    shown = {
+        f"figure {model} {f.name}": png_md(f.png, f.name)
+        for model in models
+        for f in fig_core.base_vs_regional_figures(tables["drs_change"], tables["grs_change"], model=model)
+    }
     figures = {k: v for k, v in shown.items() if v is not None}
     change = tables["component_change"]
     sentences = cc.summary_sentences(change)
-    return dg.Output(long_df, metadata={
-        "dagster/row_count": len(long_df),
-        "models_compared": ", ".join(models) or f"none: {NO_PAIR}",
-        "drs_change": table_md(tables["drs_change"], empty=NO_PAIR),
-        "grs_change": table_md(tables["grs_change"].head(40), empty=NO_PAIR),
-        "behaviour_moved": dg.MetadataValue.md("\n".join(f"- {s}" for s in sentences) or
-                                               "no model has the behaviour / needs split in both templates"),
-        "component_verdicts": table_md(cc.model_verdicts(change), empty=NO_PAIR if not models else
-                                       "no behaviour / needs split stored for both templates"),
-        "component_change": table_md(change[change["status"] == "moved"][COMPONENT_SHOWN].head(40))
-        if len(change) and (change["status"] == "moved").any() else "no component moved",
-        "component_rule": cc.RULE_TEXT,
-        **figures,
-    })
+    return dg.Output(
+        long_df,
+        metadata={
+            "dagster/row_count": len(long_df),
+            "models_compared": ", ".join(models) or f"none: {NO_PAIR}",
+            "drs_change": table_md(tables["drs_change"], empty=NO_PAIR),
+            "grs_change": table_md(tables["grs_change"].head(40), empty=NO_PAIR),
+            "behaviour_moved": dg.MetadataValue.md(
+                "\n".join(f"- {s}" for s in sentences) or "no model has the behaviour / needs split in both templates"
+            ),
+            "component_verdicts": table_md(
+                cc.model_verdicts(change),
+                empty=NO_PAIR if not models else "no behaviour / needs split stored for both templates",
+            ),
+            "component_change": table_md(change[change["status"] == "moved"][COMPONENT_SHOWN].head(40))
+            if len(change) and (change["status"] == "moved").any()
+            else "no component moved",
+            "component_rule": cc.RULE_TEXT,
+            **figures,
+        },
+    )
 
 
-COMPONENT_SHOWN = ["model", "source", "analysis", "value_a", "value_b", "metric", "component", "mean_base",
-                   "mean_regional", "change", "ci_low_change", "ci_high_change", "p_change_adjusted", "family_size"]
+COMPONENT_SHOWN = [
+    "model",
+    "source",
+    "analysis",
+    "value_a",
+    "value_b",
+    "metric",
+    "component",
+    "mean_base",
+    "mean_regional",
+    "change",
+    "ci_low_change",
+    "ci_high_change",
+    "p_change_adjusted",
+    "family_size",
+]
 
 
-def _component_change(context: dg.AssetExecutionContext, database: ResultsDatabase, model: str,
-                      pair: list[str]) -> Optional[pd.DataFrame]:
+def _component_change(
+    context: dg.AssetExecutionContext, database: ResultsDatabase, model: str, pair: list[str]
+) -> Optional[pd.DataFrame]:
     """One model's contrasts, base vs regional, per component (core.component_change), from the
     stored statistics (behaviour_needs) and geography (geo_contrasts) of its two partitions only;
     None, with a line in the log, when neither template has them."""
     side = {}
-    for template, key in zip(("base", "regional"), pair):
+    for template, key in zip(("base", "regional"), pair, strict=False):
         tables = {}
         for row_model, name in ((StatisticRow, "behaviour_needs"), (GeographyRow, "geo_contrasts")):
             rows = database.read_rows(row_model, [key])
@@ -183,12 +261,16 @@ def _component_change(context: dg.AssetExecutionContext, database: ResultsDataba
                 tables[name] = table
         side[template] = tables
     if not side["base"] and not side["regional"]:
-        context.log.info(f"{model}: no behaviour / needs split stored for base or regional (materialize "
-                         "audit_statistics and audit_geography): component change not computed")
+        context.log.info(
+            f"{model}: no behaviour / needs split stored for base or regional (materialize "
+            "audit_statistics and audit_geography): component change not computed"
+        )
         return None
     change = cc.component_change(side["base"], side["regional"], model=model)
     moved = change[(change["component"] == "behaviour") & (change["status"] == "moved")]
-    context.log.info(f"{model}: base vs regional: {len(moved)} behaviour part(s) moved of "
-                     f"{int(change[change['component'] == 'behaviour']['status'].isin(['moved', 'not moved']).sum())} "
-                     "tested")
+    context.log.info(
+        f"{model}: base vs regional: {len(moved)} behaviour part(s) moved of "
+        f"{int(change[change['component'] == 'behaviour']['status'].isin(['moved', 'not moved']).sum())} "
+        "tested"
+    )
     return change

@@ -43,23 +43,32 @@ def audit_drift(
         with guard.attempt(key):  # a partition whose drift cannot be computed fails alone
             _drift_of(context, database, pk, key, long, grs_by_country, frames, shown)
     left_out = guard.finish()
-    table = (pd.concat(frames, ignore_index=True) if frames else
-             pd.DataFrame(columns=drift_core.DRIFT_COLUMNS + ["partition_key", "audit_id", "previous_audit_id"]))
-    table = database.stamp(table, "audit_drift", config_json={"compared": "the previous audit with the same base "
-                                                                         "(grid, decoding, source)"})
-    return dg.Output(table, metadata={
-        "dagster/row_count": len(table),
-        **left_out,
-        "partitions_compared": len(frames),
-        **{f"drift {key}": dg.MetadataValue.md(text) for key, text in shown.items()},
-    })
+    table = (
+        pd.concat(frames, ignore_index=True)
+        if frames
+        else pd.DataFrame(columns=drift_core.DRIFT_COLUMNS + ["partition_key", "audit_id", "previous_audit_id"])
+    )
+    table = database.stamp(
+        table, "audit_drift", config_json={"compared": "the previous audit with the same base (grid, decoding, source)"}
+    )
+    return dg.Output(
+        table,
+        metadata={
+            "dagster/row_count": len(table),
+            **left_out,
+            "partitions_compared": len(frames),
+            **{f"drift {key}": dg.MetadataValue.md(text) for key, text in shown.items()},
+        },
+    )
 
 
 def _drift_of(context, database, pk, key, long, grs_by_country, frames, shown) -> None:
     """The drift of one partition since its previous comparable audit, appended to ``frames`` and ``shown``."""
     audit_id = str(long["audit_id"].iloc[0])
     base = drift_core.audit_base(audit_id, audit_round(context))
-    current = drift_core.headline_metrics(tables_core.from_long(long), grs_by_country[grs_by_country["partition_key"] == key])
+    current = drift_core.headline_metrics(
+        tables_core.from_long(long), grs_by_country[grs_by_country["partition_key"] == key]
+    )
     contrasts = _contrasts_of(context, database, key, audit_id)
     if len(contrasts):
         current = pd.concat([current, contrasts], ignore_index=True)
@@ -68,8 +77,12 @@ def _drift_of(context, database, pk, key, long, grs_by_country, frames, shown) -
     others = history[history["audit_id"] != audit_id]
     earlier = others[others["audit_base"] == base]  # same grid and decoding: comparable
     if earlier.empty:
-        why = (f"the earlier audit(s) {sorted(others['audit_id'].unique())} used another grid, decoding or source: "
-               "not comparable" if len(others) else "no previous audit")
+        why = (
+            f"the earlier audit(s) {sorted(others['audit_id'].unique())} used another grid, decoding or source: "
+            "not comparable"
+            if len(others)
+            else "no previous audit"
+        )
         context.log.info(f"{key}: audit {audit_id}: nothing to compare with ({why})")
         shown[key] = f"first audit of its kind ({audit_id}): {why}"
         return
@@ -79,16 +92,21 @@ def _drift_of(context, database, pk, key, long, grs_by_country, frames, shown) -
     context.log.info(f"{key}: audit {audit_id} vs previous {previous_id}: {changed} of {len(drift)} metric(s) differ")
     frames.append(drift.assign(partition_key=key, audit_id=audit_id, previous_audit_id=previous_id))
     headline = drift[~drift_core.is_contrast(drift)]
-    shown[key] = f"vs {previous_id}: {changed} of {len(drift)} metrics differ\n\n" + table_md(
-        drift_core.largest_changes(headline, 15)).value
+    shown[key] = (
+        f"vs {previous_id}: {changed} of {len(drift)} metrics differ\n\n"
+        + table_md(drift_core.largest_changes(headline, 15)).value
+    )
     components = drift_core.component_drift(drift)
     if len(components):
-        shown[key] += ("\n\nBehaviour part (what the model did) of every contrast significant in either audit, "
-                       "previous vs current:\n\n" + table_md(components.head(20)).value)
+        shown[key] += (
+            "\n\nBehaviour part (what the model did) of every contrast significant in either audit, "
+            "previous vs current:\n\n" + table_md(components.head(20)).value
+        )
     elif drift_core.is_contrast(drift).any():
         shown[key] += "\n\nNo contrast's behaviour part or outcome is significant in either audit."
-    figure = fig_core.drift(headline[headline["status"] == "changed"], model=pk.model,
-                            previous_label=previous_id, current_label=audit_id)
+    figure = fig_core.drift(
+        headline[headline["status"] == "changed"], model=pk.model, previous_label=previous_id, current_label=audit_id
+    )
     image = png_md(figure.png, "drift")  # the drift view as a figure on the asset's page
     if image is not None:
         shown[key] += "\n\n" + image.value
@@ -105,8 +123,10 @@ def _contrasts_of(context, database: ResultsDatabase, key: str, audit_id: str) -
             continue
         mine = rows[rows["audit_id"].astype(str) == audit_id]
         if mine.empty:
-            context.log.info(f"{key}: the stored {name} belongs to audit(s) {sorted(set(rows['audit_id']))[:3]}, "
-                             f"not {audit_id}: its contrasts are not archived for drift")
+            context.log.info(
+                f"{key}: the stored {name} belongs to audit(s) {sorted(set(rows['audit_id']))[:3]}, "
+                f"not {audit_id}: its contrasts are not archived for drift"
+            )
             continue
         table = tables_core.from_long(mine).get(name)
         if table is not None:

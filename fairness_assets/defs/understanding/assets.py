@@ -23,11 +23,17 @@ from resources.settings import AuditGridResource, ParseQualityResource, Referenc
 from resources.tagger import SubjectTaggerResource
 
 from ..decorators import partitioned_asset
-from ..metadata import number, preview, table_md
 from ..isolation import PartitionGuard
+from ..metadata import number, preview, table_md
 from ..partitions import AUDIT_PARTITIONS
-from ..services import (QUALITY_OUTCOMES_KEY, parse_quality_suite, quality_outcomes, resolver_for,
-                        understanding_config, university_index)
+from ..services import (
+    QUALITY_OUTCOMES_KEY,
+    parse_quality_suite,
+    quality_outcomes,
+    resolver_for,
+    understanding_config,
+    university_index,
+)
 
 SUITE = load_suite("recommendations_quality")
 # partitioned checks: a run of one partition records each check's result for that partition
@@ -37,8 +43,13 @@ SUITE = load_suite("recommendations_quality")
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", category=dg.PreviewWarning)
     CHECK_SPECS = [
-        dg.AssetCheckSpec(name=c["name"], asset="recommendations", blocking=bool(c.get("blocking")),
-                          description=c.get("description"), partitions_def=AUDIT_PARTITIONS)
+        dg.AssetCheckSpec(
+            name=c["name"],
+            asset="recommendations",
+            blocking=bool(c.get("blocking")),
+            description=c.get("description"),
+            partitions_def=AUDIT_PARTITIONS,
+        )
         for c in SUITE["checks"]
     ]
 # the declared checks (name -> blocking) a configured suite must produce (parse_quality_suite)
@@ -64,8 +75,10 @@ def _check_results(suite, per_partition, warn_only: bool = False, guard=None) ->
         if check.get("blocking") and not warn_only and not single:
             for key, o in outcomes.items():
                 if not o.success:
-                    guard.block(key, f"blocking parse-quality check {name} failed (observed {o.observed}, "
-                                f"threshold {o.threshold})")
+                    guard.block(
+                        key,
+                        f"blocking parse-quality check {name} failed (observed {o.observed}, threshold {o.threshold})",
+                    )
         observed = [o.observed for o in outcomes.values() if o.observed is not None]
         threshold = next((o.threshold for o in outcomes.values()), None)
         table = pd.DataFrame(
@@ -73,25 +86,41 @@ def _check_results(suite, per_partition, warn_only: bool = False, guard=None) ->
             columns=["partition", "observed", "threshold", "result"],
         )
         worst = (min(observed) if check.get("bound") == "min_value" else max(observed)) if observed else None
-        results.append(dg.AssetCheckResult(
-            check_name=name,
-            passed=passed,
-            severity=dg.AssetCheckSeverity.ERROR if check.get("blocking") and not warn_only and single
-            else dg.AssetCheckSeverity.WARN,
-            description=check.get("description"),
-            metadata={
-                "observed": dg.MetadataValue.float(number(worst)) if worst is not None and number(worst) is not None
-                else "n/a: no partition had rows to check",
-                "threshold": dg.MetadataValue.float(float(threshold)) if threshold is not None else "n/a: no threshold",
-                "by_partition": table_md(table),
-                # each partition's outcome, as data: what the audit report reads of this evaluation
-                QUALITY_OUTCOMES_KEY: dg.MetadataValue.json({k: {
-                    "passed": bool(o.success), "observed": number(o.observed),
-                    "threshold": None if o.threshold is None else float(o.threshold)} for k, o in outcomes.items()}),
-                **({"blocked_partitions": ", ".join(k for k, o in outcomes.items() if not o.success) or "none"}
-                   if check.get("blocking") and not warn_only and not single else {}),
-            },
-        ))
+        results.append(
+            dg.AssetCheckResult(
+                check_name=name,
+                passed=passed,
+                severity=dg.AssetCheckSeverity.ERROR
+                if check.get("blocking") and not warn_only and single
+                else dg.AssetCheckSeverity.WARN,
+                description=check.get("description"),
+                metadata={
+                    "observed": dg.MetadataValue.float(number(worst))
+                    if worst is not None and number(worst) is not None
+                    else "n/a: no partition had rows to check",
+                    "threshold": dg.MetadataValue.float(float(threshold))
+                    if threshold is not None
+                    else "n/a: no threshold",
+                    "by_partition": table_md(table),
+                    # each partition's outcome, as data: what the audit report reads of this evaluation
+                    QUALITY_OUTCOMES_KEY: dg.MetadataValue.json(
+                        {
+                            k: {
+                                "passed": bool(o.success),
+                                "observed": number(o.observed),
+                                "threshold": None if o.threshold is None else float(o.threshold),
+                            }
+                            for k, o in outcomes.items()
+                        }
+                    ),
+                    **(
+                        {"blocked_partitions": ", ".join(k for k, o in outcomes.items() if not o.success) or "none"}
+                        if check.get("blocking") and not warn_only and not single
+                        else {}
+                    ),
+                },
+            )
+        )
     return results
 
 
@@ -121,8 +150,11 @@ def recommendations(
     mixed = generations.groupby("partition_key")["audit_id"].nunique()
     for key, n in mixed[mixed > 1].items():
         audits = sorted(generations.loc[generations["partition_key"] == key, "audit_id"].unique())
-        guard.fail(key, f"its generations hold rows of {n} audits ({audits}): a generation run did not finish; "
-                   "rematerialize generations for this partition to complete it")
+        guard.fail(
+            key,
+            f"its generations hold rows of {n} audits ({audits}): a generation run did not finish; "
+            "rematerialize generations for this partition to complete it",
+        )
     resolver = resolver_for(reference)
     index = university_index(qs_corpus, reference)
     context.log.info(f"parsing {len(generations)} response(s) of {len(guard.pairs)} partition(s)")
@@ -137,26 +169,37 @@ def recommendations(
 
         for pk, part in guard.partitions(generations):
             with guard.attempt(pk):  # one partition's failure leaves the others
-                frames.append(understanding.recommendations_for(
-                    part, resolver, index, tag_fn=tag_and_keep, max_items=audit_grid.max_items,
-                    progress=lambda done, n, pk=pk: context.log.info(f"{pk}: parsed {done}/{n} distinct responses"),
-                ))
+                frames.append(
+                    understanding.recommendations_for(
+                        part,
+                        resolver,
+                        index,
+                        tag_fn=tag_and_keep,
+                        max_items=audit_grid.max_items,
+                        progress=lambda done, n, pk=pk: context.log.info(f"{pk}: parsed {done}/{n} distinct responses"),
+                    )
+                )
     for key in guard.keys:
         if guard.usable(key) and not any(len(f) and f["partition_key"].iloc[0] == key for f in frames):
             guard.fail(key, "no generations stored for it")
     left_out = guard.finish()
     recs = pd.concat(frames, ignore_index=True)
-    recs = database.stamp(recs, "recommendations", corpus_sha256=str(qs_corpus["corpus_sha256"].iloc[0]),
-                          config_json={**understanding_config(reference, subject_tagger),
-                                       "max_items": audit_grid.max_items})
+    recs = database.stamp(
+        recs,
+        "recommendations",
+        corpus_sha256=str(qs_corpus["corpus_sha256"].iloc[0]),
+        config_json={**understanding_config(reference, subject_tagger), "max_items": audit_grid.max_items},
+    )
     suite, per_partition = quality_outcomes(recs, parse_quality, dict(audit_grid.resolve().quality), suite=suite)
     items = recs[recs["university_text"].notna()]
     answers = recs.drop_duplicates("response_id")
     long_answers = answers[answers["n_items_left_out"] > 0]
     if len(long_answers):
-        context.log.warning(f"{len(long_answers)} answer(s) name more than {audit_grid.max_items} items: the first "
-                            f"{audit_grid.max_items} are scored, {int(long_answers['n_items_left_out'].sum())} item(s) "
-                            "left out and counted (n_items_left_out; METHOD.md §9)")
+        context.log.warning(
+            f"{len(long_answers)} answer(s) name more than {audit_grid.max_items} items: the first "
+            f"{audit_grid.max_items} are scored, {int(long_answers['n_items_left_out'].sum())} item(s) "
+            "left out and counted (n_items_left_out; METHOD.md §9)"
+        )
     rates = quality.group_rates(quality.response_frame(recs), quality.item_frame(recs))
     unmatched = items[items["university_id"].isna()]["university_text"].value_counts().head(25)
     yield dg.Output(
@@ -181,14 +224,27 @@ def recommendations(
             "country_conflicts": int(items["country_conflict"].sum()),
             "parse_and_match_by_group": table_md(rates),
             "unmatched_universities": table_md(unmatched.to_frame()) if len(unmatched) else "none",
-            "preview": preview(recs[["response_id", "item_index", "parse_status", "university_text",
-                                     "matched_name", "country", "program_text", "tags"]]),
+            "preview": preview(
+                recs[
+                    [
+                        "response_id",
+                        "item_index",
+                        "parse_status",
+                        "university_text",
+                        "matched_name",
+                        "country",
+                        "program_text",
+                        "tags",
+                    ]
+                ]
+            ),
         },
     )
     # `fairness-audit score` scores whatever it is given: its runs report failed checks as warnings
     # (shown in the report's parse-quality table) instead of stopping the scores
-    yield from _check_results(suite, per_partition, warn_only=context.run.tags.get(QUALITY_CHECKS_TAG) == "warn",
-                              guard=guard)
+    yield from _check_results(
+        suite, per_partition, warn_only=context.run.tags.get(QUALITY_CHECKS_TAG) == "warn", guard=guard
+    )
     guard.record()  # partitions blocked by a check: the run's downstream assets skip them
     for key, outcomes in per_partition.items():
         failed = [o.name for o in outcomes if not o.success]
@@ -220,8 +276,11 @@ def subject_tags(
                 tagged["partition_key"] = str(key)
                 frames.append(tagged)
     left_out = guard.finish()
-    table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
-        columns=["program_norm", "tags", "source", "n_items", "partition_key"])
+    table = (
+        pd.concat(frames, ignore_index=True)
+        if frames
+        else pd.DataFrame(columns=["program_norm", "tags", "source", "n_items", "partition_key"])
+    )
     table = database.stamp(table, "subject_tags", config_json={"tagger": subject_tagger.tagger_name()})
     untagged = table[table["tags"].map(len) == 0]
     table["tags"] = table["tags"].map(lambda t: __import__("json").dumps(list(t)))

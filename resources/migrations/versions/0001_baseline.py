@@ -32,7 +32,8 @@ def baseline_metadata() -> sa.MetaData:
     """The tables of the baseline schema."""
     metadata = sa.MetaData()
     sa.Table(
-        "audit_drift", metadata,
+        "audit_drift",
+        metadata,
         sa.Column("id", sa.Integer(), primary_key=True),
         sa.Column("partition_key", sa.String(), nullable=False),
         sa.Column("provenance_id", sa.String(64), nullable=False),
@@ -52,7 +53,8 @@ def baseline_metadata() -> sa.MetaData:
         sa.Index("ix_audit_drift_provenance_id", "provenance_id"),
     )
     sa.Table(
-        "audit_figure", metadata,
+        "audit_figure",
+        metadata,
         sa.Column("id", sa.Integer(), primary_key=True),
         sa.Column("partition_key", sa.String(), nullable=False),
         sa.Column("provenance_id", sa.String(64), nullable=False),
@@ -69,7 +71,8 @@ def baseline_metadata() -> sa.MetaData:
         sa.Index("ix_audit_figure_provenance_id", "provenance_id"),
     )
     sa.Table(
-        "audit_metric", metadata,
+        "audit_metric",
+        metadata,
         sa.Column("id", sa.Integer(), primary_key=True),
         sa.Column("partition_key", sa.String(), nullable=False),
         sa.Column("provenance_id", sa.String(64), nullable=False),
@@ -88,7 +91,8 @@ def baseline_metadata() -> sa.MetaData:
         sa.Index("ix_audit_metric_recorded_at", "recorded_at"),
     )
     sa.Table(
-        "audit_report", metadata,
+        "audit_report",
+        metadata,
         sa.Column("id", sa.Integer(), primary_key=True),
         sa.Column("partition_key", sa.String(), nullable=False),
         sa.Column("provenance_id", sa.String(64), nullable=False),
@@ -105,7 +109,8 @@ def baseline_metadata() -> sa.MetaData:
         sa.Index("ix_audit_report_report_id", "report_id"),
     )
     sa.Table(
-        "capital_distance", metadata,
+        "capital_distance",
+        metadata,
         sa.Column("id", sa.Integer(), primary_key=True),
         sa.Column("partition_key", sa.String(), nullable=False),
         sa.Column("provenance_id", sa.String(64), nullable=False),
@@ -119,7 +124,8 @@ def baseline_metadata() -> sa.MetaData:
         sa.Index("ix_capital_distance_provenance_id", "provenance_id"),
     )
     sa.Table(
-        "corpus_university", metadata,
+        "corpus_university",
+        metadata,
         sa.Column("id", sa.Integer(), primary_key=True),
         sa.Column("partition_key", sa.String(), nullable=False),
         sa.Column("provenance_id", sa.String(64), nullable=False),
@@ -146,7 +152,8 @@ def baseline_metadata() -> sa.MetaData:
         sa.Index("ix_corpus_university_university_id", "university_id"),
     )
     sa.Table(
-        "country", metadata,
+        "country",
+        metadata,
         sa.Column("id", sa.Integer(), primary_key=True),
         sa.Column("partition_key", sa.String(), nullable=False),
         sa.Column("provenance_id", sa.String(64), nullable=False),
@@ -169,7 +176,8 @@ def baseline_metadata() -> sa.MetaData:
         sa.Index("ix_country_provenance_id", "provenance_id"),
     )
     sa.Table(
-        "drs_item", metadata,
+        "drs_item",
+        metadata,
         sa.Column("id", sa.Integer(), primary_key=True),
         sa.Column("partition_key", sa.String(), nullable=False),
         sa.Column("provenance_id", sa.String(64), nullable=False),
@@ -201,7 +209,8 @@ def baseline_metadata() -> sa.MetaData:
         sa.Index("ix_drs_item_response_id", "response_id"),
     )
     sa.Table(
-        "generation", metadata,
+        "generation",
+        metadata,
         sa.Column("id", sa.Integer(), primary_key=True),
         sa.Column("partition_key", sa.String(), nullable=False),
         sa.Column("provenance_id", sa.String(64), nullable=False),
@@ -235,7 +244,8 @@ def baseline_metadata() -> sa.MetaData:
         sa.Index("ix_generation_template", "template"),
     )
     sa.Table(
-        "generation_cost", metadata,
+        "generation_cost",
+        metadata,
         sa.Column("id", sa.Integer(), primary_key=True),
         sa.Column("partition_key", sa.String(), nullable=False),
         sa.Column("provenance_id", sa.String(64), nullable=False),
@@ -256,7 +266,8 @@ def baseline_metadata() -> sa.MetaData:
         sa.Index("ix_generation_cost_provenance_id", "provenance_id"),
     )
     sa.Table(
-        "grs_country", metadata,
+        "grs_country",
+        metadata,
         sa.Column("id", sa.Integer(), primary_key=True),
         sa.Column("partition_key", sa.String(), nullable=False),
         sa.Column("provenance_id", sa.String(64), nullable=False),
@@ -277,7 +288,8 @@ def baseline_metadata() -> sa.MetaData:
         sa.Index("ix_grs_country_provenance_id", "provenance_id"),
     )
     sa.Table(
-        "metric_row", metadata,
+        "metric_row",
+        metadata,
         sa.Column("id", sa.Integer(), primary_key=True),
         sa.Column("partition_key", sa.String(), nullable=False),
         sa.Column("provenance_id", sa.String(64), nullable=False),
@@ -295,7 +307,8 @@ def baseline_metadata() -> sa.MetaData:
         sa.Index("ix_metric_row_table_name", "table_name"),
     )
     sa.Table(
-        "partition_lease", metadata,
+        "partition_lease",
+        metadata,
         sa.Column("partition_key", sa.String(), primary_key=True),
         sa.Column("run_id", sa.String(), nullable=False),
         sa.Column("host", sa.String(), nullable=False),
@@ -304,7 +317,8 @@ def baseline_metadata() -> sa.MetaData:
         sa.Column("renewed_at", sa.DateTime(timezone=True), nullable=False),
     )
     sa.Table(
-        "profile", metadata,
+        "profile",
+        metadata,
         sa.Column("id", sa.Integer(), primary_key=True),
         sa.Column("partition_key", sa.String(), nullable=False),
         sa.Column("provenance_id", sa.String(64), nullable=False),
@@ -321,7 +335,8 @@ def baseline_metadata() -> sa.MetaData:
         sa.Index("ix_profile_provenance_id", "provenance_id"),
     )
     sa.Table(
-        "prompt", metadata,
+        "prompt",
+        metadata,
         sa.Column("id", sa.Integer(), primary_key=True),
         sa.Column("partition_key", sa.String(), nullable=False),
         sa.Column("provenance_id", sa.String(64), nullable=False),
@@ -339,7 +354,8 @@ def baseline_metadata() -> sa.MetaData:
         sa.Index("ix_prompt_template", "template"),
     )
     sa.Table(
-        "provenance", metadata,
+        "provenance",
+        metadata,
         sa.Column("provenance_id", sa.String(64), primary_key=True),
         sa.Column("asset", sa.String(), nullable=False),
         sa.Column("corpus_sha256", sa.String(), nullable=True),
@@ -351,7 +367,8 @@ def baseline_metadata() -> sa.MetaData:
         sa.Index("ix_provenance_asset", "asset"),
     )
     sa.Table(
-        "recommendation", metadata,
+        "recommendation",
+        metadata,
         sa.Column("id", sa.Integer(), primary_key=True),
         sa.Column("partition_key", sa.String(), nullable=False),
         sa.Column("provenance_id", sa.String(64), nullable=False),
@@ -391,7 +408,8 @@ def baseline_metadata() -> sa.MetaData:
         sa.Index("ix_recommendation_template", "template"),
     )
     sa.Table(
-        "statistic_row", metadata,
+        "statistic_row",
+        metadata,
         sa.Column("id", sa.Integer(), primary_key=True),
         sa.Column("partition_key", sa.String(), nullable=False),
         sa.Column("provenance_id", sa.String(64), nullable=False),
@@ -409,7 +427,8 @@ def baseline_metadata() -> sa.MetaData:
         sa.Index("ix_statistic_row_table_name", "table_name"),
     )
     sa.Table(
-        "subject_tag", metadata,
+        "subject_tag",
+        metadata,
         sa.Column("id", sa.Integer(), primary_key=True),
         sa.Column("partition_key", sa.String(), nullable=False),
         sa.Column("provenance_id", sa.String(64), nullable=False),
@@ -422,7 +441,8 @@ def baseline_metadata() -> sa.MetaData:
         sa.Index("ix_subject_tag_provenance_id", "provenance_id"),
     )
     sa.Table(
-        "subject_tag_cache", metadata,
+        "subject_tag_cache",
+        metadata,
         sa.Column("program_norm", sa.String(), primary_key=True, autoincrement=False),
         sa.Column("tagger", sa.String(), primary_key=True, autoincrement=False),
         sa.Column("tags", sa.String(), nullable=False),
@@ -460,14 +480,18 @@ def upgrade() -> None:
         if missing:
             with op.batch_alter_table(table.name) as batch:
                 for column in missing:
-                    new = sa.Column(column.name, column.type, nullable=column.nullable,
-                                    server_default=None if column.nullable else _server_default(column))
+                    new = sa.Column(
+                        column.name,
+                        column.type,
+                        nullable=column.nullable,
+                        server_default=None if column.nullable else _server_default(column),
+                    )
                     batch.add_column(new)
                     log.warning("results database: added column %s.%s", table.name, column.name)
             for column in missing:
                 source = _FILL.get((table.name, column.name))
                 if source:
-                    op.execute(sa.text(f'UPDATE {table.name} SET {column.name} = {source}'))
+                    op.execute(sa.text(f"UPDATE {table.name} SET {column.name} = {source}"))
         have_indexes = {i["name"] for i in inspector.get_indexes(table.name)}
         for index in table.indexes:
             if index.name not in have_indexes:

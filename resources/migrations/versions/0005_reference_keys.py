@@ -65,9 +65,14 @@ def upgrade() -> None:
             continue
         removed = remove_duplicates(bind, table, columns)
         if removed:
-            log.warning("results database repair: removed %d duplicate row(s) of %s (same partition_key and %s; "
-                        "left by concurrent runs of an earlier release); the reference assets are rewritten "
-                        "whole by their next run", removed, table, ", ".join(columns))
+            log.warning(
+                "results database repair: removed %d duplicate row(s) of %s (same partition_key and %s; "
+                "left by concurrent runs of an earlier release); the reference assets are rewritten "
+                "whole by their next run",
+                removed,
+                table,
+                ", ".join(columns),
+            )
         op.create_index(index, table, ["partition_key", *columns], unique=True)
     if not inspector.has_table("table_content"):
         op.create_table(

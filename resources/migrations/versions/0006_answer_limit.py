@@ -27,8 +27,9 @@ def upgrade() -> None:
     if "answer_chars" not in columns:
         op.add_column("recommendation", sa.Column("answer_chars", sa.Integer(), nullable=True))
     if "answer_truncated" not in columns:
-        op.add_column("recommendation", sa.Column("answer_truncated", sa.Boolean(), nullable=False,
-                                                  server_default=sa.false()))
+        op.add_column(
+            "recommendation", sa.Column("answer_truncated", sa.Boolean(), nullable=False, server_default=sa.false())
+        )
 
 
 def downgrade() -> None:

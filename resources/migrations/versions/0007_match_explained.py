@@ -26,20 +26,35 @@ depends_on = None
 
 # match_method -> rule family, for the rows stored before this revision (the same mapping as
 # core.match.rule_of at this revision; written out here so that the migration never changes)
-_RULES = {"exact": "exact", "part": "exact", "alias": "alias", "historical": "alias", "acronym": "acronym", "structure": "structure",
-          "translated": "structure", "prefix": "completion", "partial": "completion", "fuzzy": "fuzzy"}
+_RULES = {
+    "exact": "exact",
+    "part": "exact",
+    "alias": "alias",
+    "historical": "alias",
+    "acronym": "acronym",
+    "structure": "structure",
+    "translated": "structure",
+    "prefix": "completion",
+    "partial": "completion",
+    "fuzzy": "fuzzy",
+}
 
 
 def upgrade() -> None:
     columns = {c["name"] for c in sa.inspect(op.get_bind()).get_columns("recommendation")}
-    for name, kind in (("match_rule", sa.String()), ("match_runner_up", sa.String()),
-                       ("match_runner_up_score", sa.Float()), ("match_candidates", sa.String())):
+    for name, kind in (
+        ("match_rule", sa.String()),
+        ("match_runner_up", sa.String()),
+        ("match_runner_up_score", sa.Float()),
+        ("match_candidates", sa.String()),
+    ):
         if name not in columns:
             op.add_column("recommendation", sa.Column(name, kind, nullable=True))
     rec = sa.table("recommendation", sa.column("match_method", sa.String()), sa.column("match_rule", sa.String()))
     for method, rule in _RULES.items():
-        op.execute(rec.update().where(rec.c.match_method == method).where(rec.c.match_rule.is_(None))
-                   .values(match_rule=rule))
+        op.execute(
+            rec.update().where(rec.c.match_method == method).where(rec.c.match_rule.is_(None)).values(match_rule=rule)
+        )
 
 
 def downgrade() -> None:
