@@ -121,14 +121,18 @@ def render() -> str:
         "",
         *[f"- **{READ_SHORT[k]}**: {v}." for k, v in READ_MEANING.items()],
         "",
-        "Run time applies to strings and integers: `build_resources()` (fairness_assets/defs/resources.py) hands "
+        "Run time applies to strings and integers: `build_resources(settings)` (fairness_assets/defs/resources.py; "
+        "`settings` is the one settings object read from the environment when the code location loads) hands "
         "the resource a `dagster.EnvVar` when the variable is set, so a run reads the value from its own "
         "environment and the UI shows only the variable's name. Secrets are always passed that way. Floats and "
         "booleans cannot be (Dagster has no float or boolean `EnvVar`), nor can what the definitions themselves "
         "hold (the executor, the schedule, the template partitions, the Kubernetes tags of the generation step): "
         "those are read when the "
-        "code location loads, so reload it in the UI after changing them. The command line (`fairness-audit`) "
-        "calls `build_resources()` itself, after setting its own variables, and so reads them when it runs.",
+        "code location loads, so reload it in the UI after changing them (the Kubernetes tags of the generation "
+        "step are read when its module is first imported: restart the code server). The command line "
+        "(`fairness-audit`) builds its own settings object from the environment and its arguments "
+        "(`load_settings(**values)`) and passes it to `build_resources(settings, env_vars=False)`: the values "
+        "themselves, nothing written to the environment.",
         "",
         "Column *Sets* names the resource field (`resource key.field`) a variable configures; the resource's "
         "default for that field is the variable's default (one definition), and run config in the Launchpad "
