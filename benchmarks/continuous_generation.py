@@ -318,8 +318,8 @@ def write_doc(r: dict) -> None:
         "useful / computed row-steps |",
         "| --- | --- | --- | --- | --- | --- | --- |",
         *[
-            f"| {label} | {r[m + '_s']:.1f} s | {r[m + '_cpu_s']:.1f} s | {r[m + '_tokens']:,} | {r[m + '_tok_s']:.1f} | "
-            f"{r[m + '_tok_cpu_s']:.1f} | {util} |"
+            f"| {label} | {r[m + '_s']:.1f} s | {r[m + '_cpu_s']:.1f} s | {r[m + '_tokens']:,} | {r[m + '_tok_s']:.1f} "
+            f"| {r[m + '_tok_cpu_s']:.1f} | {util} |"
             for m, label, util in (
                 ("plain", "plain `model.generate` (its own sampler), static batches", f"{r['plain_utilisation']:.0%}"),
                 (
@@ -359,10 +359,10 @@ def write_doc(r: dict) -> None:
         "static path on this grid and this machine, whatever its scheduling; the 1.5x target is out of reach "
         f"here by this measurement. This engine spent {engine_measured:.0f} s, so the floor is "
         f"{r['floor_s'] / engine_measured:.0%} of it; the gap is the drain (once the queue is empty the last rows "
-        "decode in an ever smaller batch) and the rows a refill waits for. The rest of the gain over plain `model.generate` is the sampler "
-        "(transformers' top-p sorts the 151,936-token vocabulary for every row at every step). The gain grows "
-        "with the spread of answer lengths and with the batch (a GPU at 256-512 rows, where a step costs nearly "
-        "the same at any row count and a static batch runs until its longest answer).",
+        "decode in an ever smaller batch) and the rows a refill waits for. The rest of the gain over plain "
+        "`model.generate` is the sampler (transformers' top-p sorts the 151,936-token vocabulary for every row at "
+        "every step). The gain grows with the spread of answer lengths and with the batch (a GPU at 256-512 rows, "
+        "where a step costs nearly the same at any row count and a static batch runs until its longest answer).",
         "",
         f"Answer lengths of the built-in model here (tokens): mean {b['mean']:.0f}, p10 {b['p10']:.0f}, median "
         f"{b['p50']:.0f}, p90 {b['p90']:.0f}, max {b['max']}; {r['at_budget']} of {b['n']} reached the "

@@ -138,15 +138,15 @@ def write_doc(r: dict) -> None:
     write_section(
         "CPU generation, built-in model",
         (
-            f"`benchmarks/cpu_generation.py`, {date.today().isoformat()}, {platform.machine()}, {os.cpu_count()} cores, "
-            f"torch CPU, fp32. Qwen2.5-Coder-0.5B-Instruct (the built-in model), {r['prompts']} prompts of the base "
-            f"template, exactly {r['new_tokens']} new tokens per answer in every mode, temperature 0.75, top-p 0.95; all "
-            "four modes in one run, interleaved batch by batch.\n\n"
+            f"`benchmarks/cpu_generation.py`, {date.today().isoformat()}, {platform.machine()}, {os.cpu_count()} "
+            f"cores, torch CPU, fp32. Qwen2.5-Coder-0.5B-Instruct (the built-in model), {r['prompts']} prompts of the "
+            f"base template, exactly {r['new_tokens']} new tokens per answer in every mode, temperature 0.75, top-p "
+            "0.95; all four modes in one run, interleaved batch by batch.\n\n"
             "| mode | time | output tokens | tokens/s |\n| --- | --- | --- | --- |\n" + rows + "\n"
             f"This engine / plain `model.generate`: **{r['ratio_batched']:.2f}x** batched (target >= 2x), "
             f"**{r['ratio_single']:.2f}x** one at a time (target >= 1.2x). The engine batched / one at a time: "
-            f"{r['engine_batched_vs_single']:.1f}x. {r['same_text']} of {r['prompts']} answers are identical batched and "
-            "one at a time (per-sample seeds; padding in a batch can change floating-point sums and so a near-tied "
+            f"{r['engine_batched_vs_single']:.1f}x. {r['same_text']} of {r['prompts']} answers are identical batched "
+            "and one at a time (per-sample seeds; padding in a batch can change floating-point sums and so a near-tied "
             "token).\n"
         ),
     )

@@ -216,8 +216,8 @@ def render(summary: pd.DataFrame, args, elapsed: dict, load: tuple) -> str:
     return "\n".join(
         [
             f"Measured {date.today().isoformat()} on {platform.machine()} ({os.cpu_count()} cores, load average "
-            f"{load[0]:.2f} at the start, a shared machine), Python {platform.python_version()}, numpy {np.__version__}; "
-            f"`.venv/bin/python benchmarks/decompose_fpr.py --seeds {args.seeds} "
+            f"{load[0]:.2f} at the start, a shared machine), Python {platform.python_version()}, numpy "
+            f"{np.__version__}; `.venv/bin/python benchmarks/decompose_fpr.py --seeds {args.seeds} "
             + (f"--first {args.first} " if args.seeds > args.first else "")
             + f"--n-perm {args.n_perm} "
             f"--n-boot {args.n_boot}` ({times}).",

@@ -1,4 +1,4 @@
-"""Benchmark: generation throughput of the Llama-3.1-8B architecture on one GPU.
+r"""Benchmark: generation throughput of the Llama-3.1-8B architecture on one GPU.
 
 Needs only torch and transformers (the GPU machine has nothing else of the project's) and
 imports the project's sampler, ``resources/llm/sampling.py``, which imports torch alone.
@@ -43,7 +43,8 @@ projection of the study grid is made from the real-length figure.
 
 The one prepared command for a lent H200 (about 8 minutes; writes $OUT/gpu_throughput.json):
 
-    python benchmarks/gpu_throughput.py --variants counter:256/512,greedy:256/512,engine:256/512,counter_real:256/512 --budget-s 480
+    python benchmarks/gpu_throughput.py \
+        --variants counter:256/512,greedy:256/512,engine:256/512,counter_real:256/512 --budget-s 480
 """
 
 from __future__ import annotations

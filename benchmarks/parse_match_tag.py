@@ -180,12 +180,13 @@ def write_doc(r: dict) -> None:
     write_section(
         "Parse, match, tag",
         (
-            f"`benchmarks/parse_match_tag.py`, {date.today().isoformat()}, {platform.processor() or platform.machine()}, "
-            f"{os.cpu_count()} cores, Python {platform.python_version()}.\n\n"
-            f"{r['items_written']:,} recommended items written into {r['responses']:,} synthetic responses (QS 2024 names "
-            "skewed to the top, five answer formats, names without 'The' or acronym, lower case, a swapped letter, 5% wrong "
-            "countries, some universities twice in a response), parsed, matched and tagged with the rules tagger; "
-            f"{r['items']:,} distinct items recovered.\n\n"
+            f"`benchmarks/parse_match_tag.py`, {date.today().isoformat()}, "
+            f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python "
+            f"{platform.python_version()}.\n\n"
+            f"{r['items_written']:,} recommended items written into {r['responses']:,} synthetic responses (QS 2024 "
+            "names skewed to the top, five answer formats, names without 'The' or acronym, lower case, a swapped "
+            "letter, 5% wrong countries, some universities twice in a response), parsed, matched and tagged with the "
+            f"rules tagger; {r['items']:,} distinct items recovered.\n\n"
             "| figure | value |\n| --- | --- |\n"
             f"| build the matcher index | {r['index_s']:.2f} s |\n"
             f"| parse + match + tag | {r['pipeline_s']:.2f} s |\n"
@@ -194,9 +195,9 @@ def write_doc(r: dict) -> None:
             f"| responses parsed with three items | {r['parse_ok']:.1%} |\n"
             f"| items matched to the corpus | {r['match_rate']:.1%} |\n\n"
             f"Matching the {r['distinct_names']:,} distinct (name, stated country) pairs, measured in the same run: "
-            f"batched (one rapidfuzz `cdist` over all names needing fuzzy matching) {r['match_batched_s']:.2f} s vs one "
-            f"`extract` per name {r['match_single_s']:.2f} s: **{r['match_single_s'] / r['match_batched_s']:.1f}x**; "
-            "both give the same matches (asserted).\n"
+            f"batched (one rapidfuzz `cdist` over all names needing fuzzy matching) {r['match_batched_s']:.2f} s vs "
+            f"one `extract` per name {r['match_single_s']:.2f} s: "
+            f"**{r['match_single_s'] / r['match_batched_s']:.1f}x**; both give the same matches (asserted).\n"
         ),
     )
 

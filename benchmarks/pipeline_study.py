@@ -201,8 +201,8 @@ def write_doc(r: dict) -> None:
     write_section(
         "Pipeline at the study's size",
         (
-            f"`benchmarks/pipeline_study.py`, {date.today().isoformat()}, {platform.machine()}, {os.cpu_count()} cores, "
-            f"Python {platform.python_version()}. A synthetic responses file of the study grid for three models "
+            f"`benchmarks/pipeline_study.py`, {date.today().isoformat()}, {platform.machine()}, {os.cpu_count()} "
+            f"cores, Python {platform.python_version()}. A synthetic responses file of the study grid for three models "
             f"({r['answers']:,} answers, {r['runs']} runs; five answer formats) imported and materialized downstream "
             "in one run of `study_audit` (every model x template partition, in-process executor). Peak resident memory "
             f"of the process: **{r['peak_rss_gb']:.2f} GB** (target <= 4 GB), of the largest figure-drawing worker "
@@ -214,8 +214,8 @@ def write_doc(r: dict) -> None:
                 f"{name} {w:.0f} s end to end ({'met' if w <= 180 else f'missed by {w - 180:.0f} s'})"
                 for name, w in walls.items()
             )
-            + f"; peak RSS {r['peak_rss_gb']:.2f} GB ({'met' if r['peak_rss_gb'] <= 4 else 'missed'}). The figures of the "
-            "18 partitions are drawn in worker processes (one per core: `ReportResource.figure_workers`); "
+            + f"; peak RSS {r['peak_rss_gb']:.2f} GB ({'met' if r['peak_rss_gb'] <= 4 else 'missed'}). The figures of "
+            "the 18 partitions are drawn in worker processes (one per core: `ReportResource.figure_workers`); "
             "before that change the same benchmark measured 324 s on SQLite, 140 s of it in `audit_figures` "
             "(on a machine shared with test runs).\n"
         ),

@@ -92,9 +92,9 @@ def main() -> None:
         write_section(
             "Run start-up (a UI run of the demo partition)",
             (
-                f"`benchmarks/run_startup.py`, {date.today().isoformat()}, {platform.machine()}, {os.cpu_count()} cores. "
-                "`demo_audit` for the demo partition with the example answers imported, run the way the UI runs it (a new "
-                "process executing the job with the job's executor: `dagster job execute`), best of "
+                f"`benchmarks/run_startup.py`, {date.today().isoformat()}, {platform.machine()}, {os.cpu_count()} "
+                "cores. `demo_audit` for the demo partition with the example answers imported, run the way the UI runs "
+                "it (a new process executing the job with the job's executor: `dagster job execute`), best of "
                 f"{args.repeats}, both executors interleaved in one run.\n\n"
                 "| executor | run wall time |\n| --- | --- |\n"
                 f"| multiprocess (the previous default: a process per step) | {r['multiprocess_s']:.1f} s |\n"

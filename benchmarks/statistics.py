@@ -5,8 +5,9 @@ Synthetic per-response scores for the study's full grid (360 profiles x 10 runs)
 models x three templates (base, regional, academic): 32,400 responses. Times
 ``core.audit_report.partition_statistics`` (run variability + counterfactual disparity with
 2,000 bootstrap resamples and 10,000 permutations) over every partition, and compares the
-vectorised percentile bootstrap of one headline mean (resampling the 360 profiles) with a Python loop that draws and averages
-one resample at a time (same seed scheme, same quantiles: the intervals agree).
+vectorised percentile bootstrap of one headline mean (resampling the 360 profiles) with a Python
+loop that draws and averages one resample at a time (same seed scheme, same quantiles: the
+intervals agree).
 
     .venv/bin/python benchmarks/statistics.py [--runs 10] [--repeats 5] [--no-write]
 """
@@ -243,10 +244,12 @@ def main() -> None:
         f"| run variability rows + counterfactual tests computed | {n_var:,} + {n_tests:,} |",
         f"| all statistics of all 9 partitions ({args.n_boot:,} bootstrap resamples, {args.n_perm:,} permutations) | "
         f"{t_all:.2f} s |",
-        f"| planted low-vs-high class gap (-0.03 DRS) found significant (Holm) | {detected} of {len(low_high)} partitions |",
+        "| planted low-vs-high class gap (-0.03 DRS) found significant (Holm) | "
+        f"{detected} of {len(low_high)} partitions |",
         f"| vectorised `run_variability` of overall DRS, one partition (intervals over runs and over profiles) | "
         f"{t_vec * 1000:.1f} ms |",
-        f"| the profile interval alone, one resample at a time (2,000 draws of 360 profiles) | {t_loop * 1000:.1f} ms |",
+        "| the profile interval alone, one resample at a time (2,000 draws of 360 profiles) | "
+        f"{t_loop * 1000:.1f} ms |",
         f"| ratio, loop / vectorised (same run) | {t_loop / t_vec:.1f}x |",
         f"| the two intervals agree (to 0.01) | {'yes' if agree else 'NO'} |",
     ]

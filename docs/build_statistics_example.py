@@ -146,7 +146,12 @@ nationalities = 16 profiles, {RUNS} runs each, 48 responses (DRS only; the other
 way). The data were made with women's DRS 0.04 lower than men's, no class effect, plus noise. One response
 failed to parse (`n_items` 0): it counts as a response and is left out of every mean.
 
-{_md(runs_tbl[["nationality", "economic_class", "gender", *[f"run {r}" for r in range(RUNS)], "profile mean"]], numparse=False)}
+{
+        _md(
+            runs_tbl[["nationality", "economic_class", "gender", *[f"run {r}" for r in range(RUNS)], "profile mean"]],
+            numparse=False,
+        )
+    }
 
 ### Run-to-run variability (`run_variability`, overall, DRS)
 
@@ -155,7 +160,8 @@ failed to parse (`n_items` 0): it counts as a response and is left out of every 
 - `mean` is the mean over the {int(scored.sum())} scored responses, {_f(resp.loc[scored, "drs"].mean())}: the
   headline figure.
 - Unit `run`: the per-run means are {", ".join(_f(v) for v in run_means)} (scored responses per run:
-  {", ".join(str(int(v)) for v in run_counts)}); their SD (ddof 1) is {_f(run_means.std(ddof=1))}. The interval redraws {RUNS} runs with replacement
+  {", ".join(str(int(v)) for v in run_counts)}); their SD (ddof 1) is {_f(run_means.std(ddof=1))}. The interval \
+redraws {RUNS} runs with replacement
   2,000 times and recomputes the mean over the drawn runs' responses; with only {RUNS} runs there are
   only {n_resamples} distinct resamples, so this interval is coarse (see Limits).
 - Unit `profile`: the SD of the 16 profile means is {_f(wide["profile mean"].std(ddof=1))}; the interval
@@ -352,7 +358,8 @@ stratum table below by hand from the distances.
 2 genders x 2 classes (high, low) x {len(DEC_NATIONALITIES)} nationalities ({", ".join(DEC_NATIONALITIES)}) x
 {DEC_RUNS} runs x 3 items. Each item is a university in the student's own country (Rep about 0.5) or in
 the US or the UK (Rep about 0.9); a low-income student gets a home university with probability
-0.6, a high-income one with 0.2 (here {home_share["low"]:.0%} and {home_share["high"]:.0%} of the items). Acc uses the real capital
+0.6, a high-income one with 0.2 (here {home_share["low"]:.0%} and {home_share["high"]:.0%} of the items). \
+Acc uses the real capital
 distances and the default lambdas ({params.lambdas["high"]:g} per km for high income,
 {params.lambdas["low"]:g} for low income). The contrast is the class pair high, low: d = low - high,
 one unit per stratum (gender x nationality, runs averaged), {n_strata} strata.
@@ -369,7 +376,8 @@ F[high; low] = {row["F[high; low]"]:.4f} (the high-income lists, scored for the 
 
 - total = F[low; low] - F[high; high] = {row["total"]:+.4f}: the outcome, as `counterfactual_disparity` reports it;
 - behaviour = 1/2 (F[low; high] - F[high; high]) + 1/2 (F[low; low] - F[high; low]) =
-  1/2 ({row["F[low; high]"] - row["F[high; high]"]:+.4f}) + 1/2 ({row["F[low; low]"] - row["F[high; low]"]:+.4f}) = {row["behaviour"]:+.4f}:
+  1/2 ({row["F[low; high]"] - row["F[high; high]"]:+.4f}) + \
+1/2 ({row["F[low; low]"] - row["F[high; low]"]:+.4f}) = {row["behaviour"]:+.4f}:
   the low-income lists minus the high-income lists, scored for the same student;
 - needs = total - behaviour = {row["needs"]:+.4f}: the same lists scored for the low-income position
   (lambda {params.lambdas["low"]:g}) minus for the high-income position.
@@ -386,18 +394,22 @@ within each component across the metrics):
 **How to read it.** The Acc outcome gap, low minus high income, is {_ci4(r[("acc", "total")])}
 ({r[("acc", "total")]["marking"]}). Read alone, it says {acc_story}. The split shows what lies under it. The
 behaviour part is {_ci4(acc_b)} ({acc_b["marking"]}): for the same student, the lists the model gave
-low-income students are {"more" if acc_b["mean_diff"] > 0 else "less"} accessible than the lists it gave high-income students
+low-income students are {"more" if acc_b["mean_diff"] > 0 else "less"} accessible \
+than the lists it gave high-income students
 (it sent them home: {home_share["low"]:.0%} of their items against {home_share["high"]:.0%}). The needs part is
-{_ci4(r[("acc", "needs")])} ({r[("acc", "needs")]["marking"]}): with a lambda {params.lambdas["low"] / params.lambdas["high"]:g} times as large, the same
+{_ci4(r[("acc", "needs")])} ({r[("acc", "needs")]["marking"]}): with a lambda \
+{params.lambdas["low"] / params.lambdas["high"]:g} times as large, the same
 lists score far lower for a low-income student. The outcome is the sum of the two, per stratum
 and in the means. Rep does not depend on the student, so its whole gap, {_ci4(r[("rep", "total")])}, is
 behaviour and its needs part is 0 by construction (not tested): the model steered low-income
-students to {"lower" if r[("rep", "behaviour")]["mean_diff"] < 0 else "higher"}-ranked universities. DRS = (Acc + Rep) / 2 mixes both: behaviour
+students to {"lower" if r[("rep", "behaviour")]["mean_diff"] < 0 else "higher"}-ranked universities. \
+DRS = (Acc + Rep) / 2 mixes both: behaviour
 {_ci4(r[("drs", "behaviour")])} (the Acc gained by being sent home against the Rep lost), needs
 {_ci4(r[("drs", "needs")])}. In a report, the behaviour rows say what the model did (here: it steered
 low-income students home, to lower-ranked universities); the needs rows say what the metric's
 needs weighting does to the same lists, whoever recommended them. (`share_of_total`, component /
-total, is not shown: it is unstable when a total is near 0{", as the Acc total is here" if not acc_t["significant"] else ""}.)
+total, is not shown: it is unstable \
+when a total is near 0{", as the Acc total is here" if not acc_t["significant"] else ""}.)
 {DEC_END}"""
 
 

@@ -96,13 +96,41 @@ Jaccard with the program's tags). DRS = the mean of the available components wit
 
 ## GRS per country (`grs_by_country.csv`), base template, countries recommended
 
-{md("grs_by_country", ["iso3", "country", "total_unis", "recs", "n_recommendations", "avail", "repr", "scaled_repr", "rep_covg", "grs"], "template=='base' and n_recommendations>0")}
+{
+            md(
+                "grs_by_country",
+                [
+                    "iso3",
+                    "country",
+                    "total_unis",
+                    "recs",
+                    "n_recommendations",
+                    "avail",
+                    "repr",
+                    "scaled_repr",
+                    "rep_covg",
+                    "grs",
+                ],
+                "template=='base' and n_recommendations>0",
+            )
+        }
 
 ## Base vs regional (`base_vs_regional_drs_change.csv`, `base_vs_regional_grs_change.csv`)
 
-{md("base_vs_regional_drs_change", ["group_by", "group", "drs_base", "drs_regional", "drs_change_pct", "acc_change_pct", "rep_change_pct"])}
+{
+            md(
+                "base_vs_regional_drs_change",
+                ["group_by", "group", "drs_base", "drs_regional", "drs_change_pct", "acc_change_pct", "rep_change_pct"],
+            )
+        }
 
-{md("base_vs_regional_grs_change", ["country", "grs_base", "grs_regional", "grs_change_pct"], "grs_base>0 or grs_regional>0")}
+{
+            md(
+                "base_vs_regional_grs_change",
+                ["country", "grs_base", "grs_regional", "grs_change_pct"],
+                "grs_base>0 or grs_regional>0",
+            )
+        }
 
 ## Volume and diversity (`volume_diversity.csv`)
 
@@ -110,11 +138,29 @@ Jaccard with the program's tags). DRS = the mean of the available components wit
 
 ## US+UK share and country coverage (`concentration.csv`)
 
-{md("concentration", ["template", "recommendations_with_country", "us_uk_share", "countries_recommended", "corpus_countries", "country_coverage"])}
+{
+            md(
+                "concentration",
+                [
+                    "template",
+                    "recommendations_with_country",
+                    "us_uk_share",
+                    "countries_recommended",
+                    "corpus_countries",
+                    "country_coverage",
+                ],
+            )
+        }
 
 ## Reduced context (`reduced_context_top.csv`), top 3 countries per value
 
-{md("reduced_context_top", ["template", "attribute", "value", "rank", "item", "count", "share"], "what=='country' and rank<=3")}
+{
+            md(
+                "reduced_context_top",
+                ["template", "attribute", "value", "rank", "item", "count", "share"],
+                "what=='country' and rank<=3",
+            )
+        }
 """
     (ROOT / "docs" / "worked_example.md").write_text(doc, encoding="utf-8")
 

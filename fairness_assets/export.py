@@ -412,7 +412,8 @@ def summary_markdown(
         f"- responses file: `{responses}` ({rows_read} rows, {n_rejected} not usable)",
         f"- corpus: `{corpus_path}`",
         "",
-        "| model | template | responses | recommendations | matched | mean DRS | US+UK share | country coverage | countries with GRS > 0 |",
+        "| model | template | responses | recommendations | matched | mean DRS | US+UK share | country coverage | "
+        "countries with GRS > 0 |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     if failures:
@@ -451,7 +452,8 @@ def summary_markdown(
             else pd.Series(dtype=float)
         )
         lines.append(
-            f"| {_escape_pipes(model)} | {_escape_pipes(template)} | {_count(v['responses'])} | {_count(v['recommendations'])} | "
+            f"| {_escape_pipes(model)} | {_escape_pipes(template)} | {_count(v['responses'])} | "
+            f"{_count(v['recommendations'])} | "
             f"{_count(v['matched_recommendations'])} | {_num(float(d.iloc[0]) if len(d) else None, '.4f')} | "
             f"{_num(c.get('us_uk_share'), '.1%')} | {_num(c.get('country_coverage'), '.1%')} | {int(g.sum())} |"
         )

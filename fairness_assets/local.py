@@ -327,7 +327,8 @@ def run_job(job_name: str, verbose: bool = False) -> int:
 
     # database.url is an EnvVar (not readable outside a run) when FAIRNESS_DATABASE_URL is set
     print(
-        f"[fairness-audit] results database: {redact(os.environ.get('FAIRNESS_DATABASE_URL') or default_database_url())}"
+        "[fairness-audit] results database: "
+        f"{redact(os.environ.get('FAIRNESS_DATABASE_URL') or default_database_url())}"
     )
     print(f"[fairness-audit] results folder:   {results_dir()}")
     print(

@@ -537,8 +537,8 @@ def table_metadata(asset: str) -> dict[str, Any]:
         held = result_tables.of_asset(asset)
         meta["stored_tables"] = MetadataValue.md(
             "\n".join(
-                f"- `{t.name}` ({'one stored row per table row' if t.packed else 'one stored row per cell'}; exported as "
-                f"`{t.file}.csv`): {t.title.replace('{', '<').replace('}', '>')}"
+                f"- `{t.name}` ({'one stored row per table row' if t.packed else 'one stored row per cell'}; exported "
+                f"as `{t.file}.csv`): {t.title.replace('{', '<').replace('}', '>')}"
                 for t in held
             )
             or "none"

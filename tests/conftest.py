@@ -76,7 +76,8 @@ def postgres_databases(request):
         for name in names:
             conn.execute(
                 sa.text(
-                    f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{name}' AND pid <> pg_backend_pid()"
+                    f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{name}' "
+                    "AND pid <> pg_backend_pid()"
                 )
             )
             conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}"'))

@@ -144,7 +144,8 @@ def test_the_server_stops_when_the_process_that_started_it_is_gone(tmp_path):
     (tmp_path / "reports").mkdir()
     starter = (
         "import os, subprocess, sys\n"
-        f"p = subprocess.Popen([sys.executable, '-m', 'fairness_assets.report_server', '--folder', {str(tmp_path / 'reports')!r},"
+        "p = subprocess.Popen([sys.executable, '-m', 'fairness_assets.report_server', '--folder', "
+        f"{str(tmp_path / 'reports')!r},"
         " '--port', '0', '--parent', str(os.getpid())], stdout=subprocess.PIPE, text=True)\n"
         "print(p.pid, p.stdout.readline().strip(), flush=True)\n"
     )

@@ -950,7 +950,8 @@ def comparison_section(comparison: Optional[Mapping[str, pd.DataFrame]]) -> Opti
         "seed): the difference B - A of each metric per response (both lists scored for the same student, so "
         "all of it is behaviour), of the parse and match rates and the US+UK share, and the change of each "
         "group gap (B's gap minus A's: does B widen or narrow it?). Each difference has a 95% percentile "
-        "bootstrap interval over the units (profiles, each over the runs both audits hold; runs for coverage and GRS; strata x runs for the gaps) and a sign-flip test, adjusted within template x "
+        "bootstrap interval over the units (profiles, each over the runs both audits hold; runs for coverage and GRS; "
+        "strata x runs for the gaps) and a sign-flip test, adjusted within template x "
         "pair x family. The leaderboard ranks the models by the paired tests: a rank range such as 1-2 says "
         "the data cannot tell those models apart."
     ]

@@ -819,7 +819,8 @@ def world_map(
         )
         + (f"Nationalities that name no country: {', '.join(unresolved[:5])}. " if unresolved else "")
         + (
-            f"Dots: countries too small to see ({', '.join(shorten(c, 24) for c in table.set_index('iso3').loc[drawn['dots'], 'country'][:8])}"
+            "Dots: countries too small to see ("
+            f"{', '.join(shorten(c, 24) for c in table.set_index('iso3').loc[drawn['dots'], 'country'][:8])}"
             f"{', ...' if len(drawn['dots']) > 8 else ''}). "
             if drawn["dots"]
             else ""

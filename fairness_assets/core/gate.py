@@ -17,7 +17,8 @@ gap of a metric) with a direction and a non-inferiority margin::
 
 Each line is judged on the paired comparison of the two models (:mod:`core.comparison`: the
 difference candidate - baseline with its 95% percentile bootstrap interval over the profiles (each
-the mean of its paired differences over the runs; runs for coverage, strata x runs for gaps); each end of it is a one-sided 97.5% bound):
+the mean of its paired differences over the runs; runs for coverage, strata x runs for gaps); each
+end of it is a one-sided 97.5% bound):
 
 - ``must_not_drop_by m`` (higher is better): **pass** when the lower bound is above -m, **fail**
   when the upper bound is below -m, **inconclusive** otherwise;
@@ -32,7 +33,8 @@ the mean of its paired differences over the runs; runs for coverage, strata x ru
 verdict (:func:`evaluate_robust`).
 
 The gate fails when a line fails, is inconclusive when no line fails and one is inconclusive, and
-passes when every line passes. An inconclusive line names the number of units that would decide it at the same estimate and spread (the interval shrinks as 1/sqrt(n)).
+passes when every line passes. An inconclusive line names the number of units that would decide
+it at the same estimate and spread (the interval shrinks as 1/sqrt(n)).
 """
 
 from __future__ import annotations
@@ -324,7 +326,8 @@ def _judge(ln: GateLine, r: pd.Series) -> dict:
         "fail": f"the whole interval [{lo:+.4f}, {hi:+.4f}] lies beyond the margin ({threshold:+.4f})",
         "inconclusive": f"the interval [{lo:+.4f}, {hi:+.4f}] holds the margin ({threshold:+.4f})"
         + (
-            f": about {need:,} units (profiles; runs or strata x runs for coverage and gaps) would decide it at this estimate and spread"
+            f": about {need:,} units (profiles; runs or strata x runs for coverage and gaps) "
+            "would decide it at this estimate and spread"
             if need
             else ": the estimate sits on the margin, more data cannot decide it"
         ),

@@ -54,8 +54,9 @@ structure, completion, fuzzy); completions and fuzzy matches name the runner-up 
 The stated country (METHOD.md §9): when the model states a country that resolves, rules 3-7 only
 land in that country, and so does an acronym wherever it is found (in parentheses after the
 text's name, or the "- UIS" part of a corpus name): it is not a full name. Only a reviewed alias
-or an exact name may place the university in another country (the item is then flagged ``country_conflict`` by the caller). Without a stated
-country, candidates in several countries are ``ambiguous``, never a guess. A text that names
+or an exact name may place the university in another country (the item is then flagged
+``country_conflict`` by the caller). Without a stated country, candidates in several countries
+are ``ambiguous``, never a guess. A text that names
 several universities (a whole list on one line, "A - B" naming two different ones) is
 ``several``, unmatched. Every distinct (text, country) pair is matched once.
 """

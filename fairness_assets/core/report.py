@@ -853,7 +853,10 @@ def disparity_summary(
             share = r.us_uk_share
             if _is_missing(share):
                 continue
-            s = f"{_under(r.model, r.template)}, {float(share):.0%} of the recommendations were located in the US or the UK"
+            s = (
+                f"{_under(r.model, r.template)}, {float(share):.0%} of the recommendations were located "
+                "in the US or the UK"
+            )
             cov = getattr(r, "country_coverage", None)
             if not _is_missing(cov):
                 s += f", and {float(cov):.0%} of the corpus's countries appeared at all"

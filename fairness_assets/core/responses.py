@@ -248,7 +248,8 @@ def _csv_chunks(path: Path, gz: bool, sep: str) -> Iterator[tuple[pd.DataFrame, 
                 continue
             if len(fields) > width and any(f.strip() for f in fields[width:]):
                 raise ResponsesFileError(
-                    f"{path}: line {line}: {len(fields)} fields, but the header (line {header_line}) has {width} columns"
+                    f"{path}: line {line}: {len(fields)} fields, "
+                    f"but the header (line {header_line}) has {width} columns"
                 )
             cells.append((fields + [None] * width)[:width])
             lines.append(line)

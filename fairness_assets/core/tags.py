@@ -94,8 +94,8 @@ _RULES: list[tuple[str, str]] = [
         r"business|mba\b|m b a|management|manage|administra|economi|econometr|wirtschaft|financ|account|"
         r"marketing|\blaw\b|\blaws\b|llm\b|legal|derecho|direito|droit|\brecht\b|jurisprud|international relations|"
         r"politic|policy|public admin|governance|sociolog|anthropolog|education|educacion|educacao|"
-        r"pedagog|teaching|development studies|international development|development economics|communication|journalism|media|"
-        r"statistic|operations research|social work|social scien|human resource|supply chain|logistic|"
+        r"pedagog|teaching|development studies|international development|development economics|communication|"
+        r"journalism|media|statistic|operations research|social work|social scien|human resource|supply chain|logistic|"
         r"entrepreneur|hospitality|tourism|\bsports?\b|library|urban planning|planning|diplomacy|criminolog|"
         r"gender studies|migration|demograph|commerce|banking|actuar|analytics",
     ),

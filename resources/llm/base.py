@@ -1,8 +1,9 @@
 """The interface every LLM backend implements.
 
 ``generate_samples(prompts, seeds, params)`` turns user prompts (plain strings, or lists of
-chat messages for few-shot turns; the backend applies the model's own chat template) into one sampled answer each, with token counts and
-timings. Each prompt carries its own seed, so a sample does not depend on which other samples
+chat messages for few-shot turns; the backend applies the model's own chat template) into one
+sampled answer each, with token counts and timings. Each prompt carries its own seed, so a
+sample does not depend on which other samples
 share its batch (the generation engine derives the seed from model, template, profile and
 run). ``generate_texts`` is the short form used by the LLM subject tagger.
 

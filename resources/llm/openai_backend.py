@@ -299,9 +299,9 @@ class OpenAIClient(TextsFromSamples):
                     raise BrokenAnswerError(
                         self._scrub(
                             f"model {self.name!r}: endpoint {self.base_url} gave a broken answer for {sample} on all "
-                            f"{self.max_retries + 1} attempts (HTTP 200, retried like a 5xx): {reason}. Nothing is stored "
-                            "for this sample (what finished before is); fix the endpoint or the proxy in front of it and "
-                            "launch the run again: it generates only the missing samples"
+                            f"{self.max_retries + 1} attempts (HTTP 200, retried like a 5xx): {reason}. Nothing is "
+                            "stored for this sample (what finished before is); fix the endpoint or the proxy in front "
+                            "of it and launch the run again: it generates only the missing samples"
                         )
                     ) from None
                 detail = self._scrub(getattr(exc, "body", None) or exc.message)[:300]

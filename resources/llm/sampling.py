@@ -18,7 +18,8 @@ batch, and no step needs a host round-trip or a per-row Python loop:
   draw is accepted with probability of at least ``top_p`` in every round, and the accepted token
   follows the nucleus distribution exactly (each round samples proportionally to ``p`` over a
   superset of the nucleus). After ``rounds`` rounds (chosen so that a row is still unaccepted with
-  probability below ``1e-6``: 5 rounds at top_p = 0.95) a row takes its most likely token, which is always in the nucleus.
+  probability below ``1e-6``: 5 rounds at top_p = 0.95) a row takes its most likely token, which
+  is always in the nucleus.
   On the CPU the loop stops as soon as every row is accepted (free there); on a GPU it runs its
   fixed number of rounds so that the host never waits for the device.
 

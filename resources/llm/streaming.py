@@ -5,8 +5,9 @@ coroutine function) for every item on an asyncio loop in a background thread, wi
 ``concurrency`` calls in flight (backpressure: a new request starts only when one finishes), an
 optional request-rate limit (hosted APIs), and yields ``(index, result)`` in completion order
 to the caller's thread, so the caller can commit finished samples while the rest are still
-being generated. Results come in lists: everything that finished since the caller last asked. A serving engine (vLLM, TGI) reaches its throughput only with hundreds of
-sequences in flight; a step-by-step "send a batch, wait for its slowest answer" loop does not.
+being generated. Results come in lists: everything that finished since the caller last asked. A
+serving engine (vLLM, TGI) reaches its throughput only with hundreds of sequences in flight; a
+step-by-step "send a batch, wait for its slowest answer" loop does not.
 
 If a call fails (after the HTTP client's own retries), no new call starts, the calls in flight
 are cancelled and awaited (no task or future is left with an exception nobody retrieves),

@@ -157,7 +157,10 @@ def test_same_university_twice_with_different_data_is_an_error(tmp_path, resolve
 
 
 def test_dirty_file_cp1252_no_short_header_blank_lines_whitespace(tmp_path, resolve):
-    body = '1,1,  Universit\u00e4t Z\u00fcrich  ,CH, Switzerland \n\n=17,,"Cambridge, University of",UK,United Kingdom\n601\u2013650,,S\u00e3o Paulo,BR,Brazil\n'
+    body = (
+        "1,1,  Universit\u00e4t Z\u00fcrich  ,CH, Switzerland \n\n"
+        '=17,,"Cambridge, University of",UK,United Kingdom\n601\u2013650,,S\u00e3o Paulo,BR,Brazil\n'
+    )
     body = body.replace("\u2013", "-")  # cp1252 has the en dash, but keep the file simple
     p = write(tmp_path, body, encoding="cp1252", header=HEADER)
     raw, report = corpus.read_qs_export(p)

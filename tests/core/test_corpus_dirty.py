@@ -138,7 +138,10 @@ def test_quoted_name_with_newline_does_not_shift_later_lines(tmp_path, resolve):
 
 
 def test_error_after_a_multiline_name_names_the_physical_line(tmp_path, resolve):
-    body = '1,1,"Massachusetts Institute\nof Technology",US,United States\n2,,Oxford,UK,United Kingdom\nabout 20,,Bad,UK,United Kingdom\n'
+    body = (
+        '1,1,"Massachusetts Institute\nof Technology",US,United States\n2,,Oxford,UK,United Kingdom\n'
+        "about 20,,Bad,UK,United Kingdom\n"
+    )
     raw, report = corpus.read_qs_export(write(tmp_path, HEADER + body))
     with pytest.raises(corpus.CorpusError, match=r"qs\.csv: line 5, column '2024 RANK': unparseable rank 'about 20'"):
         corpus.build_corpus(raw, report, resolve)

@@ -43,7 +43,8 @@ def test_fenced_json_with_single_quotes_trailing_commas_and_comments():
     text = (
         "Sure!\n```json\n[\n  {'university': 'University of Toronto', 'program': 'Master of Data Science', "
         '\'country\': \'Canada\',}, // first\n  {"university": "King\'s College London", "program": "MSc AI", '
-        "\"country\": \"UK\"},\n /* third */ {'university': 'NUS', 'program': 'MSc Analytics', 'country': 'Singapore'},\n]\n```\nGood luck!"
+        '"country": "UK"},\n'
+        " /* third */ {'university': 'NUS', 'program': 'MSc Analytics', 'country': 'Singapore'},\n]\n```\nGood luck!"
     )
     res = parse(text)
     assert res.status == "ok" and res.method == "json"
@@ -71,7 +72,11 @@ def test_wrapped_json_and_other_key_names():
 
 
 def test_truncated_json_recovers_complete_objects():
-    text = '[{"university": "University of Lagos", "program": "MSc CS", "country": "Nigeria"}, {"university": "University of Ibadan", "program": "MPH", "country": "Nigeria"}, {"university": "University of Gh'
+    text = (
+        '[{"university": "University of Lagos", "program": "MSc CS", "country": "Nigeria"}, '
+        '{"university": "University of Ibadan", "program": "MPH", "country": "Nigeria"}, '
+        '{"university": "University of Gh'
+    )
     res = parse(text)
     assert res.status == "partial" and [i.university for i in res.items] == [
         "University of Lagos",
@@ -90,7 +95,10 @@ def test_markdown_table():
 
 
 def test_pipe_lines_without_header_and_intro():
-    text = "Here you go:\nUniversity of Tokyo | Master of Engineering | Japan\nKyoto University | Master of Economics | Japan"
+    text = (
+        "Here you go:\nUniversity of Tokyo | Master of Engineering | Japan\n"
+        "Kyoto University | Master of Economics | Japan"
+    )
     res = parse(text)
     assert res.status == "partial" and triples(res)[0] == ("University of Tokyo", "Master of Engineering", "Japan")
 
@@ -136,7 +144,10 @@ def test_city_in_parentheses_and_university_comma_country():
 
 
 def test_key_value_blocks():
-    text = "University: King Saud University\nProgram: MSc Chemistry\nCountry: Saudi Arabia\n\nUniversity: Qatar University\nProgram: MBA\nCountry: Qatar"
+    text = (
+        "University: King Saud University\nProgram: MSc Chemistry\nCountry: Saudi Arabia\n\n"
+        "University: Qatar University\nProgram: MBA\nCountry: Qatar"
+    )
     res = parse(text)
     assert res.method == "kv" and triples(res)[1] == ("Qatar University", "MBA", "Qatar")
 
@@ -183,7 +194,8 @@ def test_repeated_item_is_removed():
         ("抱歉，我无法根据性别为您推荐大学。", "refusal"),
         ("Could you tell me which field you are interested in?", "clarification"),
         (
-            "That depends on your interests:\n- **Field:** What do you want to study?\n- **Budget:** Do you need funding?\nLet me know!",
+            "That depends on your interests:\n- **Field:** What do you want to study?\n"
+            "- **Budget:** Do you need funding?\nLet me know!",
             "clarification",
         ),
     ],

@@ -1,7 +1,8 @@
 """Model partitions that cannot be audited (issue 19 item 4): a name with '|' (the UI's "Add a
 partition" accepts `bad|name`, but no partition key can hold it) or a model the audit's source
-does not have (the responses file when one is set, else the registry). The re-audit schedule skips them and runs the others, the
-invalid_partition_alert sensor alerts once on each with how to delete it, and the deletion it
+does not have (the responses file when one is set, else the registry). The re-audit schedule
+skips them and runs the others, the invalid_partition_alert sensor alerts once on each with how
+to delete it, and the deletion it
 describes works (the Python one-liner, and the UI's Delete partitions dialog's GraphQL calls).
 
 Everything runs on a real instance folder (SQLite storage, as `dagster dev` gets), never on

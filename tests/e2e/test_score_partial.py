@@ -58,7 +58,10 @@ def test_a_failing_partition_leaves_the_others_exported_and_exits_1(tmp_path, mo
     printed = capsys.readouterr()
     assert code == 1, printed.out[-3000:] + printed.err[-3000:]
     assert "fairness-audit score: 1 failure(s)" in printed.err
-    line = "partition broken-model|base: step 'audit_figures' failed: ValueError: the figures of broken-model cannot be drawn"
+    line = (
+        "partition broken-model|base: step 'audit_figures' failed: "
+        "ValueError: the figures of broken-model cannot be drawn"
+    )
     assert f"  {line}" in printed.err.splitlines()
     assert f"stack traces: {out / 'score.log'}" in printed.err and "Traceback" not in printed.err
     summary = (out / "summary.md").read_text(encoding="utf-8")

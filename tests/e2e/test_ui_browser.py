@@ -52,7 +52,8 @@ def test_ui_renders_graph_partitions_checks_and_the_documented_controls(audited_
         ui.materialize_dialog(
             driver, audited_webserver, shots / "ui_materialize_dialog.png", shots / "ui_add_partition.png"
         )
-        # Lineage tab → Downstream → All: "Materialize all…" opens the dialog for generations and its 11 downstream assets
+        # Lineage tab → Downstream → All: "Materialize all…" opens the dialog for generations and its 11
+        # downstream assets
         ui.lineage_materialize_all(
             driver, audited_webserver, shots / "ui_lineage_materialize_all.png", shots / "ui_materialize_all_dialog.png"
         )

@@ -93,7 +93,8 @@ def test_ui_lists_assets_and_materializes_reference_data(dagster_dev):
         logs = _gql(
             port,
             f'{{ logsForRun(runId: "{run_id}") {{ ... on EventConnection {{ events {{ __typename '
-            "... on MessageEvent { message } ... on ExecutionStepFailureEvent { error { message causes { message } } } } } } }",
+            "... on MessageEvent { message } "
+            "... on ExecutionStepFailureEvent { error { message causes { message } } } } } } }",
         )["logsForRun"]["events"]
         pytest.fail(
             f"run {status}: "

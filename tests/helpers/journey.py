@@ -459,13 +459,16 @@ def world_map(driver, base: str, report_port: int, key: str, path: Path) -> dict
     ui.dialog(driver, f"{key} figures")
     deadline = time.time() + 30
     while True:
-        maps = driver.execute_script("""
+        maps = driver.execute_script(
+            """
             return Array.from(document.images).filter(i => i.currentSrc.includes('world_map')).map(i => {
               const r = i.getBoundingClientRect();
               return {src: i.currentSrc, complete: i.complete, width: i.naturalWidth, height: i.naturalHeight,
                       shown_w: r.width, shown_h: r.height, top: r.top, left: r.left,
-                      in_window: r.top < window.innerHeight && r.bottom > 0 && r.left < window.innerWidth && r.right > 0};
-            });""")
+                      in_window: r.top < window.innerHeight && r.bottom > 0 &&"""
+            """ r.left < window.innerWidth && r.right > 0};
+            });"""
+        )
         if maps and all(m["complete"] for m in maps) or time.time() > deadline:
             break
         time.sleep(0.5)

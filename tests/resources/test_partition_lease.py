@@ -66,7 +66,8 @@ def test_a_known_running_holder_blocks_even_an_old_lease(engine):
         claim(engine, ["m|base"], "run-b", run_is_active=lambda rid: True, ttl_s=1)
 
 
-RUNNER = r"""
+RUNNER = (
+    r"""
 import json, sys
 import dagster as dg
 from resources import database as D
@@ -76,7 +77,8 @@ url, responses = sys.argv[1], sys.argv[2]
 instance = dg.DagsterInstance.ephemeral()
 instance.add_dynamic_partitions(MODEL_PARTITIONS.name, [DEMO_MODEL])
 db = D.ResultsDatabase(url=url)
-result = dg.materialize(ASSETS, selection=["qs_corpus", "country_geography", "capital_distances", "profiles", "prompts", "generations", "recommendations"], instance=instance, partition_key=DEMO_KEY,
+result = dg.materialize(ASSETS, selection=["qs_corpus", "country_geography", "capital_distances","""
+    r""" "profiles", "prompts", "generations", "recommendations"], instance=instance, partition_key=DEMO_KEY,
                         raise_on_error=False, resources=resources(db, responses))
 out = {"success": result.success, "errors": []}
 if result.success:
@@ -91,6 +93,7 @@ else:
             out["errors"].append(err.message)
 print("RESULT " + json.dumps(out))
 """
+)
 
 
 def _start(url, responses, env):

@@ -281,7 +281,9 @@ def run_failure_cause(context: dg.RunFailureSensorContext) -> tuple[dict[str, st
 @dg.run_failure_sensor(
     default_status=dg.DefaultSensorStatus.RUNNING,
     monitor_all_code_locations=False,
-    description="Alerts (FAIRNESS_ALERT_CHANNELS) when a run of this code location fails, with the failed step's error.",
+    description=(
+        "Alerts (FAIRNESS_ALERT_CHANNELS) when a run of this code location fails, with the failed step's error."
+    ),
 )
 def run_failure_alert(context: dg.RunFailureSensorContext, alerts: AlertResource):
     run = context.dagster_run

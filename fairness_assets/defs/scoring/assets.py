@@ -93,7 +93,8 @@ def scores(
                 frames.append(part)
             context.log.info(
                 f"{key}: {len(t['drs_items'])} items scored; mean DRS "
-                f"{t['drs_responses']['drs'].mean():.4f}; countries with GRS > 0: {(t['grs_by_country']['grs'] > 0).sum()}"
+                f"{t['drs_responses']['drs'].mean():.4f}; countries with GRS > 0: "
+                f"{(t['grs_by_country']['grs'] > 0).sum()}"
             )
     left_out = guard.finish()
     items_df = pd.concat(items, ignore_index=True).assign(params_hash=params_hash, provenance_id=prov.provenance_id)
