@@ -2,11 +2,12 @@
 
 Each cell becomes a row ``(table_name, row_index, column, value, value_text)``: numbers in
 ``value``, everything else in ``value_text``. ``from_long`` restores each table with its
-column order and dtypes (numbers as float, text as object).
+column order and dtypes (numbers as float, text as object; a column of integers, such as a count,
+as integers: one header row per such column, ``row_index`` -1, ``value_text`` ``int``, says so).
 
 A large table can be stored *packed* (``to_long(..., packed=names)``): one row per table row, its
 cells a JSON list in ``value_text`` (column ``__row__``), after one header row per column naming it
-and its kind (``num`` / ``text``). ``from_long`` reads both forms alike, with the same dtypes. The
+and its kind (``int`` / ``num`` / ``text``). ``from_long`` reads both forms alike, with the same dtypes. The
 statistics of a study-size partition (counterfactual pairs, their behaviour / needs split, envy:
 about 16,000 table rows of up to 30 columns) are stored in ~16,000 rows instead of ~400,000.
 """
@@ -27,12 +28,21 @@ def _is_numeric(s: pd.Series) -> bool:
     return pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
 
 
+def _is_integer(s: pd.Series) -> bool:
+    return pd.api.types.is_integer_dtype(s) and not pd.api.types.is_bool_dtype(s)
+
+
+def _restore_integers(values: np.ndarray) -> np.ndarray:
+    """A column stored as integers, back as int64 (kept float where a cell is missing)."""
+    return values if np.isnan(values).any() else values.astype(np.int64)
+
+
 def _packed(name: str, df: pd.DataFrame) -> pd.DataFrame:
-    kinds = ["num" if _is_numeric(df[c]) else "text" for c in df.columns]
+    kinds = ["int" if _is_integer(df[c]) else "num" if _is_numeric(df[c]) else "text" for c in df.columns]
     cells = []
     for col, kind in zip(df.columns, kinds, strict=False):
         s = df[col]
-        if kind == "num":
+        if kind in ("num", "int"):
             v = pd.to_numeric(s, errors="coerce").astype(float)
             cells.append([None if x != x else float(x) for x in v.to_numpy()])
         else:
@@ -69,11 +79,12 @@ def _unpacked(g: pd.DataFrame) -> pd.DataFrame:
     data = {}
     for j, (col, kind) in enumerate(zip(cols, kinds, strict=False)):
         values = [r[j] for r in rows]
-        data[col] = (
-            np.array([np.nan if v is None else v for v in values], dtype=float)
-            if kind == "num"
-            else np.array(values, dtype=object)
-        )
+        if kind in ("num", "int"):
+            data[col] = np.array([np.nan if v is None else v for v in values], dtype=float)
+            if kind == "int":
+                data[col] = _restore_integers(data[col])
+        else:
+            data[col] = np.array(values, dtype=object)
     return pd.DataFrame(data, columns=cols)
 
 
@@ -98,9 +109,23 @@ def to_long(tables: Mapping[str, pd.DataFrame], packed: Collection[str] = ()) ->
                 )
             )
             continue
+        integers = [j for j, col in enumerate(df.columns) if _is_integer(df[col])]
+        if integers:  # header rows marking the columns of integers (from_long restores their dtype)
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "table_name": name,
+                        "row_index": -1,
+                        "column_index": integers,
+                        "column": [str(df.columns[j]) for j in integers],
+                        "value": np.nan,
+                        "value_text": "int",
+                    }
+                )
+            )
         for j, col in enumerate(df.columns):
             s = df[col]
-            numeric = pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
+            numeric = _is_numeric(s)
             frames.append(
                 pd.DataFrame(
                     {
@@ -133,11 +158,16 @@ def from_long(long: pd.DataFrame) -> dict[str, pd.DataFrame]:
             out[name] = pd.DataFrame(columns=cols)
             continue
         numeric = body.groupby("column")["value_text"].apply(lambda s: s.isna().all())
+        head = g[g["row_index"] < 0]
+        integers = set(head.loc[head["value_text"] == "int", "column"])
         data = {}
         for col in cols:
             c = body[body["column"] == col].sort_values("row_index")
-            data[col] = (
-                c["value"].to_numpy(dtype=float) if numeric.get(col, False) else c["value_text"].to_numpy(dtype=object)
-            )
+            if numeric.get(col, False):
+                data[col] = c["value"].to_numpy(dtype=float)
+                if col in integers:
+                    data[col] = _restore_integers(data[col])
+            else:
+                data[col] = c["value_text"].to_numpy(dtype=object)
         out[name] = pd.DataFrame(data)
     return out

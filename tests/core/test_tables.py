@@ -37,3 +37,24 @@ def test_a_packed_table_beside_plain_ones_in_one_long_frame():
     back = tables.from_long(long)
     assert back["small"]["x"].tolist() == [1.0, 2.0]
     assert back["big"]["note"].iloc[2] == 'ü, 日本, "quoted"'
+
+
+def test_counts_read_back_as_integers_in_both_forms():
+    """A column of integers (responses, items, n) reads back as integers, not 8.0; floats stay floats."""
+    frame = pd.DataFrame({"group": ["all", "female"], "responses": [8, 4], "drs": [0.75, 1.0]})
+    for packed in ((), ("t",)):
+        back = tables.from_long(tables.to_long({"t": frame}, packed=packed))["t"]
+        assert back["responses"].dtype == np.int64 and back["responses"].tolist() == [8, 4], packed
+        assert back["drs"].dtype == float and back["drs"].tolist() == [0.75, 1.0], packed  # 1.0 stays a float
+        pd.testing.assert_frame_equal(back, frame)
+
+
+def test_integers_with_a_missing_cell_and_tables_stored_before_read_back_as_floats():
+    frame = pd.DataFrame({"n": pd.array([3, None], dtype="Int64")})
+    for packed in ((), ("t",)):
+        back = tables.from_long(tables.to_long({"t": frame}, packed=packed))["t"]
+        assert back["n"].dtype == float and back["n"].iloc[0] == 3 and np.isnan(back["n"].iloc[1]), packed
+    # a long table written before integer columns were marked (no header row): floats, as it was stored
+    old = tables.to_long({"t": pd.DataFrame({"n": [1, 2]})})
+    old = old[old["row_index"] >= 0]
+    assert tables.from_long(old)["t"]["n"].dtype == float
