@@ -271,10 +271,19 @@ def materialize_all(
     ui.save(driver, dialog_path)
     _click(driver, launch_button)
     deadline = time.time() + 30
-    while any(
-        d.is_displayed() and d.text.startswith("Launch runs to materialize")
-        for d in driver.find_elements(By.CSS_SELECTOR, "[role=dialog]")
-    ):
+
+    def launch_dialog_open() -> bool:
+        from selenium.common.exceptions import StaleElementReferenceException
+
+        try:
+            return any(
+                d.is_displayed() and d.text.startswith("Launch runs to materialize")
+                for d in driver.find_elements(By.CSS_SELECTOR, "[role=dialog]")
+            )
+        except StaleElementReferenceException:  # the dialog left the page while it was read: look again
+            return True
+
+    while launch_dialog_open():
         assert time.time() < deadline, "the launch dialog is still open 30 s after 'Launch backfill'"
         time.sleep(0.5)
     shown = driver.find_element(By.TAG_NAME, "body").text
