@@ -54,19 +54,9 @@ VARIABILITY_COLUMNS = [
     "n_boot",
     "note",
 ]
-DISPARITY_COLUMNS = [
-    "model",
-    "template",
-    "attribute",
-    "value_a",
-    "value_b",
-    "metric",
-    "n_strata",
-    "n_pairs",
-    "n_strata_excluded",
-    "mean_a",
-    "mean_b",
-    "mean_diff",
+# the columns of a test's inference, in the order every test table shows them (the disparity,
+# geographic and decomposition tables share them)
+INFERENCE_COLUMNS = [
     "sd_diff",
     "ci_low",
     "ci_high",
@@ -82,6 +72,21 @@ DISPARITY_COLUMNS = [
     "alpha",
     "significant",
     "marking",
+]
+DISPARITY_COLUMNS = [
+    "model",
+    "template",
+    "attribute",
+    "value_a",
+    "value_b",
+    "metric",
+    "n_strata",
+    "n_pairs",
+    "n_strata_excluded",
+    "mean_a",
+    "mean_b",
+    "mean_diff",
+    *INFERENCE_COLUMNS,
 ]
 
 
