@@ -627,15 +627,7 @@ def group_contrasts(
                 "mean_value": np.nanmean(np.where(valid, mv.reshape(n_u, -1), np.nan), axis=0) if n_u else np.nan,
                 "mean_reference": np.nanmean(np.where(valid, mr.reshape(n_u, -1), np.nan), axis=0) if n_u else np.nan,
                 "mean_diff": res["mean"],
-                "sd_diff": res["sd"],
-                "ci_low": res["lo"],
-                "ci_high": res["hi"],
-                "level": level,
-                "n_boot": n_boot,
-                "p_value": res["p"],
-                "p_method": res["method"],
-                "n_perm": res["used"],
-                "p_min_attainable": res["p_min"],
+                **st.inference_fields(res, level, n_boot),
             }
         )
         rows["component"] = "total"
@@ -950,15 +942,7 @@ def class_gap_interactions(
                             "unit": unit_name,
                             "n_units": res["n"],
                             "mean_diff": res["mean"],
-                            "sd_diff": res["sd"],
-                            "ci_low": res["lo"],
-                            "ci_high": res["hi"],
-                            "level": level,
-                            "n_boot": n_boot,
-                            "p_value": res["p"] if kind == "interaction" else np.nan,
-                            "p_method": res["method"] if kind == "interaction" else None,
-                            "n_perm": res["used"] if kind == "interaction" else 0,
-                            "p_min_attainable": res["p_min"] if kind == "interaction" else np.nan,
+                            **st.inference_fields(res, level, n_boot, tested=kind == "interaction"),
                             "component": comp,
                             "by_construction": by_c,
                         }
@@ -1235,15 +1219,7 @@ def class_gap_decomposition(
                         "share_of_total": [
                             res["mean"][j] / tot[m] if tot[m] else np.nan for j, (m, _) in enumerate(labels)
                         ],
-                        "sd_diff": res["sd"],
-                        "ci_low": res["lo"],
-                        "ci_high": res["hi"],
-                        "level": level,
-                        "n_boot": n_boot,
-                        "p_value": res["p"],
-                        "p_method": res["method"],
-                        "n_perm": res["used"],
-                        "p_min_attainable": res["p_min"],
+                        **st.inference_fields(res, level, n_boot),
                     }
                 )
             )

@@ -73,6 +73,25 @@ INFERENCE_COLUMNS = [
     "significant",
     "marking",
 ]
+
+
+def inference_fields(res: dict, level: float, n_boot: int, tested: bool = True) -> dict:
+    """The inference columns of a block of tests from a paired-difference result ``res`` (keys sd, lo,
+    hi, p, method, used, p_min), in INFERENCE_COLUMNS order up to ``p_min_attainable``; ``tested``
+    False: intervals only, no test (p-value NaN, no method, 0 permutations)."""
+    return {
+        "sd_diff": res["sd"],
+        "ci_low": res["lo"],
+        "ci_high": res["hi"],
+        "level": level,
+        "n_boot": n_boot,
+        "p_value": res["p"] if tested else np.nan,
+        "p_method": res["method"] if tested else None,
+        "n_perm": res["used"] if tested else 0,
+        "p_min_attainable": res["p_min"] if tested else np.nan,
+    }
+
+
 DISPARITY_COLUMNS = [
     "model",
     "template",
