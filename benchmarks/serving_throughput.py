@@ -72,6 +72,16 @@ def previous_engine(
             list(pool.map(one, zip(prompts[start : start + step], seeds[start : start + step], strict=False)))
 
 
+def steady_share(sim, capacity: float, stats) -> float | None:
+    """The share of capacity decoded while the asset still had requests to send; None where every
+    request was in flight at once (then nothing was left to send after the first burst)."""
+    return sim.steady_tps() / capacity if stats.requests > stats.peak_in_flight else None
+
+
+def share(value: float | None) -> str:
+    return "n/a (every request in flight at once)" if value is None else f"{value:.1%}"
+
+
 def asset_run(url: str, tmp: Path, runs: int, log, max_concurrency: int | None = None) -> dict:
     """Materialize ``generations`` for ``sim-model|base`` of the study grid against the simulator
     (``max_concurrency``: requests in flight; None: the resource's default)."""
@@ -178,7 +188,7 @@ def main() -> None:
         sim.reset_stats()
         out = asset_run(sim.url, Path(tmp), args.runs, print)
         r["asset_tps"] = sim.achieved_tps()
-        r["asset_steady_fraction"] = sim.steady_tps() / args.capacity
+        r["asset_steady_fraction"] = steady_share(sim, args.capacity, sim.stats)
         r["asset_requests"] = sim.stats.requests
         r["asset_rows"] = out["rows"]
         r["asset_wall_s"] = out["wall_s"]
@@ -191,15 +201,16 @@ def main() -> None:
             sim.reset_stats()
             with tempfile.TemporaryDirectory() as tmp2:
                 o = asset_run(sim.url, Path(tmp2), args.runs, print, max_concurrency=n)
+            stats = sim.stats
             r["settings"].append(
                 {
                     "max_concurrency": n,
                     "tps": sim.achieved_tps(),
                     "fraction": sim.achieved_tps() / args.capacity,
-                    "steady": sim.steady_tps() / args.capacity,
+                    "steady": steady_share(sim, args.capacity, stats),
                     "rows": o["rows"],
                     "wall_s": o["wall_s"],
-                    "peak_in_flight": sim.stats.peak_in_flight,
+                    "peak_in_flight": stats.peak_in_flight,
                 }
             )
     from resources.llm.resource import LLMResource
@@ -232,10 +243,10 @@ def write_doc(r: dict) -> None:
             f"| the `generations` asset at default settings (AsyncOpenAI, {r['default_concurrency']} in flight, "
             "commits as answers arrive) | "
             f"{r['asset_requests']:,} | {r['asset_tps']:,.0f} | **{r['asset_fraction']:.1%}** | "
-            f"{r['asset_steady_fraction']:.1%} |\n"
+            f"{share(r['asset_steady_fraction'])} |\n"
             + "".join(
                 f"| the same, `FAIRNESS_LLM_MAX_CONCURRENCY={s['max_concurrency']}` ({s['peak_in_flight']} in flight "
-                f"at most) | {s['rows']:,} | {s['tps']:,.0f} | **{s['fraction']:.1%}** | {s['steady']:.1%} |\n"
+                f"at most) | {s['rows']:,} | {s['tps']:,.0f} | **{s['fraction']:.1%}** | {share(s['steady'])} |\n"
                 for s in r.get("settings", [])
             )
             + "\n"

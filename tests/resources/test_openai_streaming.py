@@ -34,6 +34,11 @@ def test_hundreds_in_flight_and_every_answer_in_its_place():
         seeds = list(range(5000, 5400))
         finished_batches = list(_client(sim).stream_samples([f"p{s}" for s in seeds], seeds, PARAMS))
         assert sim.stats.peak_in_flight >= 200  # default concurrency 384: the engine is kept busy
+        stats = sim.stats
+        # the clock's decoded-token integral is every answer's tokens, no more (a job stops at its length)
+        assert stats.decoded_tokens == pytest.approx(stats.completion_tokens, rel=1e-9)
+        assert 0 < stats.decoded_at_last_request < stats.decoded_tokens  # the drain came after the last request
+        assert 0 < sim.steady_tps() <= 400_000 * 1.01
     pairs = [p for batch in finished_batches for p in batch]
     assert sorted(i for i, _ in pairs) == list(range(400))
     assert len(finished_batches) > 1  # handed back as they finish, not all at the end
@@ -76,7 +81,14 @@ def test_a_failed_request_stops_the_stream_after_handing_back_what_finished():
 @pytest.mark.slow
 def test_serving_benchmark_small_variant():
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "serving_throughput.py"), "--small", "--no-write"],
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "serving_throughput.py"),
+            "--small",
+            "--no-write",
+            "--max-concurrency",
+            "16",
+        ],
         capture_output=True,
         text=True,
         timeout=600,
@@ -89,6 +101,13 @@ def test_serving_benchmark_small_variant():
     assert r["asset_rows"] == r["asset_requests"] == 360 and r["previous_requests"] == 48
     assert r["asset_peak_in_flight"] > 64 and r["ratio"] > 1  # far more in flight than the previous 8
     assert r["asset_cost_kind"] == "endpoint" and r["asset_request_s"] > 0  # request-seconds stored per partition
+    # the simulator ran in its own process (its figures read over /_sim/stats) and the extra setting reached the client
+    assert r["simulator"] == "a child process"
+    assert r["asset_steady_fraction"] is None  # 360 requests, 384 in flight: nothing left to send after the burst
+    (extra,) = r["settings"]
+    assert extra["max_concurrency"] == 16 and extra["rows"] == 360 and extra["peak_in_flight"] <= 16
+    assert 0 < extra["steady"] <= 1.01  # 16 in flight: requests were left to send, the share is measured
+    assert r["default_concurrency"] == 384
 
 
 def test_concurrency_and_rate_limit_come_from_the_environment(monkeypatch):
