@@ -215,3 +215,38 @@ def test_gpu_throughput_script_at_real_lengths(tmp_path):
     assert r["projected_study_minutes_per_model_real"] == pytest.approx(
         11260 * r["real_mean_length"] / r["real_best_tokens_per_s"] / 60
     )
+
+
+def test_continuous_generation_cost_model_on_a_tiny_model():
+    """The cost model behind the CPU bound of docs/benchmarks.md: decode steps measured at 1, batch/4,
+    batch/2 and batch rows, a prefill per token, and step costs interpolated between them."""
+    torch = pytest.importorskip("torch", reason="the llm extra (torch, transformers) is not installed")
+    import importlib.util
+
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+
+    # loaded by path: benchmarks/ on sys.path would shadow the stdlib's statistics with benchmarks/statistics.py
+    spec = importlib.util.spec_from_file_location(
+        "continuous_generation", ROOT / "benchmarks" / "continuous_generation.py"
+    )
+    cg = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cg)
+
+    torch.manual_seed(0)
+    config = Qwen2Config(
+        vocab_size=64,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=128,
+    )
+    model = Qwen2ForCausalLM(config).eval()
+    costs = cg.cost_model(model, None, [list(range(1, 21))], batch=8, repeats=2)
+    assert sorted(costs["decode_step_s"]) == [1, 2, 4, 8]
+    assert all(v > 0 for v in costs["decode_step_s"].values()) and costs["prefill_token_s"] > 0
+    fixed = {"decode_step_s": {1: 1.0, 4: 2.0, 16: 5.0}, "prefill_token_s": 0.1}
+    assert cg.step_cost(fixed, 1) == 1.0 and cg.step_cost(fixed, 16) == 5.0
+    assert cg.step_cost(fixed, 10) == pytest.approx(2.0 + 3.0 * 6 / 12)  # linear between 4 and 16 rows
+    assert cg.step_cost(fixed, 32) == pytest.approx(10.0)  # beyond the largest: in proportion to the rows
