@@ -4,8 +4,11 @@
 
 - Only files under the folder are served: a request path is percent-decoded once, and a path
   with a ``..`` segment, a backslash or a NUL byte, or one that resolves (symbolic links
-  followed) outside the folder, is answered 404. Directories under the folder are listed (the
-  reports, their figures); nothing outside it is.
+  followed) outside the folder, is answered 404; so is a broken link, anything that is neither a
+  regular file nor a folder (a FIFO, a socket, a device) and what this process may not read.
+  Directories under the folder are listed (the reports, their figures); nothing outside it is.
+- A listing shows only what the server serves: each entry is put to :func:`servable`, the check
+  that a request for its link gets, so a link out of the folder is neither served nor listed.
 - GET and HEAD only: POST, PUT, DELETE, PATCH and OPTIONS are answered 405, other methods 501;
   nothing is ever written.
 - ``Cache-Control: no-cache``: a report rebuilt for the same audits is rewritten in place, and
@@ -22,6 +25,8 @@ fraction of a second and imports nothing of the audit.
 from __future__ import annotations
 
 import argparse
+import html
+import io
 import os
 import socket
 import sys
@@ -36,12 +41,17 @@ ALLOWED = "GET, HEAD"
 PARENT_POLL_S = 0.5
 
 
+def _path_only(request_path: str) -> str:
+    """A request's path without its query and fragment, still percent-encoded."""
+    return request_path.split("?", 1)[0].split("#", 1)[0]
+
+
 def resolve_under(root: Path, request_path: str) -> Optional[Path]:
     """The file or folder under ``root`` (already resolved) that ``request_path`` (a request's
     path, query and fragment ignored) names, or None when it names anything outside it: a
     ``..`` segment (also percent-encoded: ``%2e%2e``, ``..%2f``), a backslash, a NUL byte, bytes
     that are not UTF-8, or a symbolic link that leads out of ``root``."""
-    raw = request_path.split("?", 1)[0].split("#", 1)[0]
+    raw = _path_only(request_path)
     try:
         text = urllib.parse.unquote(raw, errors="strict")
     except UnicodeDecodeError:
@@ -53,6 +63,21 @@ def resolve_under(root: Path, request_path: str) -> Optional[Path]:
         return None
     target = root.joinpath(*parts).resolve()
     return target if target == root or root in target.parents else None
+
+
+def servable(root: Path, request_path: str) -> Optional[Path]:
+    """What a GET or HEAD of ``request_path`` is answered with: the regular file or the folder under
+    ``root`` (already resolved) that it names, when this process may read it (a folder: list it);
+    None for everything that is answered 404: a path :func:`resolve_under` refuses (outside
+    ``root``, a link out of it), a broken link, a FIFO, socket or device (opening a FIFO would
+    hold the request's thread), a file or folder it may not read. The request handler and the
+    folder listing both ask this, so a listing shows exactly what the server serves."""
+    target = resolve_under(root, request_path)
+    if target is None:
+        return None
+    if target.is_dir():
+        return target if os.access(target, os.R_OK | os.X_OK) else None
+    return target if target.is_file() and os.access(target, os.R_OK) else None
 
 
 class ReportRequestHandler(SimpleHTTPRequestHandler):
@@ -71,14 +96,43 @@ class ReportRequestHandler(SimpleHTTPRequestHandler):
         super().__init__(*args, **kwargs)
 
     def send_head(self):
-        target = resolve_under(self.server.root, self.path)
-        if target is None or not target.exists():
+        target = servable(self.server.root, self.path)
+        if target is None:
             self.send_error(HTTPStatus.NOT_FOUND, "File not found")
             return None
         self._target = target
         if target.is_dir() and urllib.parse.urlsplit(self.path).path.endswith("/"):
             return self.list_directory(str(target))  # no index.html lookup: it could be a link out of the folder
         return super().send_head()  # a file, or the redirect of a folder to its path with a trailing "/"
+
+    def list_directory(self, path: str):
+        """The folder's page (as http.server draws it: folders end in ``/``, links in ``@``) with
+        only the entries that a request for their link is served: each link, taken relative to this
+        folder's request path as the browser takes it, is put to :func:`servable`."""
+        try:
+            names = sorted(os.listdir(path), key=str.lower)
+        except OSError:
+            self.send_error(HTTPStatus.NOT_FOUND, "No permission to list directory")
+            return None
+        base = _path_only(self.path)  # ends with "/": send_head lists a folder only then
+        items = []
+        for name in names:
+            link = urllib.parse.quote(name, errors="surrogatepass")
+            target = servable(self.server.root, base + link)
+            if target is None:
+                continue
+            shown = name + ("@" if os.path.islink(os.path.join(path, name)) else "/" if target.is_dir() else "")
+            link += "/" if target.is_dir() else ""
+            items.append(f'<li><a href="{link}">{html.escape(shown, quote=False)}</a></li>')
+        title = "Directory listing for " + html.escape(urllib.parse.unquote(base), quote=False)
+        head = ["<!DOCTYPE HTML>", '<html lang="en">', "<head>", '<meta charset="utf-8">', f"<title>{title}</title>"]
+        body = ["</head>", "<body>", f"<h1>{title}</h1>", "<hr>", "<ul>", *items, "</ul>", "<hr>", "</body>", "</html>"]
+        page = ("\n".join(head + body) + "\n").encode("utf-8")  # a listed name is UTF-8: servable decoded it
+        self.send_response(HTTPStatus.OK)
+        self.send_header("Content-type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(page)))
+        self.end_headers()
+        return io.BytesIO(page)
 
     def translate_path(self, path: str) -> str:
         # only send_head asks, for the path it has just checked

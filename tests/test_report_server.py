@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import http.client
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -79,6 +80,42 @@ def test_folders_under_it_are_listed_and_redirected_to_their_slash(served):
     assert status == 301 and headers["Location"] == "/report-abc/"
     status, _, body = _request(server, "GET", "/report-abc/")
     assert status == 200 and b"report.html" in body and b"figures/" in body
+
+
+def _links(body: bytes) -> list[str]:
+    return re.findall(r'<a href="([^"]*)">', body.decode())
+
+
+def test_a_listing_shows_only_what_is_served(served, tmp_path):
+    """Links out of the folder (to a file, to a folder), a broken link, a FIFO and a name the
+    handler refuses (a backslash) are not listed; links that stay inside (to a file, to a folder)
+    are listed and served; and every link of every listing is served (the same check decides)."""
+    server, reports = served
+    (reports / "latest").symlink_to(reports / "report-abc", target_is_directory=True)
+    (reports / "broken.html").symlink_to(tmp_path / "gone.html")
+    os.mkfifo(reports / "pipe")
+    (reports / "a\\b.txt").write_text("a backslash in the name")
+    status, _, body = _request(server, "GET", "/")
+    assert status == 200
+    assert _links(body) == ["latest/", "report-abc/"]
+    assert b"latest@" in body and b"link.txt" not in body and b"outside-dir" not in body
+    for path in ("/link.txt", "/outside-dir/", "/broken.html", "/pipe", "/a%5Cb.txt"):
+        assert _request(server, "GET", path)[0] == 404, path
+    status, _, body = _request(server, "GET", "/report-abc/")
+    assert status == 200 and "inner-link.html" in _links(body)
+    assert _request(server, "GET", "/latest/inner-link.html")[2] == b"<html><body>the report</body></html>"
+    pending, seen = ["/"], []
+    while pending:
+        folder = pending.pop()
+        status, _, body = _request(server, "GET", folder)
+        assert status == 200, folder
+        for link in _links(body):
+            status, _, got = _request(server, "GET", folder + link)
+            assert status == 200 and SECRET.encode() not in got, (folder + link, status)
+            seen.append(folder + link)
+            if link.endswith("/"):
+                pending.append(folder + link)
+    assert "/latest/figures/map.png" in seen and "/report-abc/inner-link.html" in seen
 
 
 @pytest.mark.parametrize(

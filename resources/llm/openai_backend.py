@@ -5,11 +5,19 @@ Generation goes through the official SDK's ``AsyncOpenAI`` client: up to ``max_c
 requests in flight (default 384: a serving engine needs hundreds of sequences to reach its
 throughput), new requests started as others finish (``resources/llm/streaming.py``), answers
 handed back as they complete so the generations asset commits them as they come. Retries,
-backoff with jitter and ``Retry-After`` on 408/409/429/5xx and connection errors, and the
-per-request timeout are the SDK's (``max_retries``, ``timeout_s``); ``requests_per_s`` limits
-the request rate for hosted APIs. Each sample sends its own seed. The API key never appears in
-an error or a log line (``_scrub``). Listing the served models (``GET /models``, the registry
-check) is one plain request.
+backoff with jitter and ``Retry-After`` on 408/409/429/5xx, timeouts and connection errors are
+the SDK's (``max_retries``); ``requests_per_s`` limits the request rate for hosted APIs. Each
+sample sends its own seed. The API key never appears in an error or a log line (``_scrub``).
+Listing the served models (``GET /models``, the registry check) is one plain request.
+
+Time: each attempt may take ``timeout_s`` (``FAIRNESS_LLM_REQUEST_TIMEOUT_S``, default 300 s: to
+connect, and for each wait on the answer's bytes, which for an answer that is not streamed is
+its whole generation), and a request, its retries and their waits included, ``budget_s``
+(``FAIRNESS_LLM_REQUEST_BUDGET_S``, default 1800 s): before each wait for a retry the time spent,
+the wait and one more ``timeout_s`` are added up, and when that passes the budget the request
+fails with :class:`RequestBudgetError` naming the request, its attempts, the time spent and both
+settings. The SDK's retry loop asks at that point (``_calculate_retry_timeout``, the wait it is
+about to sleep), so its backoff and ``Retry-After`` stay as they are.
 
 Broken answers: a ``200`` whose body is not JSON (truncated, an HTML page from a proxy), has no
 ``choices``, or whose choice has no message content that its ``finish_reason`` explains
@@ -23,8 +31,10 @@ generates it again.
 
 from __future__ import annotations
 
+import contextvars
 import json
 import re
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -38,11 +48,24 @@ RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 # withheld the text; "stop" also explains an empty string (the model ended at once), not a missing content
 EMPTY_EXPLAINED_BY = {"length", "content_filter"}
 BROKEN = "fairness_broken_answer"  # response extension: why a 200 was turned into a retryable 502
+# the request the SDK's retry loop is running in this task: what it is (named in errors) and when it started
+_REQUEST: contextvars.ContextVar[tuple[str, float]] = contextvars.ContextVar("fairness_openai_request")
 
 
 class BrokenAnswerError(RuntimeError):
     """An endpoint kept answering 200 with a body that holds no usable answer; the message names the
     model, the endpoint (password masked), the sample and what was wrong."""
+
+
+class RequestBudgetError(ModelUnavailableError):
+    """A request whose next retry could end past its time budget (``FAIRNESS_LLM_REQUEST_BUDGET_S``);
+    the message names the request, its attempts, the time spent and both time settings."""
+
+
+NOTHING_STORED = (
+    ". Nothing is stored for this sample (what finished before is); launch the run again once the endpoint "
+    "answers in time: it generates only the missing samples"
+)
 
 
 def _snippet(body: bytes, limit: int = 120) -> str:
@@ -106,6 +129,7 @@ class OpenAIClient(TextsFromSamples):
         max_concurrency: int = 384,
         max_retries: int = 5,
         timeout_s: float = 300.0,
+        budget_s: float = 1800.0,
         requests_per_s: float = 0.0,
         system_prompt: Optional[str] = None,
         system_role: bool = True,
@@ -118,6 +142,7 @@ class OpenAIClient(TextsFromSamples):
         self.max_concurrency = max(1, max_concurrency)
         self.max_retries = max_retries
         self.timeout_s = timeout_s
+        self.budget_s = budget_s
         self.requests_per_s = requests_per_s
         self.system_prompt = system_prompt
         self.system_role = system_role
@@ -131,12 +156,31 @@ class OpenAIClient(TextsFromSamples):
         can echo the request's Authorization header)."""
         return scrub(str(text), [self.api_key])
 
+    def _check_budget(self, what: str, started: float, attempts: int, wait: float, then: str = "") -> None:
+        """Raise :class:`RequestBudgetError` when one more attempt of the request ``what`` (begun at
+        ``started``, ``time.monotonic()``; ``attempts`` made), after a wait of ``wait`` seconds and
+        taking up to ``timeout_s``, could end past ``budget_s``; ``then``: what the caller should
+        know next, appended to the message."""
+        spent = time.monotonic() - started
+        if spent + wait + self.timeout_s <= self.budget_s:
+            return
+        raise RequestBudgetError(
+            self._scrub(
+                f"{self.name}: {what} to {self.base_url} given up after {attempts} attempt(s) in {spent:.1f} s: "
+                f"one more (after a wait of {wait:.1f} s, up to FAIRNESS_LLM_REQUEST_TIMEOUT_S={self.timeout_s:g} s "
+                f"long) could end past the request's time budget, FAIRNESS_LLM_REQUEST_BUDGET_S={self.budget_s:g} s. "
+                "Raise the budget to allow more retries, or the timeout when one answer needs longer to generate; "
+                "the run's log names each failed attempt" + then
+            )
+        )
+
     def _request(self, method: str, path: str, body: Optional[dict] = None) -> dict:
         headers = {"content-type": "application/json"}
         if self.api_key:
             headers["authorization"] = f"Bearer {self.api_key}"
         data = json.dumps(body).encode() if body is not None else None
         delay = 0.5
+        started = time.monotonic()
         for attempt in range(self.max_retries + 1):
             req = urllib.request.Request(self.base_url + path, data=data, headers=headers, method=method)
             try:
@@ -154,6 +198,7 @@ class OpenAIClient(TextsFromSamples):
                     raise ModelUnavailableError(
                         self._scrub(f"{self.name}: endpoint {self.base_url} unreachable: {exc}")
                     ) from None
+            self._check_budget(f"{method} {path}", started, attempt + 1, delay)
             self.log(
                 self._scrub(f"{self.name}: request failed (attempt {attempt + 1}: {reason}); retrying in {delay:.1f} s")
             )
@@ -257,7 +302,8 @@ class OpenAIClient(TextsFromSamples):
                             self._scrub(
                                 f"{self.name}: broken answer (HTTP 200) from {response.request.url}: "
                                 f"{reason}; the client retries it like a 5xx (at most {self.max_retries} "
-                                "times, honouring Retry-After)"
+                                f"times within {self.budget_s:g} s, FAIRNESS_LLM_REQUEST_BUDGET_S; honouring "
+                                "Retry-After)"
                             )
                         )
                         return
@@ -265,15 +311,37 @@ class OpenAIClient(TextsFromSamples):
                     self.log(
                         self._scrub(
                             f"{self.name}: HTTP {response.status_code} from {response.request.url}; "
-                            f"the client retries retryable statuses (at most {self.max_retries} times, "
-                            "honouring Retry-After)"
+                            f"the client retries retryable statuses (at most {self.max_retries} times within "
+                            f"{self.budget_s:g} s, FAIRNESS_LLM_REQUEST_BUDGET_S; honouring Retry-After)"
                         )
                     )
+
+            owner = self
+
+            class BudgetedAsyncOpenAI(openai.AsyncOpenAI):
+                """The SDK's client, whose retry loop asks the request's time budget before each wait
+                (module docstring) and says in the run's log why a request got no answer."""
+
+                def _calculate_retry_timeout(self, remaining_retries, options, response_headers=None) -> float:
+                    wait = super()._calculate_retry_timeout(remaining_retries, options, response_headers)
+                    what, started = _REQUEST.get()
+                    attempts = self.max_retries - remaining_retries + 1
+                    owner._check_budget(what, started, attempts, wait, then=NOTHING_STORED)
+                    if response_headers is None:  # a timeout or a connection error: on_response saw nothing
+                        failure = sys.exc_info()[1]  # the SDK asks from inside its `except` of the attempt
+                        owner.log(
+                            owner._scrub(
+                                f"{owner.name}: {what}: no answer on attempt {attempts} "
+                                f"({type(failure).__name__ if failure else 'no response'}; each attempt may take "
+                                f"{owner.timeout_s:g} s, FAIRNESS_LLM_REQUEST_TIMEOUT_S); retrying in {wait:.1f} s"
+                            )
+                        )
+                    return wait
 
             http = openai.DefaultAsyncHttpxClient(
                 limits=limits, timeout=self.timeout_s, event_hooks={"response": [on_response]}
             )
-            return openai.AsyncOpenAI(
+            return BudgetedAsyncOpenAI(
                 base_url=self.base_url,
                 api_key=self.api_key or "not-needed",
                 max_retries=self.max_retries,
@@ -290,6 +358,9 @@ class OpenAIClient(TextsFromSamples):
         async def call(item, client) -> Sample:
             index, prompt, seed = item
             t0 = time.perf_counter()
+            _REQUEST.set(
+                (f"POST /chat/completions for {self._sample_name(index, total, seed, labels)}", time.monotonic())
+            )
             try:
                 out = await client.chat.completions.create(**self._body(prompt, seed, params))
             except openai.APIStatusError as exc:
@@ -314,10 +385,15 @@ class OpenAIClient(TextsFromSamples):
                 ) from None
             except openai.APIConnectionError as exc:  # includes timeouts
                 sample = self._sample_name(index, total, seed, labels)
+                timed_out = (
+                    f" (the last attempt got no answer within FAIRNESS_LLM_REQUEST_TIMEOUT_S={self.timeout_s:g} s)"
+                    if isinstance(exc, openai.APITimeoutError)
+                    else ""
+                )
                 raise ModelUnavailableError(
                     self._scrub(
                         f"{self.name}: endpoint {self.base_url} unreachable after "
-                        f"{self.max_retries} retries ({sample}): {exc}"
+                        f"{self.max_retries} retries ({sample}){timed_out}: {exc}"
                     )
                 ) from None
             latency = time.perf_counter() - t0

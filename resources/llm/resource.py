@@ -13,7 +13,7 @@ from pathlib import Path
 from dagster import ConfigurableResource
 from pydantic import Field, PrivateAttr
 
-from ..settings import MODEL_REGISTRY, ModelSpec, load_model_registry
+from ..settings import MODEL_REGISTRY, ModelSpec, default_of, load_model_registry
 from .base import ModelUnavailableError
 
 
@@ -95,6 +95,16 @@ class LLMResource(ConfigurableResource):
         default=0,
         description="Request-rate limit for an openai endpoint (hosted APIs publish theirs per minute); 0: none.",
     )
+    request_timeout_s: float = Field(
+        default=default_of("llm_request_timeout_s"),
+        description="Seconds one attempt of a request to an openai endpoint may take (to connect, and for each "
+        "wait on the answer's bytes); then it is retried.",
+    )
+    request_budget_s: float = Field(
+        default=default_of("llm_request_budget_s"),
+        description="Seconds one request to an openai endpoint may take in all, retries and their waits "
+        "included: no retry starts that could end past it.",
+    )
     continuous_batching: bool = Field(
         default=True,
         description="transformers: the continuous-batching engine "
@@ -138,7 +148,15 @@ class LLMResource(ConfigurableResource):
 
         if not spec.base_url:
             raise ModelUnavailableError(f"model {name!r}: backend openai needs base_url in {self.registry_path}")
-        client = OpenAIClient(spec.base_url, spec.source, name=name, api_key=self.api_key, max_retries=1)
+        client = OpenAIClient(
+            spec.base_url,
+            spec.source,
+            name=name,
+            api_key=self.api_key,
+            max_retries=1,
+            timeout_s=self.request_timeout_s,
+            budget_s=self.request_budget_s,
+        )
         try:
             served = client.served_models()
         except ModelUnavailableError as exc:  # unreachable, or no listing: name the model
@@ -188,6 +206,8 @@ class LLMResource(ConfigurableResource):
                 name=name,
                 api_key=self.api_key,
                 max_concurrency=self.max_concurrency,
+                timeout_s=self.request_timeout_s,
+                budget_s=self.request_budget_s,
                 requests_per_s=self.requests_per_minute / 60.0,
                 system_role=spec.system_role,
                 log=log,

@@ -290,6 +290,31 @@ class FairnessSettings(BaseSettings):
         ge=0,
         used_by="asset `generations` (backend `openai`)",
     )
+    llm_request_timeout_s: float = setting(
+        300.0,
+        "Seconds one attempt of a request to an OpenAI-compatible endpoint may take: to connect, and for each "
+        "wait on the answer's bytes (for an answer that is not streamed, its whole generation); an attempt that "
+        "takes longer fails and is retried (5 retries at most) as far as `FAIRNESS_LLM_REQUEST_BUDGET_S` allows.",
+        group="generation",
+        read=LOAD,
+        targets=(("llm", "request_timeout_s"),),
+        gt=0,
+        allow_inf_nan=False,
+        used_by="asset `generations` (backend `openai`) and its endpoint check (`GET /models`)",
+    )
+    llm_request_budget_s: float = setting(
+        1800.0,
+        "Seconds one request to an OpenAI-compatible endpoint may take in all, its retries and the waits between "
+        "them included: a retry whose wait plus `FAIRNESS_LLM_REQUEST_TIMEOUT_S` would end past it is not "
+        "started, and the request fails naming the sample, its attempts and the time spent (with the defaults, "
+        "5 attempts that each run to the timeout fit, not 6). At least `FAIRNESS_LLM_REQUEST_TIMEOUT_S`.",
+        group="generation",
+        read=LOAD,
+        targets=(("llm", "request_budget_s"),),
+        gt=0,
+        allow_inf_nan=False,
+        used_by="asset `generations` (backend `openai`) and its endpoint check (`GET /models`)",
+    )
     model_cache: str = setting(
         "",
         "Cache folder of the built-in CPU model assembled from its PyPI parts; empty: "
@@ -527,6 +552,16 @@ class FairnessSettings(BaseSettings):
         if not self.rep_r_max > self.rep_r_min:
             raise ValueError(
                 f"FAIRNESS_REP_R_MAX ({self.rep_r_max}) must be greater than FAIRNESS_REP_R_MIN ({self.rep_r_min})"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _request_budget(self):
+        if self.llm_request_budget_s < self.llm_request_timeout_s:
+            raise ValueError(
+                f"FAIRNESS_LLM_REQUEST_BUDGET_S ({self.llm_request_budget_s:g}) must be at least "
+                f"FAIRNESS_LLM_REQUEST_TIMEOUT_S ({self.llm_request_timeout_s:g}): the budget of a request, its "
+                "retries included, has to hold one attempt"
             )
         return self
 
