@@ -36,6 +36,7 @@ from .defs.catalog import catalogued
 from .defs.operations.executors import executor_for
 from .defs.operations.jobs import study_audit_job
 from .defs.operations.schedules import reaudit_schedule_for
+from .defs.reporting.comparison import gate_checks
 from .defs.resources import RESOURCE_CLASSES, build_resources
 
 __all__ = ["RESOURCE_CLASSES", "build_resources", "defs", "load_definitions", "settings_definitions"]
@@ -45,9 +46,11 @@ restore_inherited_signals()  # the code server's entry (module docstring)
 
 def settings_definitions(settings: FairnessSettings) -> dg.Definitions:
     """What ``settings`` make of the code location: every resource, the executor
-    (``FAIRNESS_EXECUTOR``), the ``study_audit`` job (its run config passes the grid on) and the
-    re-audit schedule (``FAIRNESS_REAUDIT_CRON``, ``FAIRNESS_REAUDIT_TIMEZONE``)."""
+    (``FAIRNESS_EXECUTOR``), the ``study_audit`` job (its run config passes the grid on), the
+    re-audit schedule (``FAIRNESS_REAUDIT_CRON``, ``FAIRNESS_REAUDIT_TIMEZONE``) and, only when a gate
+    file is configured (``FAIRNESS_GATE_FILE``), the release gate's blocking checks."""
     return dg.Definitions(
+        asset_checks=gate_checks(settings.gate_file),
         resources=build_resources(settings),
         executor=executor_for(settings),
         jobs=[study_audit_job(settings)],

@@ -64,6 +64,11 @@ class ScoreFailed(RunFailed):
         super().__init__(f"{len(self.failures)} failure(s): " + "; ".join(f.line() for f in self.failures))
 
 
+# what a Dagster instance the project creates holds (dagster_home(), the tests' and benchmarks' homes):
+# no telemetry (an offline tool) and no "Join the Dagster community" dialog (nux) over the first page
+OFFLINE_INSTANCE_YAML = "telemetry:\n  enabled: false\nnux:\n  enabled: false\n"
+
+
 def dagster_home() -> Path:
     """The persistent instance of ``fairness-audit demo``/``run``/``ui`` (DAGSTER_HOME, else data/dagster_home)."""
     home = Path(os.environ.get("DAGSTER_HOME") or (PROJECT_ROOT / "data" / "dagster_home"))
@@ -71,8 +76,9 @@ def dagster_home() -> Path:
     os.environ["DAGSTER_HOME"] = str(home)
     _quote_database_urls()
     config = home / "dagster.yaml"
-    if not config.exists():  # a fresh instance: no telemetry on offline machines
-        config.write_text("telemetry:\n  enabled: false\n")
+    if not config.exists():  # a fresh instance, as an offline tool should have it: no telemetry, no
+        # "Join the Dagster community" dialog over the UI's first page
+        config.write_text(OFFLINE_INSTANCE_YAML)
     return home
 
 
@@ -306,12 +312,15 @@ def run_job(job_name: str, verbose: bool = False) -> int:
             continue
         print(f"[fairness-audit] job {job_name!r}{where} succeeded (run id {result.run_id})")
         for event in result.get_asset_materialization_events():
-            rows = event.materialization.metadata.get("dagster/row_count")
-            print(f"  {event.asset_key.to_user_string():<24} {getattr(rows, 'value', rows)} row(s)")
+            rows = getattr(event.materialization.metadata.get("dagster/row_count"), "value", None)
+            counted = f"{rows} row(s)" if rows is not None else "materialized (not a table of rows)"
+            print(f"  {event.asset_key.to_user_string():<24} {counted}")
         for check in result.get_asset_check_evaluations():
             status = "pass" if check.passed else f"FAIL ({check.severity.value})"
-            observed = check.metadata.get("observed")
-            print(f"  check {check.check_name:<22} {status:<14} observed {getattr(observed, 'value', observed)}")
+            observed = getattr(check.metadata.get("observed"), "value", None)
+            verdict = getattr(check.metadata.get("verdict"), "value", None)
+            said = f"observed {observed}" if observed is not None else f"verdict {verdict}" if verdict else ""
+            print(f"  check {check.check_name:<22} {status:<14} {said}".rstrip())
         for event in result.get_asset_materialization_events():
             if event.asset_key.to_user_string() == "audit_report":
                 meta = event.materialization.metadata
@@ -533,7 +542,9 @@ def score_responses(
         from .defs.understanding.assets import QUALITY_CHECKS_TAG
 
         resources = resources_from(settings)
-        assets = list(load_definitions(settings).assets)  # catalogued with this score's settings (its tagger)
+        loaded = load_definitions(settings)
+        assets = list(loaded.assets)  # catalogued with this score's settings (its tagger)
+        checks = list(loaded.asset_checks or [])  # the release gate's, when FAIRNESS_GATE_FILE is set
         if rank_column != resources["reference"].rank_column:
             resources["reference"] = resources["reference"].model_copy(update={"rank_column": rank_column})
         instance = dg.DagsterInstance.ephemeral()
@@ -544,7 +555,7 @@ def score_responses(
 
         def run(selection, what: str, **kwargs):
             run_log.note(f"run: {what}")
-            return _materialize(dg, assets, instance, resources, selection, run_log, **kwargs)
+            return _materialize(dg, [*assets, *checks], instance, resources, selection, run_log, **kwargs)
 
         def failed(result, what: str) -> None:
             """The failures of a run: each partition that an asset failed (or blocked) in it, from

@@ -88,6 +88,12 @@ def _unpacked(g: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(data, columns=cols)
 
 
+def all_empty(tables: Mapping[str, pd.DataFrame]) -> bool:
+    """Whether no table of ``tables`` has a row: a step with nothing to compare stores nothing (its
+    empty tables' header rows would read as stored rows), and says so."""
+    return not any(len(df) for df in tables.values())
+
+
 def to_long(tables: Mapping[str, pd.DataFrame], packed: Collection[str] = ()) -> pd.DataFrame:
     frames = []
     for name, df in tables.items():

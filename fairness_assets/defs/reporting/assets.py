@@ -539,6 +539,7 @@ def audit_report_file(
     return dg.MaterializeResult(
         metadata={
             **D.table_metadata("audit_report"),  # its row in the history of reports (not stored by the IO manager)
+            "dagster/row_count": database.count(D.ReportFile),  # the reports recorded, this one included
             # the report one click away: served by `fairness-audit ui`, or where FAIRNESS_REPORT_BASE_URL publishes it
             "report_url": dg.MetadataValue.url(report_settings.url_of(folder / "report.html")),
             "scorecard": dg.MetadataValue.md(_markdown_section(markdown, "Scorecard") or "(no scorecard)"),

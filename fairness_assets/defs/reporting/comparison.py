@@ -126,16 +126,6 @@ def gate_result(gate_file: str, differences: pd.DataFrame) -> tuple[str, pd.Data
 @stored_asset(
     group_name="reporting",
     deps=["analysis_tables", "drs_scores"],
-    check_specs=[
-        dg.AssetCheckSpec(
-            "release_gate",
-            asset="model_comparison",
-            blocking=True,
-            description="The release gate of FAIRNESS_GATE_FILE: the candidate against the baseline, each line's "
-            "estimate, interval, margin and verdict (pass / fail / inconclusive); a failed or inconclusive gate "
-            "blocks the assets downstream.",
-        )
-    ],
     description="Every pair of models audited on the same template, paired by profile and run: differences in "
     "DRS, Acc, Rep, Acad (behaviour: both lists scored for the same student), parse and match rate, US+UK share, "
     "and whether B widens or narrows the class, gender and Global-South gaps, each with a bootstrap interval and "
@@ -153,14 +143,17 @@ def model_comparison(
     tables = compare_stored(database, settings, log=context.log.info, params=scoring_params(reference, scoring))
     diffs, board = tables["differences"], tables["leaderboard"]
     try:
-        verdict, lines, gate_text = gate_result(report_settings.gate_file, diffs)
+        _verdict, lines, gate_text = gate_result(report_settings.gate_file, diffs)
     except gate_core.GateError as exc:
-        verdict, lines, gate_text = "error", pd.DataFrame(columns=list(gate_core.VERDICT_COLUMNS)), str(exc)
+        lines, gate_text = pd.DataFrame(columns=list(gate_core.VERDICT_COLUMNS)), str(exc)
         context.log.error(f"release gate: {exc}")
+    compared = {**tables, **({"gate": lines} if report_settings.gate_file else {})}  # no gate: no gate table
+    if tables_core.all_empty(compared):
+        context.log.info("model_comparison: no template has two scored models; nothing to compare, nothing stored")
     stored = database.stamp(
-        tables_core.to_long({**tables, "gate": lines}, packed=result_tables.packed("model_comparison")).assign(
-            audit_id="comparison", params_hash=stable_hash(settings)
-        ),
+        tables_core.to_long(
+            {} if tables_core.all_empty(compared) else compared, packed=result_tables.packed("model_comparison")
+        ).assign(audit_id="comparison", params_hash=stable_hash(settings)),
         "model_comparison",
         config_json={**settings, "gate_file": report_settings.gate_file},
     )
@@ -173,7 +166,7 @@ def model_comparison(
             figures[f"forest {r.template}: {r.model_b} - {r.model_a}"] = image
     sentences = comparison_core.comparison_summary(diffs)
     why_empty = "no template has two scored models: audit a second model on the same template to compare them"
-    yield dg.Output(
+    return dg.Output(
         stored,
         metadata={
             "dagster/row_count": len(stored),
@@ -193,18 +186,6 @@ def model_comparison(
             ),
             "release_gate": dg.MetadataValue.md(gate_text),
             **figures,
-        },
-    )
-    yield dg.AssetCheckResult(
-        check_name="release_gate",
-        asset_key="model_comparison",
-        passed=verdict in ("pass", "none"),
-        severity=dg.AssetCheckSeverity.ERROR,
-        description=gate_text.splitlines()[0] if verdict not in ("none", "error") else gate_text,
-        metadata={
-            "verdict": verdict if verdict != "none" else "none: no gate configured (FAIRNESS_GATE_FILE)",
-            "lines": table_md(lines) if len(lines) else "none: no gate line was judged",
-            "gate_file": report_settings.gate_file or "none: FAIRNESS_GATE_FILE is not set",
         },
     )
 
@@ -341,15 +322,6 @@ def _with_taggers(grid: list, used: list[str]) -> list:
 @stored_asset(
     group_name="reporting",
     deps=["audit_statistics", "model_comparison", "drs_scores", "analysis_tables"],
-    check_specs=[
-        dg.AssetCheckSpec(
-            "release_gate_robust",
-            asset="sensitivity",
-            blocking=True,
-            description="For a gate file with require_robust: true, every gate line judged again under each setting "
-            "of the sensitivity grid (a line keeps its worst verdict); otherwise passes and says why.",
-        )
-    ],
     description="Every significant finding of the audit (counterfactual disparities) and of the model comparison "
     "re-scored from the stored items under the method's heuristics (lambda x0.5, x2, FAIRNESS_SENSITIVITY_LAMBDAS; "
     "R_max 1000, 1500), with no new generation: each finding holds, flips sign or loses significance, and is "
@@ -375,16 +347,17 @@ def sensitivity(
     taggers = other_taggers(database, subject_tagger.tagger_name(), subject_tagger.overrides())
     tables = sensitivity_tables(database, params, settings, grid, log=context.log.info, second=second, taggers=taggers)
     verdicts = tables["verdicts"]
+    if tables_core.all_empty(tables):
+        context.log.info("sensitivity: no significant finding and no model comparison to re-score; nothing stored")
     stored = database.stamp(
-        tables_core.to_long(tables, packed=result_tables.packed("sensitivity")).assign(
-            audit_id="sensitivity", params_hash=stable_hash(settings)
-        ),
+        tables_core.to_long(
+            {} if tables_core.all_empty(tables) else tables, packed=result_tables.packed("sensitivity")
+        ).assign(audit_id="sensitivity", params_hash=stable_hash(settings)),
         "sensitivity",
         config_json={**settings, "settings": [s.name for s in grid], "scoring": params.as_dict()},
     )
     sentences = sens.summary_sentences(verdicts)
-    robust, text = _robust_gate(report_settings.gate_file, database, tables["comparison_by_setting"])
-    yield dg.Output(
+    return dg.Output(
         stored,
         metadata={
             "dagster/row_count": len(stored),
@@ -396,17 +369,6 @@ def sensitivity(
                 "\n".join(f"- {s}" for s in sentences) or "no significant finding to test (nothing to re-score)"
             ),
             "verdicts": table_md(verdicts) if len(verdicts) else "no significant finding to test",
-        },
-    )
-    yield dg.AssetCheckResult(
-        check_name="release_gate_robust",
-        asset_key="sensitivity",
-        passed=robust[0],
-        severity=dg.AssetCheckSeverity.ERROR,
-        description=text.splitlines()[0],
-        metadata={
-            "verdict": robust[1],
-            "gate_file": report_settings.gate_file or "none: FAIRNESS_GATE_FILE is not set",
         },
     )
 
@@ -434,8 +396,6 @@ def second_ranking(report_settings: ReportResource, reference: ReferenceDataReso
 
 
 def _robust_gate(gate_file: str, database: ResultsDatabase, by_setting: pd.DataFrame) -> tuple[tuple[bool, str], str]:
-    if not gate_file:
-        return (True, "none"), "no gate configured (FAIRNESS_GATE_FILE)"
     try:
         gate = gate_core.load_gate(gate_file)
     except gate_core.GateError as exc:
@@ -454,3 +414,72 @@ def _typed(diffs: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame() if diffs is None else diffs
     out = diffs.assign(gap=diffs["gap"].fillna(""), significant=diffs["significant"].astype(str) == "True")
     return out.assign(country=out["country"].fillna("")) if "country" in out else out
+
+
+# ----------------------------------------------------------------------------- the release gate's checks
+def _stored_table(database: ResultsDatabase, model, name: str) -> pd.DataFrame:
+    """Table ``name`` of a cross-partition asset as stored (partition key ""); empty when not stored."""
+    rows = database.read_rows(model, [""])
+    return tables_core.from_long(rows).get(name, pd.DataFrame()) if len(rows) else pd.DataFrame()
+
+
+def gate_checks(gate_file: str) -> list[dg.AssetChecksDefinition]:
+    """The release gate's blocking checks, made only when a gate file is configured
+    (``FAIRNESS_GATE_FILE``; :func:`fairness_assets.definitions.settings_definitions`): without one
+    there is no gate, so there is no check that a reader could take for a passed gate.
+
+    - ``release_gate`` on ``model_comparison``: the candidate against the baseline (core.gate), each
+      line's estimate, interval, margin and verdict; passes only on *pass*;
+    - ``release_gate_robust`` on ``sensitivity``: for a gate with ``require_robust: true`` every line
+      judged again under each setting of the sensitivity grid (a line keeps its worst verdict); a gate
+      that does not require robustness has nothing more to judge and says so.
+
+    Both read what their asset stored in this run; a failed or inconclusive gate blocks the assets
+    downstream (the report)."""
+    if not gate_file:
+        return []
+
+    @dg.asset_check(
+        asset="model_comparison",
+        name="release_gate",
+        blocking=True,
+        description="The release gate of FAIRNESS_GATE_FILE: the candidate against the baseline, each line's "
+        "estimate, interval, margin and verdict (pass / fail / inconclusive); a failed or inconclusive gate "
+        "blocks the assets downstream.",
+    )
+    def release_gate(database: ResultsDatabase, report_settings: ReportResource) -> dg.AssetCheckResult:
+        diffs = _typed(_stored_table(database, D.ComparisonRow, "differences"))
+        try:
+            verdict, lines, text = gate_result(report_settings.gate_file, diffs)
+        except gate_core.GateError as exc:
+            verdict, lines, text = "error", pd.DataFrame(columns=list(gate_core.VERDICT_COLUMNS)), str(exc)
+        return dg.AssetCheckResult(
+            passed=verdict == "pass",
+            severity=dg.AssetCheckSeverity.ERROR,
+            description=text.splitlines()[0] if verdict != "error" else text,
+            metadata={
+                "verdict": verdict,
+                "lines": table_md(lines) if len(lines) else "none: no gate line was judged",
+                "gate_file": report_settings.gate_file,
+            },
+        )
+
+    @dg.asset_check(
+        asset="sensitivity",
+        name="release_gate_robust",
+        blocking=True,
+        description="For a gate file with require_robust: true, every gate line judged again under each setting "
+        "of the sensitivity grid (a line keeps its worst verdict); a gate that does not require robustness "
+        "passes this check and says so.",
+    )
+    def release_gate_robust(database: ResultsDatabase, report_settings: ReportResource) -> dg.AssetCheckResult:
+        by_setting = _stored_table(database, D.SensitivityRow, "comparison_by_setting")
+        (passed, verdict), text = _robust_gate(report_settings.gate_file, database, by_setting)
+        return dg.AssetCheckResult(
+            passed=passed,
+            severity=dg.AssetCheckSeverity.ERROR,
+            description=text.splitlines()[0],
+            metadata={"verdict": verdict, "gate_file": report_settings.gate_file},
+        )
+
+    return [release_gate, release_gate_robust]

@@ -180,8 +180,6 @@ def base_vs_regional(context: dg.AssetExecutionContext, database: ResultsDatabas
         change = _component_change(context, database, model, pair)
         if change is not None:
             components.append(change)
-    if not models:
-        context.log.warning("no model has both its base and regional partitions scored; nothing to compare")
     tables = {
         "drs_change": pd.concat(drs, ignore_index=True) if drs else pd.DataFrame(columns=["model"]),
         "grs_change": pd.concat(grs, ignore_index=True) if grs else pd.DataFrame(columns=["model"]),
@@ -189,10 +187,15 @@ def base_vs_regional(context: dg.AssetExecutionContext, database: ResultsDatabas
         if components
         else pd.DataFrame(columns=cc.CHANGE_COLUMNS),
     }
+    if tables_core.all_empty(tables):
+        context.log.warning(
+            "base_vs_regional: no model has both its base and regional partitions scored; nothing to compare, "
+            "nothing stored"
+        )
     long_df = database.stamp(
-        tables_core.to_long(tables, packed=result_tables.packed("base_vs_regional")).assign(
-            audit_id="comparison", params_hash=""
-        ),
+        tables_core.to_long(
+            {} if tables_core.all_empty(tables) else tables, packed=result_tables.packed("base_vs_regional")
+        ).assign(audit_id="comparison", params_hash=""),
         "base_vs_regional",
         config_json={"models": models, "compared": "base vs regional, per model", "component_rule": cc.RULE_TEXT},
     )
