@@ -26,6 +26,10 @@ from datetime import date
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from fairness_assets.local import OFFLINE_INSTANCE_YAML  # noqa: E402
+
 BIN = Path(sys.executable).parent
 KEY = "qwen2.5-0.5b-demo|base"
 
@@ -38,7 +42,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp) / "dagster_home"
         home.mkdir()
-        (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+        (home / "dagster.yaml").write_text(OFFLINE_INSTANCE_YAML)
         env = {
             **os.environ,
             "DAGSTER_HOME": str(home),

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from fairness_assets.local import OFFLINE_INSTANCE_YAML
+
 ROOT = Path(__file__).resolve().parents[1]
 QS_EXPORT = Path(
     os.environ.get("FAIRNESS_TEST_QS_EXPORT", ROOT.parent / "shared" / "data" / "qs_world_university_rankings_2024.csv")
@@ -35,7 +37,7 @@ def results_home(tmp_path, monkeypatch) -> Path:
     monkeypatch.setenv("FAIRNESS_HOME", str(home))
     dagster_home = tmp_path / "dagster_home"
     dagster_home.mkdir()
-    (dagster_home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    (dagster_home / "dagster.yaml").write_text(OFFLINE_INSTANCE_YAML)
     monkeypatch.setenv("DAGSTER_HOME", str(dagster_home))
     for var in ("FAIRNESS_DATABASE_URL", "FAIRNESS_QS_CORPUS", "FAIRNESS_PRESET"):
         monkeypatch.delenv(var, raising=False)

@@ -25,6 +25,7 @@ import pytest
 from fairness_assets.defs.operations import schedules
 from fairness_assets.defs.operations.sensors import invalid_partition_alert
 from fairness_assets.defs.partitions import MODEL_PARTITIONS, invalid_models, known_models
+from fairness_assets.local import OFFLINE_INSTANCE_YAML
 from resources.alerts import AlertResource
 from resources.settings import AuditGridResource, GenerationSourceResource
 from tests.helpers.pipeline import DEMO_MODEL, DEMO_RESPONSES, ROOT
@@ -49,7 +50,7 @@ def registry(tmp_path):
 def home(tmp_path):
     folder = tmp_path / "dagster_home"
     folder.mkdir()
-    (folder / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    (folder / "dagster.yaml").write_text(OFFLINE_INSTANCE_YAML)
     return folder
 
 
@@ -255,7 +256,7 @@ def test_in_the_daemon_the_schedule_runs_the_valid_models_and_the_ui_deletes_the
     from tests.defs.test_alert_sensors import LOCATION, tick
 
     (home / "dagster.yaml").write_text(
-        "telemetry:\n  enabled: false\nrun_coordinator:\n"
+        OFFLINE_INSTANCE_YAML + "run_coordinator:\n"
         "  module: dagster.core.run_coordinator\n  class: QueuedRunCoordinator\n"
     )
     with Receiver() as hook:

@@ -19,6 +19,7 @@ import pytest
 
 from fairness_assets.defs import partitions as P
 from fairness_assets.defs.operations.sensors import model_partitions_sync
+from fairness_assets.local import OFFLINE_INSTANCE_YAML
 from resources.alerts import AlertResource
 from resources.settings import AuditGridResource, GenerationSourceResource
 from tests.helpers.pipeline import DEMO_MODEL, DEMO_RESPONSES, ROOT
@@ -252,7 +253,7 @@ def test_a_broken_registry_is_named_and_the_files_models_are_still_added(instanc
 def test_the_ui_start_adds_the_models_before_the_ui_starts(tmp_path, monkeypatch):
     home = tmp_path / "dagster_home"
     home.mkdir()
-    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    (home / "dagster.yaml").write_text(OFFLINE_INSTANCE_YAML)
     monkeypatch.setenv("DAGSTER_HOME", str(home))
     registry = write_registry(tmp_path / "models.yaml", DEMO_MODEL, "model-b")
     monkeypatch.setenv("FAIRNESS_MODEL_REGISTRY", str(registry))
@@ -300,7 +301,7 @@ def test_ticked_by_the_sensor_daemon_the_models_are_partitions(tmp_path, monkeyp
 
     home = tmp_path / "dagster_home"
     home.mkdir()
-    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    (home / "dagster.yaml").write_text(OFFLINE_INSTANCE_YAML)
     registry = write_registry(tmp_path / "models.yaml", DEMO_MODEL, "model-b")
     for var, value in {
         "DAGSTER_HOME": str(home),

@@ -12,6 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from fairness_assets.local import OFFLINE_INSTANCE_YAML
 from resources.settings import DATA_DIR, DEMO_CORPUS, ConfigError, load_model_registry
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,7 +34,7 @@ def _cli(*args, env: dict | None = None, home: Path | None = None):
     }
     if home is not None:
         (home / "dagster_home").mkdir(parents=True, exist_ok=True)
-        (home / "dagster_home" / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+        (home / "dagster_home" / "dagster.yaml").write_text(OFFLINE_INSTANCE_YAML)
         full.update(DAGSTER_HOME=str(home / "dagster_home"), FAIRNESS_HOME=str(home / "fairness_home"))
     full.update(env or {})
     return subprocess.run(

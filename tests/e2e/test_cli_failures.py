@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from fairness_assets.local import OFFLINE_INSTANCE_YAML
 from resources.settings import DATA_DIR, DEMO_CORPUS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,7 +34,7 @@ def _cli(*args, home: Path, env: dict | None = None):
         )
     }
     (home / "dagster_home").mkdir(parents=True, exist_ok=True)
-    (home / "dagster_home" / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    (home / "dagster_home" / "dagster.yaml").write_text(OFFLINE_INSTANCE_YAML)
     full.update(DAGSTER_HOME=str(home / "dagster_home"), FAIRNESS_HOME=str(home / "fairness_home"), **(env or {}))
     return subprocess.run(
         [sys.executable, "-m", "fairness_assets.cli", *args],

@@ -11,6 +11,8 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
+from fairness_assets.local import OFFLINE_INSTANCE_YAML
+
 ROOT = Path(__file__).resolve().parents[2]
 URL = "postgresql://u:Super@Secret99@127.0.0.1:1/db"
 PIECES = ["Secret99", "Super@"]
@@ -29,7 +31,7 @@ def _files_holding(folder: Path) -> list[str]:
 def test_run_with_an_at_sign_in_the_password_stores_no_piece_of_it(tmp_path, monkeypatch):
     home = tmp_path / "dagster_home"
     home.mkdir()
-    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    (home / "dagster.yaml").write_text(OFFLINE_INSTANCE_YAML)
     env = {
         k: v for k, v in os.environ.items() if k not in ("FAIRNESS_RESPONSES", "FAIRNESS_PRESET", "FAIRNESS_QS_CORPUS")
     }

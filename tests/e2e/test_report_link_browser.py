@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from tests.helpers import ui
-from tests.helpers.browser import chromium, wait_for_text
+from tests.helpers.browser import chromium, click, wait_for_text
 from tests.helpers.journey import _images, _wait_images
 from tests.helpers.servers import free_port
 
@@ -33,7 +33,7 @@ def test_the_report_link_of_the_asset_page_opens_the_report_with_its_figures(tmp
         href = links[0].get_attribute("href")
         assert href.startswith(f"http://127.0.0.1:{report_port}/report-"), href
         before = set(driver.window_handles)
-        links[0].click()  # as a user does: the link may open in a new tab
+        click(driver, links[0])  # as a user does: the link may open in a new tab
         deadline = time.time() + 30
         while (
             time.time() < deadline
@@ -61,7 +61,7 @@ def test_the_report_link_of_the_asset_page_opens_the_report_with_its_figures(tmp
         key = f"{ui.DEMO_MODEL}|base figures"
         wait_for_text(driver, ["Metadata", key])
         row = driver.find_element(By.XPATH, f"//tr[.//*[normalize-space(text())='{key}']]")
-        row.find_element(By.XPATH, ".//*[contains(text(), 'Show Markdown')]").click()
+        click(driver, row.find_element(By.XPATH, ".//*[contains(text(), 'Show Markdown')]"))
         time.sleep(1)
         served = [img for img in _wait_images(driver, 1) if img[2].startswith(f"http://127.0.0.1:{report_port}/")]
         assert served and all(done and width > 0 for done, width, _ in served), _images(driver)

@@ -30,7 +30,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from tests.helpers import ui
-from tests.helpers.browser import wait_for_text
+from tests.helpers.browser import click, wait_for_text
 from tests.helpers.servers import free_port, wait_for_http
 
 REFERENCE = ("qs_corpus", "country_geography", "capital_distances", "profiles", "prompts")
@@ -126,34 +126,6 @@ def fairness_ui(env: dict, log_path: Path, startup_timeout: float = 240):
 # ---------------------------------------------------------------- the lineage and the launch
 
 
-def _click(driver, element, attempts: int = 5) -> None:
-    """Click ``element``; while an overlay takes the click (Dagster's community dialog shows on a
-    fresh browser profile a few seconds after the first page), dismiss it ("Skip", else Escape) and
-    try again."""
-    from selenium.common.exceptions import ElementClickInterceptedException
-    from selenium.webdriver.common.by import By
-    from selenium.webdriver.common.keys import Keys
-
-    for attempt in range(attempts):
-        try:
-            element.click()
-            return
-        except ElementClickInterceptedException:
-            if attempt == attempts - 1:
-                shown = [
-                    d.text[:200] for d in driver.find_elements(By.CSS_SELECTOR, "[role=dialog]") if d.is_displayed()
-                ]
-                raise AssertionError(
-                    f"{driver.current_url}: an overlay takes every click; dialogs shown: {shown}"
-                ) from None
-            skip = [b for b in driver.find_elements(By.XPATH, "//button[normalize-space()='Skip']") if b.is_displayed()]
-            if skip:
-                skip[0].click()
-            else:
-                driver.find_element(By.TAG_NAME, "body").send_keys(Keys.ESCAPE)
-            time.sleep(1)
-
-
 def _expanded_lineage_url(base: str) -> str:
     return base + "/asset-groups?expanded=" + quote(",".join(f"global@global:{g}" for g in GROUPS))
 
@@ -191,14 +163,14 @@ def _zoom_to_fit(driver, names) -> None:
     for _ in range(10):
         if not _outside_graph(driver, list(names) + list(GROUPS)) or not zoom_out:
             break
-        _click(driver, zoom_out[0])
+        click(driver, zoom_out[0])
         time.sleep(1)
 
 
 def _launch_dialog(driver, base: str):
     """*Lineage* with every group expanded → "Materialize all…" → its dialog."""
     ui.open_page(driver, _expanded_lineage_url(base))
-    _click(driver, ui.button(driver, ui.MATERIALIZE_ALL))
+    click(driver, lambda: ui.button(driver, ui.MATERIALIZE_ALL))
     return ui.dialog(driver, "Launch runs to materialize")
 
 
@@ -218,10 +190,10 @@ def lineage(driver, base: str, path: Path) -> Path:
             if b.is_displayed()
         ]
         if len(panel) > 1:  # the first folds the main navigation, the last the lineage's group list
-            _click(driver, panel[-1])
+            click(driver, panel[-1])
             time.sleep(1)
         # the graph was fitted to the page before its toolbar took the top rows: one step out shows it whole
-        _click(driver, driver.find_element(By.XPATH, "//button[.//*[@aria-label='zoom_out']]"))
+        click(driver, lambda: driver.find_element(By.XPATH, "//button[.//*[@aria-label='zoom_out']]"))
         time.sleep(1)
         _zoom_to_fit(driver, EVERY_ASSET)
         missing = _outside_graph(driver, list(EVERY_ASSET) + list(GROUPS))
@@ -250,18 +222,18 @@ def materialize_all(
         if model in models or time.time() > deadline:
             break
         ui._close_picker(driver)
-        _click(driver, ui.button(driver, "Cancel", within=launch))
+        click(driver, ui.button(driver, "Cancel", within=launch))
         time.sleep(3)
     assert model in models, f"after {timeout} s the model picker lists {models}, not {model!r}"
     ui.save(driver, picker_path)
-    _click(driver, popover.find_element(By.XPATH, f".//*[normalize-space(text())='{model}']"))
+    click(driver, popover.find_element(By.XPATH, f".//*[normalize-space(text())='{model}']"))
     time.sleep(1)
     ui._close_picker(driver)
     launch = ui.dialog(driver, "Launch runs to materialize")
     ui.button(driver, "All", within=launch)
     alls = [b for b in launch.find_elements(By.XPATH, ".//button[normalize-space()='All']") if b.is_displayed()]
     assert len(alls) == 2, launch.text[:500]  # model's, then template's
-    _click(driver, alls[1])
+    click(driver, alls[1])
     time.sleep(1)
     text = wait_for_text(driver, [f"{len(ui.TEMPLATES)} partitions", "Launch backfill"])
     assert "Could not find partition" not in text, text[-1500:]
@@ -269,7 +241,7 @@ def materialize_all(
     launch_button = ui.button(driver, "Launch backfill", within=launch)
     assert launch_button.is_enabled()
     ui.save(driver, dialog_path)
-    _click(driver, launch_button)
+    click(driver, launch_button)
     deadline = time.time() + 30
 
     def launch_dialog_open() -> bool:
@@ -413,7 +385,7 @@ def report_from_asset_page(
     assert href.startswith(f"http://127.0.0.1:{report_port}/report-"), href
     ui.save(driver, page_path)
     first, before = driver.current_window_handle, set(driver.window_handles)
-    _click(driver, links[0])  # the link may open in a new tab
+    click(driver, links[0])  # the link may open in a new tab
     deadline = time.time() + 30
     while (
         time.time() < deadline
@@ -464,7 +436,7 @@ def world_map(driver, base: str, report_port: int, key: str, path: Path) -> dict
     ui.open_page(driver, base + "/assets/audit_figures")
     wait_for_text(driver, ["Metadata", f"{key} figures"])
     row = driver.find_element(By.XPATH, f"//tr[.//*[normalize-space(text())='{key} figures']]")
-    _click(driver, row.find_element(By.XPATH, ".//*[contains(text(), 'Show Markdown')]"))
+    click(driver, row.find_element(By.XPATH, ".//*[contains(text(), 'Show Markdown')]"))
     ui.dialog(driver, f"{key} figures")
     deadline = time.time() + 30
     while True:
@@ -514,7 +486,7 @@ def checks(driver, base: str, check: str, path: Path) -> str:
     wait_for_text(driver, [f"Checks ({len(CHECKS)})", *CHECKS])
     item = [e for e in driver.find_elements(By.XPATH, f"//*[normalize-space(text())='{check}']") if e.is_displayed()]
     assert item, f"no check {check!r} in the list"
-    _click(driver, item[0])
+    click(driver, item[0])
     text = wait_for_text(driver, ["Evaluation result", "by_partition", "observed", "threshold"])
     after = text.split("Evaluation result", 1)[1].split()
     assert after and after[0] in ("Passed", "Failed"), text[-1500:]

@@ -20,7 +20,8 @@ import sys
 import time
 from pathlib import Path
 
-from tests.helpers.browser import CHROMEDRIVER, CHROMIUM, FLAGS, wait_for_text
+from fairness_assets.local import OFFLINE_INSTANCE_YAML
+from tests.helpers.browser import CHROMEDRIVER, CHROMIUM, FLAGS, click, skip_community_dialog, wait_for_text
 from tests.helpers.servers import wait_for_http
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -62,7 +63,7 @@ def demo_env(home: Path) -> dict:
     answers as the responses file, nothing else from the caller's FAIRNESS_* settings."""
     dagster_home = home / "dagster_home"
     dagster_home.mkdir(parents=True, exist_ok=True)
-    (dagster_home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    (dagster_home / "dagster.yaml").write_text(OFFLINE_INSTANCE_YAML)
     env = {k: v for k, v in os.environ.items() if not k.startswith("FAIRNESS_")}
     env.update(
         DAGSTER_HOME=str(dagster_home),
@@ -174,12 +175,11 @@ def chromium_driver(profile_dir: Path):
 
 
 def open_page(driver, url: str) -> None:
-    from selenium.webdriver.common.by import By
-
+    """Open ``url`` and give the page 2 s to render; Dagster's community dialog is skipped if it is
+    shown by then (``click`` skips it whenever it shows later)."""
     driver.get(url)
     time.sleep(2)
-    for button in driver.find_elements(By.XPATH, "//button[normalize-space()='Skip']"):  # the community dialog
-        button.click()
+    skip_community_dialog(driver)
 
 
 def button(driver, label: str, within=None, timeout: float = 60):
@@ -236,7 +236,7 @@ def _collapse_warnings(driver, launch) -> None:
     from selenium.webdriver.common.by import By
 
     for header in launch.find_elements(By.XPATH, ".//span[normalize-space()='Warnings']"):
-        header.click()
+        click(driver, header)
         time.sleep(1)
 
 
@@ -294,7 +294,7 @@ def materialize_dialog(driver, base: str, path: Path, add_partition_path: Path |
     from selenium.webdriver.common.by import By
 
     open_page(driver, base + "/assets/generations")
-    button(driver, MATERIALIZE).click()
+    click(driver, lambda: button(driver, MATERIALIZE))
     launch = dialog(driver, "Launch runs to materialize generations")
     wait_for_text(driver, ["Partition selection", "model", "template", ADD_PARTITION, "Launch backfill"])
     add = button(driver, ADD_PARTITION, within=launch)
@@ -305,15 +305,15 @@ def materialize_dialog(driver, base: str, path: Path, add_partition_path: Path |
     _collapse_warnings(driver, launch)
     shots = [save(driver, path)]
     if add_partition_path is not None:
-        add.click()
+        click(driver, add)
         small = dialog(driver, "Add a partition for")
         assert "models" in small.text and "Partition name" in small.text, small.text
         small.find_element(By.TAG_NAME, "input").send_keys("my-model")
         time.sleep(1)
         shots.append(save(driver, add_partition_path))
-        button(driver, "Cancel", within=small).click()
+        click(driver, button(driver, "Cancel", within=small))
         time.sleep(1)
-    button(driver, "Cancel", within=dialog(driver, "Launch runs to materialize generations")).click()
+    click(driver, lambda: button(driver, "Cancel", within=dialog(driver, "Launch runs to materialize generations")))
     return shots
 
 
@@ -324,14 +324,14 @@ def _open_launch_dialog(driver, base: str):
     """generations' page → "Materialize…" → the launch dialog (confirming "Are you sure?", which a
     fresh instance shows because the reference assets upstream are not materialized yet)."""
     open_page(driver, base + "/assets/generations")
-    button(driver, MATERIALIZE).click()
+    click(driver, lambda: button(driver, MATERIALIZE))
     for _ in range(20):
         shown = [d for d in driver.find_elements("css selector", "[role=dialog]") if d.is_displayed()]
         if any(d.text.startswith("Launch runs to materialize generations") for d in shown):
             break
         sure = [d for d in shown if d.text.startswith("Are you sure?")]
         if sure:
-            button(driver, "Confirm", within=sure[0]).click()
+            click(driver, button(driver, "Confirm", within=sure[0]))
         time.sleep(0.5)
     return dialog(driver, "Launch runs to materialize generations")
 
@@ -343,7 +343,7 @@ def _picker_items(driver, launch, index: int) -> tuple[object, list[str]]:
 
     pickers = launch.find_elements(By.XPATH, f".//*[normalize-space(text())='{SELECT_PARTITION}']")
     assert len(pickers) == 2, launch.text[:500]
-    pickers[index].click()
+    click(driver, pickers[index])
     time.sleep(1)
     shown = [
         p for p in driver.find_elements(By.CSS_SELECTOR, "[data-radix-popper-content-wrapper]") if p.is_displayed()
@@ -376,17 +376,17 @@ def launch_registered_model(driver, base: str, model: str, path: Path, timeout: 
         if model in models or time.time() > deadline:
             break
         _close_picker(driver)
-        button(driver, "Cancel", within=launch).click()
+        click(driver, button(driver, "Cancel", within=launch))
         time.sleep(3)
     assert model in models, f"after {timeout} s the model picker lists {models}, not {model!r}"
-    popover.find_element(By.XPATH, f".//*[normalize-space(text())='{model}']").click()
+    click(driver, popover.find_element(By.XPATH, f".//*[normalize-space(text())='{model}']"))
     time.sleep(1)
     _close_picker(driver)
     launch = dialog(driver, "Launch runs to materialize generations")
     button(driver, "All", within=launch)  # two "All" buttons: model's, then template's
     alls = [b for b in launch.find_elements(By.XPATH, ".//button[normalize-space()='All']") if b.is_displayed()]
     assert len(alls) == 2, launch.text[:500]
-    alls[1].click()
+    click(driver, alls[1])
     time.sleep(1)
     templates = len(TEMPLATES)
     text = wait_for_text(driver, [f"{templates} partitions", "Launch backfill"])
@@ -395,7 +395,7 @@ def launch_registered_model(driver, base: str, model: str, path: Path, timeout: 
     assert button(driver, "Launch backfill", within=launch).is_enabled()
     _collapse_warnings(driver, launch)
     save(driver, path)
-    button(driver, "Cancel", within=launch).click()
+    click(driver, button(driver, "Cancel", within=launch))
     time.sleep(1)
     return models
 
@@ -405,9 +405,9 @@ def lineage_materialize_all(driver, base: str, path: Path, dialog_path: Path | N
     downstream, with the tab's "Materialize all…" button; with ``dialog_path``, also the dialog that
     button opens (cancelled, no run)."""
     open_page(driver, base + "/assets/generations?view=lineage")
-    button(driver, "Downstream").click()
+    click(driver, lambda: button(driver, "Downstream"))
     time.sleep(1)
-    button(driver, "All").click()
+    click(driver, lambda: button(driver, "All"))
     size = driver.get_window_size()
     driver.set_window_size(size["width"], 1300)  # a taller window for the whole lineage
     try:
@@ -422,12 +422,12 @@ def lineage_materialize_all(driver, base: str, path: Path, dialog_path: Path | N
         for _ in range(10):
             if not _in_view(driver, GENERATIONS_AND_DOWNSTREAM) or not zoom_out:
                 break
-            zoom_out[0].click()
+            click(driver, zoom_out[0])
             time.sleep(1)
         wait_for_text(driver, list(GENERATIONS_AND_DOWNSTREAM) + [MATERIALIZE_ALL])
         time.sleep(1)
         shots = [save(driver, path)]
-        button(driver, MATERIALIZE_ALL).click()
+        click(driver, lambda: button(driver, MATERIALIZE_ALL))
         launch = dialog(driver, "Launch runs to materialize")
         title = launch.text.splitlines()[0]
         assert re.fullmatch(rf"Launch runs to materialize {len(GENERATIONS_AND_DOWNSTREAM)} assets", title), title
@@ -435,7 +435,7 @@ def lineage_materialize_all(driver, base: str, path: Path, dialog_path: Path | N
         if dialog_path is not None:
             _collapse_warnings(driver, launch)
             shots.append(save(driver, dialog_path))
-        button(driver, "Cancel", within=launch).click()
+        click(driver, button(driver, "Cancel", within=launch))
         time.sleep(1)
     finally:
         driver.set_window_size(size["width"], size["height"])
@@ -464,7 +464,7 @@ def figure(driver, base: str, path: Path) -> Path:
     open_page(driver, base + "/assets/audit_figures")
     wait_for_text(driver, ["Metadata", "top_locations", "nationality_heatmap"])
     row = driver.find_element(By.XPATH, "//tr[.//*[contains(text(), 'top_locations')]]")
-    row.find_element(By.XPATH, ".//*[contains(text(), 'Show Markdown')]").click()
+    click(driver, row.find_element(By.XPATH, ".//*[contains(text(), 'Show Markdown')]"))
     wait_for_text(driver, ["Top 20 recommended university locations"])
     time.sleep(1)
     widths = driver.execute_script(

@@ -17,6 +17,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
+from fairness_assets.local import OFFLINE_INSTANCE_YAML
 from resources import database as D
 from resources.secrets import mask_secrets, redact
 from tests.helpers.servers import LoopbackHTTPServer
@@ -88,7 +89,7 @@ def _grep_tree(folder: Path, secret: str) -> list[str]:
 def _cli(args, home: Path, **env):
     dagster_home = home / "dagster_home"
     dagster_home.mkdir(parents=True, exist_ok=True)
-    (dagster_home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    (dagster_home / "dagster.yaml").write_text(OFFLINE_INSTANCE_YAML)
     full_env = {
         k: v
         for k, v in os.environ.items()
