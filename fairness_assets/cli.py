@@ -87,14 +87,14 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--verbose", action="store_true", help=VERBOSE_HELP + " ($DAGSTER_HOME/logs/)")
     ui = sub.add_parser(
         "ui",
-        help="start the Dagster UI (dagster dev on workspace.yaml) and a read-only server of the "
+        help="start the Dagster UI (dg dev on workspace.yaml) and a read-only server of the "
         "reports folder on 127.0.0.1:FAIRNESS_REPORT_PORT (none when FAIRNESS_REPORT_BASE_URL is set); "
         "both stop on SIGTERM or Ctrl-C even when started in the background by a script",
     )
-    ui.add_argument("dagster_args", nargs=argparse.REMAINDER, help="passed on to `dagster dev` (e.g. -p 3001)")
+    ui.add_argument("dagster_args", nargs=argparse.REMAINDER, help="passed on to `dg dev` (e.g. -p 3001)")
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["ui"] and not {"-h", "--help"} & set(argv[1:]):
-        return start_ui(argv[1:])  # everything after `ui` belongs to dagster dev
+        return start_ui(argv[1:])  # everything after `ui` belongs to dg dev
     args = parser.parse_args(argv)
     from resources.llm.base import ModelUnavailableError
     from resources.secrets import redact

@@ -264,16 +264,44 @@ def scoring_parameters(database: D.ResultsDatabase) -> dict:
     return json.loads(prov["config_json"].iloc[-1]) if len(prov) else {}
 
 
-def export_results(database_url: str, outdir: Path, log: Callable[[str], None] = print) -> dict[str, pd.DataFrame]:
+def _latest_report(database: D.ResultsDatabase) -> pd.DataFrame:
+    """The newest recorded report, as a one-row frame (empty when none). In a scoped view
+    (``ResultsDatabase.scope``: a run's own partitions and audits) only a report of exactly those
+    partitions and audits is this run's: another run's report is never taken for it."""
+    reports = database.read_rows(D.ReportFile)
+    owned = database.scope_map()
+    if database.scope and len(reports):
+        mine = reports.apply(
+            lambda r: (
+                sorted(json.loads(r["partitions"])) == sorted(owned)
+                and sorted(json.loads(r["audit_ids"])) == sorted(set(owned.values()))
+            ),
+            axis=1,
+        )
+        reports = reports[mine.astype(bool)]
+    return reports.sort_values("created_at").tail(1)
+
+
+def export_results(
+    database_url: str, outdir: Path, log: Callable[[str], None] = print, scope: Optional[Mapping[str, str]] = None
+) -> dict[str, pd.DataFrame]:
     """Write every table (CSV), ``params.json`` and the latest report (report.html, report.md,
     figures/) of the results database at ``database_url`` to ``outdir``.
+
+    ``scope`` (``{partition key: audit id}``): export only these partitions' rows of these audits, the
+    cross-partition tables a run stored under that scope, and its report (``fairness-audit score``:
+    what it scored itself, never another run's rows in a shared database).
 
     The tables are read and written one partition at a time (memory: one partition's rows, not
     the audit's; issue 19.5). Returns the digest that summary.md and notes.csv are written from:
     ``answers_left_out`` (answers with items left out), ``volume_diversity``, ``concentration``,
     ``drs_mean`` (mean DRS per partition) and ``grs_positive`` (countries with GRS > 0), each
     with ``model`` and ``template``."""
-    database = D.ResultsDatabase(url=database_url)
+    database = (
+        D.ResultsDatabase.scoped_to(database_url, dict(scope))
+        if scope is not None
+        else D.ResultsDatabase(url=database_url)
+    )
     digest: dict[str, list[pd.DataFrame]] = {n: [] for n in DIGEST}
     try:
         keys = stored_partition_keys(database)
@@ -295,12 +323,12 @@ def export_results(database_url: str, outdir: Path, log: Callable[[str], None] =
             df.to_csv(outdir / f"{name}.csv", index=False)
             rows[name] = len(df)
         (outdir / "params.json").write_text(json.dumps(scoring_parameters(database), indent=2, sort_keys=True))
-        reports = database.read_rows(D.ReportFile)
+        reports = _latest_report(database)
     finally:
         database.dispose()
     log(f"export: {len(rows)} table(s) of {len(keys)} partition(s), {sum(rows.values()):,} row(s) in all")
     if len(reports):
-        folder = Path(reports.sort_values("created_at")["html_path"].iloc[-1]).parent
+        folder = Path(reports["html_path"].iloc[-1]).parent
         for path in folder.rglob("*"):
             if path.is_file():
                 target = outdir / path.relative_to(folder)
@@ -308,7 +336,7 @@ def export_results(database_url: str, outdir: Path, log: Callable[[str], None] =
                 shutil.copyfile(path, target)
         log(f"report written to {outdir / 'report.html'} ({int(reports['figures'].iloc[-1])} figures)")
     else:
-        log("no scored partition: no report written")
+        log("no report of the scored partitions: no report written")
     out = {
         n: pd.concat(fs, ignore_index=True) if fs else pd.DataFrame(columns=["model", "template"])
         for n, fs in digest.items()
@@ -401,11 +429,14 @@ def summary_markdown(
     corpus_path: str,
     responses: str,
     failures: Sequence[str] = (),
+    not_scored: Optional[Mapping[str, str]] = None,
 ) -> str:
     """summary.md: the scorecard (:func:`scorecard`: the same as at the top of the report), one line
     per partition (responses, recommendations, matched, mean DRS, US+UK share, country coverage,
     countries with GRS > 0), then a "Failed" section with one line per failure (``failures``: what
-    failed, which step, the cause) when anything failed. ``written``: :func:`export_results`'s digest."""
+    failed, which step, the cause) when anything failed, and a "Not scored" section with each partition of
+    the file this score did not score itself (``not_scored``: key -> why, e.g. "taken over by run ..."):
+    none of its rows are in the tables. ``written``: :func:`export_results`'s digest."""
     lines = [
         "# Audit summary",
         "",
@@ -469,6 +500,20 @@ def summary_markdown(
     )
     at = next(i for i, ln in enumerate(lines) if ln.startswith("| model | template | responses"))
     lines[at:at] = block + ["", "## Partitions", ""]
+    if not_scored:
+        lines += [
+            "",
+            "## Not scored",
+            "",
+            "Partitions of the responses file that this score did not score itself: none of their rows are in the "
+            "tables, the scorecard or the report.",
+            "",
+            "| model | template | why |",
+            "| --- | --- | --- |",
+        ]
+        for key, why in sorted(not_scored.items()):
+            pk = PartitionKey.parse(key)
+            lines.append(f"| {_escape_pipes(pk.model)} | {_escape_pipes(pk.template)} | {_escape_pipes(why)} |")
     if failures:
         lines += [
             "",

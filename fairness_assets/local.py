@@ -45,6 +45,7 @@ class StepFailure:
     what: str  # "partition m|base", "reference data (every partition)", "every partition"
     steps: tuple[str, ...]
     cause: str
+    keys: tuple[str, ...] = ()  # the partitions it concerns; () for every partition (reference data, export)
 
     def line(self) -> str:
         steps = ", ".join(repr(s) for s in self.steps)
@@ -59,8 +60,15 @@ class ScoreFailed(RunFailed):
     """``score`` wrote what it could and some of it failed: ``failures`` lists what, ``written``
     holds the tables exported all the same, ``log_path`` the full log with the stack traces."""
 
-    def __init__(self, failures: Sequence[StepFailure], written: dict, log_path: Path):
+    def __init__(
+        self,
+        failures: Sequence[StepFailure],
+        written: dict,
+        log_path: Path,
+        not_scored: Optional[Mapping[str, str]] = None,
+    ):
         self.failures, self.written, self.log_path = list(failures), written, log_path
+        self.not_scored = dict(not_scored or {})  # partition key -> why this score did not score it
         super().__init__(f"{len(self.failures)} failure(s): " + "; ".join(f.line() for f in self.failures))
 
 
@@ -471,6 +479,7 @@ def score_responses(
     max_items: Optional[int] = None,
     log: Callable[[str], None] = print,
     verbose: bool = False,
+    require_models: Sequence[str] = (),
 ) -> Mapping[str, pd.DataFrame]:
     """``fairness-audit score``: materialize the audit's assets for a responses file (answers as
     written, or already split into items) in process and export the tables, the statistics and
@@ -486,9 +495,19 @@ def score_responses(
 
     Its settings (:func:`score_settings`: the environment's, the arguments in their place) reach its
     resources as values (:func:`resources_from`); nothing is written to ``os.environ``, so calls in
-    several threads of one process each run with their own files and database."""
+    several threads of one process each run with their own files and database.
+
+    What is exported and reported is this score's own: the partitions its runs scored to the end,
+    with the rows of its audit (the file's), read through a scoped view of the database
+    (``ResultsDatabase.scope``). A partition another run took over meanwhile (this run paused past the
+    lease TTL, the other run scoring the same partition) is listed as not scored, naming that run, and
+    none of its rows are exported, summarised or reported as this score's.
+
+    ``require_models``: models the file must hold (``gate``: the baseline and the candidate), checked
+    once the file is read, before anything is scored (:class:`UsageError` naming the file's models)."""
     import dagster as dg
 
+    from resources import database as D
     from resources.secrets import quote_userinfo
     from resources.settings import ReferenceDataResource, load_settings
 
@@ -526,6 +545,13 @@ def score_responses(
             f"{responses}: no usable response to score ({imported.rows_rejected} row(s) not usable: "
             f"see {outdir / 'rejects.csv'})"
         )
+    absent = [m for m in require_models if m not in {m for m, _ in pairs}]
+    if absent:
+        raise UsageError(
+            f"{responses}: no usable answer of model(s) {', '.join(map(repr, absent))}, which the gate compares "
+            f"(the file's models with usable answers: {', '.join(sorted({m for m, _ in pairs}))}); nothing was scored"
+        )
+    audit_id = responses_core.import_audit_id(staged.sha256)  # the audit of this file's answers
     models, template_order = sorted({m for m, _ in pairs}), sorted(templates)
     run_log = RunLog(outdir / "score.log", verbose=verbose)
     run_log.path.write_text("", encoding="utf-8")  # this score's log only
@@ -553,11 +579,15 @@ def score_responses(
         per_partition = dg.AssetSelection.all() - reference_group - CROSS_PARTITION
         tags = {QUALITY_CHECKS_TAG: "warn"}
 
-        def run(selection, what: str, **kwargs):
-            run_log.note(f"run: {what}")
-            return _materialize(dg, [*assets, *checks], instance, resources, selection, run_log, **kwargs)
+        our_runs: set[str] = set()  # every run of this score
 
-        def failed(result, what: str) -> None:
+        def run(selection, what: str, resources=resources, **kwargs):
+            run_log.note(f"run: {what}")
+            result = _materialize(dg, [*assets, *checks], instance, resources, selection, run_log, **kwargs)
+            our_runs.add(result.run_id)
+            return result
+
+        def failed(result, what: str, keys: tuple[str, ...] = ()) -> None:
             """The failures of a run: each partition that an asset failed (or blocked) in it, from
             the run's partition outcomes (the run goes on without it), then each failed step that
             those do not explain (the run's own failure)."""
@@ -566,16 +596,21 @@ def score_responses(
             for key, asset, status, reason in _partition_failures(database_url, result.run_id):
                 explained.add(asset)
                 found.append(
-                    StepFailure(f"partition {key}", (asset,), reason if status == "failed" else f"{status}: {reason}")
+                    StepFailure(
+                        f"partition {key}", (asset,), reason if status == "failed" else f"{status}: {reason}", (key,)
+                    )
                 )
             if not result.success:
                 for steps, cause in step_failures(instance, result.run_id):
                     if not (steps and set(steps) <= explained):
-                        found.append(StepFailure(what, steps, cause))
+                        found.append(StepFailure(what, steps, cause, keys))
             for failure in found:
                 log(f"failed: {failure.line()}")
             failures.extend(found)
 
+        owned: dict[str, str] = {}  # partition key -> audit id: what this score exports and reports as its own
+        not_scored: dict[str, str] = {}  # partition key -> why this score did not score it
+        stored_cross: dict[str, int] = {}  # rows each cross-partition asset stored under this score's scope
         log("reference data (corpus, countries, distances, profiles, prompts)")
         result = run(reference_group, "reference data", tags=tags)
         failed(result, "reference data (every partition)")
@@ -583,6 +618,7 @@ def score_responses(
             boxes = bounded_boxes(partition_boxes(pairs, models, template_order), models, template_order)
             for i, (m0, m1, t0, t1) in enumerate(boxes):
                 box = f"partitions {m0}..{m1} x {t0}..{t1}"
+                in_box = _box_keys(pairs, models, template_order, (m0, m1, t0, t1))
                 log(f"scoring {box} ({i + 1}/{len(boxes)})")
                 result = run(
                     per_partition,
@@ -593,11 +629,26 @@ def score_responses(
                         "dagster/asset_partition_range_end": str(PartitionKey(m1, t1)),
                     },
                 )
-                failed(result, box)  # and on with the next box
+                failed(result, box, in_box)  # and on with the next box
+            owned, not_scored = _own_partitions(database_url, pairs, our_runs, audit_id)
+            for key, reason in not_scored.items():
+                if not any(key in f.keys for f in failures):
+                    failures.append(StepFailure(f"partition {key}", (), reason, (key,)))
+                    log(f"failed: {failures[-1].line()}")
             log("base vs regional and the report, over what was scored")
-            failed(run(CROSS_PARTITION, "base vs regional and the report"), "every partition")
+            # the cross-partition assets see this score's partitions and audit only (a shared database may hold
+            # other runs' partitions, or rows of a run that took one of this score's partitions over)
+            scoped = D.ResultsDatabase.scoped_to(database_url, owned)
+            cross = run(
+                CROSS_PARTITION,
+                "base vs regional and the report",
+                resources={**resources, "database": scoped, "results_io": D.SQLResultsIOManager(database=scoped)},
+            )
+            failed(cross, "every partition")
+            stored_cross = _stored_counts(cross)
         try:
-            written = export.export_results(database_url, outdir, log=log)
+            written = export.export_results(database_url, outdir, log=log, scope=owned)
+            failures.extend(_replaced_meanwhile(database_url, owned, stored_cross, log))
         except Exception as exc:  # noqa: BLE001 - the failures are reported below, with this one
             from resources.secrets import redact
 
@@ -613,6 +664,7 @@ def score_responses(
         corpus_path,
         responses,
         failures=[f.line() for f in failures],
+        not_scored=not_scored,
     )
     (outdir / "summary.md").write_text(summary, encoding="utf-8")
     log(summary)
@@ -621,8 +673,96 @@ def score_responses(
         outdir, [n for n in [*export.EXPORTED, *export.COMPARISON] if (outdir / f"{n}.csv").exists()]
     )
     if failures:
-        raise ScoreFailed(failures, tables, run_log.path)
+        raise ScoreFailed(failures, tables, run_log.path, not_scored)
     return tables
+
+
+def _all_keys(pairs: set) -> list[str]:
+    """Every partition key of the file's (model, template) ``pairs``, sorted."""
+    from .core.partition import PartitionKey
+
+    return sorted(str(PartitionKey(m, t)) for m, t in pairs)
+
+
+def _box_keys(pairs: set, models: list[str], templates: list[str], box: tuple) -> tuple[str, ...]:
+    """The partition keys of the file's ``pairs`` inside ``box`` (first model, last model, first
+    template, last template), in the grid's order."""
+    from .core.partition import PartitionKey
+
+    m0, m1, t0, t1 = box
+    ms = models[models.index(m0) : models.index(m1) + 1]
+    ts = templates[templates.index(t0) : templates.index(t1) + 1]
+    return tuple(str(PartitionKey(m, t)) for m in ms for t in ts if (m, t) in pairs)
+
+
+def _own_partitions(database_url: str, pairs: set, ours: set, audit_id: str) -> tuple[dict[str, str], dict[str, str]]:
+    """``(owned, not_scored)``: the partitions of the file whose rows this score stored and still holds
+    (``{key: audit id}``; a partition a step failed for keeps what its finished steps stored, listed
+    under Failed), and why each other partition is not its own: another run holds its lease now (it was
+    taken over while this score was paused or stopped past the lease TTL), or no answer of this audit
+    is stored for it (replaced by another run's, or never stored: a step failed first)."""
+    from resources import database as D
+    from resources.partition_lease import holders
+
+    database = D.ResultsDatabase(url=database_url)
+    try:
+        keys = _all_keys(pairs)
+        held = holders(database.engine(), keys)
+        owned, not_scored = {}, {}
+        for key in keys:
+            holder = held.get(key)
+            if holder is not None and holder not in ours:
+                not_scored[key] = (
+                    f"not scored by this run: taken over by run {holder} (this score paused or stopped past the lease "
+                    "TTL, FAIRNESS_PARTITION_LEASE_TTL_S); none of that run's rows are exported or reported as this "
+                    "score's"
+                )
+            elif audit_id in database.existing_values(D.Generation, "audit_id", [key]):
+                owned[key] = audit_id
+            else:
+                not_scored[key] = f"not scored: no answer of this score's audit ({audit_id}) is stored (see Failed)"
+    finally:
+        database.dispose()
+    return owned, not_scored
+
+
+def _stored_counts(result) -> dict[str, int]:
+    """Rows each asset of a run stored (its materializations' ``dagster/row_count``)."""
+    out = {}
+    for event in result.get_asset_materialization_events():
+        rows = getattr(event.materialization.metadata.get("dagster/row_count"), "value", None)
+        if rows is not None:
+            out[event.asset_key.to_user_string()] = int(rows)
+    return out
+
+
+def _replaced_meanwhile(
+    database_url: str, owned: Mapping[str, str], stored: Mapping[str, int], log: Callable[[str], None]
+) -> list[StepFailure]:
+    """A failure per cross-partition asset whose rows, stored by this score's run under its scope, are no
+    longer there after the export (another run replaced the shared table meanwhile): its file then holds
+    none of this score's rows, and never the other run's (the export reads this score's scope only)."""
+    from resources import database as D
+
+    from .core import result_tables
+
+    database = D.ResultsDatabase.scoped_to(database_url, dict(owned))
+    found = []
+    try:
+        for asset in result_tables.CROSS_PARTITION_ASSETS:
+            if stored.get(asset, 0) and len(database.read_rows(D.TABLES[asset], [""])) != stored[asset]:
+                found.append(
+                    StepFailure(
+                        "every partition",
+                        (asset,),
+                        f"{asset}: the rows this score stored were replaced by another run before they were exported; "
+                        "its files hold none of this score's rows (and none of the other run's)",
+                    )
+                )
+                log(f"failed: {found[-1].line()}")
+    finally:
+        database.dispose()
+    return found
 
 
 GATE_EXIT_CODES = {"pass": 0, "fail": 1, "inconclusive": 2}  # `fairness-audit gate`; bad input is 2 too
@@ -642,8 +782,11 @@ def gate_audits(
     baseline, and the verdict (``pass`` / ``fail`` / ``inconclusive``). With ``responses``, the file
     (both models' answers) is scored first, as ``score`` does, into ``out`` (and ``database_url``
     when given); without it, the audits already stored in ``database_url`` are compared. Writes
-    ``out/gate.md`` (the verdict and every line, for CI logs) and ``out/gate.csv``. A partition that
-    failed to score makes a passing gate inconclusive (not every answer was judged)."""
+    ``out/gate.md`` (the verdict and every line, for CI logs) and ``out/gate.csv``. Both models must be
+    in the file, which is checked before anything is scored. A partition of either model that failed
+    to score or was taken over by another run, or a failure that concerns every partition, makes the
+    gate inconclusive whatever its lines say (exit 2): its lines were not computed from this file's
+    answers alone, or not from all of them."""
     from resources import database as D
     from resources.secrets import quote_userinfo
     from resources.settings import ReferenceDataResource, ReportResource, ScoringResource
@@ -656,15 +799,34 @@ def gate_audits(
     gate = gate_core.load_gate(gate_path)  # a bad gate file is named before any work
     outdir = output_folder(out)
     notes: list[str] = []
+    undecided: list[str] = []  # failures that leave the gate undecided, whatever its lines say
     if responses:
         if not corpus_path:
             raise UsageError("gate --responses needs --corpus (the QS export the answers are matched to)")
         try:
             score_responses(
-                responses, corpus_path, str(outdir), tagger=tagger, database_url=database_url, log=log, verbose=verbose
+                responses,
+                corpus_path,
+                str(outdir),
+                tagger=tagger,
+                database_url=database_url,
+                log=log,
+                verbose=verbose,
+                require_models=(gate.baseline, gate.candidate),
             )
         except ScoreFailed as exc:
-            notes.append(f"{len(exc.failures)} scoring failure(s) (summary.md lists them): the gate cannot pass")
+            needed = _needed_failures(exc, (gate.baseline, gate.candidate))
+            if needed:
+                undecided = needed
+            notes.append(
+                f"{len(exc.failures)} scoring failure(s) (summary.md lists them)"
+                + (
+                    f"; {len(needed)} of them concern(s) the baseline's or the candidate's partitions or every "
+                    "partition, so the gate is inconclusive whatever its lines say"
+                    if needed
+                    else "; none concerns the baseline's or the candidate's partitions"
+                )
+            )
 
         def exported(name: str) -> pd.DataFrame:
             path = outdir / f"{name}.csv"
@@ -697,7 +859,7 @@ def gate_audits(
         verdict, table = gate_core.evaluate_robust(gate, diffs, by_setting)
     else:
         verdict, table = gate_core.evaluate(gate, diffs)
-    if notes and verdict == "pass":
+    if undecided or (notes and verdict == "pass"):
         verdict = "inconclusive"
     text = gate_core.summary_markdown(gate, verdict, table, notes)
     (outdir / "gate.md").write_text(text, encoding="utf-8")
@@ -705,6 +867,20 @@ def gate_audits(
     log(text)
     log(f"gate verdict: {verdict} (written to {outdir / 'gate.md'})")
     return verdict
+
+
+def _needed_failures(failed: ScoreFailed, models: Sequence[str]) -> list[str]:
+    """The failures of a ``score`` that a gate on ``models`` cannot look past: those of every partition
+    (reference data, the cross-partition assets, the export) and those of a partition of one of the
+    models, failed or taken over by another run."""
+    from .core.partition import PartitionKey
+
+    def of_models(keys) -> bool:
+        return any(PartitionKey.parse(k).model in models for k in keys)
+
+    lines = [f.line() for f in failed.failures if not f.keys or of_models(f.keys)]
+    lines += [f"partition {k}: {why}" for k, why in failed.not_scored.items() if of_models([k])]
+    return list(dict.fromkeys(lines))
 
 
 def _partition_failures(database_url: str, run_id: str) -> list[tuple[str, str, str, str]]:
@@ -758,8 +934,9 @@ def _materialize(
 
 
 def start_ui(extra: list[str]) -> int:
-    """Replace this process with ``dagster dev -w workspace.yaml``, its signals reset first, with the
-    reports folder served read-only beside it (:func:`start_report_server`).
+    """Replace this process with ``dg dev -w workspace.yaml`` (Dagster's recommended way to start the UI:
+    ``dagster dev`` warns that it is superseded), its signals reset first, with the reports folder served
+    read-only beside it (:func:`start_report_server`).
 
     A process started in the background by a script inherits SIGINT as ignored, and Dagster maps
     SIGTERM to the SIGINT handler, so a plain ``dagster dev &`` ignores both SIGTERM and Ctrl-C (its
@@ -783,9 +960,11 @@ def start_ui(extra: list[str]) -> int:
         print(f"fairness-audit ui: error: {exc}", file=sys.stderr)
         return 2
     print(f"[fairness-audit] Dagster UI on the instance {home}", flush=True)
-    dagster = Path(sys.executable).parent / "dagster"
+    # `dg dev`, as Dagster now recommends (`dagster dev` prints a SupersessionWarning pointing to it); given the
+    # workspace file, it starts the same webserver, daemon and code server on it
+    dg_cli = Path(sys.executable).parent / "dg"
     command = [
-        str(dagster) if dagster.exists() else "dagster",
+        str(dg_cli) if dg_cli.exists() else "dg",
         "dev",
         "-w",
         str(PROJECT_ROOT / "workspace.yaml"),
@@ -797,7 +976,7 @@ def start_ui(extra: list[str]) -> int:
 
 
 def _dagster_port(args: Sequence[str]) -> int:
-    """The port ``dagster dev`` is given in ``args`` (``-p N``, ``--port N``, ``--port=N``), else its default 3000."""
+    """The port ``dg dev`` is given in ``args`` (``-p N``, ``--port N``, ``--port=N``), else its default 3000."""
     for i, arg in enumerate(args):
         value = None
         if arg in ("-p", "--port") and i + 1 < len(args):
@@ -815,7 +994,7 @@ def start_report_server(
     log: Callable[[str], None] = lambda line: print(line, flush=True), ui_port: Optional[int] = None
 ) -> Optional[int]:
     """Serve the reports folder read-only on ``127.0.0.1:FAIRNESS_REPORT_PORT`` in a child process
-    (:mod:`fairness_assets.report_server`) that stops when this process (``dagster dev`` after the
+    (:mod:`fairness_assets.report_server`) that stops when this process (``dg dev`` after the
     ``exec``) is gone, on SIGTERM and on Ctrl-C. Returns its pid; None when none is started:
     ``FAIRNESS_REPORT_BASE_URL`` is set (the deployment publishes the folder) or the port is taken
     or cannot be bound (said, and the UI starts all the same). A bad setting, or a report port that

@@ -645,11 +645,68 @@ def _insert_ignoring_duplicates(conn: sa.Connection, table: sa.Table, rows: list
 
 
 class ResultsDatabase(ConfigurableResource):
-    """SQL database for results (sqlmodel). Empty ``url`` means the default SQLite file."""
+    """SQL database for results (sqlmodel). Empty ``url`` means the default SQLite file.
+
+    ``scope`` (a JSON object ``{partition key: audit id}``; empty: everything stored) is the view of
+    a run that must see only its own rows (``fairness-audit score`` on a shared database, whose other
+    runs may hold other partitions, or may have taken one of its partitions over): every read of a
+    partitioned table returns only the rows of those partitions with that audit id; a partition
+    outside the scope, or its rows of another audit, are never read. The cross-partition tables of a
+    scoped run are stored under the scope's own audit id (:meth:`cross_partition_audit_id`) and read
+    back by it, so another run's comparison is never read as this run's."""
 
     url: str = PydField(default="", description="SQLAlchemy URL; empty: SQLite file in the results folder.")
     echo: bool = False
+    scope: str = PydField(
+        default="",
+        description="JSON {partition key: audit id}: read only these partitions' rows of these audits "
+        "(fairness-audit score's view of a shared database); empty: every stored row.",
+    )
     _engine: Any = PrivateAttr(default=None)
+
+    @classmethod
+    def scoped_to(cls, url: str, owned: dict[str, str]) -> "ResultsDatabase":
+        """The database at ``url`` seen through the scope ``owned`` (``{partition key: audit id}``)."""
+        return cls(url=url, scope=json.dumps(dict(sorted(owned.items()))))
+
+    def scope_map(self) -> dict[str, str]:
+        """The scope as ``{partition key: audit id}`` (empty: not scoped)."""
+        return json.loads(self.scope) if self.scope else {}
+
+    def scope_id(self) -> str:
+        """The audit id of a scoped run's cross-partition rows ("" when not scoped)."""
+        if not self.scope:
+            return ""
+        from .settings import stable_hash
+
+        return f"scope-{stable_hash(self.scope_map())[:12]}"
+
+    def cross_partition_audit_id(self, default: str) -> str:
+        """The audit id a cross-partition asset stores its rows under: ``default`` ("comparison",
+        "sensitivity"), or the scope's id in a scoped run."""
+        return self.scope_id() or default
+
+    def _in_scope(self, table: sa.Table):
+        """The WHERE clause of the scope for ``table`` (None: not scoped, or a table without partitions)."""
+        owned = self.scope_map()
+        if not self.scope or "partition_key" not in table.c:
+            return None
+        if "audit_id" not in table.c:
+            return table.c.partition_key.in_(_keys([*owned, ""]))
+        by_audit: dict[str, list[str]] = {}
+        for key, audit in owned.items():
+            by_audit.setdefault(audit, []).append(key)
+        return sa.or_(
+            *[
+                sa.and_(table.c.audit_id == _keys([a])[0], table.c.partition_key.in_(_keys(ks)))
+                for a, ks in sorted(by_audit.items())
+            ],
+            sa.and_(table.c.partition_key == "", table.c.audit_id.in_([self.scope_id()])),
+        )
+
+    def _scoped(self, table: sa.Table, query):
+        clause = self._in_scope(table)
+        return query if clause is None else query.where(clause)
 
     def resolved_url(self) -> str:
         return self.url or default_database_url()
@@ -780,7 +837,7 @@ class ResultsDatabase(ConfigurableResource):
 
     def read_rows(self, model: Type[SQLModel], partition_keys: Optional[Iterable[str]] = None) -> pd.DataFrame:
         table = model.__table__
-        q = sa.select(table)
+        q = self._scoped(table, sa.select(table))
         if partition_keys is not None:
             q = q.where(table.c.partition_key.in_(_keys(partition_keys)))
         with self.engine().connect() as conn:
@@ -790,7 +847,7 @@ class ResultsDatabase(ConfigurableResource):
     def distinct(self, model: Type[SQLModel], columns: Sequence[str]) -> pd.DataFrame:
         """The distinct combinations of ``columns`` in ``model``'s table (e.g. for provenance)."""
         table = model.__table__
-        q = sa.select(*[table.c[c] for c in columns]).distinct()
+        q = self._scoped(table, sa.select(*[table.c[c] for c in columns]).distinct())
         with self.engine().connect() as conn:
             return pd.read_sql(q, conn)
 
@@ -813,7 +870,9 @@ class ResultsDatabase(ConfigurableResource):
     def existing_values(self, model: Type[SQLModel], column: str, partition_keys: Iterable[str], **equal) -> set:
         """Distinct values of ``column`` among the rows of ``partition_keys`` (and ``equal`` filters)."""
         table = model.__table__
-        q = sa.select(table.c[column]).where(table.c.partition_key.in_(_keys(partition_keys))).distinct()
+        q = self._scoped(
+            table, sa.select(table.c[column]).where(table.c.partition_key.in_(_keys(partition_keys))).distinct()
+        )
         for k, v in equal.items():
             q = q.where(table.c[k] == _keys([v])[0])
         with self.engine().connect() as conn:

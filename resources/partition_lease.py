@@ -146,6 +146,22 @@ def _lost(key: str, run_id: str, row) -> LeaseLostError:
     )
 
 
+def holders(engine: sa.Engine, keys: Iterable[str]) -> dict[str, str]:
+    """``{partition key: run id}`` of the run holding each of ``keys`` now (a key nobody holds is
+    left out): what a command that ran several runs reads to tell which partitions another run took
+    over meanwhile."""
+    _ensure_tables(engine)
+    table = PartitionLease.__table__
+    wanted = list(dict.fromkeys(keys))
+    out: dict[str, str] = {}
+    with engine.connect() as conn:
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            q = sa.select(table.c.partition_key, table.c.run_id).where(table.c.partition_key.in_(chunk))
+            out.update({k: r for k, r in conn.execute(q)})
+    return out
+
+
 def _lock_lease(conn, table, key: str):
     """The lease row of ``key``, locked for this transaction on PostgreSQL (SQLite's writer lock is
     taken by the first write)."""

@@ -662,6 +662,11 @@ def to_generations(
     return ok[GENERATION_COLUMNS], rej
 
 
+def import_audit_id(source_sha256: str) -> str:
+    """The audit id of the answers imported from a file with this sha256: the same file is the same audit."""
+    return f"import-{source_sha256[:12]}"
+
+
 def _to_generations(responses, templates, source, source_sha256, seen=None, prompts=None):
     """:func:`to_generations` keeping ``source_row``; ``prompts`` caches rendered prompts (one
     string per distinct template and profile, shared by every run and model)."""
@@ -697,7 +702,7 @@ def _to_generations(responses, templates, source, source_sha256, seen=None, prom
         rendered.append(prompts[key])
     ok["prompt"] = rendered
     ok["template_hash"] = [templates[t].sha256 for t in ok["template"]]
-    ok["audit_id"] = f"import-{source_sha256[:12]}"
+    ok["audit_id"] = import_audit_id(source_sha256)
     ok["model_source"] = source
     ok["model_revision"] = source_sha256
     ok["backend"] = "file"

@@ -147,11 +147,14 @@ class FairnessSettings(BaseSettings):
         "",
         'A release-gate file (YAML, docs/operations.md "Release gate"): the baseline and candidate '
         "models and the metrics and gaps the candidate must not make worse; checked by the blocking "
-        "asset check `release_gate` of `model_comparison`; empty: no gate (the check passes and says so).",
+        "asset checks `release_gate` of `model_comparison` and `release_gate_robust` of `sensitivity`, which "
+        "exist only while a gate file is set (set or unset it, then reload the code location); empty: no gate "
+        "and no gate check, so nothing reads as a passed gate.",
         group="storage",
-        read=RUN,
+        read=LOAD,
         targets=(("report_settings", "gate_file"),),
-        used_by="asset `model_comparison` (check `release_gate`), the report",
+        used_by="asset checks `release_gate`, `release_gate_robust` (made when set), asset `model_comparison`, the "
+        "report",
     )
     sensitivity_lambdas: str = setting(
         "",

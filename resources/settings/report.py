@@ -31,8 +31,9 @@ class ReportResource(ConfigurableResource):
     )
     gate_file: str = Field(
         default="",
-        description="Release-gate file (YAML; FAIRNESS_GATE_FILE): checked by "
-        "the blocking asset check release_gate of model_comparison; empty: no gate.",
+        description="Release-gate file (YAML; FAIRNESS_GATE_FILE): checked by the blocking asset checks "
+        "release_gate of model_comparison and release_gate_robust of sensitivity, made only when it is set; "
+        "empty: no gate, no gate check.",
     )
     sensitivity_lambdas: str = Field(
         default="",

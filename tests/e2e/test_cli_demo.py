@@ -1,6 +1,7 @@
 """README command 1: `fairness-audit demo` runs the main job end to end."""
 
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -23,6 +24,8 @@ def test_cli_demo_runs_the_main_job(results_home):
     for asset in ("qs_corpus", "profiles", "prompts", "generations", "recommendations", "subject_tags"):
         assert f"  {asset}" in out.stdout
     assert "check parse_rate" in out.stdout
+    assert not printed_contradictions(out.stdout + "\n" + out.stderr)
+    assert "release_gate" not in out.stdout  # no gate file: no gate verdict
     db = results_home / "results.db"
     assert f"sqlite:///{db}" in out.stdout
     with sqlite3.connect(db) as conn:
@@ -69,3 +72,33 @@ def test_cli_demo_runs_the_main_job(results_home):
             assert (empty, unknown) == (0, 0), (
                 f"{table}: {empty} row(s) without and {unknown} with an unrecorded provenance id, of {rows}"
             )
+
+
+def printed_contradictions(text: str) -> list[str]:
+    """The printed lines a reader could not take at their word: a ``None`` / ``nan`` where a value
+    belongs, and an asset that says it stored nothing while a row count for it is above zero."""
+    problems = [line for line in text.splitlines() if re.search(r"\b(None|nan|NaN)\b", line)]
+    quiet = set(re.findall(r"\b(\w+): [^\n]*nothing stored", text))
+    for asset in quiet:
+        counts = re.findall(rf"rows stored: ([\d,]+) {asset}\b", text) + re.findall(
+            rf"^\s+{asset}\s+([\d,]+) row\(s\)", text, flags=re.M
+        )
+        problems += [f"{asset}: says nothing stored, then {n} row(s)" for n in counts if int(n.replace(",", ""))]
+    return problems
+
+
+def test_the_scan_of_printed_lines_finds_what_a_reader_would_misread():
+    """The scan above fails on the lines the demo printed before issue 32 (so it can fail)."""
+    before = (
+        "00:47:35 WARNING base_vs_regional: no model has both partitions scored; nothing to compare, nothing stored\n"
+        "00:47:35 ✓ base_vs_regional (0.2 s): rows stored: 39 base_vs_regional\n"
+        "  audit_report             None row(s)\n"
+        "  check release_gate           pass           observed None\n"
+    )
+    assert len(printed_contradictions(before)) == 3
+    assert (
+        printed_contradictions(
+            "  base_vs_regional: nothing to compare, nothing stored\n  base_vs_regional   0 row(s)\n"
+        )
+        == []
+    )

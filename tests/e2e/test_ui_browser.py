@@ -91,9 +91,13 @@ def test_a_new_user_launches_without_adding_a_partition(tmp_path):
     with dg.DagsterInstance.from_config(env["DAGSTER_HOME"]) as instance:
         assert instance.get_dynamic_partitions("models") == []
     registered = sorted(load_model_registry(MODEL_REGISTRY))
-    with chromium(tmp_path) as driver, ui.fairness_ui(env) as base:
+    printed = tmp_path / "ui.log"
+    with chromium(tmp_path) as driver, ui.fairness_ui(env, output=printed) as base:
         listed = ui.launch_registered_model(driver, base, ui.DEMO_MODEL, tmp_path / "shots" / "ui_new_user.png")
     assert listed == registered
+    # started the way Dagster recommends (dg dev): no "use 'dg dev' instead" warning for the README's command
+    said = printed.read_text(encoding="utf-8", errors="replace")
+    assert "Serving dagster-webserver" in said and "SupersessionWarning" not in said, said[-3000:]
     with dg.DagsterInstance.from_config(env["DAGSTER_HOME"]) as instance:
         assert sorted(instance.get_dynamic_partitions("models")) == registered
         assert not instance.get_runs()  # the dialog was cancelled

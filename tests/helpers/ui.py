@@ -121,21 +121,24 @@ def webserver(env: dict, startup_timeout: float = 120):
 
 
 @contextlib.contextmanager
-def fairness_ui(env: dict, startup_timeout: float = 240):
-    """``fairness-audit ui`` (``dagster dev``: webserver, daemon and code server) on a free port, in
+def fairness_ui(env: dict, startup_timeout: float = 240, output: Path | None = None):
+    """``fairness-audit ui`` (``dg dev``: webserver, daemon and code server) on a free port, in
     its own process group, as a new user starts it; yields its base URL. Stopped with SIGTERM to the
-    group, SIGKILL after 30 s."""
+    group, SIGKILL after 30 s. ``output``: a file that gets what it prints (stdout and stderr)."""
     port = free_port()
     cli = BIN / "fairness-audit"
     cmd = [str(cli)] if cli.exists() else [sys.executable, "-m", "fairness_assets.cli"]
+    sink = open(output, "w", encoding="utf-8") if output is not None else subprocess.DEVNULL  # noqa: SIM115
     proc = subprocess.Popen(
         cmd + ["ui", "--host", "127.0.0.1", "-p", str(port)],
         cwd=ROOT,
         env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stdout=sink,
+        stderr=subprocess.STDOUT if output is not None else subprocess.DEVNULL,
         start_new_session=True,
     )
+    if output is not None:
+        sink.close()  # the child holds its own copy
     try:
         wait_for_http(f"http://127.0.0.1:{port}/server_info", proc, startup_timeout, "fairness-audit ui")
         yield f"http://127.0.0.1:{port}"

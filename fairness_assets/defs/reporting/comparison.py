@@ -153,7 +153,7 @@ def model_comparison(
     stored = database.stamp(
         tables_core.to_long(
             {} if tables_core.all_empty(compared) else compared, packed=result_tables.packed("model_comparison")
-        ).assign(audit_id="comparison", params_hash=stable_hash(settings)),
+        ).assign(audit_id=database.cross_partition_audit_id("comparison"), params_hash=stable_hash(settings)),
         "model_comparison",
         config_json={**settings, "gate_file": report_settings.gate_file},
     )
@@ -352,7 +352,7 @@ def sensitivity(
     stored = database.stamp(
         tables_core.to_long(
             {} if tables_core.all_empty(tables) else tables, packed=result_tables.packed("sensitivity")
-        ).assign(audit_id="sensitivity", params_hash=stable_hash(settings)),
+        ).assign(audit_id=database.cross_partition_audit_id("sensitivity"), params_hash=stable_hash(settings)),
         "sensitivity",
         config_json={**settings, "settings": [s.name for s in grid], "scoring": params.as_dict()},
     )

@@ -195,7 +195,7 @@ def base_vs_regional(context: dg.AssetExecutionContext, database: ResultsDatabas
     long_df = database.stamp(
         tables_core.to_long(
             {} if tables_core.all_empty(tables) else tables, packed=result_tables.packed("base_vs_regional")
-        ).assign(audit_id="comparison", params_hash=""),
+        ).assign(audit_id=database.cross_partition_audit_id("comparison"), params_hash=""),
         "base_vs_regional",
         config_json={"models": models, "compared": "base vs regional, per model", "component_rule": cc.RULE_TEXT},
     )
