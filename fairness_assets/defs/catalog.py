@@ -43,6 +43,7 @@ class Entry:
     method: str
     checks: str = ""
     reads_model: str = NO  # YES, NO or LLM_TAGGER
+    gate_checks: bool = False  # its checks are the release gate's: they exist only with FAIRNESS_GATE_FILE
 
     def model_tags(self, tagger: str) -> dict[str, str]:
         """``reads_model`` and ``cost`` with subject tagger ``tagger`` (``FAIRNESS_TAGGER``)."""
@@ -96,14 +97,20 @@ CATALOG: dict[str, Entry] = {
     "audit_drift": Entry(("pandas", "sql"), "scoring", M_T, "re-audits: change since the previous audit"),
     "base_vs_regional": Entry(("pandas", "sql"), "scoring", CROSS, "METHOD.md §8.4: base vs regional template"),
     "model_comparison": Entry(
-        ("numpy", "sql"), "reporting", CROSS, "choosing a model: paired comparison", checks="release_gate (blocking)"
+        ("numpy", "sql"),
+        "reporting",
+        CROSS,
+        "choosing a model: paired comparison",
+        checks="release_gate (blocking; with FAIRNESS_GATE_FILE)",
+        gate_checks=True,
     ),
     "sensitivity": Entry(
         ("numpy", "sql"),
         "reporting",
         CROSS,
         "findings under other lambdas, R_max, rankings",
-        checks="release_gate_robust (blocking)",
+        checks="release_gate_robust (blocking; with FAIRNESS_GATE_FILE)",
+        gate_checks=True,
     ),
     "audit_report": Entry(("html", "markdown", "sql"), "reporting", CROSS, "the audit report (every partition)"),
 }
@@ -125,7 +132,7 @@ def owners(raw: str | None = None) -> list[str]:
     return out
 
 
-def _spec(spec: dg.AssetSpec, who: list[str], tagger: str) -> dg.AssetSpec:
+def _spec(spec: dg.AssetSpec, who: list[str], tagger: str, gate: bool) -> dg.AssetSpec:
     key = spec.key.to_user_string()
     entry = CATALOG.get(key)
     if entry is None:
@@ -134,7 +141,7 @@ def _spec(spec: dg.AssetSpec, who: list[str], tagger: str) -> dg.AssetSpec:
     tags.update(
         {"stage": entry.stage, "partitioning": entry.partitioning.replace(" ", "_"), **entry.model_tags(tagger)}
     )
-    if entry.checks:
+    if entry.checks and (gate or not entry.gate_checks):  # a gate check exists only with a gate file
         tags["blocking_checks"] = "yes"
     return spec.replace_attributes(
         kinds=set(entry.kinds),
@@ -151,8 +158,8 @@ def catalogued(assets: Iterable, settings=None) -> list:
         from resources.settings import load_settings
 
         settings = load_settings()
-    who, tagger = owners(settings.asset_owners), settings.tagger
+    who, tagger, gate = owners(settings.asset_owners), settings.tagger, bool(settings.gate_file)
     return [
-        a.map_asset_specs(lambda spec: _spec(spec, who, tagger)) if isinstance(a, dg.AssetsDefinition) else a
+        a.map_asset_specs(lambda spec: _spec(spec, who, tagger, gate)) if isinstance(a, dg.AssetsDefinition) else a
         for a in assets
     ]
