@@ -37,6 +37,8 @@ from sqlmodel import Field, SQLModel
 
 from fairness_assets.core.responses import storable_text
 
+from . import result_store
+from .result_store import ResultGroup, StoredResultTable
 from .secrets import quote_userinfo
 from .settings import default_database_url, results_dir
 
@@ -323,52 +325,16 @@ class GRSCountry(_Row, table=True):
     params_hash: str = Field(max_length=64)
 
 
-class _LongRow(_Row):
-    """One cell of a table in core.tables long format."""
-
-    audit_id: str = Field(index=True)
-    table_name: str = Field(index=True)
-    row_index: int
-    column_index: int
-    column: str
-    value: Optional[float] = None
-    value_text: Optional[str] = None
-    params_hash: str = Field(max_length=64)
-
-
-class MetricRow(_LongRow, table=True):
-    """Cells of the analysis tables (METHOD.md §8), one row per cell (core.tables long format)."""
-
-    __tablename__ = "metric_row"
-
-
-class GeographyRow(_LongRow, table=True):
-    """Cells of the geographic statistics (regions, one-vs-rest tests, intersections, home bias,
-    behaviour vs needs; docs/statistics.md), one row per cell (core.tables long format). Migration 0004."""
-
-    __tablename__ = "geography_row"
-
-
-class StatisticRow(_LongRow, table=True):
-    """Cells of the statistics tables (run variability, counterfactual disparity; docs/statistics.md)."""
-
-    __tablename__ = "statistic_row"
-
-
-class ComparisonRow(_LongRow, table=True):
-    """Cells of the model comparison (issue 22: the paired differences between models of a template,
-    the leaderboard, the release gate's verdicts; core.comparison, core.gate), one stored row per
-    table row (core.tables packed format), partition key "". Migration 0008."""
-
-    __tablename__ = "comparison_row"
-
-
-class SensitivityRow(_LongRow, table=True):
-    """Cells of the sensitivity of the findings (issue 22: every significant finding of the audit and
-    of the comparison re-scored under the settings of core.sensitivity, and the comparison's
-    differences under each setting), packed, partition key "". Migration 0008."""
-
-    __tablename__ = "sensitivity_row"
+# The tables of the analysis, the statistics, the geography and the cross-partition comparisons are typed
+# SQL tables, one per catalogue entry (resources/result_store.py; migration 0010 moved the cells the earlier
+# cell tables held into them). A group names the tables of some assets, read and written together; the
+# names are those of the cell tables they replace.
+MetricRow = ResultGroup("metric_row", ("analysis_tables", "base_vs_regional"))  # METHOD.md §8, base vs regional
+StatisticRow = ResultGroup("statistic_row", ("audit_statistics",))  # variability, disparity, behaviour / needs
+GeographyRow = ResultGroup("geography_row", ("audit_geography",))  # regions, contrasts, home bias, ...
+ComparisonRow = ResultGroup("comparison_row", ("model_comparison",))  # differences, leaderboard, gate
+SensitivityRow = ResultGroup("sensitivity_row", ("sensitivity",))  # verdicts, comparison by setting
+RESULT_GROUPS = (MetricRow, StatisticRow, GeographyRow, ComparisonRow, SensitivityRow)
 
 
 class FigureFile(_Row, table=True):
@@ -458,7 +424,7 @@ class PartitionOutcome(SQLModel, table=True):
     recorded_at: datetime = Field(default_factory=_now)
 
 
-TABLES: dict[str, Type[SQLModel]] = {
+TABLES: dict[str, Type[SQLModel] | ResultGroup] = {
     "qs_corpus": CorpusUniversity,
     "country_geography": Country,
     "capital_distances": CapitalDistance,
@@ -532,18 +498,20 @@ def table_metadata(asset: str) -> dict[str, Any]:
     if asset not in TABLES:
         raise KeyError(f"no results table registered for asset {asset!r}")
     model = TABLES[asset]
-    meta: dict[str, Any] = {"dagster/table_name": model.__tablename__, "dagster/column_schema": table_schema(model)}
-    if issubclass(model, _LongRow):
-        held = result_tables.of_asset(asset)
-        meta["stored_tables"] = MetadataValue.md(
+    if not isinstance(model, ResultGroup):
+        return {"dagster/table_name": model.__tablename__, "dagster/column_schema": table_schema(model)}
+    held = result_tables.of_asset(asset)
+    return {
+        "stored_tables": MetadataValue.md(
             "\n".join(
-                f"- `{t.name}` ({'one stored row per table row' if t.packed else 'one stored row per cell'}; exported "
-                f"as `{t.file}.csv`): {t.title.replace('{', '<').replace('}', '>')}"
+                f"- SQL table `{t.sql_name}` (exported as `{t.file}.csv`): "
+                f"{t.title.replace('{', '<').replace('}', '>')}; columns "
+                + ", ".join(f"{c} {kind}" for c, kind in t.columns)
                 for t in held
             )
             or "none"
         )
-    return meta
+    }
 
 
 # ----------------------------------------------------------------------------- engine resource
@@ -774,7 +742,10 @@ class ResultsDatabase(ConfigurableResource):
         ``run_id``: the run writing partitioned rows; the write commits only if that run still
         holds the partitions' leases (resources/partition_lease.verify). The shared tables
         (partition ``""``) are not rewritten when they already hold exactly these rows (same content
-        hash, ``table_content``)."""
+        hash, ``table_content``). A :class:`ResultGroup` (the analysis, statistics, geography and
+        comparison tables) is written through :meth:`replace_result_tables` with ``asset``."""
+        if isinstance(model, ResultGroup):
+            raise TypeError(f"{model.name}: result tables are written with replace_result_tables(asset, ...)")
         table = model.__table__
         partition_keys = list(partition_keys)
         cols = [c.name for c in table.columns if c.name not in ("id",)]
@@ -835,7 +806,80 @@ class ResultsDatabase(ConfigurableResource):
                 )
         return len(records)
 
+    def replace_result_tables(
+        self,
+        asset: str,
+        long: pd.DataFrame,
+        partition_keys: Iterable[str] = ("",),
+        run_id: Optional[str] = None,
+        log_fn=None,
+    ) -> int:
+        """Replace ``asset``'s result tables of ``partition_keys`` with those of ``long`` (core.tables
+        long form with partition_key / audit_id / provenance_id / params_hash), in one transaction holding
+        the write lock of those partitions, the leases verified for ``run_id`` (as :meth:`replace_rows`).
+        The cross-partition tables (partition ``""``) are not rewritten when they hold these rows already.
+        Returns the number of table rows stored."""
+        keys = list(partition_keys)
+        frame = long if "partition_key" in long or len(keys) != 1 else long.assign(partition_key=keys[0])
+        if "partition_key" not in frame:
+            raise ValueError(f"{asset}: a multi-partition frame needs a partition_key column")
+        frame = frame[frame["partition_key"].isin(keys)] if len(frame) else frame
+        shared = keys == [""]
+        digest = content_hash(frame, [c for c in frame.columns if c != "id"]) if shared else None
+        contents = TableContent.__table__
+        name = f"result:{asset}"
+        with write_transaction(self.engine(), name, _keys(keys)) as conn:
+            if run_id is not None and not shared:
+                from .partition_lease import verify
+
+                verify(conn, keys, run_id)
+            if shared:
+                stored = conn.execute(
+                    sa.select(contents.c.content_sha256).where(
+                        contents.c.table_name == name, contents.c.partition_key == ""
+                    )
+                ).first()
+                if stored is not None and stored[0] == digest:
+                    (log_fn or log.info)(f"{asset}: already holds these tables (content {digest[:12]}): not rewritten")
+                    return int(
+                        conn.execute(
+                            sa.select(sa.func.coalesce(sa.func.sum(StoredResultTable.__table__.c.rows), 0)).where(
+                                StoredResultTable.__table__.c.asset == asset,
+                                StoredResultTable.__table__.c.partition_key == "",
+                            )
+                        ).scalar_one()
+                    )
+            text = frame.copy()
+            for col in ("partition_key", "audit_id", "provenance_id", "params_hash"):
+                if col in text:
+                    text[col] = [storable_text(v)[0] if isinstance(v, str) else v for v in text[col]]
+            n = result_store.write(conn, asset, text, _keys(keys))
+            if shared:
+                conn.execute(contents.delete().where(contents.c.table_name == name, contents.c.partition_key == ""))
+                conn.execute(
+                    contents.insert().values(
+                        table_name=name, partition_key="", content_sha256=digest, rows=n, written_at=_now()
+                    )
+                )
+        return n
+
+    def read_tables(
+        self, group: ResultGroup, partition_keys: Optional[Iterable[str]] = None
+    ) -> dict[tuple[str, str], dict[str, pd.DataFrame]]:
+        """``{(partition key, audit id): {table: frame}}``: ``group``'s result tables as stored, typed
+        (resources/result_store.py), in the scope of this view."""
+        keys = None if partition_keys is None else _keys(partition_keys)
+        with self.engine().connect() as conn:
+            return result_store.read_tables(conn, group, keys, self._in_scope(StoredResultTable.__table__))
+
     def read_rows(self, model: Type[SQLModel], partition_keys: Optional[Iterable[str]] = None) -> pd.DataFrame:
+        """The rows of ``model``'s table (of ``partition_keys``; all when None), in the scope of this view.
+        A :class:`ResultGroup` is read from its typed tables and given back in core.tables long form,
+        one block per partition with its partition_key, audit_id, provenance_id and params_hash."""
+        if isinstance(model, ResultGroup):
+            keys = None if partition_keys is None else _keys(partition_keys)
+            with self.engine().connect() as conn:
+                return result_store.read_long(conn, model, keys, self._in_scope(StoredResultTable.__table__))
         table = model.__table__
         q = self._scoped(table, sa.select(table))
         if partition_keys is not None:
@@ -845,7 +889,16 @@ class ResultsDatabase(ConfigurableResource):
         return df
 
     def distinct(self, model: Type[SQLModel], columns: Sequence[str]) -> pd.DataFrame:
-        """The distinct combinations of ``columns`` in ``model``'s table (e.g. for provenance)."""
+        """The distinct combinations of ``columns`` in ``model``'s table (e.g. for provenance); for a
+        :class:`ResultGroup`, of its stored tables' partition_key / audit_id / provenance_id / params_hash."""
+        if isinstance(model, ResultGroup):
+            registry = StoredResultTable.__table__
+            q = self._scoped(
+                registry,
+                sa.select(*[registry.c[c] for c in columns]).where(registry.c.asset.in_(model.assets)).distinct(),
+            )
+            with self.engine().connect() as conn:
+                return pd.read_sql(q, conn)
         table = model.__table__
         q = self._scoped(table, sa.select(*[table.c[c] for c in columns]).distinct())
         with self.engine().connect() as conn:
@@ -1080,17 +1133,32 @@ class SQLResultsIOManager(ConfigurableIOManager):
                     return
         model = self._model(name)
         run_id = context.step_context.run_id if keys != [""] else None
-        n = self.database.replace_rows(model, obj, keys, run_id=run_id, log_fn=context.log.info)
-        context.log.info(f"stored {n} row(s) of {name} in table {model.__tablename__} at {self.database.describe()}")
+        if isinstance(model, ResultGroup):  # its tables, each in its typed SQL table (resources/result_store.py)
+            n = self.database.replace_result_tables(name, obj, keys, run_id=run_id, log_fn=context.log.info)
+            where = f"{len(result_tables_of(name))} typed result tables"
+        else:
+            n = self.database.replace_rows(model, obj, keys, run_id=run_id, log_fn=context.log.info)
+            where = model.__tablename__
+        context.log.info(f"stored {n} row(s) of {name} in table {where} at {self.database.describe()}")
 
     def load_input(self, context: InputContext) -> pd.DataFrame:
         name = context.upstream_output.asset_key.path[-1] if context.upstream_output else context.asset_key.path[-1]
         model = self._model(name)
         keys = self._partitions(context)
         self._claim(context, keys)
-        df = self.database.read_rows(model, keys)
-        drop = ["id"] + (["partition_key"] if keys == [""] else [])
+        if isinstance(model, ResultGroup):  # only this asset's tables, in long form
+            df = self.database.read_rows(ResultGroup(model.name, (name,)), keys)
+        else:
+            df = self.database.read_rows(model, keys)
+        drop = [c for c in ["id"] + (["partition_key"] if keys == [""] else []) if c in df]
         return df.drop(columns=drop)
+
+
+def result_tables_of(asset: str) -> tuple:
+    """The catalogue's tables of ``asset`` (core/result_tables.py)."""
+    from fairness_assets.core import result_tables
+
+    return result_tables.of_asset(asset)
 
 
 __all__ = [

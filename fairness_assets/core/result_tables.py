@@ -20,6 +20,25 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+KINDS = {"t": "text", "f": "float", "i": "int", "b": "bool"}
+# the tables stored in an asset's own SQLModel table (resources/database.py), not from these declarations
+OWN_TABLES = ("recommendations", "drs_items", "grs_by_country")
+
+
+def parse_columns(spec: str) -> tuple[tuple[str, str], ...]:
+    """``"model:t mean:f n_units:i significant:b"`` -> ``(("model", "text"), ("mean", "float"), ...)``:
+    a table's columns in their order, each with its SQL type (text, float, int, bool)."""
+    out = []
+    for token in spec.split():
+        name, _, kind = token.rpartition(":")
+        if not name or kind not in KINDS:
+            raise ValueError(f"column {token!r}: write it as name:kind, kind one of {', '.join(KINDS)}")
+        out.append((name, KINDS[kind]))
+    names = [n for n, _ in out]
+    if len(set(names)) != len(names):
+        raise ValueError(f"columns declared twice: {sorted({n for n in names if names.count(n) > 1})}")
+    return tuple(out)
+
 
 @dataclass(frozen=True)
 class ResultTable:
@@ -27,12 +46,23 @@ class ResultTable:
     asset: str
     title: str
     export: str = ""  # empty: the name
-    packed: bool = False  # stored one row per table row (core.tables packed format), not one per cell
+    packed: bool = False  # handed over one row per table row (core.tables packed format), not one per cell
+    spec: str = ""  # its columns and their types (parse_columns); empty for the OWN_TABLES
 
     @property
     def file(self) -> str:
         """The stem of its exported CSV file."""
         return self.export or self.name
+
+    @property
+    def sql_name(self) -> str:
+        """Its SQL table in the results database (resources/result_store.py): its exported file's stem."""
+        return self.file
+
+    @property
+    def columns(self) -> tuple[tuple[str, str], ...]:
+        """``(name, type)`` of each of its columns, in order (type: text, float, int, bool)."""
+        return parse_columns(self.spec)
 
     def heading(self, **fields: Any) -> str:
         """Its title with its ``{...}`` fields filled."""
@@ -59,19 +89,73 @@ TABLES: tuple[ResultTable, ...] = (
     ),
     T("grs_by_country", "grs_by_country", "GRS of the countries recommended"),
     # ---- the analysis tables of METHOD.md §8 (metrics.score_partition), one stored row per cell
-    T("drs_responses", "analysis_tables", "DRS, Acc, Rep, Acad per response"),
-    T("drs_summary", "analysis_tables", "DRS, Acc, Rep, Acad overall and by group"),
-    T("academic_alignment", "analysis_tables", "Academic alignment by group"),
-    T("volume_diversity", "analysis_tables", "Volume and diversity"),
-    T("concentration", "analysis_tables", "US+UK share and country coverage"),
-    T("reduced_context_top", "analysis_tables", "reduced context, top items per attribute value"),
+    T(
+        "drs_responses",
+        "analysis_tables",
+        "DRS, Acc, Rep, Acad per response",
+        spec=(
+            "response_id:t model:t template:t profile_id:t gender:t economic_class:t nationality:t run:i "
+            "parse_status:t n_items:i acc:f rep:f acad:f drs:f n_matched:i"
+        ),
+    ),
+    T(
+        "drs_summary",
+        "analysis_tables",
+        "DRS, Acc, Rep, Acad overall and by group",
+        spec=("group_by:t group:t responses:i drs:f acc:f rep:f acad:f"),
+    ),
+    T(
+        "academic_alignment",
+        "analysis_tables",
+        "Academic alignment by group",
+        spec=("group_by:t group:t items:i acad:f"),
+    ),
+    T(
+        "volume_diversity",
+        "analysis_tables",
+        "Volume and diversity",
+        spec=(
+            "responses:i responses_with_items:i recommendations:i matched_recommendations:i "
+            "unique_universities:i unique_university_texts_unmatched:i unique_programs:i "
+            "unique_countries:i"
+        ),
+    ),
+    T(
+        "concentration",
+        "analysis_tables",
+        "US+UK share and country coverage",
+        spec=(
+            "recommendations_with_country:i us_uk_share:f us_uk_countries:t countries_recommended:i "
+            "corpus_countries:i country_coverage:f"
+        ),
+    ),
+    T(
+        "reduced_context_top",
+        "analysis_tables",
+        "reduced context, top items per attribute value",
+        spec=("attribute:t value:t what:t rank:i item:t count:i share:f"),
+    ),
     # ---- the statistics (docs/statistics.md): run variability, counterfactual pairs, behaviour / needs, envy
-    T("run_variability", "audit_statistics", "run-to-run variability"),
+    T(
+        "run_variability",
+        "audit_statistics",
+        "run-to-run variability",
+        spec=(
+            "model:t template:t group_by:t group:t metric:t unit:t n_units:i n_responses:i n_scored:i "
+            "mean:f sd:f ci_low:f ci_high:f level:f n_boot:i note:t"
+        ),
+    ),
     T(
         "counterfactual_disparity",
         "audit_statistics",
         "counterfactual disparity (paired; {correction} correction)",
         packed=True,
+        spec=(
+            "model:t template:t attribute:t value_a:t value_b:t metric:t n_strata:i n_pairs:i "
+            "n_strata_excluded:i mean_a:f mean_b:f mean_diff:f sd_diff:f ci_low:f ci_high:f level:f "
+            "n_boot:i p_value:f p_method:t n_perm:i p_min_attainable:f correction:t family_size:i "
+            "p_adjusted:f alpha:f significant:b marking:t"
+        ),
     ),
     T(
         "behaviour_needs",
@@ -79,6 +163,13 @@ TABLES: tuple[ResultTable, ...] = (
         "behaviour and needs of the counterfactual contrasts (component total "
         "/ behaviour / needs; {correction} within each attribute x component)",
         packed=True,
+        spec=(
+            "model:t template:t attribute:t value_a:t value_b:t metric:t component:t n_strata:i n_pairs:i "
+            "mean_diff:f share_of_total:f behaviour_a_students:f behaviour_b_students:f sd_diff:f "
+            "ci_low:f ci_high:f level:f n_boot:i p_value:f p_method:t n_perm:i p_min_attainable:f "
+            "correction:t family_size:i p_adjusted:f alpha:f significant:b marking:t by_construction:b "
+            "note:t"
+        ),
     ),
     T(
         "envy",
@@ -86,6 +177,10 @@ TABLES: tuple[ResultTable, ...] = (
         "envy, the share of a group's students whose score would be higher with the lists "
         "the other group received (95% bootstrap interval over strata)",
         packed=True,
+        spec=(
+            "model:t template:t attribute:t group:t other_group:t metric:t n_strata:i n_students:i "
+            "envy_share:f tie_share:f ci_low:f ci_high:f level:f n_boot:i"
+        ),
     ),
     # ---- the geographic statistics (core.geostats)
     T(
@@ -94,6 +189,10 @@ TABLES: tuple[ResultTable, ...] = (
         "Metrics by student region and North/South: mean [95% bootstrap interval over {unit}s]",
         "geography_region_metrics",
         packed=True,
+        spec=(
+            "model:t template:t group_by:t group:t metric:t unit:t n_units:i n_responses:i n_scored:i "
+            "mean:f sd:f ci_low:f ci_high:f level:f n_boot:i note:t"
+        ),
     ),
     T(
         "geo_contrasts",
@@ -103,6 +202,12 @@ TABLES: tuple[ResultTable, ...] = (
         "per family",
         "geography_geo_contrasts",
         packed=True,
+        spec=(
+            "model:t template:t analysis:t attribute:t value:t reference:t metric:t component:t unit:t "
+            "n_units:i n_units_excluded:i mean_value:f mean_reference:f mean_diff:f sd_diff:f ci_low:f "
+            "ci_high:f level:f n_boot:i p_value:f p_method:t n_perm:i p_min_attainable:f correction:t "
+            "family_size:i p_adjusted:f alpha:f significant:b marking:t by_construction:b"
+        ),
     ),
     T(
         "class_gap_interactions",
@@ -110,6 +215,12 @@ TABLES: tuple[ResultTable, ...] = (
         "Class gap (low - high) interactions: does the gap differ by gender or region?",
         "geography_class_gap_interactions",
         packed=True,
+        spec=(
+            "model:t template:t analysis:t factor:t kind:t value_a:t value_b:t metric:t component:t gap:t "
+            "unit:t n_units:i mean_diff:f sd_diff:f ci_low:f ci_high:f level:f n_boot:i p_value:f "
+            "p_method:t n_perm:i p_min_attainable:f correction:t family_size:i p_adjusted:f alpha:f "
+            "significant:b marking:t by_construction:b"
+        ),
     ),
     T(
         "home_bias",
@@ -118,6 +229,10 @@ TABLES: tuple[ResultTable, ...] = (
         "student's own country, own region, abroad; mean distance (km)",
         "geography_home_bias",
         packed=True,
+        spec=(
+            "model:t template:t nationality:t student_iso3:t region:t north_south:t n_items_located:i "
+            "own_country:f own_region:f abroad:f outside_region:f mean_distance_km:f"
+        ),
     ),
     T(
         "home_bias_change",
@@ -125,6 +240,12 @@ TABLES: tuple[ResultTable, ...] = (
         "Home bias from the base to the {other} template, per nationality (change = {other} - base)",
         "geography_home_bias_change",
         packed=True,
+        spec=(
+            "model:t nationality:t student_iso3:t region:t north_south:t own_country_base:f "
+            "own_region_base:f abroad_base:f mean_distance_km_base:f own_country_regional:f "
+            "own_region_regional:f abroad_regional:f mean_distance_km_regional:f own_country_change:f "
+            "own_region_change:f abroad_change:f mean_distance_km_change:f"
+        ),
     ),
     T(
         "class_gap_decomposition",
@@ -132,6 +253,11 @@ TABLES: tuple[ResultTable, ...] = (
         "Class gaps split into behaviour (what the model recommended) and needs (the metric's income weighting)",
         "geography_class_gap_decomposition",
         packed=True,
+        spec=(
+            "model:t template:t metric:t value_a:t value_b:t component:t n_pairs:i mean_diff:f "
+            "share_of_total:f sd_diff:f ci_low:f ci_high:f level:f n_boot:i p_value:f p_method:t n_perm:i "
+            "p_min_attainable:f correction:t family_size:i p_adjusted:f alpha:f significant:b marking:t"
+        ),
     ),
     T(
         "families",
@@ -139,10 +265,32 @@ TABLES: tuple[ResultTable, ...] = (
         "Families of tests: size, smallest attainable p and the Holm threshold (alpha / size)",
         "geography_families",
         packed=True,
+        spec=(
+            "model:t template:t analysis:t family_size:i unit:t n_units:i p_min_attainable:f "
+            "holm_threshold:f attainable:b n_significant:i"
+        ),
     ),
     # ---- across partitions (partition key ""): base vs regional, the model comparison, the sensitivity
-    T("drs_change", "base_vs_regional", "Base vs regional: drs change (%)", "base_vs_regional_drs_change"),
-    T("grs_change", "base_vs_regional", "Base vs regional: grs change (%)", "base_vs_regional_grs_change"),
+    T(
+        "drs_change",
+        "base_vs_regional",
+        "Base vs regional: drs change (%)",
+        "base_vs_regional_drs_change",
+        spec=(
+            "group_by:t group:t drs_base:f acc_base:f rep_base:f drs_regional:f acc_regional:f "
+            "rep_regional:f drs_change_pct:f acc_change_pct:f rep_change_pct:f model:t"
+        ),
+    ),
+    T(
+        "grs_change",
+        "base_vs_regional",
+        "Base vs regional: grs change (%)",
+        "base_vs_regional_grs_change",
+        spec=(
+            "iso3:t country:t grs_base:f repr_base:f rep_covg_base:f grs_regional:f repr_regional:f "
+            "rep_covg_regional:f grs_change_pct:f repr_change_pct:f rep_covg_change_pct:f model:t"
+        ),
+    ),
     T(
         "component_change",
         "base_vs_regional",
@@ -151,6 +299,14 @@ TABLES: tuple[ResultTable, ...] = (
         "Holm within each analysis x component)",
         "base_vs_regional_component_change",
         packed=True,
+        spec=(
+            "model:t source:t analysis:t value_a:t value_b:t metric:t component:t unit:t n_base:i "
+            "mean_base:f ci_low_base:f ci_high_base:f p_adjusted_base:f significant_base:b n_regional:i "
+            "mean_regional:f ci_low_regional:f ci_high_regional:f p_adjusted_regional:f "
+            "significant_regional:b change:f se_change:f df_change:f ci_low_change:f ci_high_change:f "
+            "level:f p_change:f correction:t family_size:i p_change_adjusted:f alpha:f moved:b "
+            "direction:t intervals_overlap:b status:t rule:t note:t"
+        ),
     ),
     T(
         "differences",
@@ -158,6 +314,11 @@ TABLES: tuple[ResultTable, ...] = (
         "Differences B - A, paired by profile and run (significant first)",
         "model_comparison_differences",
         packed=True,
+        spec=(
+            "template:t model_a:t model_b:t family:t metric:t gap:t country:t component:t n_units:i "
+            "mean_a:f mean_b:f mean_diff:f ci_low:f ci_high:f p_value:f p_adjusted:f family_size:i "
+            "significant:b direction:t correction:t"
+        ),
     ),
     T(
         "leaderboard",
@@ -166,6 +327,10 @@ TABLES: tuple[ResultTable, ...] = (
         "(a range where they cannot tell the models apart)",
         "model_comparison_leaderboard",
         packed=True,
+        spec=(
+            "template:t model:t metric:t n_units:i mean:f ci_low:f ci_high:f rank_best:i rank_worst:i "
+            "tied_with:t rank:t"
+        ),
     ),
     T(
         "gate",
@@ -173,14 +338,34 @@ TABLES: tuple[ResultTable, ...] = (
         "Release gate: each line, candidate - baseline",
         "model_comparison_gate",
         packed=True,
+        spec=(
+            "line:i template:t metric:t gap:t rule:t margin:f estimate:f ci_low:f ci_high:f threshold:f "
+            "n_units:i verdict:t n_units_to_decide:f reason:t"
+        ),
     ),
-    T("verdicts", "sensitivity", "Findings, robust or fragile (fragile first)", "sensitivity_verdicts", packed=True),
+    T(
+        "verdicts",
+        "sensitivity",
+        "Findings, robust or fragile (fragile first)",
+        "sensitivity_verdicts",
+        packed=True,
+        spec=(
+            "source:t finding:t model:t template:t metric:t estimate:f p_adjusted:f verdict:t robust:b "
+            "settings_holding:t settings_flipping:t settings_losing:t worst_setting:t worst_estimate:f "
+            "worst_p_adjusted:f"
+        ),
+    ),
     T(
         "comparison_by_setting",
         "sensitivity",
         "The model comparison's differences under each sensitivity setting",
         "sensitivity_comparison_by_setting",
         packed=True,
+        spec=(
+            "template:t model_a:t model_b:t family:t metric:t gap:t country:t component:t n_units:i "
+            "mean_a:f mean_b:f mean_diff:f ci_low:f ci_high:f p_value:f p_adjusted:f family_size:i "
+            "significant:b direction:t correction:t setting:t"
+        ),
     ),
 )
 del T
@@ -194,9 +379,20 @@ def _check(tables: tuple[ResultTable, ...]) -> None:
             raise ValueError(f"result table {t.asset}.{t.name} (file {t.file}) is declared twice")
         seen.add((t.asset, t.name))
         files.add(t.file)
+        if (t.name in OWN_TABLES) == bool(t.spec):
+            raise ValueError(f"result table {t.asset}.{t.name}: declare its columns (spec) unless it has its own table")
+        reserved = {"id", "partition_key", "audit_id", "provenance_id", "params_hash", "row_index"}
+        clash = reserved & {c for c, _ in t.columns}
+        if clash:
+            raise ValueError(f"result table {t.asset}.{t.name}: columns {sorted(clash)} are the stored row's own")
 
 
 _check(TABLES)
+
+
+def typed() -> tuple[ResultTable, ...]:
+    """The tables stored in SQL tables made from their declared columns (every table but the OWN_TABLES)."""
+    return tuple(t for t in TABLES if t.name not in OWN_TABLES)
 
 
 def of_asset(asset: str) -> tuple[ResultTable, ...]:

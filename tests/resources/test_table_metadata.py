@@ -28,10 +28,11 @@ def test_every_result_table_is_stored_in_a_registered_table():
     for t in rt.TABLES:
         assert t.asset in D.TABLES, t
     meta = D.table_metadata("analysis_tables")
-    assert meta["dagster/table_name"] == "metric_row"
-    assert isinstance(meta["dagster/column_schema"], dg.TableSchema)
+    assert "dagster/table_name" not in meta  # several typed SQL tables, each listed with its columns
     listed = meta["stored_tables"].value
-    assert all(f"`{name}`" in listed for name in rt.names("analysis_tables"))
+    assert all(f"SQL table `{t.sql_name}`" in listed for t in rt.of_asset("analysis_tables"))
+    assert "responses int, drs float" in listed  # drs_summary's columns and types
+    assert isinstance(D.table_metadata("generations")["dagster/column_schema"], dg.TableSchema)
     assert "exported as `geography_home_bias.csv`" in D.table_metadata("audit_geography")["stored_tables"].value
     assert "stored_tables" not in D.table_metadata("generations")  # one row per answer: its columns say it all
     with pytest.raises(KeyError, match="no results table registered for asset 'nope'"):
