@@ -11,7 +11,7 @@ import re
 import threading
 import time
 from collections import Counter
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import openai  # noqa: F401 - imported here, so that no test's clock counts the SDK's import
 import openai.resources.chat.completions  # noqa: F401
@@ -21,12 +21,13 @@ import yaml
 from resources.llm.base import ModelUnavailableError, SamplingParams
 from resources.llm.openai_backend import OpenAIClient, RequestBudgetError
 from resources.settings import ConfigError, field_specs, load_settings
+from tests.helpers.servers import LoopbackHTTPServer
 
 PARAMS = SamplingParams(max_new_tokens=20)
 LABEL = "sim-model|base|full:female:low:nigeria|0"
 
 
-class SlowEndpoint:
+class SlowEndpoint(LoopbackHTTPServer):
     """A real HTTP/1.1 server on 127.0.0.1 (random port) serving ``GET /v1/models`` and
     ``POST /v1/chat/completions``; ``delays`` maps a prompt (``"/models"`` for the listing) to the
     seconds its successive requests wait before answering (once used up: none). ``requests``
@@ -80,18 +81,8 @@ class SlowEndpoint:
                 }
                 self._answer(prompt["content"], json.dumps(answer).encode())
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        super().__init__(Handler, "/v1")
         self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self) -> "SlowEndpoint":
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
 
 def _client(url: str, **kw) -> OpenAIClient:
