@@ -107,11 +107,10 @@ class _CsvTable:
 
 
 def _wide_partition(
-    long: pd.DataFrame, key: PartitionKey, tables: Sequence[result_tables.ResultTable]
+    wide: Mapping[str, pd.DataFrame], key: PartitionKey, tables: Sequence[result_tables.ResultTable]
 ) -> dict[str, pd.DataFrame]:
-    """One partition's long stored rows (MetricRow/StatisticRow/GeographyRow) -> its wide tables
-    among ``tables``, by file name, with ``model`` and ``template`` in front and the flags as booleans."""
-    wide = tables_core.from_long(long) if len(long) else {}
+    """One partition's stored result tables (``ResultsDatabase.partition_tables``) -> those among
+    ``tables``, by file name, with ``model`` and ``template`` in front and the flags as booleans."""
     out = {}
     for t in tables:
         if t.name in wide:
@@ -171,7 +170,8 @@ def partition_results(database: D.ResultsDatabase, key: str) -> dict[str, pd.Dat
     grs = _read(database, D.GRSCountry, key)
     out["grs_by_country"] = _front(_split_key(grs)) if len(grs) else grs
     for asset in LONG_ASSETS:
-        out.update(_wide_partition(database.read_rows(D.TABLES[asset], [key]), pk, result_tables.of_asset(asset)))
+        group = D.ResultGroup(D.TABLES[asset].name, (asset,))
+        out.update(_wide_partition(database.partition_tables(group, key), pk, result_tables.of_asset(asset)))
     return {name: _drop_internal(name, df) for name, df in out.items()}
 
 

@@ -872,6 +872,13 @@ class ResultsDatabase(ConfigurableResource):
         with self.engine().connect() as conn:
             return result_store.read_tables(conn, group, keys, self._in_scope(StoredResultTable.__table__))
 
+    def partition_tables(self, group: ResultGroup, key: str) -> dict[str, pd.DataFrame]:
+        """One partition's result tables of ``group`` (``{table: frame}``; empty when none is stored),
+        read from their typed tables, as ``core.tables.from_long(read_rows(group, [key]))`` would give
+        them, without the long form in between."""
+        found = self.read_tables(group, [key])
+        return next(iter(found.values())) if found else {}
+
     def read_rows(self, model: Type[SQLModel], partition_keys: Optional[Iterable[str]] = None) -> pd.DataFrame:
         """The rows of ``model``'s table (of ``partition_keys``; all when None), in the scope of this view.
         A :class:`ResultGroup` is read from its typed tables and given back in core.tables long form,

@@ -49,16 +49,27 @@ def scored(tmp_path_factory) -> str:
 
 @pytest.fixture
 def reads(monkeypatch):
-    """Every read_rows call of a per-partition table: (table, keys or None for all)."""
+    """Every read of a per-partition table (read_rows, and read_tables for the typed result tables):
+    (table, keys or None for all)."""
     seen: list[tuple[str, object]] = []
-    original = D.ResultsDatabase.read_rows
 
-    def watched(self, model, partition_keys=None):
-        if model in PER_PARTITION:
-            seen.append((model.__tablename__, None if partition_keys is None else list(partition_keys)))
-        return original(self, model, partition_keys)
+    def watch(method: str):
+        original = getattr(D.ResultsDatabase, method)
 
-    monkeypatch.setattr(D.ResultsDatabase, "read_rows", watched)
+        def watched(self, model, partition_keys=None):
+            if model in PER_PARTITION or any(
+                isinstance(model, D.ResultGroup) and set(model.assets) <= set(g.assets)
+                for g in PER_PARTITION
+                if isinstance(g, D.ResultGroup)
+            ):
+                name = getattr(model, "__tablename__", None) or model.name
+                seen.append((name, None if partition_keys is None else list(partition_keys)))
+            return original(self, model, partition_keys)
+
+        monkeypatch.setattr(D.ResultsDatabase, method, watched)
+
+    watch("read_rows")
+    watch("read_tables")
     return seen
 
 

@@ -298,8 +298,7 @@ def _stored_partition(
     partition's items are kept only when it has no stored figures (the report draws them)."""
     pk = PartitionKey.parse(key)
     recs = database.read_rows(D.Recommendation, [key])
-    stat_rows = database.read_rows(D.StatisticRow, [key])
-    stats_t = tables_core.from_long(stat_rows) if len(stat_rows) else {}
+    stats_t = database.partition_tables(D.StatisticRow, key)
     for name, flags in (
         ("counterfactual_disparity", ("significant",)),
         ("behaviour_needs", ("significant", "by_construction")),
@@ -313,7 +312,7 @@ def _stored_partition(
         model=pk.model,
         template=pk.template,
         items=recs if figures is None else recs[["partition_key", "audit_id"]].drop_duplicates(),
-        tables=tables_core.from_long(database.read_rows(D.MetricRow, [key])),
+        tables=database.partition_tables(D.MetricRow, key),
         grs=database.read_rows(D.GRSCountry, [key]),
         statistics=stats_t,
         drift=drift if len(drift) else None,

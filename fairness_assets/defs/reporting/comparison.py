@@ -53,9 +53,9 @@ def stored_inputs(database: ResultsDatabase, template: str, keys: list[str]) -> 
     """The per-response scores (``drs_responses``) and the items' countries of ``keys``, one template."""
     frames = []
     for key in keys:
-        long = database.read_rows(D.MetricRow, [key])
-        if len(long):
-            frames.append(tables_core.from_long(long)["drs_responses"])
+        tables = database.partition_tables(D.MetricRow, key)
+        if tables:
+            frames.append(tables["drs_responses"])
     items = database.read_rows(D.DRSItem, keys)
     items = items[[c for c in ("response_id", "iso3", "university_id", "model", "run") if c in items.columns]]
     return (pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()), items
@@ -278,14 +278,13 @@ def sensitivity_tables(
         "sensitivity", len(keys) + len(templates), log or (lambda _line: None), unit="partition or template"
     )
     for key in keys:
-        stats_rows = database.read_rows(D.StatisticRow, [key])
-        base = tables_core.from_long(stats_rows).get("counterfactual_disparity") if len(stats_rows) else None
+        base = database.partition_tables(D.StatisticRow, key).get("counterfactual_disparity")
         if base is None or not len(base) or not (base["significant"].astype(str) == "True").any():
             progress.advance(detail=f"{key}: no significant finding to re-score")
             continue
         items = with_second_ranking(database, database.read_rows(D.DRSItem, [key]), [key], second)
         items, used = with_other_tags(database, items, [key], taggers or {}, dict(params.student_interest))
-        responses = tables_core.from_long(database.read_rows(D.MetricRow, [key]))["drs_responses"]
+        responses = database.partition_tables(D.MetricRow, key)["drs_responses"]
         per = sens.audit_findings(items, responses, _with_taggers(grid, used), params, **stat_kw)
         verdicts.append(sens.judge(base, per, "audit"))
         progress.advance(detail=f"{key} re-scored under {len(grid)} settings")

@@ -215,10 +215,9 @@ def stored_geography(database: ResultsDatabase) -> dict[str, pd.DataFrame]:
     """The geography tables of every stored partition, concatenated (for the report)."""
     from resources import database as D
 
-    rows = database.read_rows(D.GeographyRow)
     out: dict[str, list[pd.DataFrame]] = {}
-    for _key, long in by_partition(rows):
-        for name, df in tables_core.from_long(long).items():
+    for _key, stored in sorted(database.read_tables(D.GeographyRow).items()):
+        for name, df in stored.items():
             if len(df):
                 out.setdefault(name, []).append(df)
     tables = {name: pd.concat(frames, ignore_index=True) for name, frames in out.items()}
