@@ -55,19 +55,23 @@ def _grs(shift: float) -> pd.DataFrame:
 
 def _store(db: D.ResultsDatabase, key: str, tables: dict | None, shift: float) -> None:
     stamp = {"partition_key": key, "audit_id": "a1", "params_hash": "h", "provenance_id": "p"}
-    db.append_rows(D.MetricRow, tables_core.to_long({"drs_summary": _summary(shift)}).assign(**stamp))
+    db.replace_result_tables(
+        "analysis_tables", tables_core.to_long({"drs_summary": _summary(shift)}).assign(**stamp), [key]
+    )
     db.append_rows(D.GRSCountry, _grs(shift).assign(**stamp))
     if tables is None:
         return
-    db.append_rows(
-        D.StatisticRow,
+    db.replace_result_tables(
+        "audit_statistics",
         tables_core.to_long({"behaviour_needs": tables["behaviour_needs"]}, packed=("behaviour_needs",)).assign(
             **stamp
         ),
+        [key],
     )
-    db.append_rows(
-        D.GeographyRow,
+    db.replace_result_tables(
+        "audit_geography",
         tables_core.to_long({"geo_contrasts": tables["geo_contrasts"]}, packed=("geo_contrasts",)).assign(**stamp),
+        [key],
     )
 
 
@@ -90,7 +94,8 @@ def comparison(tmp_path_factory):
     original = D.ResultsDatabase.read_rows
 
     def watched(self, model, partition_keys=None):
-        reads.append((model.__tablename__, None if partition_keys is None else list(partition_keys)))
+        name = getattr(model, "__tablename__", None) or model.name  # a ResultGroup: its former cell table
+        reads.append((name, None if partition_keys is None else list(partition_keys)))
         return original(self, model, partition_keys)
 
     with pytest.MonkeyPatch.context() as mp:

@@ -73,7 +73,9 @@ def test_demo_audit_on_postgres_instance_and_results(tmp_path, postgres_database
                 "recommendation",
                 "drs_item",
                 "grs_country",
-                "metric_row",
+                "drs_summary",
+                "run_variability",
+                "result_table",
                 "audit_metric",
                 "provenance",
             )
