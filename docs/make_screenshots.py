@@ -85,11 +85,30 @@ def journey_shots(driver, base: str, env: dict, out: Path) -> list[Path]:
     print(
         f"[make_screenshots] backfill {backfill.backfill_id}: {backfill.status.value}, {len(runs)} run(s)", flush=True
     )
-    run = journey.run_of(runs, "generations")
+    by_key = journey.partition_runs(runs)
+    first = f"{model}|{missing[0]}"
+    held = len(HELD)
     journey.missing_on_run_page(
-        driver, base, run.run_id, model, missing, list(HELD), out / "ui_run_missing_templates.png"
+        driver, base, by_key[first].run_id, model, missing[0], list(HELD), out / "ui_run_missing_templates.png"
     )
-    journey.missing_on_partition_page(driver, base, model, missing[0], list(HELD), out / "ui_partition_missing.png")
+    journey.backfill_page(
+        driver, base, backfill.backfill_id, journey.PARTITIONED, held, len(missing), out / "ui_backfill.png"
+    )
+    journey.missing_on_partition_page(
+        driver,
+        base,
+        "recommendations",
+        first,
+        by_key[first].run_id,
+        held,
+        len(missing),
+        out / "ui_partition_missing.png",
+    )
+    journey.catalog_states(driver, base, journey.PARTITIONED, held, len(missing), out / "ui_catalog.png")
+    held_keys = [f"{model}|{t}" for t in HELD]
+    journey.check_partitions(driver, base, "parse_rate", held_keys, len(missing), out / "ui_checks.png")
+    print("[make_screenshots] waiting for the backfill's report run (backfill_report sensor)", flush=True)
+    journey.wait_for_report_run(env["DAGSTER_HOME"], backfill.backfill_id)
     journey.report_from_asset_page(
         driver,
         base,
@@ -105,7 +124,10 @@ def journey_shots(driver, base: str, env: dict, out: Path) -> list[Path]:
         out / name
         for name in (
             "ui_run_missing_templates.png",
+            "ui_backfill.png",
             "ui_partition_missing.png",
+            "ui_catalog.png",
+            "ui_checks.png",
             "ui_report_link.png",
             "report.png",
             "report_figures.png",
@@ -120,8 +142,6 @@ def other_pages(driver, base: str, out: Path) -> list[Path]:
     ui.launch_registered_model(driver, base, ui.DEMO_MODEL, out / "ui_materialize_dialog.png")
     shots.append(out / "ui_materialize_dialog.png")
     shots += ui.lineage_materialize_all(driver, base, out / "ui_lineage_materialize_all.png")
-    journey.checks(driver, base, "parse_rate", out / "ui_checks.png")
-    shots.append(out / "ui_checks.png")
     shots.append(ui.figure(driver, base, out / "ui_figure.png"))
     return shots
 

@@ -74,7 +74,15 @@ class ScoreFailed(RunFailed):
 
 # what a Dagster instance the project creates holds (dagster_home(), the tests' and benchmarks' homes):
 # no telemetry (an offline tool) and no "Join the Dagster community" dialog (nux) over the first page
-OFFLINE_INSTANCE_YAML = "telemetry:\n  enabled: false\nnux:\n  enabled: false\n"
+OFFLINE_INSTANCE_YAML = (
+    "telemetry:\n  enabled: false\nnux:\n  enabled: false\n"
+    # a backfill is one run per partition (defs/partitions.PER_PARTITION): at most two in progress
+    # (each holds the code location and, while it generates, a model), and one generations step at a
+    # time (its "gpu" pool); raise them here on a larger machine (docs/operations.md, "Backfills")
+    "concurrency:\n  runs:\n    max_concurrent_runs: 2\n  pools:\n    default_limit: 1\n"
+)
+# what fresh instances got before (dagster_home() brings such a file up to date; one edited by hand is kept)
+EARLIER_INSTANCE_YAMLS = ("telemetry:\n  enabled: false\n", "telemetry:\n  enabled: false\nnux:\n  enabled: false\n")
 
 
 def dagster_home() -> Path:
@@ -84,8 +92,9 @@ def dagster_home() -> Path:
     os.environ["DAGSTER_HOME"] = str(home)
     _quote_database_urls()
     config = home / "dagster.yaml"
-    if not config.exists():  # a fresh instance, as an offline tool should have it: no telemetry, no
-        # "Join the Dagster community" dialog over the UI's first page
+    # a fresh instance, as an offline tool should have it: no telemetry, no "Join the Dagster
+    # community" dialog over the UI's first page, a run limit for backfills of one run per partition
+    if not config.exists() or config.read_text() in EARLIER_INSTANCE_YAMLS:
         config.write_text(OFFLINE_INSTANCE_YAML)
     return home
 

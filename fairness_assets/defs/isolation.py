@@ -1,9 +1,12 @@
 """One bad partition never sinks the others of its run.
 
-A backfill of many partitions runs as one run (``BackfillPolicy.single_run``: model weights load
-once), so one step handles every partition of the run. Dagster 1.13 cannot mark one partition of
-such a step as failed (dagster-io/dagster#17836): an exception fails the step, and with it every
-partition. So each partitioned asset goes through its partitions under a :class:`PartitionGuard`:
+A run of the UI, a backfill or the re-audit schedule holds one partition (the assets have no
+backfill policy: defs/partitions.PER_PARTITION), and there a partition that cannot be produced fails
+its step, so Dagster shows that partition failed. A run of ``fairness-audit score`` holds a box of
+partitions (model weights load once for the box), so one step handles several. Dagster 1.13 cannot
+mark one partition of such a step as failed (dagster-io/dagster#17836): an exception fails the step,
+and with it every partition. So each partitioned asset goes through its partitions under a
+:class:`PartitionGuard`:
 
 - a partition whose work raises is recorded as ``failed`` with its reason (the ``partition_outcome``
   table) and logged as an error; the other partitions go on;
@@ -14,10 +17,9 @@ partition. So each partitioned asset goes through its partitions under a :class:
   the run: its earlier rows, if any, are kept (resources/database.SQLResultsIOManager);
 - the asset's metadata lists them (``failed_partitions``), and the step fails only when no partition
   of the run could be produced;
-- Dagster still records a materialization for every partition of the step (the UI's Partitions tab
-  shows them all as materialized), so the event of each partition left out says so on the partition's
-  own page: ``partition_outcome`` (``failed`` / ``skipped`` / ``blocked``, not stored, and the reason)
-  and ``dagster/row_count`` 0.
+- Dagster still records a materialization for every partition of such a step, so the event of each
+  partition left out says so on the partition's own page: ``partition_outcome`` (``failed`` /
+  ``skipped`` / ``blocked``, not stored, and the reason) and ``dagster/row_count`` 0.
 
 A lost lease (another run took the partition over) is never isolated: it stops the run.
 """

@@ -93,4 +93,4 @@ def test_decorators_say_no_kinds_the_catalog_would_replace():
 
     for asset in (generation.generations, scoring.scores, reporting.audit_report_file):
         assert all(not spec.kinds for spec in asset.specs), asset.keys
-    assert generation.generations.partitions_def is not None and generation.generations.backfill_policy is not None
+    assert generation.generations.partitions_def is not None and generation.generations.backfill_policy is None

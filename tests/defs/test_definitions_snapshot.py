@@ -59,6 +59,14 @@ def describe(defs: dg.Definitions) -> dict:
             "deps": sorted(k.to_user_string() for k in node.parent_keys),
             "group": node.group_name,
             "partitions": partitions(node.partitions_def),
+            # how a backfill splits into runs (issue 32.5: one run per partition, each tagged with its key)
+            "backfill": (
+                str(node.backfill_policy)
+                if node.backfill_policy
+                else "one run per partition"
+                if node.partitions_def
+                else None
+            ),
         }
     checks = {
         key.to_user_string(): {"blocking": bool(graph.get(key).blocking)}

@@ -56,7 +56,8 @@ def test_generation_runs_in_the_gpu_pool_with_kubernetes_gpu_requests():
     assert k8s["container_config"]["resources"]["limits"]["nvidia.com/gpu"] == "1"
     assert k8s["pod_spec_config"]["node_selector"]
     assert spec.partitions_def is not None
-    assert generations.backfill_policy.policy_type.value == "SINGLE_RUN"
+    # no backfill policy: a backfill is one run per partition, tagged with its key (defs/partitions.PER_PARTITION)
+    assert generations.backfill_policy is None
 
 
 def test_reaudit_schedule_requests_every_registered_model_and_template(tmp_path):
@@ -252,9 +253,9 @@ def test_executor_is_chosen_by_environment(monkeypatch):
         load_settings()
 
 
-def test_backfill_of_one_model_is_one_run_that_loads_the_weights_once(tmp_path):
-    """A single-run backfill of a model's templates: one run, every partition generated, and the
-    model loaded once (not once per partition)."""
+def test_a_run_of_one_models_templates_loads_the_weights_once(tmp_path):
+    """A run of a range of a model's templates (a box of `fairness-audit score`): every partition
+    generated, and the model loaded once (not once per partition)."""
     pytest.importorskip("torch", reason="the llm extra (torch, transformers) is not installed")
     from fairness_assets.defs.generation import assets as gen
     from fairness_assets.defs.reference import assets as ref
@@ -295,7 +296,7 @@ def test_backfill_of_one_model_is_one_run_that_loads_the_weights_once(tmp_path):
     assert sum("already stored" in m and "to generate" in m for m in logs) == len(templates)
 
 
-def test_backfill_over_two_models_holds_one_model_at_a_time(tmp_path):
+def test_a_run_over_two_models_holds_one_model_at_a_time(tmp_path):
     """A range that crosses from one model to the next: the first model is released before the
     second loads, each loads once."""
     pytest.importorskip("torch", reason="the llm extra (torch, transformers) is not installed")

@@ -5,10 +5,13 @@
 2. the file's model is a partition on the first page: the model picker of the launch dialog lists
    it, with no "Add a partition" click and no "Could not find partition" popup;
 3. *Lineage* (the left menu) → **Materialize all…** (every asset, the reference data included) for
-   that model and every template: the backfill ends in partial success, the templates of the file
-   materialized and each missing one named as missing from the file (the run page's log of
-   ``generations``, the partition's own page);
-4. ``audit_report``'s page links the report, which opens from the report server with the scorecard
+   that model and every template: one run per partition (issue 32.5). The templates of the file are
+   materialized; each missing one's run fails in ``generations`` naming it as missing from the file,
+   and that partition is *Failed*, never green: on the backfill page, the *Partitions* tab, the
+   Catalog and the partition's own page (which shows no other partition's numbers); each
+   parse-quality check's *Partitions* view shows its verdict per partition;
+4. the ``backfill_report`` sensor builds the assets that span partitions over the stored ones, and
+   ``audit_report``'s page links the report, which opens from the report server with the scorecard
    first and every image loaded;
 5. ``audit_figures``' page shows the world map, loaded.
 
@@ -36,6 +39,8 @@ from tests.helpers.servers import free_port, wait_for_http
 REFERENCE = ("qs_corpus", "country_geography", "capital_distances", "profiles", "prompts")
 EVERY_ASSET = REFERENCE + ui.GENERATIONS_AND_DOWNSTREAM  # what *Lineage* → "Materialize all…" launches
 GROUPS = ("generation", "reference", "reporting", "scoring", "understanding")
+CROSS_PARTITION = ("base_vs_regional", "model_comparison", "sensitivity", "audit_report")  # span partitions
+PARTITIONED = tuple(a for a in ui.GENERATIONS_AND_DOWNSTREAM if a not in CROSS_PARTITION)
 MISSING_FROM_FILE = "has no usable row for model"  # the start of generations' reason (defs/generation/assets.py)
 
 
@@ -294,6 +299,21 @@ def wait_for_backfill(dagster_home: str, timeout: float = 420):
         time.sleep(3)
 
 
+def wait_for_report_run(dagster_home: str, backfill_id: str, timeout: float = 300):
+    """The run the backfill_report sensor launched for backfill ``backfill_id``, once it has finished."""
+    import dagster as dg
+
+    deadline = time.time() + timeout
+    while True:
+        with dg.DagsterInstance.from_config(dagster_home) as instance:
+            found = instance.get_runs(dg.RunsFilter(tags={"fairness/report_of_backfill": backfill_id}))
+        if found and all(r.is_finished for r in found):
+            assert len(found) == 1, [(r.run_id[:8], r.status.value) for r in found]
+            return found[0]
+        assert time.time() < deadline, f"no finished report run of backfill {backfill_id} after {timeout:.0f} s"
+        time.sleep(3)
+
+
 def run_of(runs, asset: str):
     """The run of ``runs`` that materialized ``asset``."""
     found = [r for r in runs if any(k.to_user_string() == asset for k in (r.asset_selection or ()))]
@@ -301,40 +321,101 @@ def run_of(runs, asset: str):
     return found[0]
 
 
-def missing_on_run_page(
-    driver, base: str, run_id: str, model: str, missing: list[str], held: list[str], path: Path
-) -> str:
-    """The run page of the partitioned run, its log filtered to the errors of ``generations``: one per
-    template of ``missing``, naming it as missing from the responses file with the templates the file
-    holds (``held``). Returns the page text."""
+def partition_runs(runs) -> dict[str, object]:
+    """{partition key: its run} of a backfill's partition runs (each run of one partition)."""
+    found = {r.tags["dagster/partition"]: r for r in runs if r.tags.get("dagster/partition")}
+    assert all(not r.tags.get("dagster/asset_partition_range_start") for r in runs), (
+        "a run of a range: a backfill must run one partition per run"
+    )
+    return found
+
+
+def missing_on_run_page(driver, base: str, run_id: str, model: str, template: str, held: list[str], path: Path) -> str:
+    """The run page of the failed run of partition ``model|template`` (a template the file lacks),
+    its log filtered to the errors of ``generations``: the run failed, naming the template as missing
+    from the responses file with the templates the file holds (``held``). Returns the page text."""
     ui.open_page(driver, f"{base}/runs/{run_id}?logs={quote('step:generations')}&levels=ERROR")
-    lines = [f"generations [{model}|{t}] failed: the responses file" for t in missing]
-    text = wait_for_text(driver, ["Success", *lines, f"with template '{missing[-1]}'"])
-    listed = f"template(s) {sorted(held)}"
-    for template in missing:
-        line = next(ln for ln in text.splitlines() if ln.startswith(f"generations [{model}|{template}] failed"))
-        assert f"{MISSING_FROM_FILE} {model!r} with template {template!r}" in line and listed in line, line
-    for template in held:
-        assert f"generations [{model}|{template}] failed" not in text, text[-2000:]
+    line = f"generations [{model}|{template}] failed: the responses file"
+    text = wait_for_text(driver, ["Failure", line, f"with template '{template}'"])
+    found = next(ln for ln in text.splitlines() if ln.startswith(f"generations [{model}|{template}] failed"))
+    assert f"{MISSING_FROM_FILE} {model!r} with template {template!r}" in found, found
+    assert f"template(s) {sorted(held)}" in found, found
     ui.save(driver, path)
     return text
 
 
-def missing_on_partition_page(driver, base: str, model: str, template: str, held: list[str], path: Path) -> str:
-    """generations' Partitions tab with the partition ``model|template`` (a template the file lacks)
-    selected: its event's ``partition_outcome`` says it failed, was not stored, and names the template
-    as missing from the file."""
-    key = f"{model}|{template}"
-    ui.open_page(driver, f"{base}/assets/generations?view=partitions&partition={quote(key)}")
-    text = wait_for_text(driver, [key, "partition_outcome", "failed, not stored in this run: the responses file"])
-    outcome = next(ln for ln in text.splitlines() if ln.startswith("failed, not stored in this run"))
-    assert f"{MISSING_FROM_FILE} {model!r} with template {template!r}" in outcome, outcome
-    assert f"template(s) {sorted(held)}" in outcome, outcome
+def partitions_tab(driver, base: str, asset: str, produced: int, failed: int, key: str = "") -> str:
+    """``asset``'s Partitions tab (with partition ``key`` selected, if given): *Failed (failed)* and
+    *Materialized (produced)*, nothing missing. Returns the page text."""
+    url = f"{base}/assets/{asset}?view=partitions" + (f"&partition={quote(key)}" if key else "")
+    ui.open_page(driver, url)
+    expected = [f"Failed ({failed})", f"Materialized ({produced})", "Missing (0)", *([key] if key else [])]
+    return wait_for_text(driver, expected)
+
+
+def missing_on_partition_page(
+    driver, base: str, asset: str, key: str, run_id: str, produced: int, failed: int, path: Path
+) -> str:
+    """``asset``'s Partitions tab with partition ``key`` (one the run ``run_id`` failed to produce)
+    selected: the partition is failed, its page names the failed run, and it shows no
+    materialization, so no numbers of another partition."""
+    text = partitions_tab(driver, base, asset, produced, failed, key)
+    text = wait_for_text(driver, [f"Run {run_id[:8]} failed, and did not materialize this asset."])
+    after = text.split(f"Run {run_id[:8]} failed", 1)[1]
+    assert "Latest materialization\nNone" in after and "No metadata entries" in after, after[:800]
+    for number in ("responses", "match_rate", "partition_outcome", "dagster/row_count"):
+        assert number not in after, f"{key}'s page shows {number!r}: {after[:800]}"
+    ui.save(driver, path)
+    return text
+
+
+def catalog_states(driver, base: str, assets, produced: int, failed: int, path: Path) -> str:
+    """The Catalog, tall enough to list every asset: each partitioned asset of ``assets`` shows
+    ``produced`` materialized, 0 missing, ``failed`` failed, 0 in progress, of its partitions (never
+    all materialized). Returns the page text."""
     from selenium.webdriver.common.by import By
 
-    row = driver.find_element(By.XPATH, "//tr[.//*[normalize-space(text())='partition_outcome']]")
-    driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", row)
-    time.sleep(0.5)
+    total = produced + failed
+    size = driver.get_window_size()
+    driver.set_window_size(size["width"], 2200)
+    try:
+        ui.open_page(driver, base + "/assets")
+        wait_for_text(driver, [*assets, f"{total} partitions"])
+        deadline = time.time() + 60
+        while True:  # each row's status loads on its own: read the page until every row has its counts
+            lines = driver.find_element(By.TAG_NAME, "body").text.splitlines()
+            shown = {}
+            for asset in assets:
+                at = lines.index(asset) if asset in lines else -1
+                end = lines.index(f"{total} partitions", at) if at >= 0 and f"{total} partitions" in lines[at:] else -1
+                nxt = [i for i in range(at + 1, len(lines)) if lines[i] in assets]
+                if end < 0 or (nxt and nxt[0] < end):
+                    shown[asset] = None
+                else:
+                    shown[asset] = lines[end - 4 : end]
+            if all(c is not None for c in shown.values()) or time.time() > deadline:
+                break
+            time.sleep(1)
+        wrong = {a: c for a, c in shown.items() if c != [str(produced), "0", str(failed), "0"]}
+        assert not wrong, f"the Catalog's partition counts (materialized, missing, failed, in progress): {wrong}"
+        text = "\n".join(lines)
+        ui.save(driver, path)
+    finally:
+        driver.set_window_size(size["width"], size["height"])
+    return text
+
+
+def backfill_page(driver, base: str, backfill_id: str, assets, produced: int, failed: int, path: Path) -> str:
+    """The backfill's page: *Failed*, and for each partitioned asset of ``assets``: its partitions
+    targeted, none in progress, ``produced`` succeeded, ``failed`` failed. Returns the page text."""
+    ui.open_page(driver, f"{base}/runs/b/{backfill_id}")
+    text = wait_for_text(driver, ["Partitions targeted", "Succeeded", *assets])
+    lines = text.splitlines()
+    assert "Failed" in lines[lines.index("Status") : lines.index("Status") + 3], text[:800]
+    for asset in assets:
+        at = lines.index(asset)
+        row = lines[at + 2 : at + 6]
+        assert row == [str(produced + failed), "0", str(produced), str(failed)], (asset, lines[at : at + 6])
     ui.save(driver, path)
     return text
 
@@ -463,7 +544,7 @@ def world_map(driver, base: str, report_port: int, key: str, path: Path) -> dict
     return the_map
 
 
-# ---------------------------------------------------------------- the checks after a run of several partitions
+# ---------------------------------------------------------------- the checks, per partition
 
 CHECKS = (
     "countries_resolved",
@@ -476,10 +557,12 @@ CHECKS = (
 )
 
 
-def checks(driver, base: str, check: str, path: Path) -> str:
+def check_partitions(driver, base: str, check: str, held_keys: list[str], not_produced: int, path: Path) -> str:
     """recommendations' Checks tab, every parse-quality check listed, ``check`` opened: its latest
-    evaluation (the run's, over every partition of the run: a run of several partitions records one
-    evaluation per check) with its result and its ``by_partition`` table. Returns the page text."""
+    evaluation names its partition (one of ``held_keys``) and its verdict; its *Partitions* view
+    shows a verdict for each partition produced (Passed + Failed = len(held_keys)) and *Execution
+    Failed* for each of the ``not_produced`` whose run failed before the check could run. Returns
+    the Partitions view's text."""
     from selenium.webdriver.common.by import By
 
     ui.open_page(driver, base + "/assets/recommendations?view=checks")
@@ -487,9 +570,17 @@ def checks(driver, base: str, check: str, path: Path) -> str:
     item = [e for e in driver.find_elements(By.XPATH, f"//*[normalize-space(text())='{check}']") if e.is_displayed()]
     assert item, f"no check {check!r} in the list"
     click(driver, item[0])
-    text = wait_for_text(driver, ["Evaluation result", "by_partition", "observed", "threshold"])
-    after = text.split("Evaluation result", 1)[1].split()
-    assert after and after[0] in ("Passed", "Failed"), text[-1500:]
+    text = wait_for_text(driver, ["Evaluation result", "Partition", "observed", "threshold"])
+    after = text.split("Evaluation result", 1)[1].splitlines()
+    assert after[1] in ("Passed", "Failed"), after[:8]
+    partition = after[after.index("Partition") + 1]
+    assert partition in held_keys, f"{check}'s latest evaluation names partition {partition!r}, not one of {held_keys}"
+    tabs = [e for e in driver.find_elements(By.XPATH, "//*[normalize-space(text())='Partitions']") if e.is_displayed()]
+    click(driver, tabs[-1])  # the check's own Partitions tab (the asset's comes first)
+    text = wait_for_text(driver, [f"Execution Failed ({not_produced})", "Passed (", "Skipped (0)", "Missing (0)"])
+    passed = int(text.split("Passed (", 1)[1].split(")", 1)[0])
+    failed = int(text.split("\nFailed (", 1)[1].split(")", 1)[0])
+    assert passed + failed == len(held_keys), (check, passed, failed, held_keys)
     time.sleep(0.5)
     ui.save(driver, path)
     return text

@@ -86,7 +86,7 @@ def check_evaluation_page(
     whose partition is ``partition``, with an id below ``before`` (None: the newest), newest first;
     each has ``id``, ``run_id``, ``status``, ``partition``, ``event`` (``event.timestamp``: when it was
     evaluated) and ``evaluation`` (``passed``, ``blocking``, ``metadata``). ``partition`` None reads the
-    evaluations that carry no partition: those of a run of a partition range (a single-run backfill,
+    evaluations that carry no partition: those of a run of a partition range (a box of
     ``fairness-audit score``), which Dagster 1.13 records once per check for the run as a whole (the
     run's per-partition rows stay PLANNED).
 
@@ -106,3 +106,20 @@ def check_evaluation_page(
         status={Status.SUCCEEDED, Status.FAILED},
         partition_filter=PartitionKeyFilter(key=partition),
     )
+
+
+def backfills_with_failures(instance: dg.DagsterInstance, limit: int) -> Sequence[tuple[str, set[str]]]:
+    """Of the newest ``limit`` backfills, the asset backfills that completed with failed runs
+    (``COMPLETED_FAILED``): (backfill id, the user strings of the asset keys it targets).
+
+    Private: ``instance.get_backfills`` and ``PartitionBackfill`` (``dagster._core.execution.backfill``).
+    The public API has no way to list backfills; the sensor that builds the report of a backfill whose
+    failed partitions kept Dagster from building it (``backfill_report``) needs them.
+    """
+    from dagster._core.execution.backfill import BulkActionStatus
+
+    return [
+        (b.backfill_id, {k.to_user_string() for k in (b.asset_selection or ())})
+        for b in instance.get_backfills(status=BulkActionStatus.COMPLETED_FAILED, limit=limit)
+        if b.is_asset_backfill
+    ]

@@ -1,7 +1,7 @@
 """Jobs users run from the UI, the command line or a schedule.
 
-Every audit job selects the whole lineage and runs one model x template partition per run
-(a backfill of many partitions runs as one run: the assets' backfill policy is single-run).
+Every audit job selects the whole lineage and runs one model x template partition per run (a
+backfill of many partitions too: the assets' backfill policy is one run per partition).
 
 The jobs here are the same whatever the settings, except ``study_audit``, whose run config passes
 on the configured audit grid: :func:`study_audit_job` builds it from the settings when the
@@ -51,7 +51,8 @@ def study_audit_job(settings: FairnessSettings):
 
 # what spans partitions: built once per round (by the reaudit_report sensor), not by every
 # partition's run, so no report mixes two rounds
-CROSS_PARTITION = dg.AssetSelection.assets("base_vs_regional", "model_comparison", "sensitivity", "audit_report")
+CROSS_PARTITION_ASSETS = ("base_vs_regional", "model_comparison", "sensitivity", "audit_report")
+CROSS_PARTITION = dg.AssetSelection.assets(*CROSS_PARTITION_ASSETS)
 
 reaudit = dg.define_asset_job(
     name="reaudit",
@@ -66,7 +67,8 @@ audit_report_job = dg.define_asset_job(
     name="audit_report_job",
     selection=CROSS_PARTITION,
     tags={"fairness/job": "audit_report"},
-    description="Base vs regional and the audit report over every scored partition (after a re-audit round).",
+    description="Base vs regional, the model comparison, the sensitivity analysis and the audit report over every "
+    "scored partition (after a re-audit round, or a backfill in which some partitions failed).",
 )
 
 reference_data = dg.define_asset_job(

@@ -60,7 +60,7 @@ from ..partitions import (
     remove_command,
 )
 from . import dagster_internals as internals
-from .jobs import audit_report_job
+from .jobs import CROSS_PARTITION_ASSETS, audit_report_job
 
 CHECK_BATCH = 200  # alerts sent per tick at most; the rest follow on the next ticks
 HISTORY_PAGE = 200  # check execution records per storage query
@@ -71,8 +71,8 @@ RANGE_START, RANGE_END = "dagster/asset_partition_range_start", "dagster/asset_p
 
 
 def run_partition(tags) -> str:
-    """The partition key of a run from its tags: the key, or ``start...end`` for a single-run
-    backfill of a range ('' for an unpartitioned run)."""
+    """The partition key of a run from its tags: the key, or ``start...end`` for a run of a
+    range ('' for an unpartitioned run)."""
     if tags.get("dagster/partition"):
         return str(tags["dagster/partition"])
     if "dagster/partition/model" in tags:
@@ -335,6 +335,48 @@ def reaudit_report(context: dg.SensorEvaluationContext):
         return dg.SkipReason(f"no finished re-audit round ({len(rounds)} round(s) seen)")
     # run keys make Dagster launch each round's report once, however often the round is seen
     return [dg.RunRequest(run_key=f"reaudit-report-{r}", tags={AUDIT_ROUND_TAG: r}) for r in ready]
+
+
+BACKFILL_REPORT_TAG = "fairness/report_of_backfill"  # run tag: the backfill whose report the run builds
+
+
+def backfill_report_requests(instance, limit: int = 50) -> tuple[list[dg.RunRequest], str]:
+    """A report run for each finished backfill that targeted the cross-partition assets, stored some
+    partitions, and had them left unbuilt because other partitions failed (Dagster builds an asset
+    that spans partitions only once every partition it depends on is materialized); and why none when
+    there is none."""
+    from dagster._core.storage.tags import BACKFILL_ID_TAG
+
+    requests, seen = [], 0
+    for backfill_id, targets in internals.backfills_with_failures(instance, limit):
+        if not targets & set(CROSS_PARTITION_ASSETS):
+            continue
+        seen += 1
+        runs = instance.get_runs(filters=dg.RunsFilter(tags={BACKFILL_ID_TAG: backfill_id}))
+        selected = [{k.to_user_string() for k in (r.asset_selection or ())} for r in runs]
+        if any(r.is_success and s & set(CROSS_PARTITION_ASSETS) for r, s in zip(runs, selected, strict=True)):
+            continue  # built in the backfill
+        if not any(r.is_success and run_partition(r.tags) for r in runs):
+            continue  # no partition was stored: nothing to report
+        requests.append(
+            dg.RunRequest(run_key=f"backfill-report-{backfill_id}", tags={BACKFILL_REPORT_TAG: backfill_id})
+        )
+    why = f"no finished backfill with failed partitions is left without its report ({seen} such backfill(s) seen)"
+    return requests, why
+
+
+@dg.sensor(
+    job=audit_report_job,
+    minimum_interval_seconds=30,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description="Builds the report of a backfill in which some partitions failed: Dagster then leaves the assets "
+    "that span partitions (base vs regional, the comparison, the sensitivity analysis, the report) unbuilt; this "
+    "run builds them once over the partitions that are stored.",
+)
+def backfill_report(context: dg.SensorEvaluationContext):
+    requests, why = backfill_report_requests(context.instance)
+    # run keys make Dagster launch each backfill's report once, however often the backfill is seen
+    return requests or dg.SkipReason(why)
 
 
 # ---------------------------------------------------------------------------------------------

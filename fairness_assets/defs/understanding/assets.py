@@ -36,10 +36,11 @@ from ..services import (
 )
 
 SUITE = load_suite("recommendations_quality")
-# partitioned checks: a run of one partition records each check's result for that partition
-# (Dagster 1.13 evaluates a partitioned check per partition only in a run of one partition; a
-# single-run backfill of many gets one result per check, and the per-partition outcome is applied
-# by the run itself: see _check_results)
+# partitioned checks: a run of one partition (every run the UI, a backfill or the schedule launches)
+# records each check's result for that partition (Dagster 1.13 evaluates a partitioned check per
+# partition only in a run of one partition; a run of a range of many, a box of `fairness-audit
+# score`, gets one result per check, and the per-partition outcome is applied by the run itself: see
+# _check_results)
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", category=dg.PreviewWarning)
     CHECK_SPECS = [
@@ -62,7 +63,7 @@ QUALITY_CHECKS_TAG = "fairness/quality_checks"
 
 def _check_results(suite, per_partition, warn_only: bool = False, guard=None) -> list[dg.AssetCheckResult]:
     """One result per check. In a run of one partition, a failed blocking check has severity ERROR
-    and Dagster skips that partition's downstream assets. In a run of many (a single-run backfill),
+    and Dagster skips that partition's downstream assets. In a run of many (a box of ``fairness-audit score``),
     a failed blocking check blocks only the partitions that failed it (``guard.block``: downstream
     assets of the run skip them, the others go on) and its result is a WARN that lists them;
     ``warn_only`` (the command line's runs) blocks nothing."""
