@@ -75,10 +75,13 @@ def sql_table(t: catalogue.ResultTable, metadata: sa.MetaData) -> sa.Table:
         *[sa.Column(column, SQL_TYPES[kind], nullable=True) for column, kind in t.columns],
         sa.Index(f"ix_{name}_audit_partition", "audit_id", "partition_key"),
         sa.Index(f"uq_{name}_row", "partition_key", "row_index", unique=True),
+        # the natural key (catalogue ``key``; migration 0011): a query of one finding is an index lookup
+        *([sa.Index(f"ix_{name}_key", "audit_id", "partition_key", *t.key_columns)] if t.key_columns else []),
     )
 
 
-# every typed result table, by its SQL name, in SQLModel's metadata (created by migration 0010)
+# every typed result table, by its SQL name, in SQLModel's metadata (created by migration 0010, its
+# natural-key index by 0011)
 TABLES: dict[str, sa.Table] = {t.sql_name: sql_table(t, SQLModel.metadata) for t in catalogue.typed()}
 
 

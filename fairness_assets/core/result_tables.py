@@ -7,7 +7,8 @@ A table's **name** is what core calls it (``metrics.score_partition``'s ``drs_su
 its **columns** are those of the asset's SQL table (resources/database.py reads them from its
 SQLModel class, the UI shows them as the asset's column schema); its **title** heads it in the
 report (``{...}`` fields are filled there: the correction, the unit) and lists it on the asset's
-page; ``export`` is the stem of its CSV file in ``fairness-audit score --out``.
+page; ``export`` is the stem of its CSV file in ``fairness-audit score --out``; its **key** names
+the columns that identify a row within one partition's audit (indexed in SQL).
 
 Everyone reads this catalogue: the scoring and reporting assets (which tables they store, which
 packed), the IO manager (what each asset's page lists), the export (which files, in this order) and
@@ -48,6 +49,9 @@ class ResultTable:
     export: str = ""  # empty: the name
     packed: bool = False  # handed over one row per table row (core.tables packed format), not one per cell
     spec: str = ""  # its columns and their types (parse_columns); empty for the OWN_TABLES
+    # its natural key: the columns that name a row within one partition's audit (empty: one row per
+    # partition and audit); indexed with (audit_id, partition_key) in its SQL table
+    key: str = ""
 
     @property
     def file(self) -> str:
@@ -63,6 +67,11 @@ class ResultTable:
     def columns(self) -> tuple[tuple[str, str], ...]:
         """``(name, type)`` of each of its columns, in order (type: text, float, int, bool)."""
         return parse_columns(self.spec)
+
+    @property
+    def key_columns(self) -> tuple[str, ...]:
+        """The columns of its natural key, in order (with audit_id and partition_key they name a row)."""
+        return tuple(self.key.split())
 
     def heading(self, **fields: Any) -> str:
         """Its title with its ``{...}`` fields filled."""
@@ -97,18 +106,21 @@ TABLES: tuple[ResultTable, ...] = (
             "response_id:t model:t template:t profile_id:t gender:t economic_class:t nationality:t run:i "
             "parse_status:t n_items:i acc:f rep:f acad:f drs:f n_matched:i"
         ),
+        key="response_id",
     ),
     T(
         "drs_summary",
         "analysis_tables",
         "DRS, Acc, Rep, Acad overall and by group",
         spec=("group_by:t group:t responses:i drs:f acc:f rep:f acad:f"),
+        key="group_by group",
     ),
     T(
         "academic_alignment",
         "analysis_tables",
         "Academic alignment by group",
         spec=("group_by:t group:t items:i acad:f"),
+        key="group_by group",
     ),
     T(
         "volume_diversity",
@@ -119,6 +131,7 @@ TABLES: tuple[ResultTable, ...] = (
             "unique_universities:i unique_university_texts_unmatched:i unique_programs:i "
             "unique_countries:i"
         ),
+        key="",
     ),
     T(
         "concentration",
@@ -128,12 +141,14 @@ TABLES: tuple[ResultTable, ...] = (
             "recommendations_with_country:i us_uk_share:f us_uk_countries:t countries_recommended:i "
             "corpus_countries:i country_coverage:f"
         ),
+        key="",
     ),
     T(
         "reduced_context_top",
         "analysis_tables",
         "reduced context, top items per attribute value",
         spec=("attribute:t value:t what:t rank:i item:t count:i share:f"),
+        key="attribute value what rank",
     ),
     # ---- the statistics (docs/statistics.md): run variability, counterfactual pairs, behaviour / needs, envy
     T(
@@ -144,6 +159,7 @@ TABLES: tuple[ResultTable, ...] = (
             "model:t template:t group_by:t group:t metric:t unit:t n_units:i n_responses:i n_scored:i "
             "mean:f sd:f ci_low:f ci_high:f level:f n_boot:i note:t"
         ),
+        key="model template group_by group metric unit",
     ),
     T(
         "counterfactual_disparity",
@@ -156,6 +172,7 @@ TABLES: tuple[ResultTable, ...] = (
             "n_boot:i p_value:f p_method:t n_perm:i p_min_attainable:f correction:t family_size:i "
             "p_adjusted:f alpha:f significant:b marking:t"
         ),
+        key="model template attribute value_a value_b metric",
     ),
     T(
         "behaviour_needs",
@@ -170,6 +187,7 @@ TABLES: tuple[ResultTable, ...] = (
             "correction:t family_size:i p_adjusted:f alpha:f significant:b marking:t by_construction:b "
             "note:t"
         ),
+        key="model template attribute value_a value_b metric component",
     ),
     T(
         "envy",
@@ -181,6 +199,7 @@ TABLES: tuple[ResultTable, ...] = (
             "model:t template:t attribute:t group:t other_group:t metric:t n_strata:i n_students:i "
             "envy_share:f tie_share:f ci_low:f ci_high:f level:f n_boot:i"
         ),
+        key="model template attribute group other_group metric",
     ),
     # ---- the geographic statistics (core.geostats)
     T(
@@ -193,6 +212,7 @@ TABLES: tuple[ResultTable, ...] = (
             "model:t template:t group_by:t group:t metric:t unit:t n_units:i n_responses:i n_scored:i "
             "mean:f sd:f ci_low:f ci_high:f level:f n_boot:i note:t"
         ),
+        key="model template group_by group metric unit",
     ),
     T(
         "geo_contrasts",
@@ -208,6 +228,7 @@ TABLES: tuple[ResultTable, ...] = (
             "ci_high:f level:f n_boot:i p_value:f p_method:t n_perm:i p_min_attainable:f correction:t "
             "family_size:i p_adjusted:f alpha:f significant:b marking:t by_construction:b"
         ),
+        key="model template analysis attribute value reference metric component unit",
     ),
     T(
         "class_gap_interactions",
@@ -221,6 +242,7 @@ TABLES: tuple[ResultTable, ...] = (
             "p_method:t n_perm:i p_min_attainable:f correction:t family_size:i p_adjusted:f alpha:f "
             "significant:b marking:t by_construction:b"
         ),
+        key="model template analysis factor kind value_a value_b metric component gap unit",
     ),
     T(
         "home_bias",
@@ -233,6 +255,7 @@ TABLES: tuple[ResultTable, ...] = (
             "model:t template:t nationality:t student_iso3:t region:t north_south:t n_items_located:i "
             "own_country:f own_region:f abroad:f outside_region:f mean_distance_km:f"
         ),
+        key="model template nationality",
     ),
     T(
         "home_bias_change",
@@ -246,6 +269,7 @@ TABLES: tuple[ResultTable, ...] = (
             "own_region_regional:f abroad_regional:f mean_distance_km_regional:f own_country_change:f "
             "own_region_change:f abroad_change:f mean_distance_km_change:f"
         ),
+        key="model nationality",
     ),
     T(
         "class_gap_decomposition",
@@ -258,6 +282,7 @@ TABLES: tuple[ResultTable, ...] = (
             "share_of_total:f sd_diff:f ci_low:f ci_high:f level:f n_boot:i p_value:f p_method:t n_perm:i "
             "p_min_attainable:f correction:t family_size:i p_adjusted:f alpha:f significant:b marking:t"
         ),
+        key="model template metric value_a value_b component",
     ),
     T(
         "families",
@@ -269,6 +294,7 @@ TABLES: tuple[ResultTable, ...] = (
             "model:t template:t analysis:t family_size:i unit:t n_units:i p_min_attainable:f "
             "holm_threshold:f attainable:b n_significant:i"
         ),
+        key="model template analysis unit",
     ),
     # ---- across partitions (partition key ""): base vs regional, the model comparison, the sensitivity
     T(
@@ -280,6 +306,7 @@ TABLES: tuple[ResultTable, ...] = (
             "group_by:t group:t drs_base:f acc_base:f rep_base:f drs_regional:f acc_regional:f "
             "rep_regional:f drs_change_pct:f acc_change_pct:f rep_change_pct:f model:t"
         ),
+        key="model group_by group",
     ),
     T(
         "grs_change",
@@ -290,6 +317,7 @@ TABLES: tuple[ResultTable, ...] = (
             "iso3:t country:t grs_base:f repr_base:f rep_covg_base:f grs_regional:f repr_regional:f "
             "rep_covg_regional:f grs_change_pct:f repr_change_pct:f rep_covg_change_pct:f model:t"
         ),
+        key="model iso3",
     ),
     T(
         "component_change",
@@ -307,6 +335,7 @@ TABLES: tuple[ResultTable, ...] = (
             "level:f p_change:f correction:t family_size:i p_change_adjusted:f alpha:f moved:b "
             "direction:t intervals_overlap:b status:t rule:t note:t"
         ),
+        key="model source analysis value_a value_b metric component unit",
     ),
     T(
         "differences",
@@ -319,6 +348,7 @@ TABLES: tuple[ResultTable, ...] = (
             "mean_a:f mean_b:f mean_diff:f ci_low:f ci_high:f p_value:f p_adjusted:f family_size:i "
             "significant:b direction:t correction:t"
         ),
+        key="template model_a model_b family metric gap country component",
     ),
     T(
         "leaderboard",
@@ -331,6 +361,7 @@ TABLES: tuple[ResultTable, ...] = (
             "template:t model:t metric:t n_units:i mean:f ci_low:f ci_high:f rank_best:i rank_worst:i "
             "tied_with:t rank:t"
         ),
+        key="template model metric",
     ),
     T(
         "gate",
@@ -342,6 +373,7 @@ TABLES: tuple[ResultTable, ...] = (
             "line:i template:t metric:t gap:t rule:t margin:f estimate:f ci_low:f ci_high:f threshold:f "
             "n_units:i verdict:t n_units_to_decide:f reason:t"
         ),
+        key="line",
     ),
     T(
         "verdicts",
@@ -354,6 +386,7 @@ TABLES: tuple[ResultTable, ...] = (
             "settings_holding:t settings_flipping:t settings_losing:t worst_setting:t worst_estimate:f "
             "worst_p_adjusted:f"
         ),
+        key="source finding model template metric",
     ),
     T(
         "comparison_by_setting",
@@ -366,6 +399,7 @@ TABLES: tuple[ResultTable, ...] = (
             "mean_a:f mean_b:f mean_diff:f ci_low:f ci_high:f p_value:f p_adjusted:f family_size:i "
             "significant:b direction:t correction:t setting:t"
         ),
+        key="setting template model_a model_b family metric gap country component",
     ),
 )
 del T
@@ -381,6 +415,9 @@ def _check(tables: tuple[ResultTable, ...]) -> None:
         files.add(t.file)
         if (t.name in OWN_TABLES) == bool(t.spec):
             raise ValueError(f"result table {t.asset}.{t.name}: declare its columns (spec) unless it has its own table")
+        unknown = [c for c in t.key_columns if c not in {n for n, _ in t.columns}]
+        if unknown:
+            raise ValueError(f"result table {t.asset}.{t.name}: key columns {unknown} are not among its columns")
         reserved = {"id", "partition_key", "audit_id", "provenance_id", "params_hash", "row_index"}
         clash = reserved & {c for c, _ in t.columns}
         if clash:

@@ -509,12 +509,13 @@ def report_from_asset_page(
 
 
 def world_map(driver, base: str, report_port: int, key: str, path: Path) -> dict:
-    """audit_figures' page → the row ``<key> figures`` → **Show Markdown**: the partition's world map,
+    """audit_figures' Partitions tab, partition ``key`` → the row ``<key> figures`` → **Show Markdown**: the partition's world map,
     an image served by the report server, has loaded (naturalWidth > 0) and is drawn in the window.
     Returns the map image's size and place."""
     from selenium.webdriver.common.by import By
 
-    ui.open_page(driver, base + "/assets/audit_figures")
+    # the partition's own materialization (each partition has its own run)
+    ui.open_page(driver, f"{base}/assets/audit_figures?view=partitions&partition={quote(key)}")
     wait_for_text(driver, ["Metadata", f"{key} figures"])
     row = driver.find_element(By.XPATH, f"//tr[.//*[normalize-space(text())='{key} figures']]")
     click(driver, row.find_element(By.XPATH, ".//*[contains(text(), 'Show Markdown')]"))

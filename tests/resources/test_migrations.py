@@ -507,7 +507,7 @@ def test_fresh_database_is_created_at_head_and_matches_the_models(url):
     db = D.ResultsDatabase(url=url)
     try:
         engine = db.engine()
-        assert _revision(engine) == M.head() == "0010_typed_result_tables"
+        assert _revision(engine) == M.head() == "0011_natural_keys"
         assert set(SQLModel.metadata.tables) <= set(sa.inspect(engine).get_table_names())
         assert _differences(engine) == []  # a model changed without a revision fails here
     finally:

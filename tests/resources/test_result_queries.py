@@ -115,12 +115,40 @@ def test_the_documented_queries_on_a_stored_audit_and_on_a_migrated_database(kin
         db.dispose()
 
 
+def _check_natural_keys(engine: sa.Engine) -> None:
+    """Each typed table has its natural-key index (audit_id, partition_key, *key), and no two of its
+    stored rows share a key: the declared key names a row."""
+    inspector = sa.inspect(engine)
+    checked = set()
+    for t in result_tables.typed():
+        key = ["audit_id", "partition_key", *t.key_columns]
+        if t.key_columns:
+            indexes = {i["name"]: i["column_names"] for i in inspector.get_indexes(t.sql_name)}
+            assert indexes.get(f"ix_{t.sql_name}_key") == key, (t.sql_name, indexes)
+        rows = _run(engine, f'SELECT {", ".join(chr(34) + c + chr(34) for c in key)} FROM "{t.sql_name}"')
+        repeated = rows[rows.astype(str).duplicated(keep=False)]
+        assert repeated.empty, f"{t.sql_name}: rows share the key {key}:\n{repeated.head()}"
+        if len(rows):
+            checked.add(t.sql_name)
+    # the audit stores rows in most tables, those with the longest keys among them
+    wanted = {
+        "drs_responses",
+        "behaviour_needs",
+        "geography_geo_contrasts",
+        "geography_class_gap_interactions",
+        "model_comparison_differences",
+        "model_comparison_leaderboard",
+    }
+    assert wanted <= checked and len(checked) >= 15, sorted(checked)
+
+
 def _stored_and_migrated(db: D.ResultsDatabase, url: str) -> None:
     assert len(_queries()) == 5
     tables = set(sa.inspect(db.engine()).get_table_names())
     assert {t.sql_name for t in result_tables.typed()} <= tables
     assert not tables & {"metric_row", "statistic_row", "geography_row", "comparison_row", "sensitivity_row"}
     _check_answers(db)
+    _check_natural_keys(db.engine())
     before = {g.name: db.read_tables(g) for g in D.RESULT_GROUPS}
     engine = sa.create_engine(D._with_driver(url))
     M.upgrade(engine, "0009_library_versions")
@@ -160,6 +188,7 @@ def _stored_and_migrated(db: D.ResultsDatabase, url: str) -> None:
         names = set(sa.inspect(migrated.engine()).get_table_names())
         assert not names & {g.name for g in D.RESULT_GROUPS}  # the cell tables are gone
         _check_answers(migrated)
+        _check_natural_keys(migrated.engine())  # indexed by 0011 on the migrated database
     finally:
         migrated.dispose()
 
