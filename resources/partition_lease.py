@@ -47,7 +47,6 @@ from typing import Callable, Iterable, Optional
 import sqlalchemy as sa
 from sqlmodel import Field, SQLModel
 
-DEFAULT_TTL_S = 600.0
 GRANT_KEEP = timedelta(days=30)  # a grant older than this (and older than 100 TTLs) is pruned on takeover
 
 log = logging.getLogger(__name__)

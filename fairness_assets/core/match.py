@@ -170,17 +170,6 @@ _TRANSLATED = re.compile(
     r"^(universidad|universidade|universite|universita|universitat|universiteit|universitet|universitas|universiti)"
     r"(?:\s+(?:de|di|del|da|do|van|zu|of))?\s+(.+)$"
 )
-_ABBREV = [
-    (re.compile(p), r)
-    for p, r in (
-        (r"\buniv\b", "university"),
-        (r"\bu of\b", "university of"),
-        (r"\bst\b", "saint"),
-        (r"\binst\b", "institute"),
-        (r"\btech\b", "technology"),
-        (r"\bnatl\b", "national"),
-    )
-]
 # the same abbreviations in one pass (none of the replacements holds another abbreviation)
 _ABBREV_MAP = {
     "univ": "university",

@@ -19,7 +19,6 @@ import pandas as pd
 REGIONS_CSV = Path(__file__).resolve().parents[2] / "data" / "regions" / "regions.csv"
 COLUMNS = ("iso3", "country", "un_region", "continent", "region", "north_south", "oecd")
 NORTH_SOUTH = ("Global North", "Global South")
-REGION_COLUMNS = ("region", "north_south", "un_region", "continent")
 
 
 class RegionError(ValueError):

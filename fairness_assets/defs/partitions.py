@@ -26,7 +26,7 @@ from typing import Iterable, Optional
 
 import dagster as dg
 
-from fairness_assets.core.partition import SEPARATOR, PartitionKey
+from fairness_assets.core.partition import SEPARATOR
 from fairness_assets.core.prompts import TemplateError, load_templates
 from resources.settings import ConfigError, load_settings
 
@@ -57,11 +57,6 @@ AUDIT_PARTITIONS = dg.MultiPartitionsDefinition({"model": MODEL_PARTITIONS, "tem
 # partition's run (docs/architecture.md, "One run per partition"). The assets still go through
 # context.partition_keys: `fairness-audit score` runs boxes of partitions in one run on an ephemeral instance.
 PER_PARTITION = None
-
-
-def model_template_pairs(context) -> list[PartitionKey]:
-    """The partitions the run materializes (a PartitionKey unpacks as (model, template))."""
-    return [PartitionKey.parse(key) for key in context.partition_keys]
 
 
 # how to delete a model partition in the UI (Dagster 1.13: the asset page's Materialize button has a

@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Iterator, Literal
+from typing import Any, Literal
 
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -678,10 +678,6 @@ def field_specs() -> dict[str, FieldSpec]:
 def default_of(field: str) -> Any:
     """The default of a variable (for the resource fields it sets: one definition)."""
     return field_specs()[field].default
-
-
-def iter_specs() -> Iterator[FieldSpec]:
-    yield from field_specs().values()
 
 
 def load_settings(**values: Any) -> FairnessSettings:

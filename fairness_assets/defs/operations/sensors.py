@@ -323,7 +323,8 @@ def run_failure_alert(context: dg.RunFailureSensorContext, alerts: AlertResource
     description="Builds the audit report once every run of a re-audit round has finished (one report per round).",
 )
 def reaudit_report(context: dg.SensorEvaluationContext):
-    runs = context.instance.get_runs(filters=dg.RunsFilter(tags={"fairness/job": "reaudit"}), limit=1000)
+    records = context.instance.get_run_records(filters=dg.RunsFilter(tags={"fairness/job": "reaudit"}), limit=1000)
+    runs = [r.dagster_run for r in records]
     rounds: dict[str, list] = {}
     for run in runs:
         if run.tags.get(AUDIT_ROUND_TAG):
@@ -338,6 +339,7 @@ def reaudit_report(context: dg.SensorEvaluationContext):
 
 
 BACKFILL_REPORT_TAG = "fairness/report_of_backfill"  # run tag: the backfill whose report the run builds
+BACKFILL_TAG = "dagster/backfill"  # the tag Dagster gives each run of a backfill: its id
 
 
 def backfill_report_requests(instance, limit: int = 50) -> tuple[list[dg.RunRequest], str]:
@@ -345,14 +347,14 @@ def backfill_report_requests(instance, limit: int = 50) -> tuple[list[dg.RunRequ
     partitions, and had them left unbuilt because other partitions failed (Dagster builds an asset
     that spans partitions only once every partition it depends on is materialized); and why none when
     there is none."""
-    from dagster._core.storage.tags import BACKFILL_ID_TAG
-
     requests, seen = [], 0
     for backfill_id, targets in internals.backfills_with_failures(instance, limit):
         if not targets & set(CROSS_PARTITION_ASSETS):
             continue
         seen += 1
-        runs = instance.get_runs(filters=dg.RunsFilter(tags={BACKFILL_ID_TAG: backfill_id}))
+        runs = [
+            r.dagster_run for r in instance.get_run_records(filters=dg.RunsFilter(tags={BACKFILL_TAG: backfill_id}))
+        ]
         selected = [{k.to_user_string() for k in (r.asset_selection or ())} for r in runs]
         if any(r.is_success and s & set(CROSS_PARTITION_ASSETS) for r, s in zip(runs, selected, strict=True)):
             continue  # built in the backfill
