@@ -132,31 +132,31 @@ def _error_text(error) -> str:
     return redact(_trim(" ".join(redact(message).split())))  # one line (a driver's message may hold several)
 
 
-def step_failures(instance, run_id: str) -> list[tuple[tuple[str, ...], str]]:
-    """(steps, one-line cause) per distinct failure of a run, read from its STEP_FAILURE events
-    (the run's failure message, with no steps, when no step failed)."""
-    from dagster import DagsterEventType
-
+def step_failures(result) -> list[tuple[tuple[str, ...], str]]:
+    """(steps, one-line cause) per distinct failure of an in-process run ``result`` (its public
+    ``all_events``), read from its step failures (the run's failure message, with no steps, when no
+    step failed)."""
     by_message: dict[str, list[str]] = {}
-    for record in instance.all_logs(run_id, of_type=DagsterEventType.STEP_FAILURE):
-        event = record.dagster_event
-        data = event.step_failure_data if event else None
+    for event in result.all_events:
+        if not event.is_step_failure:
+            continue
+        data = event.step_failure_data
         text = _error_text(data.error) if data is not None and data.error is not None else "(no error recorded)"
         by_message.setdefault(text, []).append(event.step_key or "?")
     out = [(tuple(dict.fromkeys(steps)), text) for text, steps in by_message.items()]
     if not out:
-        for record in instance.all_logs(run_id, of_type=DagsterEventType.RUN_FAILURE):
-            event = record.dagster_event
-            error = getattr(event.event_specific_data, "error", None) if event else None
-            out.append(((), _error_text(error) if error is not None else _trim(event.message or "run failed")))
+        for event in result.all_events:
+            if event.is_run_failure:
+                error = getattr(event.event_specific_data, "error", None)
+                out.append(((), _error_text(error) if error is not None else _trim(event.message or "run failed")))
     return out
 
 
-def failure_causes(instance, run_id: str) -> list[str]:
-    """One line per distinct failure of a run, read from its STEP_FAILURE events (the run's
-    failure message when no step failed)."""
+def failure_causes(result) -> list[str]:
+    """One line per distinct failure of an in-process run ``result``, from its step failures (the
+    run's failure message when no step failed)."""
     lines = []
-    for steps, text in step_failures(instance, run_id):
+    for steps, text in step_failures(result):
         if steps:
             names = ", ".join(repr(s) for s in steps)
             lines.append(f"cause: step{'s' if len(steps) > 1 else ''} {names} failed: {text}")
@@ -323,7 +323,7 @@ def run_job(job_name: str, verbose: bool = False) -> int:
                 file=sys.stderr,
             )
             print(f"[fairness-audit] job {job_name!r}{where} failed (run id {result.run_id})", file=sys.stderr)
-            for line in failure_causes(instance, result.run_id):  # last: the cause, not only "step X failed"
+            for line in failure_causes(result):  # last: the cause, not only "step X failed"
                 print(f"[fairness-audit] {line}", file=sys.stderr)
             failed += 1
             continue
@@ -610,7 +610,7 @@ def score_responses(
                     )
                 )
             if not result.success:
-                for steps, cause in step_failures(instance, result.run_id):
+                for steps, cause in step_failures(result):
                     if not (steps and set(steps) <= explained):
                         found.append(StepFailure(what, steps, cause, keys))
             for failure in found:
@@ -926,7 +926,7 @@ def _materialize(
     partition_key: Optional[str] = None,
 ):
     """One in-process run of ``selection`` (as ``dagster.materialize``) with the command's loggers."""
-    name = "__ephemeral_asset_job__"
+    name = "fairness_score"  # the job of a `fairness-audit score` run (its own name, not a Dagster internal one)
     job_defs = dg.Definitions(
         jobs=[dg.define_asset_job(name=name, selection=selection)],
         assets=assets,

@@ -115,12 +115,9 @@ def test_instigator_ids_stored_states_and_failed_ticks(instance):
 
 
 def test_private_dagster_imports_are_only_in_dagster_internals():
-    """Product code imports no ``dagster._`` module outside dagster_internals.py (local.py, rewritten by
-    another change, is the one known exception: its event names for the console)."""
-    allowed = {
-        ROOT / "fairness_assets" / "defs" / "operations" / "dagster_internals.py",
-        ROOT / "fairness_assets" / "local.py",
-    }
+    """Product code imports no ``dagster._`` module outside dagster_internals.py (local.py included: it
+    reads a run's failures from the in-process result's public ``all_events``)."""
+    allowed = {ROOT / "fairness_assets" / "defs" / "operations" / "dagster_internals.py"}
     found = []
     for folder in ("fairness_assets", "resources", "expectations"):
         for path in sorted((ROOT / folder).rglob("*.py")):
@@ -131,6 +128,27 @@ def test_private_dagster_imports_are_only_in_dagster_internals():
                 if PRIVATE_PREFIX in code and ("import" in code or "from" in code):
                     found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
     assert not found, "private Dagster imports outside dagster_internals.py:\n" + "\n".join(found)
+
+
+# instance methods and names Dagster does not mark public (they are not ``dagster._`` imports, so
+# the test above cannot see them): each may be used in dagster_internals.py only
+NOT_PUBLIC = (".all_logs(", ".get_runs(", "__ephemeral_asset_job__", ".event_log_storage", ".get_backfills(")
+
+
+def test_non_public_dagster_methods_are_only_in_dagster_internals():
+    """No product file outside dagster_internals.py calls a Dagster instance method that is not public
+    (``all_logs``, ``get_runs``: use ``result.all_events`` and ``get_run_records``) or names Dagster's
+    internal ephemeral job."""
+    allowed = ROOT / "fairness_assets" / "defs" / "operations" / "dagster_internals.py"
+    found = []
+    for folder in ("fairness_assets", "resources", "expectations"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            if path == allowed:
+                continue
+            for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                code = line.split("#", 1)[0]
+                found += [f"{path.relative_to(ROOT)}:{number}: {name}" for name in NOT_PUBLIC if name in code]
+    assert not found, "non-public Dagster APIs outside dagster_internals.py:\n" + "\n".join(found)
 
 
 @pytest.mark.parametrize(

@@ -509,8 +509,9 @@ def report_from_asset_page(
 
 
 def world_map(driver, base: str, report_port: int, key: str, path: Path) -> dict:
-    """audit_figures' Partitions tab, partition ``key`` → the row ``<key> figures`` → **Show Markdown**: the partition's world map,
-    an image served by the report server, has loaded (naturalWidth > 0) and is drawn in the window.
+    """audit_figures' Partitions tab, partition ``key`` → the row ``<key> figures`` → **Show
+    Markdown**: the partition's world map, an image served by the report server, has loaded
+    (naturalWidth > 0) and is drawn in the window.
     Returns the map image's size and place."""
     from selenium.webdriver.common.by import By
 
