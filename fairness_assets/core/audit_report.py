@@ -16,12 +16,13 @@ from . import component_change as cc
 from . import decompose, geostats, stats
 from . import drift as drift_core
 from . import figures as fig
+from . import metric_catalogue as catalogue
 from . import report as rep
 from . import result_tables as rt
 from . import scorecard as sc
 from .partition import PartitionKey
 
-HEADLINE_METRICS = ("drs", "acc", "rep", "acad")
+HEADLINE_METRICS = catalogue.names("response")
 
 
 @dataclass

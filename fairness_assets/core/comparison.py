@@ -42,21 +42,12 @@ from typing import Iterable, Mapping, Optional, Sequence
 import numpy as np
 import pandas as pd
 
+from . import metric_catalogue as catalogue
 from . import regions as rg
 from . import stats as st
 
-METRICS = ("drs", "acc", "rep", "acad")
-HIGHER_IS_BETTER = {
-    "drs": True,
-    "acc": True,
-    "rep": True,
-    "acad": True,
-    "parse_rate": True,
-    "match_rate": True,
-    "us_uk_share": False,
-    "country_coverage": True,
-    "grs": True,
-}
+METRICS = catalogue.names("response")
+HIGHER_IS_BETTER = catalogue.directions()
 GAPS = (
     ("economic_class", "low", "high"),
     ("gender", "female", "male"),

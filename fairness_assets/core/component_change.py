@@ -43,6 +43,7 @@ from typing import Mapping, Optional
 import numpy as np
 import pandas as pd
 
+from . import metric_catalogue as catalogue
 from . import stats as st
 
 COMPONENTS = ("total", "behaviour", "needs")
@@ -54,7 +55,7 @@ RULE_TEXT = (
     "x component; moved = adjusted p <= alpha. Not tested: needs 0 by construction, and shares that are "
     "0 or 1 for the group in a template. Significant in one template and not the other is not a test of change."
 )
-SHARE_METRICS = ("own_country", "own_region", "us_uk_share")  # shares of a list, possibly rare events
+SHARE_METRICS = catalogue.shares()  # shares of a list, possibly rare events
 STATUSES = ("moved", "not moved", "not testable", "0 by construction", "only in base", "only in regional")
 KEYS = ["model", "source", "analysis", "value_a", "value_b", "metric", "component"]
 CHANGE_COLUMNS = KEYS + [
@@ -89,27 +90,8 @@ CHANGE_COLUMNS = KEYS + [
     "rule",
     "note",
 ]
-METRIC_WORDS = {  # (more, fewer): what a higher / lower value of the metric means for the lists
-    "drs": ("a higher DRS", "a lower DRS"),
-    "acc": (
-        "more accessible universities (closer to their home, for their income)",
-        "less accessible universities (farther from their home, for their income)",
-    ),
-    "rep": ("higher-reputation universities", "lower-reputation universities"),
-    "acad": ("programs better matched to the stated field", "programs less matched to the stated field"),
-    "us_uk_share": ("more US and UK universities", "fewer US and UK universities"),
-    "own_country": ("more universities in their own country", "fewer universities in their own country"),
-    "own_region": ("more universities in their own region", "fewer universities in their own region"),
-}
-METRIC_LABELS = {
-    "drs": "DRS",
-    "acc": "Acc",
-    "rep": "Rep",
-    "acad": "Acad",
-    "us_uk_share": "US+UK share",
-    "own_country": "own-country share",
-    "own_region": "own-region share",
-}
+METRIC_WORDS = catalogue.words()  # (more, fewer): what a higher / lower value of the metric means for the lists
+METRIC_LABELS = {**catalogue.labels("decompose"), **catalogue.labels("geography")}
 
 
 # ----------------------------------------------------------------------------- Student t, numpy only

@@ -37,12 +37,14 @@ from typing import Mapping, Optional, Sequence
 import numpy as np
 import pandas as pd
 
+from . import metric_catalogue as catalogue
 from . import metrics as mx
 from . import stats as st
 
-DECOMPOSE_METRICS = ("drs", "acc", "rep", "acad", "us_uk_share")
-ENVY_METRICS = ("drs", "acc", "rep", "acad")
-STUDENT_DEPENDENT = ("drs", "acc")  # metrics that change with the student's position
+DECOMPOSE_METRICS = catalogue.names("decompose")
+ENVY_METRICS = catalogue.names("response")
+# metrics that change with the student's position
+STUDENT_DEPENDENT = catalogue.names("decompose", position_dependent=True)
 POSITION_ATTRIBUTES = ("economic_class", "nationality")  # attributes that move the position (lambda, home)
 COMPONENTS = ("total", "behaviour", "needs")
 BY_CONSTRUCTION_NOTE = "needs is 0 by construction"

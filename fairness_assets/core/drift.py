@@ -20,21 +20,16 @@ from typing import Optional
 import numpy as np
 import pandas as pd
 
+from . import metric_catalogue as catalogue
+
 KEYS = ["scope", "group_by", "group", "metric"]
 HEADLINE_COLUMNS = KEYS + ["value"]
 DRIFT_COLUMNS = KEYS + ["previous", "current", "change", "pct_change", "status"]
 
-SUMMARY_METRICS = ["drs", "acc", "rep", "acad"]
-CONCENTRATION_METRICS = ["us_uk_share", "country_coverage", "countries_recommended"]
-VOLUME_METRICS = [
-    "responses",
-    "recommendations",
-    "matched_recommendations",
-    "unique_universities",
-    "unique_programs",
-    "unique_countries",
-]
-GRS_METRICS = ["grs", "repr", "rep_covg", "n_recommendations"]
+SUMMARY_METRICS = list(catalogue.names("response"))
+CONCENTRATION_METRICS = list(catalogue.names("concentration"))
+VOLUME_METRICS = list(catalogue.names("volume"))
+GRS_METRICS = list(catalogue.names("grs"))
 
 # group contrasts per component (issue 20): scope per component, group_by the attribute or the
 # geographic analysis, group "value_b vs value_a" (the difference is value_b - value_a), metric the

@@ -48,9 +48,10 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from . import metric_catalogue as catalogue
 from .comparison import METRICS
 
-RATE_METRICS = ("parse_rate", "match_rate", "us_uk_share", "country_coverage")
+RATE_METRICS = catalogue.names("gate")
 RULES = ("must_not_drop_by", "must_not_rise_by", "must_not_widen_by")
 TOP_KEYS = {"baseline", "candidate", "templates", "lines", "require_robust"}
 LINE_KEYS = {"metric", "gap", *RULES}

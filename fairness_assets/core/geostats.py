@@ -44,26 +44,19 @@ import numpy as np
 import pandas as pd
 
 from . import decompose as dc
+from . import metric_catalogue as catalogue
 from . import metrics as mx
 from . import regions as rg
 from . import stats as st
 
-GEO_METRICS = ("drs", "acc", "rep", "acad", "own_country", "own_region")
+GEO_METRICS = catalogue.names("geography")
 STRATA = ("gender", "economic_class")
 REPLICATES = ("runs", "strata")
-METRIC_LABELS = {
-    "drs": "DRS",
-    "acc": "Acc",
-    "rep": "Rep",
-    "acad": "Acad",
-    "own_country": "own-country share",
-    "own_region": "own-region share",
-    "distance_km": "mean distance (km)",
-}
+METRIC_LABELS = {**catalogue.labels("geography"), "distance_km": catalogue.metric("distance_km").label}
 
 COMPONENTS = ("total", "behaviour", "needs")
-STUDENT_INDEPENDENT = ("rep", "acad", "us_uk_share")  # the same list scores the same for every student
-CROSS_METRICS = ("drs", "acc", "own_country", "own_region")  # rescored for another student's position
+STUDENT_INDEPENDENT = catalogue.student_independent()  # the same list scores the same for every student
+CROSS_METRICS = catalogue.names("geography", position_dependent=True)  # rescored for another student's position
 BY_CONSTRUCTION_NOTE = dc.BY_CONSTRUCTION_NOTE
 
 CONTRAST_COLUMNS = [

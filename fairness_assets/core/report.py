@@ -34,17 +34,12 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 import numpy as np
 import pandas as pd
 
+from . import metric_catalogue as catalogue
 from .figures import Figure
 
 MAX_ROWS = 200
 P_COLUMNS = {"p", "p_value", "p_adjusted", "pvalue", "p_adj", "p_holm"}
-METRIC_NAMES = {
-    "drs": "DRS",
-    "acc": "accessibility (Acc)",
-    "rep": "reputation (Rep)",
-    "acad": "academic alignment (Acad)",
-    "grs": "GRS",
-}
+METRIC_NAMES = catalogue.prose_names()  # the metrics as the report's prose names them
 _ATTR_ALIASES = {
     "gender": "gender",
     "economic_class": "economic_class",
@@ -866,7 +861,7 @@ def disparity_summary(
 
 # ----------------------------------------------------------------------------- behaviour and needs (issue 20)
 _ATTR_WORDS = {"economic_class": "income", "gender": "gender", "nationality": "nationality"}
-_METRIC_SHORT = {"drs": "DRS", "acc": "Acc", "rep": "Rep", "acad": "Acad", "us_uk_share": "US+UK share"}
+_METRIC_SHORT = catalogue.labels("decompose")  # the short names of the contrasts' metrics
 
 
 def _num(v) -> float:

@@ -28,6 +28,7 @@ from typing import Any, Mapping, Optional
 
 import pandas as pd
 
+from . import metric_catalogue as catalogue
 from . import report as rep
 
 TITLE = "Scorecard"
@@ -71,15 +72,7 @@ FINDING_COLUMNS = (
     "family_size",
     "correction",
 )
-METRIC_NAMES = {
-    "drs": "DRS",
-    "acc": "Acc",
-    "rep": "Rep",
-    "acad": "Acad",
-    "us_uk_share": "US+UK share",
-    "own_country": "own-country share",
-    "own_region": "own-region share",
-}
+METRIC_NAMES = {**catalogue.labels("decompose"), **catalogue.labels("geography")}  # the findings' metrics
 UNIT_WORDS = {"run": "runs", "profile": "profiles"}
 NOT_COMPARED = "not compared: the only model audited on this template"
 

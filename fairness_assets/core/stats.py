@@ -29,7 +29,9 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import ThreadpoolController
 
-METRICS = ("drs", "acc", "rep", "acad")
+from . import metric_catalogue as catalogue
+
+METRICS = catalogue.names("response")
 PROFILE_ATTRIBUTES = ("gender", "economic_class", "nationality")
 PARTITION_KEYS = ("model", "template")
 CORRECTIONS = ("holm", "bh")
