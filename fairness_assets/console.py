@@ -26,6 +26,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional, TextIO
 
+from fairness_assets.core.text import trim
+
 STORED = re.compile(r"^stored ([\d,]+) row\(s\) of (\S+) in table ")
 PROGRESS = re.compile(r"^\S+ progress: ")
 LAST_CHARS = 160
@@ -39,11 +41,6 @@ class _Step:
     passed: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
     last: str = ""
-
-
-def _trim(text: str, limit: int) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: max(0, limit - 1)] + "…"
 
 
 def _seconds(s: float) -> str:
@@ -84,7 +81,7 @@ class CompactConsole(logging.Handler):
                 self.stream.write("\r\x1b[K" + line + "\n")
                 self._open = False
             else:
-                self.stream.write("\r\x1b[K" + _trim(line, width))
+                self.stream.write("\r\x1b[K" + trim(line, width, one_line=True))
                 self._open = True
         else:
             self.stream.write(line + "\n")
@@ -125,18 +122,23 @@ class CompactConsole(logging.Handler):
             (step.passed if getattr(data, "passed", False) else step.failed).append(name)
             return
         if kind == "RUN_FAILURE":
-            self._apart(f"{when} {self.bad} run failed: {_trim(message.splitlines()[0] if message else '', 300)}")
+            self._apart(
+                f"{when} {self.bad} run failed: {trim(message.splitlines()[0] if message else '', 300, one_line=True)}"
+            )
             return
         if event is not None or record.levelno < logging.INFO:
             return  # Dagster's other events: the log file has them
         first = message.splitlines()[0] if message else ""
         if record.levelno >= logging.WARNING:
             where = f"{step_key}: " if step_key else ""
-            self._apart(f"{when} {record.levelname} {where}{_trim(first, 400)}" + (" …" if "\n" in message else ""))
+            self._apart(
+                f"{when} {record.levelname} {where}{trim(first, 400, one_line=True)}"
+                + (" …" if "\n" in message else "")
+            )
             return
         step = self.steps.get(step_key)
         if step is None:  # a message outside a step (the run's own)
-            self._apart(f"{when} {_trim(first, 400)}")
+            self._apart(f"{when} {trim(first, 400, one_line=True)}")
             return
         stored = STORED.match(first)
         if stored:
@@ -179,5 +181,5 @@ class CompactConsole(logging.Handler):
             )
             return
         if step.last:
-            parts.append(_trim(step.last, LAST_CHARS))
+            parts.append(trim(step.last, LAST_CHARS, one_line=True))
         self._write(f"{when} {self.ok} {step_key} ({took})" + (": " + "; ".join(parts) if parts else ""))

@@ -27,6 +27,7 @@ from typing import Callable, Mapping, Optional, Sequence
 
 import pandas as pd
 
+from fairness_assets.core.text import trim, user_exception
 from resources.settings import PROJECT_ROOT
 
 
@@ -74,6 +75,8 @@ class ScoreFailed(RunFailed):
 
 # what a Dagster instance the project creates holds (dagster_home(), the tests' and benchmarks' homes):
 # no telemetry (an offline tool) and no "Join the Dagster community" dialog (nux) over the first page
+MESSAGE_CHARS = 600  # a failure's message on the command line and in summary.md is trimmed to this length
+
 OFFLINE_INSTANCE_YAML = (
     "telemetry:\n  enabled: false\nnux:\n  enabled: false\n"
     # a backfill is one run per partition (defs/partitions.PER_PARTITION): at most two in progress
@@ -110,11 +113,6 @@ def _quote_database_urls() -> None:
             os.environ[name] = quote_userinfo(os.environ[name])
 
 
-def _trim(text: str, limit: int = 600) -> str:
-    text = text.strip()
-    return text if len(text) <= limit else text[:limit].rstrip() + " …"
-
-
 def _error_text(error) -> str:
     """The message of a step's error on one line: the first cause below Dagster's own wrappers
     (the user code's exception), without the module path of its class, passwords masked."""
@@ -122,14 +120,9 @@ def _error_text(error) -> str:
 
     from resources.secrets import redact
 
-    chosen, err = error, error
-    while err is not None:
-        if not (err.cls_name or "").startswith("Dagster"):
-            chosen = err
-            break
-        chosen, err = err, err.cause
+    chosen = user_exception(error)
     message = re.sub(r"^(?:[A-Za-z_][\w]*\.)+(?=[A-Za-z_]\w*: )", "", chosen.message.strip())
-    return redact(_trim(" ".join(redact(message).split())))  # one line (a driver's message may hold several)
+    return redact(trim(redact(message), MESSAGE_CHARS, one_line=True))  # one line (a driver's message may hold several)
 
 
 def step_failures(result) -> list[tuple[tuple[str, ...], str]]:
@@ -148,7 +141,12 @@ def step_failures(result) -> list[tuple[tuple[str, ...], str]]:
         for event in result.all_events:
             if event.is_run_failure:
                 error = getattr(event.event_specific_data, "error", None)
-                out.append(((), _error_text(error) if error is not None else _trim(event.message or "run failed")))
+                out.append(
+                    (
+                        (),
+                        _error_text(error) if error is not None else trim(event.message or "run failed", MESSAGE_CHARS),
+                    )
+                )
     return out
 
 
@@ -661,7 +659,7 @@ def score_responses(
         except Exception as exc:  # noqa: BLE001 - the failures are reported below, with this one
             from resources.secrets import redact
 
-            failures.append(StepFailure("export", (), redact(_trim(f"{type(exc).__name__}: {exc}"))))
+            failures.append(StepFailure("export", (), redact(trim(f"{type(exc).__name__}: {exc}", MESSAGE_CHARS))))
             run_log.note(f"export failed: {type(exc).__name__}: {exc}")
             written = {}
     notes = export.notes_table(imported.notes, written.get("answers_left_out", pd.DataFrame()))
@@ -911,7 +909,7 @@ def _partition_failures(database_url: str, run_id: str) -> list[tuple[str, str, 
     for r in outcomes.itertuples(index=False):
         if r.status != "skipped" and r.partition_key not in seen:
             seen.add(r.partition_key)
-            out.append((r.partition_key, r.asset, r.status, redact(_trim(" ".join(str(r.reason).split())))))
+            out.append((r.partition_key, r.asset, r.status, redact(trim(r.reason, MESSAGE_CHARS, one_line=True))))
     return out
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import csv
 import logging
 import re
-import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -21,6 +20,8 @@ from typing import Iterable, Mapping
 import numpy as np
 import pandas as pd
 
+from .text import fold_accents
+
 
 class CountryResolutionError(ValueError):
     """A country text that no source could resolve; names the text and where it came from."""
@@ -28,9 +29,7 @@ class CountryResolutionError(ValueError):
 
 def fold(text: str) -> str:
     """Lower-case, accents removed, punctuation to spaces, whitespace collapsed."""
-    t = unicodedata.normalize("NFKD", str(text))
-    t = "".join(ch for ch in t if not unicodedata.combining(ch))
-    t = t.casefold().replace("&", " and ")
+    t = fold_accents(text).replace("&", " and ")
     t = re.sub(r"[.\u2019'`]", "", t)  # U.K. -> uk, Cote d'Ivoire -> cote divoire
     t = re.sub(r"[^\w]+", " ", t)
     return re.sub(r"\s+", " ", t).strip()

@@ -65,7 +65,6 @@ from __future__ import annotations
 
 import csv
 import re
-import unicodedata
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -73,6 +72,8 @@ from typing import Mapping, Optional
 
 import numpy as np
 import pandas as pd
+
+from .text import fold_accents
 
 MATCHER_VERSION = "match-5"  # bump when matching rules change (recorded in every report's provenance)
 
@@ -203,9 +204,7 @@ def normalize_name(text: Optional[str]) -> str:
     if t.isascii():  # most names: nothing to decompose
         t = t.lower()
     else:
-        t = unicodedata.normalize("NFKD", t)
-        t = "".join(ch for ch in t if not unicodedata.combining(ch)).casefold()
-        t = t.replace("ß", "ss")
+        t = fold_accents(t).replace("ß", "ss")
     t = t.replace("&", " and ")
     t = _APOS.sub("", t)
     t = _NONWORD.sub(" ", t)

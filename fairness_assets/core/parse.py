@@ -29,10 +29,11 @@ from __future__ import annotations
 import ast
 import json
 import re
-import unicodedata
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable, Iterable, Optional
+
+from .text import fold_accents
 
 PARSER_VERSION = "parse-4"  # bump when parsing rules change (recorded in every report's provenance)
 MAX_ITEMS = 3
@@ -259,8 +260,7 @@ def _split_item(item: Item, is_country: Callable[[str], bool], program_from_spli
 
 @lru_cache(maxsize=1 << 17)
 def _fold(text: str) -> str:
-    t = unicodedata.normalize("NFKD", text)
-    return "".join(ch for ch in t if not unicodedata.combining(ch)).casefold().strip()
+    return fold_accents(text).strip()
 
 
 def clean_program(text: Optional[str]) -> Optional[str]:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
 from typing import Sequence
 
 import pandas as pd
+
+from .text import strip_accents
 
 GENDERS = ("male", "female", "transgender")
 ECONOMIC_CLASSES = ("high", "middle", "low")
@@ -15,8 +16,7 @@ PROFILE_COLUMNS = ["profile_id", "profile_set", "gender", "economic_class", "nat
 
 
 def slug(text: str) -> str:
-    t = unicodedata.normalize("NFKD", text)
-    t = "".join(ch for ch in t if not unicodedata.combining(ch)).lower()
+    t = strip_accents(text).lower()
     return re.sub(r"[^a-z0-9]+", "-", t).strip("-")
 
 

@@ -18,9 +18,10 @@ from __future__ import annotations
 import csv
 import json
 import re
-import unicodedata
 from pathlib import Path
 from typing import Optional
+
+from .text import fold_accents
 
 ARTS = "Arts & Humanities"
 ENG = "Engineering & Technology"
@@ -44,8 +45,7 @@ _NONWORD = re.compile(r"[^\w]+")
 
 
 def _fold(text: str) -> str:
-    t = unicodedata.normalize("NFKD", str(text))
-    return "".join(ch for ch in t if not unicodedata.combining(ch)).casefold()
+    return fold_accents(text)
 
 
 def normalize_program(text: Optional[str]) -> str:

@@ -44,6 +44,7 @@ from urllib.parse import quote
 import dagster as dg
 
 from fairness_assets.core.partition import PartitionKey
+from fairness_assets.core.text import trim, user_exception
 from resources.alerts import Alert, AlertDeliveryError, AlertResource
 from resources.settings import AuditGridResource, GenerationSourceResource
 
@@ -96,17 +97,11 @@ def run_subject(run, failed_steps=()) -> str:
     return f"asset{'s' if len(keys) > 1 else ''} {shown}"
 
 
-def trim(text: str, limit: int = ERROR_CHARS) -> str:
-    text = str(text).strip()
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "\u2026"
-
-
 def error_message(error) -> str:
     """The cause of a failure from its ``SerializableErrorInfo``: the user's exception rather than
     Dagster's wrappers, as ``Class: message`` (a ``dg.Failure`` by its description), with the
     exception it was raised from, trimmed to ``ERROR_CHARS``."""
-    while error is not None and error.cause is not None and error.cls_name and error.cls_name.startswith("Dagster"):
-        error = error.cause
+    error = user_exception(error)
     if error is None:
         return ""
 
@@ -120,7 +115,7 @@ def error_message(error) -> str:
     text = one(error)
     if error.cause is not None:
         text += f" (caused by {one(error.cause)})"
-    return trim(text)
+    return trim(text, ERROR_CHARS)
 
 
 def deliver(alerts: AlertResource, alert: Alert, log) -> str | None:
@@ -295,7 +290,7 @@ def run_failure_alert(context: dg.RunFailureSensorContext, alerts: AlertResource
         if len(steps) > 1:
             summary += f" (and {len(steps) - 1} more failed step(s))"
     else:
-        cause = run_error or trim(context.failure_event.message or "the run failed")
+        cause = run_error or trim(context.failure_event.message or "the run failed", ERROR_CHARS)
         summary = f"The run failed outside a step: {cause}"
     details = {"failed steps": ", ".join(steps) or "none (the run failed outside a step)"}
     details.update({f"error in {step}": message for step, message in list(steps.items())[1:]})

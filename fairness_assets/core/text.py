@@ -1,0 +1,35 @@
+"""Text helpers every stage uses, written once: accent folding, trimming to a length, and finding
+the user's exception inside a framework's error wrappers. Pure functions: no Dagster, no database."""
+
+from __future__ import annotations
+
+import unicodedata
+from typing import Any
+
+
+def strip_accents(text: Any) -> str:
+    """``text`` without its accents (NFKD, combining marks removed): ``"Côte d'Ivoire"`` ->
+    ``"Cote d'Ivoire"``; case and everything else kept."""
+    t = unicodedata.normalize("NFKD", str(text))
+    return "".join(ch for ch in t if not unicodedata.combining(ch))
+
+
+def fold_accents(text: Any) -> str:
+    """``text`` without accents and case-folded: the form names are compared in."""
+    return strip_accents(text).casefold()
+
+
+def trim(text: Any, limit: int, *, one_line: bool = False) -> str:
+    """``text`` stripped (``one_line``: its whitespace, newlines included, collapsed to single
+    spaces), cut to at most ``limit`` characters with ``…`` where it was cut."""
+    t = " ".join(str(text).split()) if one_line else str(text).strip()
+    return t if len(t) <= limit else t[: max(0, limit - 1)].rstrip() + "\u2026"
+
+
+def user_exception(error: Any) -> Any:
+    """The first error of a chain (``.cls_name``, ``.cause``: Dagster's ``SerializableErrorInfo``)
+    that is not one of the framework's own wrappers (class name starting with ``Dagster``): the
+    user code's exception; the last of the chain when all are wrappers; None for None."""
+    while error is not None and error.cause is not None and (error.cls_name or "").startswith("Dagster"):
+        error = error.cause
+    return error
