@@ -66,234 +66,46 @@ from __future__ import annotations
 import csv
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from typing import Mapping, Optional
 
 import numpy as np
 import pandas as pd
 
-from .text import fold_accents
+from . import match_tables
+from .match_names import (
+    ARTICLES,
+    CAMPUSES_FILE,
+    CLOSING_PAREN,
+    CONNECTORS,
+    COUNTRY_ALIASES_FILE,
+    DASH_PARTS,
+    GENERIC_WORDS,
+    GROUPS_FILE,
+    HISTORICAL_NAMES_FILE,
+    INSTITUTION,
+    LEAD_ACRONYM,
+    LIST_MARK,
+    NAME_WORDS_FILE,
+    PAREN,
+    PARTS,
+    TRANSLATED,
+    TU,
+    NameWords,
+    default_words,
+    last_proper,
+    name_forms,
+    name_key,
+    normalize_name,
+)
+from .match_names import (
+    DATA_DIR as DATA_DIR,
+)
+from .match_names import (
+    load_name_words as load_name_words,
+)
 
 MATCHER_VERSION = "match-5"  # bump when matching rules change (recorded in every report's provenance)
-
-DATA_DIR = Path(__file__).resolve().parents[2] / "data" / "aliases"
-NAME_WORDS_FILE = DATA_DIR / "name_words.csv"
-HISTORICAL_NAMES_FILE = DATA_DIR / "historical_names.csv"
-GROUPS_FILE = DATA_DIR / "systems_and_cities.csv"  # reviewed: names not to complete (issue 21.1)
-CAMPUSES_FILE = DATA_DIR / "campuses.csv"  # reviewed: corpus names that add a campus without a separator
-COUNTRY_ALIASES_FILE = DATA_DIR / "countries.csv"
-
-_GENERIC_WORDS = {
-    "university",
-    "universidad",
-    "universidade",
-    "universite",
-    "universitat",
-    "universita",
-    "univ",
-    "of",
-    "the",
-    "de",
-    "da",
-    "do",
-    "di",
-    "del",
-    "des",
-    "la",
-    "le",
-    "and",
-    "for",
-    "in",
-    "at",
-    "institute",
-    "institut",
-    "instituto",
-    "college",
-    "school",
-    "technology",
-    "technical",
-    "science",
-    "sciences",
-    "national",
-    "state",
-    "federal",
-    "polytechnic",
-    "academy",
-    "studies",
-    "research",
-}
-# words that join the parts of a name and carry nothing ("del" = "de el": "Universidad del
-# Salvador" is not "Universidad de El Salvador", so the article "el" itself is kept)
-_CONNECTORS = frozenset(
-    {
-        "of",
-        "the",
-        "de",
-        "da",
-        "do",
-        "dos",
-        "das",
-        "di",
-        "del",
-        "della",
-        "delle",
-        "dei",
-        "degli",
-        "dello",
-        "des",
-        "du",
-        "zu",
-        "zum",
-        "zur",
-        "am",
-        "an",
-        "der",
-        "die",
-        "den",
-        "for",
-        "and",
-        "und",
-        "et",
-        "e",
-        "y",
-        "in",
-        "at",
-        "en",
-        "fur",
-    }
-)
-_ARTICLES = frozenset({"el", "la", "los", "las", "le", "les", "il", "lo"})
-_INSTITUTION = re.compile(
-    r"(?i)\b(univ\w*|institut\w*|college|school|polytechn\w*|politecnico|academy|hochschule|ecole|école|escuela|tecnol\w*)\b"
-)
-_TRANSLATED = re.compile(
-    r"^(universidad|universidade|universite|universita|universitat|universiteit|universitet|universitas|universiti)"
-    r"(?:\s+(?:de|di|del|da|do|van|zu|of))?\s+(.+)$"
-)
-# the same abbreviations in one pass (none of the replacements holds another abbreviation)
-_ABBREV_MAP = {
-    "univ": "university",
-    "u of": "university of",
-    "st": "saint",
-    "inst": "institute",
-    "tech": "technology",
-    "natl": "national",
-}
-_ABBREV_ANY = re.compile(r"\b(univ|u of|st|inst|tech|natl)\b")
-_APOS = re.compile(r"[’'`´ʻʼ‘]")
-_NONWORD = re.compile(r"[^\w()]+")
-_LEAD_THE = re.compile(r"^\s*the\s+")
-_WS = re.compile(r"\s+")
-_PARTS = re.compile(r"\s+[-|·–—]\s+")
-_PAREN_CONTENT = re.compile(r"\(([^()]*)\)")
-_PAREN = re.compile(r"\s*\([^()]*\)\s*")
-_PAREN_CHARS = re.compile(r"[()]")
-_CLOSING_PAREN = re.compile(r"\)\s*$")
-_LIST_MARK = re.compile(r",|;|\||\s[-–—]\s")
-_DASH_PARTS = re.compile(r"\s+[-–—]\s+")
-_TU = re.compile(r"^tu\s+(.+)$")
-_LEAD_ACRONYM = re.compile(r"^([A-Z]{2,6})(?:\s+|-)(?=\S)(.+)$")
-
-
-def normalize_name(text: Optional[str]) -> str:
-    """Fold a university name for comparison (keeps a parenthetical; see :func:`name_forms`)."""
-    if text is None:
-        return ""
-    t = str(text)
-    if t.isascii():  # most names: nothing to decompose
-        t = t.lower()
-    else:
-        t = fold_accents(t).replace("ß", "ss")
-    t = t.replace("&", " and ")
-    t = _APOS.sub("", t)
-    t = _NONWORD.sub(" ", t)
-    t = _ABBREV_ANY.sub(lambda m: _ABBREV_MAP[m.group(1)], t)
-    t = _LEAD_THE.sub("", t)
-    return _WS.sub(" ", t).strip()
-
-
-def name_forms(text: Optional[str]) -> tuple[str, list[str]]:
-    """(name without parentheticals, acronyms found in parentheses)."""
-    n = normalize_name(text)
-    if "(" not in n and ")" not in n:  # no parenthetical: most names
-        return _LEAD_THE.sub("", n), []
-    acronyms = [_LEAD_THE.sub("", a.strip()) for a in _PAREN_CONTENT.findall(n) if a.strip()]
-    base = _PAREN.sub(" ", n)
-    base = _PAREN_CHARS.sub(" ", base)
-    base = _LEAD_THE.sub("", base)
-    return _WS.sub(" ", base).strip(), acronyms
-
-
-@dataclass(frozen=True)
-class NameWords:
-    """Multilingual word equivalences (``data/aliases/name_words.csv``).
-
-    ``canonical``: folded word -> canonical word; ``types``: canonical institution words
-    (university, institute, college, school, ...); ``distinct``: canonical words that make another
-    institution when added to a name (technical, technology, medical, catholic, ...)."""
-
-    canonical: Mapping[str, str]
-    types: frozenset
-    distinct: frozenset
-    generic: frozenset = frozenset()  # canonical words of kind distinct or word (not names)
-
-    def proper(self, core, articles: bool = False) -> list[str]:
-        """The words of a name's core that name something (a person, a place), not a kind;
-        ``articles`` keeps "el", "la", ... ("El Salvador" is not "Salvador")."""
-        return [w for w in core if w not in self.generic and (articles or (w not in _ARTICLES and len(w) > 1))]
-
-
-def load_name_words(path: str | Path = NAME_WORDS_FILE) -> NameWords:
-    """Read the word table: CSV ``word,canonical,kind[,note]``, kind one of type, distinct, word,
-    place (another spelling of a place) or number (a Roman numeral: "Toulouse III" = "Toulouse 3")."""
-    canonical: dict[str, str] = {}
-    types, distinct, generic = set(), set(), set()
-    with open(path, newline="", encoding="utf-8") as fh:
-        for lineno, row in enumerate(csv.DictReader(fh), start=2):
-            word, canon, kind = (normalize_name(row.get(k) or "") for k in ("word", "canonical", "kind"))
-            if not word or not canon or kind not in ("type", "distinct", "word", "place", "number") or " " in word:
-                raise ValueError(
-                    f"{path}: line {lineno}: need one word, its canonical form and a kind "
-                    f"(type, distinct, word, place or number), got {row!r}"
-                )
-            canonical[word] = canon
-            if kind == "type":
-                types.add(canon)
-            elif kind == "distinct":
-                distinct.add(canon)
-            if kind in ("distinct", "word"):
-                generic.add(canon)
-    return NameWords(canonical, frozenset(types), frozenset(distinct), frozenset(generic))
-
-
-@lru_cache(maxsize=4)
-def _default_words(path: str) -> NameWords:
-    return load_name_words(path)
-
-
-def name_key(base: str, words: NameWords) -> tuple[frozenset, tuple]:
-    """(institution words, sorted distinctive words) of a normalised name: the part of a name
-    that stays the same across "University of X" / "X University" / "Universität X"."""
-    types, core = set(), []
-    for tok in base.split():
-        w = words.canonical.get(tok, tok)
-        if w in words.types:
-            types.add(w)
-        elif w not in _CONNECTORS:
-            core.append(w)
-    return frozenset(types), tuple(sorted(core))
-
-
-def _last_proper(base: str, words: NameWords) -> str:
-    """The last word of a normalised name that names something (not a connector, an article, an
-    institution word or a generic word), folded through the word table; "" when none."""
-    for tok in reversed(base.split()):
-        w = words.canonical.get(tok, tok)
-        if w in words.types or w in _CONNECTORS or w in _ARTICLES or w in words.generic or len(w) < 2:
-            continue
-        return w
-    return ""
 
 
 @dataclass(frozen=True)
@@ -378,13 +190,11 @@ class UniversityIndex:
         systems and places with several universities) and ``campuses`` (:func:`load_campuses`:
         corpus names that add a campus to a system's name without a separator) default to the
         reviewed tables in ``data/aliases``."""
-        from fairness_assets.core import match_tables
-
         ids = corpus["university_id"].to_numpy()
         names = corpus["name"].astype(str).to_numpy()
         iso3 = corpus["iso3"].astype(str).to_numpy()
         if words is None:
-            words = _default_words(str(NAME_WORDS_FILE))
+            words = default_words(str(NAME_WORDS_FILE))
         if historical is None:
             historical = load_university_aliases(HISTORICAL_NAMES_FILE) if HISTORICAL_NAMES_FILE.exists() else {}
         country_words = set()
@@ -418,7 +228,7 @@ class UniversityIndex:
             (derived_forms if derived else whole_forms).add((types, core, i))
             by_core.setdefault(core, []).append(i)
             forms.append((i, types, core))
-            form_last.append(_last_proper(b, words))
+            form_last.append(last_proper(b, words))
 
         for i, n in enumerate(names):
             b, acros = name_forms(n)
@@ -429,19 +239,19 @@ class UniversityIndex:
             core_text.append(" ".join(words.proper(name_key(b, words)[1], articles=True)))
             # "KAIST - Korea Advanced Institute ...", "University of Canterbury | Te Whare ...":
             # each part is a name of its own when it is an acronym or names an institution
-            parts = _PARTS.split(n)
+            parts = PARTS.split(n)
             for part in parts:
                 if part.strip() == n.strip():
                     continue
                 others = [o for o in parts if o is not part]
-                if _INSTITUTION.search(part) and not all(
+                if INSTITUTION.search(part) and not all(
                     _PART_ACRONYM.fullmatch(o.strip()) or re.match(r"[A-Z]{2,}\b", o.strip()) for o in others
                 ):
                     # "California State University - Los Angeles": the part is a completion's start
                     completing_parts.add((name_forms(part)[0], i))
                 pb, _ = name_forms(part)
                 is_acronym = re.fullmatch(r"[A-Z][A-Z0-9&]{1,9}", part.strip())
-                if pb and (is_acronym or _INSTITUTION.search(part)):
+                if pb and (is_acronym or INSTITUTION.search(part)):
                     exact_part.setdefault(pb, []).append(i)
                     if is_acronym:
                         part_acronyms.add(pb)
@@ -458,7 +268,7 @@ class UniversityIndex:
                     acr.setdefault(a, []).append(i)
             # an acronym that is the name's first word: "KTH Royal Institute of Technology"
             lead = re.match(r"^(?:The\s+)?([A-Z][A-Z0-9]{1,5})\s+(?=\S)", n.strip())
-            if lead and not _INSTITUTION.fullmatch(lead.group(1)):
+            if lead and not INSTITUTION.fullmatch(lead.group(1)):
                 lead_acronyms.setdefault(lead.group(1).lower(), []).append(i)
             # a name before a campus or district qualifier: 'University of Rome "Tor Vergata"',
             # "University of Texas at Austin", "California State University - Los Angeles"
@@ -467,7 +277,7 @@ class UniversityIndex:
             if heads:  # "University of Minnesota" of "University of Minnesota Twin Cities" (reviewed table)
                 sep_heads[i] = frozenset(heads)
             # initials of the first words: "UNC" + "Chapel Hill", "PUC" + "Rio de Janeiro"
-            toks = [t for t in b.split() if t not in _CONNECTORS and t not in _ARTICLES]
+            toks = [t for t in b.split() if t not in CONNECTORS and t not in ARTICLES]
             for k in range(2, min(6, len(toks) - 1) + 1):
                 rest = name_key(" ".join(toks[k:]), words)[1]
                 if rest:
@@ -548,7 +358,7 @@ def _campus_head(name: str, country_words=frozenset()) -> str:
     of Technology") is the institution's own name, not a qualifier; so are "in Prague" ("Czech
     Technical University in Prague") and a comma ("Adam Mickiewicz University, Poznań"), whose
     systems ("University of California, Berkeley") the reviewed table of systems names."""
-    plain = _PAREN.sub(" ", name).strip()
+    plain = PAREN.sub(" ", name).strip()
     m = _CAMPUS_SEP.search(plain)
     if not m or m.start() == 0:
         return ""
@@ -565,7 +375,7 @@ def _campus_head(name: str, country_words=frozenset()) -> str:
     if not tail:
         return ""
     head = plain[: m.start()]
-    return name_forms(head)[0] if _INSTITUTION.search(head) else ""
+    return name_forms(head)[0] if INSTITUTION.search(head) else ""
 
 
 def load_campuses(path: str | Path) -> dict[str, frozenset]:
@@ -705,7 +515,7 @@ def _names_several(text: str, idx: UniversityIndex) -> bool:
         return False
     found = set()
     for p in pieces:
-        if not (_INSTITUTION.search(p) or re.fullmatch(r"\(?[A-Z][A-Za-z&]*[A-Z]\w*\)?", p.strip())):
+        if not (INSTITUTION.search(p) or re.fullmatch(r"\(?[A-Z][A-Za-z&]*[A-Z]\w*\)?", p.strip())):
             continue  # "Harvard University, Cambridge": a place, not a second name
         b, acros = name_forms(p)
         for k in (b, *acros):
@@ -787,13 +597,13 @@ def _match_fast(text: Optional[str], iso3: Optional[str], idx: UniversityIndex) 
     if not base and not acros:
         return Match(None, 0.0, "none"), base
     # an acronym in parentheses is evidence only when it closes the text ("Harvard (MIT)'s rival ..." is not)
-    if text is not None and (not _CLOSING_PAREN.search(str(text)) or str(text).count("(") > 1):
+    if text is not None and (not CLOSING_PAREN.search(str(text)) or str(text).count("(") > 1):
         acros = []
     keys = [k for k in [base, *acros] if k]
     several = None
     for k in keys:
         if k != base and several is None:  # "A (X), B (Y), C (UCLA)": a list, not UCLA
-            several = bool(text is not None and _LIST_MARK.search(str(text)) and _names_several(str(text), idx))
+            several = bool(text is not None and LIST_MARK.search(str(text)) and _names_several(str(text), idx))
             if several:
                 return Match(None, 0.0, "several"), base
         # 1. aliases (reviewed); an alias pointing elsewhere than the stated country yields to
@@ -829,10 +639,10 @@ def _match_fast(text: Optional[str], iso3: Optional[str], idx: UniversityIndex) 
                     if k in idx.sep_heads.get(choice, ()):  # "University of Nebraska" of "... - Lincoln": a campus
                         return _ambiguous([choice], idx, iso3), base
                 return Match(choice, 100.0, "exact"), base
-    if several is None and text is not None and _LIST_MARK.search(str(text)) and _names_several(str(text), idx):
+    if several is None and text is not None and LIST_MARK.search(str(text)) and _names_several(str(text), idx):
         return Match(None, 0.0, "several"), base
     # "<a university> - <a comment or a place>": the first part, when it is a name on its own
-    head = _DASH_PARTS.split(str(text or ""), maxsplit=1)
+    head = DASH_PARTS.split(str(text or ""), maxsplit=1)
     if len(head) == 2:
         m, _ = _match_fast(head[0], iso3, idx)
         if m is not None and m.index is not None and m.method in ("alias", "exact", "historical", "acronym"):
@@ -854,14 +664,14 @@ def _match_fast(text: Optional[str], iso3: Optional[str], idx: UniversityIndex) 
             if choice is not None:
                 return Match(choice, 99.0, "acronym"), base
         # "TU Darmstadt" -> "Technical University of Darmstadt" / "Technische Universität Darmstadt"
-        tu = _TU.match(k)
+        tu = TU.match(k)
         if tu:
             for form in (f"technical university of {tu.group(1)}", f"technische universitat {tu.group(1)}"):
                 choice = _choose_local(idx.exact.get(form, []), idx, iso3)
                 if choice is not None and choice is not _AMBIGUOUS:
                     return Match(choice, 96.0, "translated"), base
         # translated generic head: "Universidad de Stanford" -> "Stanford University"
-        tm = _TRANSLATED.match(k)
+        tm = TRANSLATED.match(k)
         if tm:
             rest = tm.group(2)
             for form in (f"{rest} university", f"university of {rest}"):
@@ -869,11 +679,11 @@ def _match_fast(text: Optional[str], iso3: Optional[str], idx: UniversityIndex) 
                 if choice is not None and choice is not _AMBIGUOUS:
                     return Match(choice, 96.0, "translated"), base
     words = base.split()
-    distinctive = [w for w in words if w not in _GENERIC_WORDS]
+    distinctive = [w for w in words if w not in GENERIC_WORDS]
     if not distinctive:
         return Match(None, 0.0, "none"), base
     # a bare place name: "Stanford" -> "stanford university", "university of stanford"
-    if not any(w in _GENERIC_WORDS for w in words):
+    if not any(w in GENERIC_WORDS for w in words):
         for form in (f"{base} university", f"university of {base}"):
             choice = _choose_local(idx.exact.get(form, []), idx, iso3)
             if choice is not None and choice is not _AMBIGUOUS:
@@ -915,7 +725,7 @@ def _match_fast(text: Optional[str], iso3: Optional[str], idx: UniversityIndex) 
 def _match_structure(text: str, base: str, iso3: Optional[str], idx: UniversityIndex, nw: NameWords) -> Optional[Match]:
     """Rules 3b-4: initials + the rest of the name, then the same distinctive words and institution words."""
     # "UNC Chapel Hill", "PUC-Rio de Janeiro", "LMU Munich"
-    lead = _LEAD_ACRONYM.match(text.strip())
+    lead = LEAD_ACRONYM.match(text.strip())
     if lead:
         rest = name_key(name_forms(lead.group(2))[0], nw)[1]
         if rest:
@@ -968,7 +778,7 @@ def _match_partial(base: str, iso3: Optional[str], idx: UniversityIndex, nw: Nam
     if not all(lists):
         return None
     shared = set(min(lists, key=len)).intersection(*map(set, lists))
-    last = _last_proper(base, nw)
+    last = last_proper(base, nw)
     cands, containing, qualified = [], set(), []
     for f in shared:
         i, ftypes, fcore = idx.forms[f]
@@ -1026,11 +836,11 @@ def _qualifies_place(corpus_base: str, proper: set, nw: NameWords) -> bool:
         if w in proper:
             if (
                 j >= 2
-                and canon[j - 1] in _CONNECTORS
+                and canon[j - 1] in CONNECTORS
                 and canon[j - 2] not in proper
                 and canon[j - 2] not in nw.types
-                and canon[j - 2] not in _CONNECTORS
-                and canon[j - 2] not in _ARTICLES
+                and canon[j - 2] not in CONNECTORS
+                and canon[j - 2] not in ARTICLES
                 and canon[j - 2] not in nw.generic
             ):
                 return True
@@ -1064,7 +874,7 @@ def _near_generic(word: str, words: NameWords) -> bool:
 
         vocab = _VOCABULARY.get(id(words))
         if vocab is None:
-            generic = set(words.types) | set(words.generic) | _CONNECTORS | _GENERIC_WORDS
+            generic = set(words.types) | set(words.generic) | CONNECTORS | GENERIC_WORDS
             generic |= {k for k, v in words.canonical.items() if v in words.types or v in words.generic}
             vocab = _VOCABULARY[id(words)] = tuple(sorted(generic))
         if word in vocab:
@@ -1098,9 +908,9 @@ def _fuzzy_choice(
     if idx.words is not None and base:
         nw = idx.words
         text_words = [
-            w for w in nw.proper(idx.text_key(base)[1], articles=True) if w in _ARTICLES or not _near_generic(w, nw)
+            w for w in nw.proper(idx.text_key(base)[1], articles=True) if w in ARTICLES or not _near_generic(w, nw)
         ]
-        if not [w for w in text_words if w not in _ARTICLES]:  # generic words only: nothing to be alike
+        if not [w for w in text_words if w not in ARTICLES]:  # generic words only: nothing to be alike
             return Match(None, 0.0, "none")
         squeezed = base.replace(" ", "")
         # the qualifiers that make another institution (federal, state, national, autonomous,
@@ -1111,7 +921,7 @@ def _fuzzy_choice(
         if known is None:
             known = _KNOWN[id(nw)] = frozenset(nw.canonical.values())
         unknown = [w for w in text_core if len(w) > 4 and w not in known]
-        single = len([w for w in text_words if w not in _ARTICLES]) == 1
+        single = len([w for w in text_words if w not in ARTICLES]) == 1
 
         def alike(pos: int) -> bool:
             # each distinctive word of the corpus name has its like in the text, and each of the

@@ -37,6 +37,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
+from .match_names import ARTICLES, CONNECTORS, INSTITUTION, name_forms, name_key, normalize_name
+
 KINDS = ("city", "region", "system", "name")
 FIELDS = ["kind", "name", "iso3", "covers", "reviewed", "source"]
 SEP = " | "
@@ -56,19 +58,15 @@ def given_name(base: str, words) -> tuple:
     """The sorted distinctive words of a normalised name (institution words, connectors, articles
     and qualifiers such as national, state, technical left out), folded through the word table:
     the part of "Universidad Nacional de Buenos Aires" that names something, ("aires", "buenos")."""
-    from fairness_assets.core.match import name_key
-
     return tuple(sorted(words.proper(name_key(base, words)[1])))
 
 
 def _proper_sequence(base: str, words) -> list[str]:
     """The distinctive words of a normalised name in their order (for the n-grams of places)."""
-    from fairness_assets.core.match import _ARTICLES, _CONNECTORS
-
     out = []
     for tok in base.split():
         w = words.canonical.get(tok, tok)
-        if w in words.types or w in _CONNECTORS or w in _ARTICLES or w in words.generic or len(w) < 2 or w.isdigit():
+        if w in words.types or w in CONNECTORS or w in ARTICLES or w in words.generic or len(w) < 2 or w.isdigit():
             out.append("|")  # a break: places are runs of distinctive words
             continue
         out.append(w)
@@ -91,11 +89,9 @@ def _heads(name: str) -> list[str]:
     """The institution-naming parts of a corpus name before or after a separator: "University of
     California, Berkeley" -> "University of California"; "Stony Brook University, State University
     of New York" -> both parts; "University of Texas at Austin" -> "University of Texas"."""
-    from fairness_assets.core.match import _INSTITUTION
-
     plain = re.sub(r"\s*\([^()]*\)\s*", " ", name).strip()
     parts = re.split(r"\s*,\s*|\s+[-–—|]\s+|\s+at\s+|\s+in\s+|\s*[\"“”]", plain)
-    return [p.strip() for p in parts if p.strip() and p.strip() != plain and _INSTITUTION.search(p)]
+    return [p.strip() for p in parts if p.strip() and p.strip() != plain and INSTITUTION.search(p)]
 
 
 def propose(names: Iterable[str], iso3s: Iterable[str], words, country_words: Iterable[str] = ()) -> list[GroupRow]:
@@ -110,8 +106,6 @@ def propose(names: Iterable[str], iso3s: Iterable[str], words, country_words: It
       name itself ("University of California", "California State University"), or whose initials
       other names of the country carry ("State University of New York": "... SUNY").
     """
-    from fairness_assets.core.match import name_forms, normalize_name
-
     names, iso3s = list(names), list(iso3s)
     countries = {normalize_name(c) for c in country_words}
     bases = [name_forms(n)[0] for n in names]
@@ -172,8 +166,6 @@ def propose(names: Iterable[str], iso3s: Iterable[str], words, country_words: It
 
 def _display(gram: tuple, names: list[str]) -> str:
     """The run as one of its corpus names writes it ("Buenos Aires"), else title case."""
-    from fairness_assets.core.match import normalize_name
-
     want = set(gram)
     for n in names:
         toks = re.findall(r"[\w'’.-]+", n)
@@ -186,8 +178,6 @@ def _display(gram: tuple, names: list[str]) -> str:
 
 
 def _original(head: str, name: str) -> str:
-    from fairness_assets.core.match import normalize_name
-
     toks = name.split()
     for k in range(1, len(toks) + 1):
         if normalize_name(" ".join(toks[:k]).strip(",")) == head:
@@ -231,7 +221,6 @@ def merge(proposed: list[GroupRow], existing: list[GroupRow]) -> list[GroupRow]:
     """New proposals beside the reviewed rows: a reviewed row (yes or no) keeps its kind, review and
     source; its covers are brought up to date with the corpus; a reviewed row no longer proposed
     stays (a reviewer may add a row by hand, with a source)."""
-    from fairness_assets.core.match import normalize_name
 
     def key(r: GroupRow) -> tuple:
         return (normalize_name(r.name), r.iso3)
