@@ -5,7 +5,7 @@ writes docs/parse_match.md's tables.
 
 The external answers (../shared/data/external: 5,720 items written by 13 open models, hand
 labelled) are scored when the folder is present; precision and recall as defined in
-:func:`fairness_assets.core.evaluation.score_external`.
+:func:`benchmarks/evaluation.py <evaluation.score_external>`.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from fairness_assets.core import corpus, evaluation, geo, match, understanding  # noqa: E402
+from benchmarks import evaluation  # noqa: E402
+from fairness_assets.core import corpus, geo, match, understanding  # noqa: E402
 from resources.settings import ALIASES_FILE, UNIVERSITY_ALIASES_FILE  # noqa: E402
 
 SETS = {

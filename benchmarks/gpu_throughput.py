@@ -65,7 +65,7 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "benchm
 sys.path.insert(0, str(ROOT))
 STUDY_SAMPLES_PER_MODEL = (360 * 3 + 46) * 10  # 11,260 generations
 LENGTHS_FILE = ROOT / "benchmarks" / "answer_lengths.json"
-from resources.llm.lengths import draw_lengths, load_lengths  # noqa: E402  (standard library only)
+from benchmarks.lengths import draw_lengths, load_lengths  # noqa: E402  (standard library only)
 
 
 def llama_config(tiny: bool):

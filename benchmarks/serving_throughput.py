@@ -157,7 +157,7 @@ def main() -> None:
     extra = [int(x) for x in args.max_concurrency.split(",") if x.strip()]
     lengths = ()
     if args.lengths:
-        from resources.llm.lengths import load_lengths
+        from benchmarks.lengths import load_lengths
 
         lengths = tuple(min(300, x) for x in load_lengths(args.lengths))
     if args.small:

@@ -12,7 +12,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from fairness_assets.core import corpus, evaluation, geo, match, understanding
+from benchmarks import evaluation
+from fairness_assets.core import corpus, geo, match, understanding
 from resources.settings import ALIASES_FILE, UNIVERSITY_ALIASES_FILE
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

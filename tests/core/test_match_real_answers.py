@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from fairness_assets.core import corpus, evaluation, geo, match, parse
+from benchmarks import evaluation
+from fairness_assets.core import corpus, geo, match, parse
 from resources.settings import ALIASES_FILE, UNIVERSITY_ALIASES_FILE
 
 ROOT = Path(__file__).resolve().parents[2]

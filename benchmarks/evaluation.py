@@ -1,4 +1,5 @@
-"""Scoring the parser and matcher against a hand-labelled evaluation set.
+"""Scoring the parser and matcher against a hand-labelled evaluation set (a measurement, not
+product code: benchmarks/eval_parse_match.py and the tests use it; issue 33.4 moved it out of core).
 
 An evaluation record: ``response`` text, ``expected_status`` and ``expected`` items
 (``university``: exact corpus name or None; ``program_contains``; ``country``: canonical
@@ -80,7 +81,7 @@ EXTERNAL_LABELS = "handcheck_allpositions_nontrivial.csv"
 
 def corpus_name_key(name) -> Optional[str]:
     """A corpus name compared the way the corpus reader cleans it (escaping undone, spaces folded)."""
-    from .corpus import clean_institution_name
+    from fairness_assets.core.corpus import clean_institution_name
 
     if name is None or (isinstance(name, float) and name != name):
         return None
@@ -192,8 +193,8 @@ def match_external(folder, resolver, index, params=None) -> pd.DataFrame:
     """The external items (all 20 positions, one sample each) through the same path as
     ``fairness-audit score`` on a file of already-split items
     (:func:`understanding.recommendations_from_items`), without tagging."""
-    from .match import MatchParams
-    from .understanding import recommendations_from_items
+    from fairness_assets.core.match import MatchParams
+    from fairness_assets.core.understanding import recommendations_from_items
 
     df = load_external_items(folder)
     items_in = df.assign(
