@@ -117,8 +117,14 @@ def run_pipeline(
     if not result.success:
         failures = [e.message for e in result.all_events if e.is_failure]
         raise RuntimeError(f"study_audit failed: {failures[:3]}")
+    steps = step_seconds(instance, result.run_id)
+    return {"wall_s": wall, "steps": dict(sorted(steps.items(), key=lambda kv: -kv[1])), "partitions": len(keys)}
+
+
+def step_seconds(instance, run_id: str) -> dict[str, float]:
+    """{step: seconds from its STEP_START to its STEP_SUCCESS} of run ``run_id`` of ``instance``."""
     starts, steps = {}, {}
-    for record in instance.all_logs(result.run_id):
+    for record in instance.all_logs(run_id):
         ev = record.dagster_event
         if ev is None or not ev.step_key:
             continue
@@ -126,7 +132,7 @@ def run_pipeline(
             starts[ev.step_key] = record.timestamp
         elif ev.event_type_value == "STEP_SUCCESS" and ev.step_key in starts:
             steps[ev.step_key] = record.timestamp - starts[ev.step_key]
-    return {"wall_s": wall, "steps": dict(sorted(steps.items(), key=lambda kv: -kv[1])), "partitions": len(keys)}
+    return steps
 
 
 def peak_rss_gb() -> float:

@@ -43,7 +43,7 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "benchm
 sys.path.insert(0, str(ROOT))
 sys.path.insert(1, str(ROOT / "benchmarks"))
 
-from pipeline_study import DEFAULT_CORPUS, MODELS, synthetic_study_file  # noqa: E402
+from pipeline_study import DEFAULT_CORPUS, MODELS, step_seconds, synthetic_study_file  # noqa: E402
 
 from fairness_assets.local import OFFLINE_INSTANCE_YAML  # noqa: E402
 
@@ -74,15 +74,7 @@ def in_step_seconds(home: Path, since: int) -> tuple[float, list[str]]:
         runs = sorted(instance.get_runs(), key=lambda r: instance.get_run_record_by_id(r.run_id).create_timestamp)
         for run in runs[since:]:
             ids.append(run.run_id)
-            starts = {}
-            for record in instance.all_logs(run.run_id):
-                ev = record.dagster_event
-                if ev is None or not ev.step_key:
-                    continue
-                if ev.event_type_value == "STEP_START":
-                    starts[ev.step_key] = record.timestamp
-                elif ev.event_type_value == "STEP_SUCCESS" and ev.step_key in starts:
-                    total += record.timestamp - starts.pop(ev.step_key)
+            total += sum(step_seconds(instance, run.run_id).values())
     return total, ids
 
 
