@@ -70,7 +70,11 @@ def test_crash_midway_then_resume_without_duplicates(tmp_path, tiny):
     registry = write_registry(tmp_path, tiny)
     db = tmp_path / "r.db"
     url = f"sqlite:///{db}"
-    cmd = [sys.executable, "-m", "tests.helpers.engine", url, str(registry), "4"]  # 12 profiles x 4 runs = 48
+    # 12 profiles x 12 runs = 144 answers: long enough that the kill lands midway also on a busy machine
+    # (with 48 the whole grid was once stored between two looks: issue 32.4's loaded runs)
+    runs = 12
+    total = 12 * runs
+    cmd = [sys.executable, "-m", "tests.helpers.engine", url, str(registry), str(runs)]
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     stored = 0
     deadline = time.time() + 240
@@ -87,14 +91,14 @@ def test_crash_midway_then_resume_without_duplicates(tmp_path, tiny):
     proc.wait(timeout=30)
     with sqlite3.connect(db) as conn:
         before = dict(conn.execute("select response_id, response from generation").fetchall())
-    assert 5 <= len(before) < 48, f"the run was not killed midway ({len(before)} rows)"
+    assert 5 <= len(before) < total, f"the run was not killed midway ({len(before)} of {total} rows)"
     assert subprocess.run(cmd, cwd=ROOT, capture_output=True, timeout=600).returncode == 0
     with sqlite3.connect(db) as conn:
         after = conn.execute(
             "select response_id, response from generation where partition_key = 'tiny|base'"
         ).fetchall()
     ids = [r[0] for r in after]
-    assert len(ids) == 48 and len(set(ids)) == 48
+    assert len(ids) == total and len(set(ids)) == total
     assert all(dict(after)[k] == v for k, v in before.items())  # nothing regenerated
 
 
