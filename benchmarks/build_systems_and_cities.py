@@ -3,7 +3,7 @@
 
     .venv/bin/python benchmarks/build_systems_and_cities.py [--corpus QS.csv] [--check]
 
-Writes ``data/aliases/systems_and_cities.csv`` (see :mod:`fairness_assets.core.match_tables`):
+Writes ``data/aliases/systems_and_cities.csv`` (see :mod:`fairness_assets.core.understanding.match_tables`):
 new proposals come with an empty ``reviewed`` column and are not used by the matcher until a
 reviewer sets ``yes`` (refuse completions of this name) or ``no`` (a name that may be completed).
 ``--check`` writes nothing and exits 1 when a proposal is unreviewed or a reviewed row's covers
@@ -19,7 +19,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from fairness_assets.core import corpus, geo, match, match_tables  # noqa: E402
+from fairness_assets.core.reference import corpus, geo  # noqa: E402
+from fairness_assets.core.understanding import match, match_tables  # noqa: E402
 from resources.settings import ALIASES_FILE  # noqa: E402
 
 TABLE = ROOT / "data" / "aliases" / "systems_and_cities.csv"

@@ -36,8 +36,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from fairness_assets.core import profiles, prompts  # noqa: E402
-from fairness_assets.core.generation import sample_seed  # noqa: E402
+from fairness_assets.core.generation.samples import sample_seed  # noqa: E402
+from fairness_assets.core.reference import profiles, prompts  # noqa: E402
 from resources.llm.base import SamplingParams  # noqa: E402
 from resources.llm.resource import LLMResource  # noqa: E402
 from resources.settings import TEMPLATES_DIR, load_preset  # noqa: E402

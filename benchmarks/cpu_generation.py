@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from _doc import write_section  # noqa: E402
 
-from fairness_assets.core import profiles, prompts  # noqa: E402
+from fairness_assets.core.reference import profiles, prompts  # noqa: E402
 from resources.llm.base import SamplingParams  # noqa: E402
 from resources.llm.resource import LLMResource  # noqa: E402
 from resources.settings import TEMPLATES_DIR, load_preset  # noqa: E402

@@ -6,12 +6,12 @@ the study's size (3 genders x 3 classes x 40 nationalities = 360 profiles x 10 r
 one partition), ``--seeds`` seeds, the pipeline's defaults (10,000 sign vectors, 2,000 bootstrap
 resamples, Holm at 5% within each family). Two parts:
 
-- ``counterfactual``: ``core.decompose.behaviour_needs`` on the model ``blind`` of
+- ``counterfactual``: ``core.statistics.decompose.behaviour_needs`` on the model ``blind`` of
   ``benchmarks/synthetic_models.py`` (academic template, planar synthetic geography): the
   behaviour families gender, economic class and nationality (pairs x metrics each).
-- ``geographic``: ``core.geostats.geo_statistics`` on ``benchmarks/statistics.py``'s
+- ``geographic``: ``core.statistics.geostats.geo_statistics`` on ``benchmarks/statistics.py``'s
   ``synthetic_study_items(profile_blind=True)`` (base template, real capitals and regions, scored
-  by ``core.metrics``): the behaviour families of the one-vs-rest contrasts (nationality, region,
+  by ``core.scoring.metrics``): the behaviour families of the one-vs-rest contrasts (nationality, region,
   Global South vs North), of the class-gap interactions (by gender, by region) and of the
   class-gap decomposition.
 
@@ -49,9 +49,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from fairness_assets.core import decompose as dc  # noqa: E402
-from fairness_assets.core import geostats as gs  # noqa: E402
-from fairness_assets.core import metrics as mx  # noqa: E402
+from fairness_assets.core.scoring import metrics as mx  # noqa: E402
+from fairness_assets.core.statistics import decompose as dc  # noqa: E402
+from fairness_assets.core.statistics import geostats as gs  # noqa: E402
 
 SECTION = "Behaviour parts under the null"
 STATS_DOC = ROOT / "docs" / "statistics.md"

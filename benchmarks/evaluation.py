@@ -81,7 +81,7 @@ EXTERNAL_LABELS = "handcheck_allpositions_nontrivial.csv"
 
 def corpus_name_key(name) -> Optional[str]:
     """A corpus name compared the way the corpus reader cleans it (escaping undone, spaces folded)."""
-    from fairness_assets.core.corpus import clean_institution_name
+    from fairness_assets.core.reference.corpus import clean_institution_name
 
     if name is None or (isinstance(name, float) and name != name):
         return None
@@ -193,8 +193,8 @@ def match_external(folder, resolver, index, params=None) -> pd.DataFrame:
     """The external items (all 20 positions, one sample each) through the same path as
     ``fairness-audit score`` on a file of already-split items
     (:func:`understanding.recommendations_from_items`), without tagging."""
-    from fairness_assets.core.match import MatchParams
-    from fairness_assets.core.understanding import recommendations_from_items
+    from fairness_assets.core.understanding.match import MatchParams
+    from fairness_assets.core.understanding.understand import recommendations_from_items
 
     df = load_external_items(folder)
     items_in = df.assign(

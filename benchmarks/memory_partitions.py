@@ -59,7 +59,7 @@ MB = 1024 * 1024
 
 
 def _universities(corpus_path: Path):
-    from fairness_assets.core import corpus, geo
+    from fairness_assets.core.reference import corpus, geo
     from resources.settings import ALIASES_FILE
 
     unis, _, _ = corpus.load_corpus(str(corpus_path), geo.CountryResolver(geo.load_aliases(ALIASES_FILE)).resolve)
@@ -67,7 +67,7 @@ def _universities(corpus_path: Path):
 
 
 def _full_profiles():
-    from fairness_assets.core import profiles
+    from fairness_assets.core.reference import profiles
     from resources.settings import load_preset
 
     study = load_preset("study")

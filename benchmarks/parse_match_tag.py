@@ -31,7 +31,9 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from _doc import write_section  # noqa: E402
 
-from fairness_assets.core import corpus, geo, match, understanding  # noqa: E402
+from fairness_assets.core.reference import corpus, geo  # noqa: E402
+from fairness_assets.core.understanding import match  # noqa: E402
+from fairness_assets.core.understanding import understand as understanding  # noqa: E402
 from resources.settings import ALIASES_FILE, UNIVERSITY_ALIASES_FILE  # noqa: E402
 from resources.tagger import SubjectTaggerResource  # noqa: E402
 

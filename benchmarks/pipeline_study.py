@@ -47,7 +47,7 @@ def synthetic_study_file(
     """Write the study grid's answers for ``models`` x ``templates`` to ``path`` (JSONL); returns their number."""
     from parse_match_tag import synth_responses
 
-    from fairness_assets.core import corpus, geo, profiles
+    from fairness_assets.core.reference import corpus, geo, profiles
     from resources.settings import ALIASES_FILE, load_preset
 
     study = load_preset("study")

@@ -103,7 +103,7 @@ def replicate(url: str, copies: int) -> int:
     number of partitions now stored."""
     import sqlalchemy as sa
 
-    from fairness_assets.core.partition import PartitionKey
+    from fairness_assets.core.common.partition import PartitionKey
     from resources import database as D
 
     db = D.ResultsDatabase(url=url)

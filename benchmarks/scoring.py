@@ -30,7 +30,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from _doc import write_section  # noqa: E402
 
-from fairness_assets.core import corpus, geo, metrics, profiles  # noqa: E402
+from fairness_assets.core.reference import corpus, geo, profiles  # noqa: E402
+from fairness_assets.core.scoring import metrics  # noqa: E402
 from resources.settings import ALIASES_FILE, CAPITALS_FILE, load_preset  # noqa: E402
 
 DEFAULT_CORPUS = ROOT.parent / "shared" / "data" / "qs_world_university_rankings_2024.csv"
@@ -87,7 +88,7 @@ def synth(n_items: int, unis: pd.DataFrame, seed: int = 11) -> pd.DataFrame:
 
 
 def naive_drs(recs, unis, dist, students, params) -> list[float]:
-    """Plain per-row formulas of METHOD.md §5, written independently of core.metrics."""
+    """Plain per-row formulas of METHOD.md §5, written independently of core.scoring.metrics."""
     rank = dict(zip(unis["university_id"], unis["rank"], strict=False))
     out = []
     for r in recs.itertuples(index=False):

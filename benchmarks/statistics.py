@@ -3,7 +3,7 @@ bootstrap against a plain one-resample-at-a-time loop, measured in the same run.
 
 Synthetic per-response scores for the study's full grid (360 profiles x 10 runs) under three
 models x three templates (base, regional, academic): 32,400 responses. Times
-``core.audit_report.partition_statistics`` (run variability + counterfactual disparity with
+``core.reporting.audit_report.partition_statistics`` (run variability + counterfactual disparity with
 2,000 bootstrap resamples and 10,000 permutations) over every partition, and compares the
 vectorised percentile bootstrap of one headline mean (resampling the 360 profiles) with a Python
 loop that draws and averages one resample at a time (same seed scheme, same quantiles: the
@@ -31,7 +31,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from _doc import write_section  # noqa: E402
 
-from fairness_assets.core import audit_report, stats  # noqa: E402
+from fairness_assets.core.reporting import audit_report  # noqa: E402
+from fairness_assets.core.statistics import stats  # noqa: E402
 from resources.settings import load_preset  # noqa: E402
 
 
@@ -77,7 +78,7 @@ def synthetic_study_items(
     steer_nationality: str | None = None,
     steer: float = 0.0,
 ):
-    """A synthetic study-sized audit scored by the real code (core.metrics.drs_items): 360
+    """A synthetic study-sized audit scored by the real code (core.scoring.metrics.drs_items): 360
     profiles x ``runs`` x 3 items per model x template. Each item is a university in the
     student's own country, in another country of the student's region, or in a hub (US, UK,
     Canada, Australia, Germany); the regional template makes own-country/region likelier.
@@ -91,7 +92,8 @@ def synthetic_study_items(
     the student's own region (a model steering them toward their own region). The extra random
     draws of these options come after the others: without them the data are unchanged.
     Returns (items, responses, params)."""
-    from fairness_assets.core import geo, metrics, regions
+    from fairness_assets.core.reference import geo, regions
+    from fairness_assets.core.scoring import metrics
 
     preset = load_preset("study")
     rng = np.random.default_rng(seed)
@@ -253,8 +255,8 @@ def main() -> None:
         f"| ratio, loop / vectorised (same run) | {t_loop / t_vec:.1f}x |",
         f"| the two intervals agree (to 0.01) | {'yes' if agree else 'NO'} |",
     ]
-    # the geographic statistics of issue 15 (core/geostats.py) on the same grid, scored items
-    from fairness_assets.core import geostats
+    # the geographic statistics of issue 15 (core/statistics/geostats.py) on the same grid, scored items
+    from fairness_assets.core.statistics import geostats
 
     items, gresp, params = synthetic_study_items(
         args.runs,

@@ -1,5 +1,5 @@
 """Synthetic models on the study's grid with a planar synthetic geography, for the behaviour /
-needs split of the counterfactual pairs (core.decompose): written the way users' models behave.
+needs split of the counterfactual pairs (core.statistics.decompose): written the way users' models behave.
 
 Shared by ``benchmarks/decompose_fpr.py`` (false-positive rate over many seeds) and
 ``tests/core/test_decompose.py`` (the same models, a few seeds), so the null the benchmark

@@ -7,7 +7,7 @@ profiles below (gender x economic class x nationality, Global South nationalitie
 samples one answer per prompt through the project's own generation path: the registered model
 from ``LLMResource().client(model)``, the template's decoding defaults from
 ``GenerationSourceResource().sampling()`` (temperature 0.75, top-p 0.95, 300 new tokens, as the
-study), and the per-sample seed of ``core.generation.sample_seed(model, template, profile, run)``,
+study), and the per-sample seed of ``core.generation.samples.sample_seed(model, template, profile, run)``,
 so a rerun on the same library versions gives the same answers. Writes
 ``OUT_DIR/builtin_eval_raw.jsonl`` (default OUT_DIR: /tmp), one line per answer: model,
 template, profile fields, prompt, seed, response, tokens.
@@ -27,8 +27,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from fairness_assets.core import generation, prompts  # noqa: E402
-from fairness_assets.core import profiles as prof  # noqa: E402
+from fairness_assets.core.generation import samples as generation  # noqa: E402
+from fairness_assets.core.reference import profiles as prof  # noqa: E402
+from fairness_assets.core.reference import prompts  # noqa: E402
 from resources.llm.resource import LLMResource  # noqa: E402
 from resources.settings import TEMPLATES_DIR  # noqa: E402
 from resources.settings.generation import GenerationSourceResource  # noqa: E402

@@ -1,11 +1,11 @@
-"""Builds the geographic worked example of docs/statistics.md (§7) from fairness_assets/core/geostats.py.
+"""Builds the geographic worked example of docs/statistics.md (§7) from fairness_assets/core/statistics/geostats.py.
 
     .venv/bin/python docs/build_geostats_example.py           # rewrite the section in place
     .venv/bin/python docs/build_geostats_example.py --print   # print it
 
 The data are the synthetic audit of benchmarks/statistics.py (``synthetic_study_items``) at a
 smaller size: one model, the base and regional templates, the study's 360 profiles x 5 runs x
-3 items, scored by the real code (``core.metrics.drs_items``), with a planted lower Rep for
+3 items, scored by the real code (``core.scoring.metrics.drs_items``), with a planted lower Rep for
 students from Africa and a class-blind model. ``geostats.geo_statistics`` computes every table
 with the pipeline's defaults (2,000 bootstrap resamples, 10,000 sign vectors, Holm, seed 0).
 
@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT / "docs"))
 
 import _generated  # noqa: E402
 
-from fairness_assets.core import geostats  # noqa: E402
+from fairness_assets.core.statistics import geostats  # noqa: E402
 
 DOC = ROOT / "docs" / "statistics.md"
 BEGIN = "<!-- BEGIN GENERATED GEO EXAMPLE: docs/build_geostats_example.py -->"

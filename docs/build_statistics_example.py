@@ -1,6 +1,6 @@
 """Builds two worked examples of docs/statistics.md from the code: the run variability and
-counterfactual disparity of fairness_assets/core/stats.py, and the split of a counterfactual
-contrast into total / behaviour / needs of fairness_assets/core/decompose.py.
+counterfactual disparity of fairness_assets/core/statistics/stats.py, and the split of a counterfactual
+contrast into total / behaviour / needs of fairness_assets/core/statistics/decompose.py.
 
     .venv/bin/python docs/build_statistics_example.py           # rewrite both sections in place
     .venv/bin/python docs/build_statistics_example.py --print   # print them
@@ -24,8 +24,15 @@ sys.path.insert(0, str(ROOT / "docs"))
 
 import _generated  # noqa: E402
 
-from fairness_assets.core import decompose, geo, metrics, regions  # noqa: E402
-from fairness_assets.core.stats import adjust_pvalues, counterfactual_disparity, disparity_display, run_variability  # noqa: E402
+from fairness_assets.core.reference import geo, regions  # noqa: E402
+from fairness_assets.core.scoring import metrics  # noqa: E402
+from fairness_assets.core.statistics import decompose  # noqa: E402
+from fairness_assets.core.statistics.stats import (  # noqa: E402
+    adjust_pvalues,
+    counterfactual_disparity,
+    disparity_display,
+    run_variability,
+)
 
 DOC = ROOT / "docs" / "statistics.md"
 BEGIN = "<!-- BEGIN GENERATED EXAMPLE: docs/build_statistics_example.py -->"
@@ -138,7 +145,7 @@ def render_example() -> str:
 ## Worked example
 
 The numbers in this section are computed by `docs/build_statistics_example.py`, which builds the
-data below and calls the functions of `fairness_assets/core/stats.py`;
+data below and calls the functions of `fairness_assets/core/statistics/stats.py`;
 `tests/core/test_stats.py` rebuilds the section and fails if this page differs.
 
 **Data.** An illustrative `example-model`, template `base`: 2 genders x 2 economic classes x 4
@@ -207,7 +214,7 @@ def example_items() -> tuple[pd.DataFrame, pd.DataFrame, dict, metrics.ScoringPa
     nationalities x 2 runs x 3 items. Each item is a university in the student's own country
     (Rep about 0.5) or in the US / UK (Rep about 0.9); a high-income student gets a home
     university with probability 0.2, a low-income student with probability 0.6. Rep rounded to
-    two decimals; real capital distances (``core.geo``)."""
+    two decimals; real capital distances (``core.reference.geo``)."""
     rng = np.random.default_rng(20)
     iso = regions.nationality_iso3(DEC_NATIONALITIES)
     countries = sorted(set(iso.values()) | set(DEC_HUBS))
@@ -260,7 +267,7 @@ def _acc(d_km: np.ndarray, lam: float) -> np.ndarray:
 def stratum_cross(items: pd.DataFrame, dist: pd.DataFrame, iso: dict, params: metrics.ScoringParams) -> pd.DataFrame:
     """Per stratum (gender x nationality), F[x; y] for Acc: the mean over the runs of the mean
     Acc of the lists class x's profile received, scored for class y's student (same home, y's
-    lambda). Computed here directly from the distances (not with core.decompose)."""
+    lambda). Computed here directly from the distances (not with core.statistics.decompose)."""
     out = []
     for (gender, nat), s in items.groupby(["gender", "nationality"], sort=True):
         home = iso[nat]

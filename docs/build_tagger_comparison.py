@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from fairness_assets.core import tags as T  # noqa: E402
+from fairness_assets.core.understanding import tags as T  # noqa: E402
 from resources.llm.resource import LLMResource  # noqa: E402
 from resources.tagger import DEFAULT_LLM_MODEL, SubjectTaggerResource  # noqa: E402
 
@@ -47,7 +47,7 @@ def demo_programs() -> list[str]:
     """The program names the parser finds in the demo responses, in order of appearance."""
     import pandas as pd
 
-    from fairness_assets.core.understanding import parse_responses
+    from fairness_assets.core.understanding.understand import parse_responses
 
     rows = [json.loads(line) for line in DEMO.read_text(encoding="utf-8").splitlines() if line.strip()]
     items = parse_responses(pd.Series([r["response"] for r in rows]))

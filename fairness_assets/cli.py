@@ -102,13 +102,13 @@ def main(argv: list[str] | None = None) -> int:
 
     expected: tuple = (UsageError, ConfigError, ModelUnavailableError, RunFailed)
     if args.command == "gate":
-        from .core.gate import GateError
+        from .core.statistics.gate import GateError
 
         expected += (GateError,)
     if args.command in ("score", "gate"):
-        from .core.corpus import CorpusError
-        from .core.geo import CountryResolutionError
-        from .core.responses import ResponsesFileError
+        from .core.generation.responses import ResponsesFileError
+        from .core.reference.corpus import CorpusError
+        from .core.reference.geo import CountryResolutionError
 
         expected += (CorpusError, ResponsesFileError, CountryResolutionError)
     try:

@@ -6,7 +6,7 @@ the command's log file; the console gets, per step:
 
 - while it runs, its latest message (progress lines included) **updated in place** on a terminal;
   in a log (CI, a pipe: not a terminal) the progress lines of a step that has run for 5 s or more are
-  appended as they come (at most one every 5 s: :class:`fairness_assets.core.progress.Progress`);
+  appended as they come (at most one every 5 s: :class:`fairness_assets.core.common.progress.Progress`);
   a quick step writes its final line only;
 - when it ends, **one line**: ``ok``/``FAILED``, the step, its time, the rows it stored per table,
   its checks (passed / failed, by name) and its last message;
@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional, TextIO
 
-from fairness_assets.core.text import trim
+from fairness_assets.core.common.text import trim
 
 STORED = re.compile(r"^stored ([\d,]+) row\(s\) of (\S+) in table ")
 PROGRESS = re.compile(r"^\S+ progress: ")

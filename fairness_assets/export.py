@@ -21,17 +21,17 @@ from typing import Callable, Iterator, Mapping, Optional, Sequence
 import pandas as pd
 import sqlalchemy as sa
 
-from fairness_assets.core import result_tables
-from fairness_assets.core import scorecard as scorecard_core
-from fairness_assets.core import tables as tables_core
-from fairness_assets.core.partition import PartitionKey
+from fairness_assets.core.common import result_tables
+from fairness_assets.core.common import tables as tables_core
+from fairness_assets.core.common.partition import PartitionKey
+from fairness_assets.core.reporting import scorecard as scorecard_core
 from resources import database as D
 
-# the exported files, from the catalogue of result tables (core/result_tables.py), in its order: the
+# the exported files, from the catalogue of result tables (core/common/result_tables.py), in its order: the
 # tables stored per partition, then those stored across partitions (partition key "")
 EXPORTED = [t.file for t in result_tables.exported()]
 COMPARISON = [t.file for t in result_tables.exported(cross_partition=True)]
-# the tables stored one row per cell or per table row (core.tables), by the asset that stores them
+# the tables stored one row per cell or per table row (core.common.tables), by the asset that stores them
 LONG_ASSETS = ("analysis_tables", "audit_statistics", "audit_geography")
 DIGEST = (
     "answers_left_out",
@@ -362,7 +362,7 @@ def _scorecard_digest(key: PartitionKey, tables: Mapping[str, pd.DataFrame], dig
 
 def scorecard(written: Mapping[str, pd.DataFrame]) -> Optional[scorecard_core.Scorecard]:
     """The scorecard of an export (:func:`export_results`'s digest): the same as at the top of the
-    report (core.scorecard, from the same stored tables); None when nothing was scored."""
+    report (core.reporting.scorecard, from the same stored tables); None when nothing was scored."""
     rows = written.get("scorecard_rows")
     if rows is None or not len(rows):
         return None

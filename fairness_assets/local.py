@@ -27,7 +27,7 @@ from typing import Callable, Mapping, Optional, Sequence
 
 import pandas as pd
 
-from fairness_assets.core.text import trim, user_exception
+from fairness_assets.core.common.text import trim, user_exception
 from resources.settings import PROJECT_ROOT
 
 
@@ -282,7 +282,7 @@ def run_job(job_name: str, verbose: bool = False) -> int:
 
     from resources.settings import AuditGridResource, load_settings
 
-    from .core.partition import PartitionKey
+    from .core.common.partition import PartitionKey
     from .definitions import load_definitions
     from .defs.operations.jobs import JOB_PRESETS
     from .defs.partitions import MODEL_PARTITIONS
@@ -519,11 +519,11 @@ def score_responses(
     from resources.settings import ReferenceDataResource, load_settings
 
     from . import export
-    from .core import corpus as corpus_core
-    from .core import geo
-    from .core import prompts as prompts_core
-    from .core import responses as responses_core
-    from .core.partition import PartitionKey
+    from .core.common.partition import PartitionKey
+    from .core.generation import responses as responses_core
+    from .core.reference import corpus as corpus_core
+    from .core.reference import geo
+    from .core.reference import prompts as prompts_core
 
     outdir = output_folder(out)  # before any work
     responses, corpus_path = str(Path(responses).expanduser()), str(Path(corpus_path).expanduser())
@@ -686,7 +686,7 @@ def score_responses(
 
 def _all_keys(pairs: set) -> list[str]:
     """Every partition key of the file's (model, template) ``pairs``, sorted."""
-    from .core.partition import PartitionKey
+    from .core.common.partition import PartitionKey
 
     return sorted(str(PartitionKey(m, t)) for m, t in pairs)
 
@@ -694,7 +694,7 @@ def _all_keys(pairs: set) -> list[str]:
 def _box_keys(pairs: set, models: list[str], templates: list[str], box: tuple) -> tuple[str, ...]:
     """The partition keys of the file's ``pairs`` inside ``box`` (first model, last model, first
     template, last template), in the grid's order."""
-    from .core.partition import PartitionKey
+    from .core.common.partition import PartitionKey
 
     m0, m1, t0, t1 = box
     ms = models[models.index(m0) : models.index(m1) + 1]
@@ -751,7 +751,7 @@ def _replaced_meanwhile(
     none of this score's rows, and never the other run's (the export reads this score's scope only)."""
     from resources import database as D
 
-    from .core import result_tables
+    from .core.common import result_tables
 
     database = D.ResultsDatabase.scoped_to(database_url, dict(owned))
     found = []
@@ -785,7 +785,7 @@ def gate_audits(
     log: Callable[[str], None] = print,
     verbose: bool = False,
 ) -> str:
-    """``fairness-audit gate``: the release gate of ``gate_path`` (core.gate) on a candidate and its
+    """``fairness-audit gate``: the release gate of ``gate_path`` (core.statistics.gate) on a candidate and its
     baseline, and the verdict (``pass`` / ``fail`` / ``inconclusive``). With ``responses``, the file
     (both models' answers) is scored first, as ``score`` does, into ``out`` (and ``database_url``
     when given); without it, the audits already stored in ``database_url`` are compared. Writes
@@ -798,8 +798,8 @@ def gate_audits(
     from resources.secrets import quote_userinfo
     from resources.settings import ReferenceDataResource, ReportResource, ScoringResource
 
-    from .core import gate as gate_core
-    from .core import sensitivity as sens
+    from .core.statistics import gate as gate_core
+    from .core.statistics import sensitivity as sens
     from .defs.reporting.comparison import _typed, compare_stored, sensitivity_tables
     from .defs.services import scoring_params
 
@@ -880,7 +880,7 @@ def _needed_failures(failed: ScoreFailed, models: Sequence[str]) -> list[str]:
     """The failures of a ``score`` that a gate on ``models`` cannot look past: those of every partition
     (reference data, the cross-partition assets, the export) and those of a partition of one of the
     models, failed or taken over by another run."""
-    from .core.partition import PartitionKey
+    from .core.common.partition import PartitionKey
 
     def of_models(keys) -> bool:
         return any(PartitionKey.parse(k).model in models for k in keys)

@@ -35,7 +35,7 @@ from pydantic import Field as PydField
 from pydantic import PrivateAttr
 from sqlmodel import Field, SQLModel
 
-from fairness_assets.core.responses import storable_text
+from fairness_assets.core.generation.responses import storable_text
 
 from . import result_store
 from .result_store import ResultGroup, StoredResultTable
@@ -182,10 +182,10 @@ class Generation(_Row, table=True):
     output_tokens: Optional[int] = None
     latency_s: Optional[float] = None
     # what was altered to store the row's text (NUL removed, unencodable characters replaced;
-    # core.responses.storable_text), e.g. "response: 1 NUL character removed"; None when nothing
+    # core.generation.responses.storable_text), e.g. "response: 1 NUL character removed"; None when nothing
     text_note: Optional[str] = None
     # "text": the answer as written (parsed); "items": imported already split, stored as a JSON
-    # document of items (core.responses.items_document) and not parsed. Migration 0002.
+    # document of items (core.generation.responses.items_document) and not parsed. Migration 0002.
     response_format: str = Field(default="text", sa_column_kwargs={"server_default": "text"})
 
 
@@ -232,7 +232,7 @@ class Recommendation(_Row, table=True):
     n_duplicates: int = 0
     # distinct items after the first k of the answer (METHOD.md §9): counted, not scored. Migration 0003.
     n_items_left_out: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
-    # the per-answer length limit (core.parse.MAX_ANSWER_CHARS): the answer's whole length in
+    # the per-answer length limit (core.understanding.parse.MAX_ANSWER_CHARS): the answer's whole length in
     # characters (None for answers imported already split into items), and whether it was longer
     # than the limit, so that only its first characters were parsed. Migration 0006.
     answer_chars: Optional[int] = None
@@ -366,12 +366,12 @@ class ReportFile(_Row, table=True):
 
 
 class AuditMetric(_Row, table=True):
-    """Headline numbers of one audit run of a partition (core.drift.headline_metrics), kept for
+    """Headline numbers of one audit run of a partition (core.scoring.drift.headline_metrics), kept for
     every audit so that a re-audit can be compared with the one before it."""
 
     __tablename__ = "audit_metric"
     audit_id: str = Field(index=True)
-    audit_base: str = Field(default="", index=True)  # core.drift.audit_base: audits with the same base compare
+    audit_base: str = Field(default="", index=True)  # core.scoring.drift.audit_base: audits with the same base compare
     recorded_at: datetime = Field(default_factory=_now, index=True)
     scope: str
     group_by: str
@@ -381,7 +381,7 @@ class AuditMetric(_Row, table=True):
 
 
 class DriftRow(_Row, table=True):
-    """Change of one headline metric between two audit runs of a partition (core.drift.compare)."""
+    """Change of one headline metric between two audit runs of a partition (core.scoring.drift.compare)."""
 
     __tablename__ = "audit_drift"
     audit_id: str = Field(index=True)
@@ -492,8 +492,8 @@ def table_schema(model: Type[SQLModel]) -> TableSchema:
 def table_metadata(asset: str) -> dict[str, Any]:
     """What the UI shows of where ``asset`` is stored: its SQL table's name and columns
     (``dagster/table_name``, ``dagster/column_schema``) and, for a table of cells
-    (core/tables.py), the result tables it holds with their titles (core/result_tables.py)."""
-    from fairness_assets.core import result_tables
+    (core/common/tables.py), the result tables it holds with their titles (core/common/result_tables.py)."""
+    from fairness_assets.core.common import result_tables
 
     if asset not in TABLES:
         raise KeyError(f"no results table registered for asset {asset!r}")
@@ -814,7 +814,7 @@ class ResultsDatabase(ConfigurableResource):
         run_id: Optional[str] = None,
         log_fn=None,
     ) -> int:
-        """Replace ``asset``'s result tables of ``partition_keys`` with those of ``long`` (core.tables
+        """Replace ``asset``'s result tables of ``partition_keys`` with those of ``long`` (core.common.tables
         long form with partition_key / audit_id / provenance_id / params_hash), in one transaction holding
         the write lock of those partitions, the leases verified for ``run_id`` (as :meth:`replace_rows`).
         The cross-partition tables (partition ``""``) are not rewritten when they hold these rows already.
@@ -874,14 +874,14 @@ class ResultsDatabase(ConfigurableResource):
 
     def partition_tables(self, group: ResultGroup, key: str) -> dict[str, pd.DataFrame]:
         """One partition's result tables of ``group`` (``{table: frame}``; empty when none is stored),
-        read from their typed tables, as ``core.tables.from_long(read_rows(group, [key]))`` would give
+        read from their typed tables, as ``core.common.tables.from_long(read_rows(group, [key]))`` would give
         them, without the long form in between."""
         found = self.read_tables(group, [key])
         return next(iter(found.values())) if found else {}
 
     def read_rows(self, model: Type[SQLModel], partition_keys: Optional[Iterable[str]] = None) -> pd.DataFrame:
         """The rows of ``model``'s table (of ``partition_keys``; all when None), in the scope of this view.
-        A :class:`ResultGroup` is read from its typed tables and given back in core.tables long form,
+        A :class:`ResultGroup` is read from its typed tables and given back in core.common.tables long form,
         one block per partition with its partition_key, audit_id, provenance_id and params_hash."""
         if isinstance(model, ResultGroup):
             keys = None if partition_keys is None else _keys(partition_keys)
@@ -941,7 +941,7 @@ class ResultsDatabase(ConfigurableResource):
     def archive_audit(
         self, partition_key: str, audit_id: str, headline: pd.DataFrame, provenance_id: str = "", audit_base: str = ""
     ) -> int:
-        """Keep ``headline`` (core.drift.headline_metrics) as the record of audit ``audit_id`` of
+        """Keep ``headline`` (core.scoring.drift.headline_metrics) as the record of audit ``audit_id`` of
         ``partition_key``; rerunning the same audit replaces its record, other audits stay."""
         table = AuditMetric.__table__
         frame = headline.assign(
@@ -1162,8 +1162,8 @@ class SQLResultsIOManager(ConfigurableIOManager):
 
 
 def result_tables_of(asset: str) -> tuple:
-    """The catalogue's tables of ``asset`` (core/result_tables.py)."""
-    from fairness_assets.core import result_tables
+    """The catalogue's tables of ``asset`` (core/common/result_tables.py)."""
+    from fairness_assets.core.common import result_tables
 
     return result_tables.of_asset(asset)
 

@@ -1,6 +1,6 @@
 """The result tables of an audit as typed SQL tables (issue 32.2).
 
-Every table of the catalogue (``fairness_assets/core/result_tables.py``) that is not an asset's own
+Every table of the catalogue (``fairness_assets/core/common/result_tables.py``) that is not an asset's own
 SQLModel table (``recommendations``, ``drs_items``, ``grs_by_country``) is one SQL table named after its
 exported file (``drs_summary``, ``counterfactual_disparity``, ``geography_geo_contrasts``,
 ``model_comparison_leaderboard``, ``sensitivity_verdicts``, ...), with the catalogue's columns and types
@@ -20,7 +20,7 @@ the columns it had as produced (with their kinds), so a reader gets back each ta
 made it (an empty table with its header, the columns in their order, integers as integers), and a
 table that was not stored is absent, not empty.
 
-The assets hand their tables over as one long frame (``core.tables.to_long``: the in-memory form the
+The assets hand their tables over as one long frame (``core.common.tables.to_long``: the in-memory form the
 pure core and the assets share) and read them back the same way: :func:`write` splits it into the
 typed tables, :func:`read_long` rebuilds it from them; :func:`read_tables` gives the typed tables
 themselves. Nothing here decides what a table holds: the catalogue does.
@@ -38,8 +38,8 @@ import pandas as pd
 import sqlalchemy as sa
 from sqlmodel import Field, SQLModel
 
-from fairness_assets.core import result_tables as catalogue
-from fairness_assets.core import tables as tables_core
+from fairness_assets.core.common import result_tables as catalogue
+from fairness_assets.core.common import tables as tables_core
 
 SQL_TYPES = {"int": sa.BigInteger, "float": sa.Float, "text": sa.Text, "bool": sa.Boolean}
 STAMP = ("partition_key", "audit_id", "provenance_id", "params_hash", "row_index")
@@ -144,7 +144,7 @@ def _values(t: catalogue.ResultTable, column: str, kind: str, s: pd.Series) -> l
         except (TypeError, ValueError):
             raise ResultTypeError(
                 f"result table {t.sql_name!r} ({t.asset}.{t.name}): column {column!r} is declared {kind} "
-                f"(core/result_tables.py) but holds {v!r}"
+                f"(core/common/result_tables.py) but holds {v!r}"
             ) from None
     return out
 
@@ -157,7 +157,7 @@ def records(t: catalogue.ResultTable, df: pd.DataFrame, stamp: Mapping[str, str]
     extra = [c for c in df.columns if c not in declared]
     if extra:
         raise ResultTypeError(
-            f"result table {t.sql_name!r} ({t.asset}.{t.name}) has column(s) {extra} that core/result_tables.py "
+            f"result table {t.sql_name!r} ({t.asset}.{t.name}) has column(s) {extra} that core/common/result_tables.py "
             "does not declare: declare them (name and type) there and in a schema migration"
         )
     n = len(df)
@@ -180,7 +180,7 @@ def write(
     conn: sa.Connection, asset: str, long: pd.DataFrame, partition_keys: Sequence[str], chunk: int = 5_000
 ) -> int:
     """Replace ``asset``'s result tables of ``partition_keys`` with those of ``long`` (its tables in
-    ``core.tables`` long form, with ``partition_key``, ``audit_id``, ``provenance_id`` and ``params_hash``
+    ``core.common.tables`` long form, with ``partition_key``, ``audit_id``, ``provenance_id`` and ``params_hash``
     columns), inside the caller's write transaction. Returns the number of table rows stored."""
     entries = {t.name: t for t in catalogue.of_asset(asset)}
     keys = list(partition_keys)
@@ -197,7 +197,7 @@ def write(
         for name, df in tables_core.from_long(part[tables_core.LONG_COLUMNS]).items():
             if name not in entries:
                 raise ResultTypeError(
-                    f"asset {asset!r} produced a table {name!r} that core/result_tables.py does not declare "
+                    f"asset {asset!r} produced a table {name!r} that core/common/result_tables.py does not declare "
                     f"(it declares: {', '.join(entries)})"
                 )
             t = entries[name]
@@ -286,7 +286,7 @@ def read_tables(
 def read_long(
     conn: sa.Connection, group: ResultGroup, keys: Optional[Sequence[str]] = None, where=None
 ) -> pd.DataFrame:
-    """``group``'s tables of ``keys`` in ``core.tables`` long form, one block per partition with its
+    """``group``'s tables of ``keys`` in ``core.common.tables`` long form, one block per partition with its
     ``partition_key``, ``audit_id``, ``provenance_id`` and ``params_hash`` (what the assets and the
     readers of the long form take)."""
     reg = registry_rows(conn, group.assets, keys, where)

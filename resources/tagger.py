@@ -2,7 +2,7 @@
 
 Implementations (``method``):
 
-- ``rules``  the deterministic keyword tagger of ``fairness_assets.core.tags`` (CPU, instant)
+- ``rules``  the deterministic keyword tagger of ``fairness_assets.core.understanding.tags`` (CPU, instant)
 - ``llm``    a few-shot prompt to a registered model (``llm_model``; default the built-in
              ``qwen2.5-0.5b-demo``) through an LLM client (an object with
              ``generate_texts(prompts, max_new_tokens=..., temperature=...) -> list[str]``,
@@ -30,7 +30,7 @@ import pandas as pd
 from dagster import ConfigurableResource
 from pydantic import Field
 
-from fairness_assets.core import tags as tags_core
+from fairness_assets.core.understanding import tags as tags_core
 
 from .database import ResultsDatabase
 from .settings import DATA_DIR

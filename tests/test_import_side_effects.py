@@ -47,9 +47,9 @@ def _signals_after_importing(*modules: str) -> str:
         ("fairness_assets.core",),
         (
             "fairness_assets.core",
-            "fairness_assets.core.partition",
-            "fairness_assets.core.metrics",
-            "fairness_assets.core.report",
+            "fairness_assets.core.common.partition",
+            "fairness_assets.core.scoring.metrics",
+            "fairness_assets.core.reporting.report",
         ),
     ],
 )

@@ -55,7 +55,7 @@ def north_south(iso3: str, un_region: str) -> str:
 
 
 def _iso3_of(names: list[str]) -> dict[str, str]:
-    from fairness_assets.core.geo import CountryResolver, load_aliases
+    from fairness_assets.core.reference.geo import CountryResolver, load_aliases
 
     res = CountryResolver(load_aliases(ROOT / "data" / "aliases" / "countries.csv"))  # the project's reviewed aliases
     out = {}

@@ -32,7 +32,7 @@ from typing import Iterator
 import dagster as dg
 import pandas as pd
 
-from fairness_assets.core.partition import PartitionKey, by_partition
+from fairness_assets.core.common.partition import PartitionKey, by_partition
 from resources.database import ResultsDatabase
 from resources.partition_lease import PartitionBusyError
 

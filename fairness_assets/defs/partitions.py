@@ -26,8 +26,8 @@ from typing import Iterable, Optional
 
 import dagster as dg
 
-from fairness_assets.core.partition import SEPARATOR
-from fairness_assets.core.prompts import TemplateError, load_templates
+from fairness_assets.core.common.partition import SEPARATOR
+from fairness_assets.core.reference.prompts import TemplateError, load_templates
 from resources.settings import ConfigError, load_settings
 
 
@@ -149,7 +149,7 @@ def responses_file_model_names(path) -> frozenset:
     it), also names no partition can hold (with ``|``); read a chunk at a time (the file's rows are
     never held) and cached while the file is unchanged, a read error too (sensors tick often). An
     unreadable file raises ResponsesFileError naming it."""
-    from fairness_assets.core.responses import ResponsesFileError, response_models
+    from fairness_assets.core.generation.responses import ResponsesFileError, response_models
 
     path = Path(path)
     try:

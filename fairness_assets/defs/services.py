@@ -19,13 +19,15 @@ from typing import Any, Mapping, Optional, Sequence
 import pandas as pd
 
 from expectations.runner import load_suite, run_suite, suite_path
-from fairness_assets.core import geo, metrics, quality
-from fairness_assets.core import match as match_core
-from fairness_assets.core import prompts as prompts_core
-from fairness_assets.core import report as report_core
-from fairness_assets.core.match import MATCHER_VERSION
-from fairness_assets.core.parse import PARSER_VERSION
-from fairness_assets.core.partition import by_partition
+from fairness_assets.core.common.partition import by_partition
+from fairness_assets.core.reference import geo
+from fairness_assets.core.reference import prompts as prompts_core
+from fairness_assets.core.reporting import report as report_core
+from fairness_assets.core.scoring import metrics
+from fairness_assets.core.understanding import match as match_core
+from fairness_assets.core.understanding import quality
+from fairness_assets.core.understanding.match import MATCHER_VERSION
+from fairness_assets.core.understanding.parse import PARSER_VERSION
 from resources.database import code_version, library_versions
 from resources.settings import ParseQualityResource, ReferenceDataResource, ScoringResource
 

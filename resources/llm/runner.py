@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Optional, Sequence
 
-from fairness_assets.core.generation import progress_line
+from fairness_assets.core.generation.samples import progress_line
 
 from .base import LLMClient, Sample, SamplingParams, compute_kind
 

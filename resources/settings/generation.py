@@ -40,9 +40,9 @@ class GenerationSourceResource(ConfigurableResource):
         return Path(self.responses_path) if self.responses_path else None
 
     def staging_folder(self) -> Optional[Path]:
-        """The folder the responses file is staged in (core.responses.stage_responses): one per
+        """The folder the responses file is staged in (core.generation.responses.stage_responses): one per
         file under ``staging_dir``; None without a responses file."""
-        from fairness_assets.core.responses import staging_folder
+        from fairness_assets.core.generation.responses import staging_folder
 
         from .paths import results_dir
 

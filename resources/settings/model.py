@@ -30,8 +30,8 @@ from typing import Any, Literal
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from fairness_assets.core.corpus import RepParams
-from fairness_assets.core.metrics import DEFAULT_LAMBDAS
+from fairness_assets.core.reference.corpus import RepParams
+from fairness_assets.core.scoring.metrics import DEFAULT_LAMBDAS
 
 from .base import ConfigError
 from .paths import MODEL_REGISTRY, TEMPLATES_DIR

@@ -8,7 +8,7 @@ from pathlib import Path
 from dagster import ConfigurableResource
 from pydantic import Field
 
-from fairness_assets.core.corpus import RepParams
+from fairness_assets.core.reference.corpus import RepParams
 
 from .model import default_of
 from .paths import ALIASES_FILE, CAPITALS_FILE, DEMO_CORPUS, UNIVERSITY_ALIASES_FILE

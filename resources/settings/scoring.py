@@ -6,8 +6,8 @@ from __future__ import annotations
 from dagster import ConfigurableResource
 from pydantic import Field
 
-from fairness_assets.core.corpus import RepParams
-from fairness_assets.core.metrics import ScoringParams
+from fairness_assets.core.reference.corpus import RepParams
+from fairness_assets.core.scoring.metrics import ScoringParams
 
 from .model import default_of
 

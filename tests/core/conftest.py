@@ -10,7 +10,7 @@ from tests.helpers.scripts import load_script
 @pytest.fixture(scope="session")
 def bench():
     """benchmarks/statistics.py as a module: its ``synthetic_study_items`` is the synthetic,
-    study-sized audit (real capitals and regions, scored by ``core.metrics``) the geographic
+    study-sized audit (real capitals and regions, scored by ``core.scoring.metrics``) the geographic
     tests and the geographic false-positive benchmark use. A test file may still define its own
     ``bench`` fixture, which takes precedence."""
     return load_script("benchmarks/statistics.py", "bench_statistics")

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fairness_assets.core import comparison as C
+from fairness_assets.core.statistics import comparison as C
 from resources.settings import load_preset
 
 N_BOOT, N_PERM = 300, 2000
@@ -135,7 +135,7 @@ def _corpus() -> pd.DataFrame:
 
 
 def test_coverage_and_grs_per_country_are_compared_with_the_runs_as_units():
-    from fairness_assets.core import metrics as mx
+    from fairness_assets.core.scoring import metrics as mx
 
     params = mx.ScoringParams()
     ia = _geo_items("model-a", {"AAA": 0.5, "BBB": 0.5}, 1)

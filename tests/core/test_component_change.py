@@ -1,4 +1,4 @@
-"""core/component_change.py: base vs regional, component by component (issue 20, item 5).
+"""core/statistics/component_change.py: base vs regional, component by component (issue 20, item 5).
 
 Synthetic study-grid models (benchmarks/statistics.py, as test_geostats_behaviour loads it):
 a model whose regional template makes it steer students toward their home country and region
@@ -15,9 +15,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fairness_assets.core import component_change as cc
-from fairness_assets.core import decompose as dc
-from fairness_assets.core import geostats as gs
+from fairness_assets.core.statistics import component_change as cc
+from fairness_assets.core.statistics import decompose as dc
+from fairness_assets.core.statistics import geostats as gs
 
 ROOT = Path(__file__).resolve().parents[2]
 N_BOOT, N_PERM = 300, 2000
@@ -36,7 +36,7 @@ def _template(bench, template, profile_blind, seed):
 @pytest.fixture(scope="module")
 def bench():
     """benchmarks/statistics.py (its ``synthetic_study_items``: the synthetic study-sized audit of
-    the geographic tests, real capitals and regions, scored by core.metrics)."""
+    the geographic tests, real capitals and regions, scored by core.scoring.metrics)."""
     spec = importlib.util.spec_from_file_location(
         "bench_statistics_component_change", ROOT / "benchmarks" / "statistics.py"
     )

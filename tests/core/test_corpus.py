@@ -2,8 +2,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fairness_assets.core import corpus
-from fairness_assets.core.geo import CountryResolver, load_aliases
+from fairness_assets.core.reference import corpus
+from fairness_assets.core.reference.geo import CountryResolver, load_aliases
 from resources.settings import ALIASES_FILE, DEMO_CORPUS
 
 HEADER = "2024 RANK,2023 RANK,Institution Name,Country Code,Country\n"

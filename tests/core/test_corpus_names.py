@@ -1,6 +1,6 @@
 """Corpus names are read as the export means them (METHOD.md §9): its escaping undone."""
 
-from fairness_assets.core import corpus
+from fairness_assets.core.reference import corpus
 
 
 def test_escaped_quotes_and_unusual_spaces_are_undone(tmp_path):

@@ -1,4 +1,4 @@
-"""Behaviour / needs of every counterfactual pair, and envy (core.decompose; docs/statistics.md,
+"""Behaviour / needs of every counterfactual pair, and envy (core.statistics.decompose; docs/statistics.md,
 "Behaviour and needs of every counterfactual contrast").
 
 Synthetic models on the study's grid (3 genders x 3 classes x 40 nationalities x 10 runs x 3
@@ -11,9 +11,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fairness_assets.core import decompose as dc
-from fairness_assets.core import metrics as mx
-from fairness_assets.core import stats as st
+from fairness_assets.core.scoring import metrics as mx
+from fairness_assets.core.statistics import decompose as dc
+from fairness_assets.core.statistics import stats as st
 from tests.helpers.scripts import load_script
 
 # the synthetic models shared with benchmarks/decompose_fpr.py (the null it measures over 20 seeds)
@@ -311,7 +311,7 @@ def test_docs_decomposition_example_matches_the_code():
 
 
 def test_docs_decomposition_example_by_hand():
-    """The stratum table of the example, computed from the distances without core.decompose,
+    """The stratum table of the example, computed from the distances without core.statistics.decompose,
     gives the function's Acc means; the steering the text describes is in the data."""
     mod = _doc_builder()
     items, dist, iso, params = mod.example_items()
@@ -368,7 +368,7 @@ def test_fpr_counterfactual_families_small():
 def test_fpr_geographic_families_small(bench):
     """Every behaviour family of the geographic contrasts is counted (one seed, 2 runs)."""
     items, resp, params = bench.synthetic_study_items(2, templates=("base",), profile_blind=True, seed=1000)
-    from fairness_assets.core import geostats as gs
+    from fairness_assets.core.statistics import geostats as gs
 
     out = gs.geo_statistics(items, resp, params, n_perm=300, n_boot=100)
     rec = pd.DataFrame(FPR.geographic_records(out, 0)).set_index("family")

@@ -1,9 +1,9 @@
-"""core.drift: headline metrics of an audit, the change between two audits, comparability."""
+"""core.scoring.drift: headline metrics of an audit, the change between two audits, comparability."""
 
 import numpy as np
 import pandas as pd
 
-from fairness_assets.core import drift
+from fairness_assets.core.scoring import drift
 
 
 def _tables(drs=0.5, share=0.6):

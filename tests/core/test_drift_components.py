@@ -1,4 +1,4 @@
-"""core.drift with the behaviour / needs split (issue 20, item 5): the group contrasts of an audit
+"""core.scoring.drift with the behaviour / needs split (issue 20, item 5): the group contrasts of an audit
 archived per component, compared with the previous audit, the behaviour part of every contrast
 significant in either audit shown previous vs current; an audit archived before the split reads
 "no previous record", not "new"."""
@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fairness_assets.core import decompose as dc
-from fairness_assets.core import drift
+from fairness_assets.core.scoring import drift
+from fairness_assets.core.statistics import decompose as dc
 from tests.core.test_decompose import DIST, ISO, PARAMS, synthetic_items
 
 

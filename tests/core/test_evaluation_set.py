@@ -13,7 +13,9 @@ import pandas as pd
 import pytest
 
 from benchmarks import evaluation
-from fairness_assets.core import corpus, geo, match, understanding
+from fairness_assets.core.reference import corpus, geo
+from fairness_assets.core.understanding import match
+from fairness_assets.core.understanding import understand as understanding
 from resources.settings import ALIASES_FILE, UNIVERSITY_ALIASES_FILE
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fairness_assets.core import figures as F
+from fairness_assets.core.reporting import figures as F
 
 pytestmark = pytest.mark.slow  # the module fixture scores a file through the asset graph (about 30 s)
 
@@ -273,7 +273,7 @@ def test_partitions_drawn_in_worker_processes_give_the_same_bytes(tables):
 @pytest.mark.parametrize("nationalities", [1, 2, 12])
 def test_the_heatmaps_colour_bar_label_is_not_cut_off(monkeypatch, nationalities):
     """Issue 23.6: with a few nationalities the heatmap was shorter than its colour bar's label."""
-    from fairness_assets.core import figures as F
+    from fairness_assets.core.reporting import figures as F
 
     measured = []
     real = F._png

@@ -4,8 +4,8 @@ configurable); the rest are counted per answer, never dropped silently."""
 import pandas as pd
 import pytest
 
-from fairness_assets.core import understanding
-from fairness_assets.core.parse import parse_response
+from fairness_assets.core.understanding import understand as understanding
+from fairness_assets.core.understanding.parse import parse_response
 
 LIST = "\n".join(
     f"{i}. University {name} - MSc Physics"

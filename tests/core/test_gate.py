@@ -6,8 +6,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from fairness_assets.core import comparison as C
-from fairness_assets.core import gate as G
+from fairness_assets.core.statistics import comparison as C
+from fairness_assets.core.statistics import gate as G
 from tests.core.test_comparison import N_BOOT, N_PERM, model
 
 

@@ -1,8 +1,8 @@
 import pandas as pd
 import pytest
 
-from fairness_assets.core import geo
-from fairness_assets.core.corpus import read_qs_export
+from fairness_assets.core.reference import geo
+from fairness_assets.core.reference.corpus import read_qs_export
 from resources.settings import ALIASES_FILE, CAPITALS_FILE, load_preset
 
 STUDY_NATIONALITIES = load_preset("study")["nationalities"]

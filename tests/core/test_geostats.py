@@ -1,4 +1,4 @@
-"""core/geostats.py: region contrasts with power, one-vs-rest, interactions, home bias,
+"""core/statistics/geostats.py: region contrasts with power, one-vs-rest, interactions, home bias,
 behaviour-vs-needs decomposition (docs/statistics.md §7-11)."""
 
 from pathlib import Path
@@ -8,8 +8,9 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
-from fairness_assets.core import geostats as gs
-from fairness_assets.core import regions, stats
+from fairness_assets.core.reference import regions
+from fairness_assets.core.statistics import geostats as gs
+from fairness_assets.core.statistics import stats
 from tests.helpers.scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,4 +1,4 @@
-"""core/geostats.py: behaviour / needs of the geographic contrasts (issue 20): the one-vs-rest
+"""core/statistics/geostats.py: behaviour / needs of the geographic contrasts (issue 20): the one-vs-rest
 contrasts and the class-gap interactions split into what the model recommended (behaviour: the
 group's lists minus the rest's lists, both scored for the group's students) and the students'
 position (needs = total - behaviour), on the synthetic study grid of benchmarks/statistics.py."""
@@ -8,7 +8,7 @@ import re
 import numpy as np
 import pytest
 
-from fairness_assets.core import geostats as gs
+from fairness_assets.core.statistics import geostats as gs
 
 
 def _contrasts(bench, **kw):
@@ -199,7 +199,7 @@ def test_summary_without_findings_gives_integer_family_sizes():
 def test_a_country_without_a_known_capital_keeps_the_items_distances(bench, monkeypatch):
     """The distances of the split are those the items were scored with; a country whose capital
     is unknown does not fail the geography (its other pairs are missing)."""
-    from fairness_assets.core import geo
+    from fairness_assets.core.reference import geo
 
     items, resp, params = bench.synthetic_study_items(1, templates=("base",), seed=5)
     real = geo.capital_of

@@ -1,40 +1,55 @@
-"""The core's modules import each other without cycles (issue 33.1: match and match_tables no
-longer import each other; their shared name functions are core/match_names.py). Imports inside
-functions count: a cycle dodged by importing late is still a cycle."""
+"""The core's import graph (issue 33.1): its modules follow the data's path, in stage subpackages,
+and import only their own stage or the stages before it; and no two modules import each other,
+directly or round a cycle. Imports inside functions count: a cycle dodged by importing late is
+still a cycle. Read from the source with ast."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
+import pytest
+
 CORE = Path(__file__).resolve().parents[2] / "fairness_assets" / "core"
+# the data's path, first stage first (docs/architecture.md, "The core, stage by stage")
+STAGES = ("common", "reference", "generation", "understanding", "scoring", "statistics", "reporting")
+
+
+def module_name(path: Path) -> str:
+    """``statistics.stats`` for core/statistics/stats.py; ``statistics`` for its __init__.py."""
+    parts = path.relative_to(CORE).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
 def core_imports(path: Path, modules: set[str]) -> set[str]:
-    """The core modules ``path`` imports, at the top or inside a function."""
+    """The core modules ``path`` imports (dotted below core/), at the top or inside a function."""
+    package = path.relative_to(CORE).parts[:-1]
     found = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level == 1 and not base:  # from . import x
-                found |= {a.name for a in node.names}
-            elif node.level == 1:  # from .x import y
-                found.add(base.split(".")[0])
-            elif base == "fairness_assets.core":
-                found |= {a.name for a in node.names}
-            elif base.startswith("fairness_assets.core."):
-                found.add(base.split(".")[2])
+            if node.level:
+                up = len(package) - node.level + 1
+                if up < 0:
+                    continue  # outside core/
+                base = ".".join(package[:up] + ((node.module,) if node.module else ()))
+            elif (node.module or "").startswith("fairness_assets.core"):
+                base = node.module[len("fairness_assets.core") :].lstrip(".")
+            else:
+                continue
+            for a in node.names:  # from x import module, or from x.module import name
+                joined = f"{base}.{a.name}" if base else a.name
+                found.add(joined if joined in modules else base)
         elif isinstance(node, ast.Import):
-            for a in node.names:
-                if a.name.startswith("fairness_assets.core."):
-                    found.add(a.name.split(".")[2])
-    return (found & modules) - {path.stem}
+            found |= {
+                a.name[len("fairness_assets.core.") :] for a in node.names if a.name.startswith("fairness_assets.core.")
+            }
+    return (found & modules) - {module_name(path)}
 
 
 def graph() -> dict[str, set[str]]:
-    paths = [p for p in CORE.glob("*.py") if p.stem != "__init__"]
-    modules = {p.stem for p in paths}
-    return {p.stem: core_imports(p, modules) for p in paths}
+    paths = list(CORE.rglob("*.py"))
+    modules = {module_name(p) for p in paths} - {""}
+    return {module_name(p): core_imports(p, modules) for p in paths if module_name(p)}
 
 
 def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
@@ -56,15 +71,50 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
     return out
 
 
+def upward(edges: dict[str, set[str]]) -> list[str]:
+    """Each import of a later stage from an earlier one (or of a module outside the stages)."""
+    rank = {s: i for i, s in enumerate(STAGES)}
+    bad = []
+    for module, targets in sorted(edges.items()):
+        for target in sorted(targets):
+            a, b = module.split(".")[0], target.split(".")[0]
+            if a not in rank or b not in rank or rank[b] > rank[a]:
+                bad.append(f"{module} imports {target}")
+    return bad
+
+
+def test_every_core_module_sits_in_a_stage():
+    loose = [p.name for p in CORE.glob("*.py") if p.name != "__init__.py"]
+    assert not loose, f"modules directly in core/, outside the stages {STAGES}: {loose}"
+    assert {p.name for p in CORE.iterdir() if p.is_dir() and p.name != "__pycache__"} == set(STAGES)
+
+
+def test_imports_run_only_down_the_path():
+    found = upward(graph())
+    assert not found, "imports against the data's path: " + "; ".join(found)
+
+
 def test_the_core_has_no_import_cycle():
     found = cycles(graph())
     assert not found, "import cycles in fairness_assets/core: " + "; ".join(" -> ".join(c) for c in found)
 
 
-def test_match_tables_reads_the_names_not_the_matcher():
+def test_the_graph_sees_relative_and_absolute_imports():
     edges = graph()
-    assert "match_names" in edges["match_tables"] and "match" not in edges["match_tables"]
-    assert {"match_names", "match_tables"} <= edges["match"]
+    assert "common.metric_catalogue" in edges["statistics.stats"]
+    assert "reference.subjects" in edges["reference.prompts"]
+
+
+@pytest.mark.parametrize(
+    "edges, found",
+    [
+        ({"reference.prompts": {"understanding.tags"}}, ["reference.prompts imports understanding.tags"]),
+        ({"statistics.stats": {"common.text"}, "reporting.report": {"statistics.stats"}}, []),
+        ({"common.text": {"loose"}}, ["common.text imports loose"]),
+    ],
+)
+def test_an_upward_import_is_found(edges, found):
+    assert upward(edges) == found
 
 
 def test_a_cycle_is_found():

@@ -5,7 +5,8 @@ needed), then the labelled answers themselves on the real export when it is pres
 import pandas as pd
 import pytest
 
-from fairness_assets.core import corpus, geo, match
+from fairness_assets.core.reference import corpus, geo
+from fairness_assets.core.understanding import match
 from resources.settings import ALIASES_FILE, UNIVERSITY_ALIASES_FILE
 
 NAMES = [  # (name, iso3, country)

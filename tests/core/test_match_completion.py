@@ -14,7 +14,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from fairness_assets.core import corpus, geo, match, match_tables
+from fairness_assets.core.reference import corpus, geo
+from fairness_assets.core.understanding import match, match_tables
 from resources.settings import ALIASES_FILE, UNIVERSITY_ALIASES_FILE
 
 NAMES = [  # (name, iso3, country)

@@ -7,7 +7,9 @@ needed), plus the classes of the issue on the real export when it is present."""
 import pandas as pd
 import pytest
 
-from fairness_assets.core import corpus, geo, match, understanding
+from fairness_assets.core.reference import corpus, geo
+from fairness_assets.core.understanding import match
+from fairness_assets.core.understanding import understand as understanding
 from resources.settings import ALIASES_FILE, UNIVERSITY_ALIASES_FILE
 
 NAMES = [  # (name, iso3, country)

@@ -5,7 +5,7 @@ and ``match_universities`` keeps its old columns and adds these. Invented corpus
 import pandas as pd
 import pytest
 
-from fairness_assets.core import match
+from fairness_assets.core.understanding import match
 
 NAMES = [  # (name, iso3)
     ("Massachusetts Institute of Technology (MIT)", "USA"),

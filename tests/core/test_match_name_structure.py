@@ -7,7 +7,8 @@ import csv
 import pandas as pd
 import pytest
 
-from fairness_assets.core import corpus, geo, match
+from fairness_assets.core.reference import corpus, geo
+from fairness_assets.core.understanding import match
 from resources.settings import ALIASES_FILE, UNIVERSITY_ALIASES_FILE
 
 NAMES = [  # (name, iso3, country)

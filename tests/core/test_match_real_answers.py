@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from benchmarks import evaluation
-from fairness_assets.core import corpus, geo, match, parse
+from fairness_assets.core.reference import corpus, geo
+from fairness_assets.core.understanding import match, parse
 from resources.settings import ALIASES_FILE, UNIVERSITY_ALIASES_FILE
 
 ROOT = Path(__file__).resolve().parents[2]

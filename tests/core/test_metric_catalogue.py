@@ -1,4 +1,4 @@
-"""The metric catalogue (fairness_assets/core/metric_catalogue.py, issue 33.2): each metric declared
+"""The metric catalogue (fairness_assets/core/common/metric_catalogue.py, issue 33.2): each metric declared
 once, and every tuple of metric names, label map and direction of core read from it."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from fairness_assets.core import metric_catalogue as catalogue
+from fairness_assets.core.common import metric_catalogue as catalogue
 
 CORE = Path(__file__).resolve().parents[2] / "fairness_assets" / "core"
 
@@ -25,22 +25,13 @@ def test_no_core_module_declares_its_own_list_of_metrics_or_labels():
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if re.match(r"^[A-Z_]+\s*=", line) and literal.search(line):
                 found.append(f"{path.name}:{number}: {line.strip()}")
-    assert not found, "metric lists declared outside core/metric_catalogue.py:\n" + "\n".join(found)
+    assert not found, "metric lists declared outside core/common/metric_catalogue.py:\n" + "\n".join(found)
 
 
 def test_what_the_modules_read_is_the_catalogue():
-    from fairness_assets.core import (
-        audit_report,
-        comparison,
-        component_change,
-        decompose,
-        drift,
-        gate,
-        geostats,
-        report,
-        scorecard,
-        stats,
-    )
+    from fairness_assets.core.reporting import audit_report, report, scorecard
+    from fairness_assets.core.scoring import drift
+    from fairness_assets.core.statistics import comparison, component_change, decompose, gate, geostats, stats
 
     response = catalogue.names("response")
     assert stats.METRICS == comparison.METRICS == audit_report.HEADLINE_METRICS == decompose.ENVY_METRICS == response

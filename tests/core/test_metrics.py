@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fairness_assets.core import metrics as M
+from fairness_assets.core.scoring import metrics as M
 
 ENG = "Engineering & Technology"
 LIFE = "Life Sciences & Medicine"

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from fairness_assets.core.naming import HASH_CHARS, file_stem
+from fairness_assets.core.common.naming import HASH_CHARS, file_stem
 
 ODD = [
     "llama 3",
@@ -72,8 +72,8 @@ def test_empty_names_are_kept_in_the_hash_and_max_chars_is_checked():
 
 def test_figure_files_of_a_300_character_model_fit_a_file_name(tmp_path):
     """audit_figures failed with 'File name too long' for such a model: its figure names are stems."""
-    from fairness_assets.core import figures as F
-    from fairness_assets.core.report import figure_path
+    from fairness_assets.core.reporting import figures as F
+    from fairness_assets.core.reporting.report import figure_path
 
     long_model = "org/" + "very-long-model-name-" * 14 + "v1"
     assert len(long_model) > 290

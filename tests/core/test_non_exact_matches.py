@@ -2,7 +2,7 @@
 
 import pandas as pd
 
-from fairness_assets.core.understanding import NON_EXACT_COLUMNS, non_exact_matches
+from fairness_assets.core.understanding.understand import NON_EXACT_COLUMNS, non_exact_matches
 
 
 def _item(text, name, rule, method, score=90.0, runner=None, runner_score=None, uid=1, iso3=None):
@@ -55,7 +55,7 @@ def test_nothing_to_audit_gives_an_empty_table_with_its_columns():
 
 
 def test_the_report_lists_the_matches_to_audit_after_parse_quality():
-    from fairness_assets.core import audit_report as AR
+    from fairness_assets.core.reporting import audit_report as AR
 
     recs = pd.DataFrame(
         [

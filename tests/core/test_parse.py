@@ -6,8 +6,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fairness_assets.core.geo import CountryResolver, load_aliases
-from fairness_assets.core.parse import STATUSES, parse_response
+from fairness_assets.core.reference.geo import CountryResolver, load_aliases
+from fairness_assets.core.understanding.parse import STATUSES, parse_response
 from resources.settings import ALIASES_FILE
 
 RESOLVER = CountryResolver(load_aliases(ALIASES_FILE))

@@ -8,8 +8,10 @@ import tracemalloc
 import pandas as pd
 import pytest
 
-from fairness_assets.core import geo, match, understanding
-from fairness_assets.core.parse import MAX_ANSWER_CHARS, parse_response
+from fairness_assets.core.reference import geo
+from fairness_assets.core.understanding import match
+from fairness_assets.core.understanding import understand as understanding
+from fairness_assets.core.understanding.parse import MAX_ANSWER_CHARS, parse_response
 from resources.database import Recommendation, ResultsDatabase
 from resources.settings import ALIASES_FILE
 

@@ -5,7 +5,9 @@ matching."""
 import pandas as pd
 import pytest
 
-from fairness_assets.core import corpus, match, parse, understanding
+from fairness_assets.core.reference import corpus
+from fairness_assets.core.understanding import match, parse
+from fairness_assets.core.understanding import understand as understanding
 
 
 def never(_):
@@ -54,7 +56,7 @@ def test_every_qs_name_with_a_dash_stays_whole(qs_export):
     raw, _ = corpus.read_qs_export(qs_export)
     names = [n for n in raw["Institution Name"] if " - " in n]
     assert len(names) >= 30
-    from fairness_assets.core import geo
+    from fairness_assets.core.reference import geo
     from resources.settings import ALIASES_FILE
 
     resolver = geo.CountryResolver(geo.load_aliases(ALIASES_FILE))

@@ -20,7 +20,7 @@ from collections import Counter
 import pandas as pd
 import pytest
 
-from fairness_assets.core.parse import clean, holds_program, split_program
+from fairness_assets.core.understanding.parse import clean, holds_program, split_program
 from tests.core.test_parse import RESOLVER, is_country, parse, triples  # noqa: F401 - the same parsing helpers
 
 
@@ -187,7 +187,7 @@ def test_holds_program(text, held):
 def test_no_qs_name_is_taken_for_a_program(qs_export):
     """No corpus name holds a degree word or is split, as a university field or as a list item
     ("University of Texas at Austin", "Queen's University at Kingston", "British University in Egypt")."""
-    from fairness_assets.core import corpus
+    from fairness_assets.core.reference import corpus
 
     unis, _, _ = corpus.load_corpus(qs_export, RESOLVER.resolve)
     names = list(unis["name"])
@@ -300,7 +300,9 @@ def measure(records: list[dict], items: pd.DataFrame) -> dict:
 
 @pytest.fixture(scope="module")
 def qs_pipeline(qs_export):
-    from fairness_assets.core import corpus, match, understanding
+    from fairness_assets.core.reference import corpus
+    from fairness_assets.core.understanding import match
+    from fairness_assets.core.understanding import understand as understanding
     from resources.settings import UNIVERSITY_ALIASES_FILE
 
     unis, _, _ = corpus.load_corpus(qs_export, RESOLVER.resolve)

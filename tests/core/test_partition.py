@@ -4,7 +4,7 @@ import dagster as dg
 import pandas as pd
 import pytest
 
-from fairness_assets.core.partition import PartitionKey, by_partition, key_column
+from fairness_assets.core.common.partition import PartitionKey, by_partition, key_column
 
 
 def test_key_round_trips_and_behaves_as_the_pair():

@@ -2,8 +2,8 @@ import shutil
 
 import pytest
 
-from fairness_assets.core import profiles as P
-from fairness_assets.core import prompts as T
+from fairness_assets.core.reference import profiles as P
+from fairness_assets.core.reference import prompts as T
 from resources.settings import TEMPLATES_DIR, load_preset
 
 STUDY = load_preset("study")

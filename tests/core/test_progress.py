@@ -1,8 +1,8 @@
-"""core.progress: done/total, ETA, and a bounded rate of lines."""
+"""core.common.progress: done/total, ETA, and a bounded rate of lines."""
 
 import pytest
 
-from fairness_assets.core.progress import Progress, duration, progress_line
+from fairness_assets.core.common.progress import Progress, duration, progress_line
 
 
 class Clock:
@@ -47,7 +47,7 @@ def test_negative_counts_are_refused_with_the_step_named():
 
 def test_geo_statistics_reports_its_stages():
     """The geography step logs progress lines, the last one 'done'."""
-    from fairness_assets.core import geostats
+    from fairness_assets.core.statistics import geostats
     from tests.helpers.scripts import load_script
 
     bench = load_script("benchmarks/statistics.py", "bench_statistics")

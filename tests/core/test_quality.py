@@ -2,7 +2,7 @@ import pandas as pd
 import pytest
 
 from expectations.runner import load_suite, run_suite
-from fairness_assets.core import quality
+from fairness_assets.core.understanding import quality
 
 
 def recs():

@@ -8,11 +8,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fairness_assets.core import geo
-from fairness_assets.core import metrics as mx
-from fairness_assets.core import ranking as R
-from fairness_assets.core import sensitivity as S
-from fairness_assets.core.corpus import CorpusError
+from fairness_assets.core.reference import geo
+from fairness_assets.core.reference.corpus import CorpusError
+from fairness_assets.core.scoring import metrics as mx
+from fairness_assets.core.statistics import sensitivity as S
+from fairness_assets.core.understanding import ranking as R
 from resources.settings import ALIASES_FILE
 
 THE = (

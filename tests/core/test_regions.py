@@ -1,4 +1,4 @@
-"""The region table (data/regions/regions.csv) and core/regions.py."""
+"""The region table (data/regions/regions.csv) and core/reference/regions.py."""
 
 from pathlib import Path
 
@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from fairness_assets.core import regions
+from fairness_assets.core.reference import regions
 
 ROOT = Path(__file__).resolve().parents[2]
 QS = ROOT.parent / "shared" / "data" / "qs_world_university_rankings_2024.csv"
@@ -51,7 +51,7 @@ def test_study_grid_split():
 
 @pytest.mark.skipif(not QS.exists(), reason="QS export not present")
 def test_every_corpus_country_has_a_region():
-    from fairness_assets.core.geo import CountryResolver, load_aliases
+    from fairness_assets.core.reference.geo import CountryResolver, load_aliases
 
     res = CountryResolver(load_aliases(ROOT / "data" / "aliases" / "countries.csv"))
     countries = pd.read_csv(QS, skiprows=[1], usecols=["Country"], encoding="utf-8-sig")["Country"].dropna().unique()
@@ -86,7 +86,7 @@ def test_validation_rejects_bad_tables():
 
 def test_an_item_in_a_country_without_a_region_is_not_counted_outside_the_students_region():
     """No silent zero: an unknown item region leaves own_region missing for that item."""
-    from fairness_assets.core import geostats
+    from fairness_assets.core.statistics import geostats
 
     items = pd.DataFrame(
         {

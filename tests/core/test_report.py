@@ -9,15 +9,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fairness_assets.core import figures as F
-from fairness_assets.core import report as R
+from fairness_assets.core.reporting import figures as F
+from fairness_assets.core.reporting import report as R
 from tests.core.test_figures import assert_valid_png, scored_tables
 
 INJECTION = "<script>alert('x')</script>"
 
 
 def hand_stats() -> pd.DataFrame:
-    """A counterfactual-disparity table as core/stats.py writes it: a < b in sorted order,
+    """A counterfactual-disparity table as core/statistics/stats.py writes it: a < b in sorted order,
     mean_diff and its interval of value_b - value_a."""
     rows = [
         dict(
@@ -394,7 +394,7 @@ def _gender_test(mean_diff):
 def test_a_group_gap_that_disagrees_with_its_paired_difference_says_which_is_the_finding():
     """'male was 0.155 lower' next to 'paired difference +0.041' (issue 23.6): the sentence says the
     paired difference is the finding and why the group means differ."""
-    from fairness_assets.core import report
+    from fairness_assets.core.reporting import report
 
     text = " ".join(report.disparity_summary(_gender_summary(), stats=_gender_test(+0.041)))
     assert "was 0.155 lower" in text and "paired difference +0.041" in text

@@ -13,9 +13,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from fairness_assets.core import audit_report as AR
-from fairness_assets.core import geo, metrics, regions
-from fairness_assets.core import report as R
+from fairness_assets.core.reference import geo, regions
+from fairness_assets.core.reporting import audit_report as AR
+from fairness_assets.core.reporting import report as R
+from fairness_assets.core.scoring import metrics
 from resources.settings import load_preset
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,7 +1,7 @@
 """The report's geography section (issue 15.6): geographic findings first in the summary, the
 section's tables and its two figures (region flow, locations coloured by region), and a report
 without geography unchanged. Synthetic study-grid audit scored by the real code
-(benchmarks/statistics.py), statistics by core/geostats.py."""
+(benchmarks/statistics.py), statistics by core/statistics/geostats.py."""
 
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from fairness_assets.core import audit_report as AR
-from fairness_assets.core import figures as F
-from fairness_assets.core import geostats as gs
-from fairness_assets.core import metrics
-from fairness_assets.core import report as R
+from fairness_assets.core.reporting import audit_report as AR
+from fairness_assets.core.reporting import figures as F
+from fairness_assets.core.reporting import report as R
+from fairness_assets.core.scoring import metrics
+from fairness_assets.core.statistics import geostats as gs
 from tests.core.test_figures import assert_valid_png
 from tests.helpers.scripts import load_script
 

@@ -8,9 +8,9 @@ import json
 import pandas as pd
 import pytest
 
-from fairness_assets.core import responses as R
-from fairness_assets.core.geo import CountryResolver, load_aliases
-from fairness_assets.core.prompts import load_templates
+from fairness_assets.core.generation import responses as R
+from fairness_assets.core.reference.geo import CountryResolver, load_aliases
+from fairness_assets.core.reference.prompts import load_templates
 from resources.settings import ALIASES_FILE, TEMPLATES_DIR
 
 RES = CountryResolver(load_aliases(ALIASES_FILE))

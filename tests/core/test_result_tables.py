@@ -1,9 +1,9 @@
-"""The catalogue of result tables (core/result_tables.py): each table declared once, and the
+"""The catalogue of result tables (core/common/result_tables.py): each table declared once, and the
 export, the assets and the report reading it."""
 
 import pytest
 
-from fairness_assets.core import result_tables as rt
+from fairness_assets.core.common import result_tables as rt
 
 
 def test_each_table_is_declared_once_with_its_own_file():
@@ -50,7 +50,7 @@ def test_the_export_and_the_assets_read_the_catalogue():
 def test_the_report_titles_come_from_the_catalogue():
     import pandas as pd
 
-    from fairness_assets.core import audit_report
+    from fairness_assets.core.reporting import audit_report
 
     part = audit_report.PartitionResult(
         "m",

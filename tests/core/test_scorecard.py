@@ -1,4 +1,4 @@
-"""The scorecard (core/scorecard.py, issue 23.3) on tables built by hand: each number checked
+"""The scorecard (core/reporting/scorecard.py, issue 23.3) on tables built by hand: each number checked
 against the same figure computed here another way, the behaviour findings filtered, ordered and
 oriented, empty cells saying why, and the scorecard leading the rendered report."""
 
@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fairness_assets.core import report as R
-from fairness_assets.core import scorecard as S
+from fairness_assets.core.reporting import report as R
+from fairness_assets.core.reporting import scorecard as S
 
 
 def _responses(n: int = 20, seed: int = 1) -> pd.DataFrame:

@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fairness_assets.core import metrics as mx
-from fairness_assets.core import sensitivity as S
-from fairness_assets.core import stats as st
+from fairness_assets.core.scoring import metrics as mx
+from fairness_assets.core.statistics import sensitivity as S
+from fairness_assets.core.statistics import stats as st
 
 KW = dict(n_perm=2000, n_boot=300)
 PARAMS = mx.ScoringParams()
@@ -140,7 +140,7 @@ def test_another_taggers_tags_rescore_acad():
     )
     interest = {"academic": ("Engineering & Technology",)}
     tags_of = {"msc mechanical engineering": ("Engineering & Technology",), "ma history": ("Arts & Humanities",)}
-    from fairness_assets.core.tags import normalize_program
+    from fairness_assets.core.understanding.tags import normalize_program
 
     tags_of = {normalize_program(k): v for k, v in tags_of.items()}
     acad = S.acad_with_tags(items, tags_of, interest)

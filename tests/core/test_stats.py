@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fairness_assets.core import stats as S
+from fairness_assets.core.statistics import stats as S
 from tests.helpers.scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[2]

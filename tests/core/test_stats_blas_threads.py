@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from threadpoolctl import OpenBLASController, ThreadpoolController
 
-from fairness_assets.core import stats
+from fairness_assets.core.statistics import stats
 
 pytestmark = pytest.mark.skipif(
     not ThreadpoolController().select(user_api="blas").lib_controllers,

@@ -1,9 +1,9 @@
-"""core.tables: the long storage form, plain and packed, reads back the same tables."""
+"""core.common.tables: the long storage form, plain and packed, reads back the same tables."""
 
 import numpy as np
 import pandas as pd
 
-from fairness_assets.core import tables
+from fairness_assets.core.common import tables
 
 
 def _frame() -> pd.DataFrame:

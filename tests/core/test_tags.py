@@ -1,6 +1,6 @@
 import pytest
 
-from fairness_assets.core import tags as T
+from fairness_assets.core.understanding import tags as T
 from resources.tagger import OVERRIDES_FILE
 
 

@@ -1,4 +1,4 @@
-"""core/text.py: accent folding, trimming and the user's exception, written once (issue 33.4) and
+"""core/common/text.py: accent folding, trimming and the user's exception, written once (issue 33.4) and
 used by geo, parse, match, profiles and tags (folding), the console, the command line and the
 alerts (trimming, the user's exception)."""
 
@@ -8,13 +8,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from fairness_assets.core import text
+from fairness_assets.core.common import text
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_accents_fold_the_same_everywhere():
-    from fairness_assets.core import geo, match, parse, profiles, tags
+    from fairness_assets.core.reference import geo, profiles
+    from fairness_assets.core.understanding import match, parse, tags
 
     assert text.strip_accents("Côte d'Ivoire, São Paulo, Zürich") == "Cote d'Ivoire, Sao Paulo, Zurich"
     assert text.fold_accents("ÉCOLE Polytechnique Fédérale") == "ecole polytechnique federale"
@@ -29,7 +30,7 @@ def test_folding_and_the_wrapper_walk_are_written_only_in_text_py():
     found = []
     for folder in ("fairness_assets", "resources"):
         for path in sorted((ROOT / folder).rglob("*.py")):
-            if path == ROOT / "fairness_assets" / "core" / "text.py":
+            if path == ROOT / "fairness_assets" / "core" / "common" / "text.py":
                 continue
             source = path.read_text(encoding="utf-8")
             for needle in ("unicodedata.combining", 'startswith("Dagster")'):

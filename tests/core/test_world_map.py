@@ -15,8 +15,8 @@ import pytest
 from matplotlib import colormaps
 from matplotlib.colors import Normalize, to_rgba
 
-from fairness_assets.core import figures as F
-from fairness_assets.core import world_shapes as W
+from fairness_assets.core.reporting import figures as F
+from fairness_assets.core.reporting import world_shapes as W
 
 # recommendations per country (None: an item without a country) and corpus universities per country
 RECS = {"USA": 1, "GBR": 6, "FRA": 4, "NOR": 3, "BRA": 2, "AUS": 1, "MNG": 2, None: 3}
@@ -220,7 +220,7 @@ def test_skipped_with_a_reason_when_nothing_can_be_drawn():
 
 
 def test_part_of_every_partition_and_of_the_report():
-    from fairness_assets.core import report as R
+    from fairness_assets.core.reporting import report as R
 
     assert "world_map" in F.FIGURE_NAMES
     figures = F.all_partition_figures({"drs_items": synthetic_items(), "grs_by_country": synthetic_grs()})

@@ -13,10 +13,10 @@ import pandas as pd
 import pytest
 
 from fairness_assets import export
-from fairness_assets.core import audit_report
-from fairness_assets.core import component_change as cc
-from fairness_assets.core import tables as tables_core
-from fairness_assets.core.partition import PartitionKey
+from fairness_assets.core.common import tables as tables_core
+from fairness_assets.core.common.partition import PartitionKey
+from fairness_assets.core.reporting import audit_report
+from fairness_assets.core.statistics import component_change as cc
 from fairness_assets.defs.scoring import assets as sco
 from resources import database as D
 from tests.core.test_component_change import _template

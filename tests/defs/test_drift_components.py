@@ -8,7 +8,7 @@ from __future__ import annotations
 import dagster as dg
 import pytest
 
-from fairness_assets.core import drift as drift_core
+from fairness_assets.core.scoring import drift as drift_core
 from fairness_assets.defs.partitions import AUDIT_ROUND_TAG
 from resources import database as D
 from tests.helpers.pipeline import DEMO_KEY, DEMO_RESPONSES, altered_responses, audit

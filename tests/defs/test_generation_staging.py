@@ -11,7 +11,7 @@ import dagster as dg
 import pandas as pd
 import pytest
 
-from fairness_assets.core import responses as responses_core
+from fairness_assets.core.generation import responses as responses_core
 from fairness_assets.defs.generation import assets as gen
 from fairness_assets.defs.partitions import MODEL_PARTITIONS
 from fairness_assets.defs.reference import assets as ref

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dagster as dg
 
-from fairness_assets.core.partition import PartitionKey
+from fairness_assets.core.common.partition import PartitionKey
 from fairness_assets.defs.partitions import MODEL_PARTITIONS
 from resources import database as D
 from tests.helpers.pipeline import ASSETS, DEMO_MODEL, DEMO_RESPONSES, resources

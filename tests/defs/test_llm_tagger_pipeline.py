@@ -8,7 +8,7 @@ import json
 import dagster as dg
 import pytest
 
-from fairness_assets.core import tags as T
+from fairness_assets.core.understanding import tags as T
 from fairness_assets.defs.generation import assets as gen
 from fairness_assets.defs.partitions import MODEL_PARTITIONS
 from fairness_assets.defs.reference import assets as ref

@@ -346,7 +346,7 @@ def test_a_run_over_two_models_holds_one_model_at_a_time(tmp_path):
 @pytest.mark.slow
 def test_drift_skips_audits_that_are_not_comparable(tmp_path, db):
     """An earlier audit of another grid or decoding (another audit base) is not compared."""
-    from fairness_assets.core import drift as drift_core
+    from fairness_assets.core.scoring import drift as drift_core
 
     instance = dg.DagsterInstance.ephemeral()
     first = audit(instance, db, DEMO_RESPONSES, tags={AUDIT_ROUND_TAG: "r1"})

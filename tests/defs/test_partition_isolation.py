@@ -12,7 +12,7 @@ import json
 
 import dagster as dg
 
-from fairness_assets.core.partition import PartitionKey
+from fairness_assets.core.common.partition import PartitionKey
 from fairness_assets.defs.partitions import MODEL_PARTITIONS
 from resources import database as D
 from tests.helpers.pipeline import ASSETS, DEMO_MODEL, DEMO_RESPONSES, resources
@@ -133,7 +133,7 @@ def test_a_single_partition_run_keeps_dagsters_own_blocking(tmp_path):
 def test_an_exception_in_one_partition_leaves_the_others(tmp_path, monkeypatch):
     """Any error while scoring one partition (here: a scoring function that raises for one model)
     fails that partition alone, with the error as its reason."""
-    from fairness_assets.core import metrics
+    from fairness_assets.core.scoring import metrics
 
     real = metrics.score_partition
 
@@ -177,7 +177,7 @@ def test_a_run_where_every_partition_fails_fails_naming_each(tmp_path):
 def test_a_sibling_failure_does_not_touch_the_other_assets_of_the_partition(tmp_path, monkeypatch):
     """The figures of one partition fail: its statistics (not downstream of the figures) are
     stored all the same, and the other partition's figures too."""
-    from fairness_assets.core import figures as fig_core
+    from fairness_assets.core.reporting import figures as fig_core
 
     real = fig_core.many_partition_figures
 

@@ -195,7 +195,7 @@ def test_the_score_command_reports_the_evaluations_its_runs_recorded(tmp_path, m
 
 
 def test_the_html_count_of_passed_checks_leaves_out_the_checks_not_evaluated():
-    from fairness_assets.core import report as report_core
+    from fairness_assets.core.reporting import report as report_core
     from fairness_assets.defs.services import RecordedCheck, quality_frame
 
     checks = [

@@ -14,8 +14,8 @@ import dagster as dg
 import pandas as pd
 import pytest
 
-from fairness_assets.core import tables as tables_core
-from fairness_assets.core.partition import PartitionKey
+from fairness_assets.core.common import tables as tables_core
+from fairness_assets.core.common.partition import PartitionKey
 from resources import database as D
 from resources.settings import ReportResource
 from tests.helpers import pipeline as P

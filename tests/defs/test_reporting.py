@@ -9,9 +9,9 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from fairness_assets.core import tables as tables_core
-from fairness_assets.core.figures import FIGURE_NAMES
-from fairness_assets.core.partition import PartitionKey
+from fairness_assets.core.common import tables as tables_core
+from fairness_assets.core.common.partition import PartitionKey
+from fairness_assets.core.reporting.figures import FIGURE_NAMES
 from fairness_assets.defs.partitions import AUDIT_ROUND_TAG
 from resources import database as D
 from tests.helpers.pipeline import DEMO_KEY, DEMO_MODEL, DEMO_RESPONSES, altered_responses, audit

@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pandas as pd
 
-from fairness_assets.core import tags as tags_core
+from fairness_assets.core.understanding import tags as tags_core
 from fairness_assets.defs.reporting import comparison
 from resources import database as D
 

@@ -8,7 +8,7 @@ import dagster as dg
 import pandas as pd
 import pytest
 
-from fairness_assets.core import tables as tables_core
+from fairness_assets.core.common import tables as tables_core
 from fairness_assets.local import score_responses
 from resources import database as D
 from resources.settings import DATA_DIR, DEMO_CORPUS

@@ -18,7 +18,7 @@ def test_every_materialization_carries_its_table_name_and_column_schema(tmp_path
         model = D.TABLES[asset]
         seen.add(asset)
         if isinstance(model, D.ResultGroup):  # its result tables, each a typed SQL table with its columns
-            from fairness_assets.core import result_tables
+            from fairness_assets.core.common import result_tables
 
             listed = meta["stored_tables"].value
             for t in result_tables.of_asset(asset):

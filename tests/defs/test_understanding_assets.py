@@ -5,7 +5,7 @@ import json
 import dagster as dg
 import pytest
 
-from fairness_assets.core.partition import PartitionKey
+from fairness_assets.core.common.partition import PartitionKey
 from fairness_assets.defs.generation import assets as gen
 from fairness_assets.defs.partitions import MODEL_PARTITIONS
 from fairness_assets.defs.reference import assets as ref

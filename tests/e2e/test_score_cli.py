@@ -10,7 +10,7 @@ import dagster as dg
 import numpy as np
 import pandas as pd
 
-from fairness_assets.core import tables as tables_core
+from fairness_assets.core.common import tables as tables_core
 from fairness_assets.defs.generation import assets as gen
 from fairness_assets.defs.partitions import MODEL_PARTITIONS
 from fairness_assets.defs.reference import assets as ref

@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from fairness_assets.core import responses as R
+from fairness_assets.core.generation import responses as R
 from fairness_assets.local import bounded_boxes, partition_boxes
 
 ROOT = Path(__file__).resolve().parents[2]

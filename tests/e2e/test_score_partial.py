@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from fairness_assets import cli
-from fairness_assets.core import figures as fig_core
+from fairness_assets.core.reporting import figures as fig_core
 from resources.settings import DATA_DIR, DEMO_CORPUS
 
 ROOT = Path(__file__).resolve().parents[2]

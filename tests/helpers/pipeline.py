@@ -10,7 +10,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from fairness_assets.core.partition import PartitionKey
+from fairness_assets.core.common.partition import PartitionKey
 from fairness_assets.definitions import RESOURCE_CLASSES, defs
 from fairness_assets.defs.partitions import MODEL_PARTITIONS
 from resources import database as D

@@ -71,7 +71,8 @@ def test_every_target_is_a_field_of_its_resource_and_defaults_agree():
 
 
 def test_one_definition_of_the_method_defaults():
-    from fairness_assets.core import corpus, metrics
+    from fairness_assets.core.reference import corpus
+    from fairness_assets.core.scoring import metrics
     from resources.settings import ReferenceDataResource, ScoringResource
 
     assert metrics.ScoringParams().r_max == corpus.RepParams().r_max == load_settings().rep_r_max

@@ -160,7 +160,7 @@ def test_with_the_built_in_model_a_refilled_batch_gives_the_samples_generated_al
     """The built-in model (real weights): 8 prompts with token budgets of various sizes through a batch of 3,
     so rows leave at different steps and waiting prompts are merged into a running batch; each sample
     against the same sample generated alone (model.generate, a batch of one, the project's sampler)."""
-    from fairness_assets.core import profiles, prompts
+    from fairness_assets.core.reference import profiles, prompts
     from resources.llm.resource import LLMResource
     from resources.settings import TEMPLATES_DIR, load_preset
 

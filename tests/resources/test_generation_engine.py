@@ -14,7 +14,7 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="the llm extra (torch, transformers) is not installed")
 
-from fairness_assets.core.generation import sample_seed  # noqa: E402
+from fairness_assets.core.generation.samples import sample_seed  # noqa: E402
 from resources import database as D  # noqa: E402
 from resources.llm.base import ModelUnavailableError, SamplingParams  # noqa: E402
 from resources.llm.openai_backend import OpenAIClient  # noqa: E402

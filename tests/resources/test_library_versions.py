@@ -11,7 +11,7 @@ import dagster as dg
 import pandas as pd
 import pytest
 
-from fairness_assets.core import report as report_core
+from fairness_assets.core.reporting import report as report_core
 from fairness_assets.defs.reference import assets as ref
 from fairness_assets.defs.services import software_provenance
 from resources import database as D

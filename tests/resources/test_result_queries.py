@@ -17,8 +17,8 @@ import pandas as pd
 import pytest
 import sqlalchemy as sa
 
-from fairness_assets.core import result_tables
-from fairness_assets.core import tables as tables_core
+from fairness_assets.core.common import result_tables
+from fairness_assets.core.common import tables as tables_core
 from fairness_assets.defs.partitions import AUDIT_ROUND_TAG
 from resources import database as D
 from resources import migrations as M
@@ -103,7 +103,7 @@ def _check_answers(db: D.ResultsDatabase) -> None:
 def test_the_documented_queries_on_a_stored_audit_and_on_a_migrated_database(kind, request, tmp_path):
     """The five queries answer from the typed tables of an audit this release stored; then the previous
     release's form of the same results (each table as cells in metric_row / statistic_row / geography_row /
-    comparison_row / sensitivity_row: core.tables long form, packed where it packed them), written into a
+    comparison_row / sensitivity_row: core.common.tables long form, packed where it packed them), written into a
     database at revision 0009, comes out of migration 0010 as the same tables, and the queries answer the
     same there."""
     new_url = (lambda: request.getfixturevalue("postgres_databases")()) if kind == "postgres" else None

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fairness_assets.core import tables as tables_core
+from fairness_assets.core.common import tables as tables_core
 from resources import database as D
 from resources.result_store import ResultTypeError
 
@@ -40,7 +40,7 @@ def test_tables_come_back_as_stored_with_their_kinds_and_empty_headers(tmp_path)
         pd.testing.assert_frame_equal(back["drs_summary"], _summary())
         assert back["drs_summary"]["responses"].dtype == np.int64
         assert list(back["academic_alignment"].columns) == list(empty.columns) and back["academic_alignment"].empty
-        # the long form the assets take is what core.tables gave before storage
+        # the long form the assets take is what core.common.tables gave before storage
         pd.testing.assert_frame_equal(
             tables_core.from_long(db.read_rows(D.MetricRow, ["m|base"]))["drs_summary"], _summary()
         )
@@ -55,7 +55,7 @@ def test_a_value_or_column_the_catalogue_does_not_declare_is_refused_by_name(tmp
         with pytest.raises(ResultTypeError, match=r"'drs_summary'.*column 'responses' is declared int.*1\.5"):
             db.replace_result_tables("analysis_tables", _long({"drs_summary": bad}, "m|base", "a1"), ["m|base"])
         extra = _summary().assign(surprise="x")
-        with pytest.raises(ResultTypeError, match=r"column\(s\) \['surprise'\] that core/result_tables.py"):
+        with pytest.raises(ResultTypeError, match=r"column\(s\) \['surprise'\] that core/common/result_tables.py"):
             db.replace_result_tables("analysis_tables", _long({"drs_summary": extra}, "m|base", "a1"), ["m|base"])
         with pytest.raises(ResultTypeError, match="produced a table 'nope'"):
             db.replace_result_tables("analysis_tables", _long({"nope": _summary()}, "m|base", "a1"), ["m|base"])

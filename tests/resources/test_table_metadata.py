@@ -1,10 +1,10 @@
 """What the UI is told about where an asset is stored: its SQL table's name and columns (from the
-SQLModel classes) and, for a table of cells, the result tables it holds (core/result_tables.py)."""
+SQLModel classes) and, for a table of cells, the result tables it holds (core/common/result_tables.py)."""
 
 import dagster as dg
 import pytest
 
-from fairness_assets.core import result_tables as rt
+from fairness_assets.core.common import result_tables as rt
 from resources import database as D
 
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from fairness_assets.core import tags as T
+from fairness_assets.core.understanding import tags as T
 from resources import database as D
 from resources.tagger import SubjectTaggerResource, llm_tags
 

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 import dagster as dg
 import pandas as pd
 
-from fairness_assets.core import generation as gen_core
-from fairness_assets.core import prompts as prompts_core
-from fairness_assets.core import responses as responses_core
-from fairness_assets.core.partition import PartitionKey
+from fairness_assets.core.common.partition import PartitionKey
+from fairness_assets.core.generation import responses as responses_core
+from fairness_assets.core.generation import samples as gen_core
+from fairness_assets.core.reference import prompts as prompts_core
 from resources.database import Generation, GenerationCost, ResultsDatabase, make_provenance
 from resources.llm.resource import LLMResource
 from resources.llm.runner import GenerationRunner, IncompleteGenerationError

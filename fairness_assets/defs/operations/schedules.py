@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import dagster as dg
 
-from fairness_assets.core.partition import PartitionKey
+from fairness_assets.core.common.partition import PartitionKey
 from resources.settings import AuditGridResource, FairnessSettings, GenerationSourceResource
 from resources.settings.model import DEFAULT_CRON  # noqa: F401  (re-exported: the documented default)
 

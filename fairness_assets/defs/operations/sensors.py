@@ -43,8 +43,8 @@ from urllib.parse import quote
 
 import dagster as dg
 
-from fairness_assets.core.partition import PartitionKey
-from fairness_assets.core.text import trim, user_exception
+from fairness_assets.core.common.partition import PartitionKey
+from fairness_assets.core.common.text import trim, user_exception
 from resources.alerts import Alert, AlertDeliveryError, AlertResource
 from resources.settings import AuditGridResource, GenerationSourceResource
 

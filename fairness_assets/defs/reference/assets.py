@@ -9,11 +9,11 @@ import json
 import dagster as dg
 import pandas as pd
 
-from fairness_assets.core import corpus as corpus_core
-from fairness_assets.core import geo
-from fairness_assets.core import profiles as profiles_core
-from fairness_assets.core import prompts as prompts_core
-from fairness_assets.core import regions as regions_core
+from fairness_assets.core.reference import corpus as corpus_core
+from fairness_assets.core.reference import geo
+from fairness_assets.core.reference import profiles as profiles_core
+from fairness_assets.core.reference import prompts as prompts_core
+from fairness_assets.core.reference import regions as regions_core
 from resources.database import ResultsDatabase
 from resources.settings import AuditGridResource, ReferenceDataResource
 

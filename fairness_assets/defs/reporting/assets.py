@@ -6,7 +6,7 @@
   reports folder, shown on the asset's page (a few inline; per partition its map and a link to
   every figure file).
 - ``audit_report``: one HTML file (self-contained) and its Markdown twin for the audit, over
-  every scored partition, opening with the scorecard (core.scorecard), with provenance, tables,
+  every scored partition, opening with the scorecard (core.reporting.scorecard), with provenance, tables,
   figures, parse quality, model comparison, base vs regional, drift, and a plain-language
   summary of the largest disparities; its page links to the report. Its parse-quality table is
   the recorded evaluations of the ``recommendations`` checks of each partition, read from the
@@ -26,11 +26,13 @@ from typing import Optional
 import dagster as dg
 import pandas as pd
 
-from fairness_assets.core import audit_report, result_tables, understanding
-from fairness_assets.core import figures as fig_core
-from fairness_assets.core import tables as tables_core
-from fairness_assets.core.partition import PartitionKey, by_partition
-from fairness_assets.core.progress import Progress
+from fairness_assets.core.common import result_tables
+from fairness_assets.core.common import tables as tables_core
+from fairness_assets.core.common.partition import PartitionKey, by_partition
+from fairness_assets.core.common.progress import Progress
+from fairness_assets.core.reporting import audit_report
+from fairness_assets.core.reporting import figures as fig_core
+from fairness_assets.core.understanding import understand as understanding
 from resources import database as D
 from resources.database import ResultsDatabase
 from resources.settings import AuditGridResource, ReferenceDataResource, ReportResource, ScoringResource, stable_hash
@@ -56,8 +58,8 @@ SHOWN_IN_UI = ("top_locations", "recommended_locations", "nationality_heatmap")
 MAP_FIGURES = ("world_map", "recommended_locations")
 
 
-# the large statistics tables are stored one row per table row (core.tables, packed): a study-size
-# partition's ~16,000 pair rows in ~16,000 stored rows, not ~400,000 cells (core/result_tables.py)
+# the large statistics tables are stored one row per table row (core.common.tables, packed): a study-size
+# partition's ~16,000 pair rows in ~16,000 stored rows, not ~400,000 cells (core/common/result_tables.py)
 PACKED_STATISTICS = result_tables.packed("audit_statistics")
 
 
@@ -344,7 +346,7 @@ def _stored_partitions(
     what the report shows and one partition's rows, not every partition's rows and statistics;
     issue 19.5), with the parse-quality checks ``instance`` recorded for it (none read without
     ``instance``)."""
-    from fairness_assets.core import geostats
+    from fairness_assets.core.statistics import geostats
 
     out = StoredAudit([], {}, {}, [])
     recorded = RecordedQuality(instance, CHECK_SPECS) if instance is not None else None

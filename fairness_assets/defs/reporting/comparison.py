@@ -1,11 +1,11 @@
 """Choosing a model (issue 22): ``model_comparison`` compares every pair of models audited on the
-same template (``core.comparison``: paired by profile and run, interval and test per difference,
+same template (``core.statistics.comparison``: paired by profile and run, interval and test per difference,
 Holm within each family, a leaderboard with the ranks the data support), and its blocking check
 ``release_gate`` judges a candidate against a baseline with the gate file of
-``FAIRNESS_GATE_FILE`` (``core.gate``; docs/operations.md, "Release gate").
+``FAIRNESS_GATE_FILE`` (``core.statistics.gate``; docs/operations.md, "Release gate").
 
 ``sensitivity`` re-scores every significant finding of the audit and of the comparison from the
-stored items under the method's heuristics (``core.sensitivity``), and its blocking check
+stored items under the method's heuristics (``core.statistics.sensitivity``), and its blocking check
 ``release_gate_robust`` applies a gate that requires robustness.
 """
 
@@ -14,13 +14,13 @@ from typing import Optional
 import dagster as dg
 import pandas as pd
 
-from fairness_assets.core import comparison as comparison_core
-from fairness_assets.core import figures as fig_core
-from fairness_assets.core import gate as gate_core
-from fairness_assets.core import result_tables
-from fairness_assets.core import tables as tables_core
-from fairness_assets.core.partition import PartitionKey
-from fairness_assets.core.progress import Progress
+from fairness_assets.core.common import result_tables
+from fairness_assets.core.common import tables as tables_core
+from fairness_assets.core.common.partition import PartitionKey
+from fairness_assets.core.common.progress import Progress
+from fairness_assets.core.reporting import figures as fig_core
+from fairness_assets.core.statistics import comparison as comparison_core
+from fairness_assets.core.statistics import gate as gate_core
 from resources import database as D
 from resources.database import ResultsDatabase
 from resources.settings import ReferenceDataResource, ReportResource, ScoringResource, stable_hash
@@ -193,10 +193,10 @@ def model_comparison(
 # ----------------------------------------------------------------------------- sensitivity (issue 22 item 3)
 def with_second_ranking(database: ResultsDatabase, items: pd.DataFrame, keys: list[str], second) -> pd.DataFrame:
     """``items`` with ``rank_alt``: each item's rank in the second ranking (``second``: (ranking,
-    index) of core.ranking, or None: items unchanged), matched from its stored text and stated country."""
+    index) of core.understanding.ranking, or None: items unchanged), matched from its stored text and stated country."""
     if second is None or not len(items):
         return items
-    from fairness_assets.core import ranking as ranking_core
+    from fairness_assets.core.understanding import ranking as ranking_core
 
     recs = database.read_rows(D.Recommendation, keys)[["response_id", "item_index", "university_text", "stated_iso3"]]
     recs = recs[recs["university_text"].notna()].reset_index(drop=True)
@@ -212,7 +212,7 @@ def other_taggers(database: ResultsDatabase, audited: str, overrides: dict) -> d
     whose programs it does not all cover."""
     import json
 
-    from fairness_assets.core import tags as tags_core
+    from fairness_assets.core.understanding import tags as tags_core
 
     out: dict[str, dict] = {}
     if audited != tags_core.RULES_VERSION:
@@ -232,8 +232,8 @@ def with_other_tags(
     partitions (the names of those used); none when no template states an interest (no Acad)."""
     if not taggers or not len(items) or not any(interest.values()):
         return items, []
-    from fairness_assets.core import sensitivity as sens
-    from fairness_assets.core import tags as tags_core
+    from fairness_assets.core.statistics import sensitivity as sens
+    from fairness_assets.core.understanding import tags as tags_core
 
     recs = database.read_rows(D.Recommendation, keys)[["response_id", "item_index", "template", "program_text"]]
     recs = items[["response_id", "item_index"]].merge(recs, on=["response_id", "item_index"], how="left")
@@ -259,7 +259,7 @@ def sensitivity_tables(
     requires robustness). ``second``: the second ranking and its index, when the grid holds one;
     ``taggers``: the other subject taggers (:func:`other_taggers`), each a setting where it covers the
     partition's programs."""
-    from fairness_assets.core import sensitivity as sens
+    from fairness_assets.core.statistics import sensitivity as sens
 
     stat_kw = {k: settings[k] for k in ("n_perm", "n_boot", "level", "seed", "correction", "alpha")}
     keys = sorted(str(k) for k in database.distinct(D.MetricRow, ["partition_key"])["partition_key"] if k)
@@ -313,7 +313,7 @@ def sensitivity_tables(
 
 
 def _with_taggers(grid: list, used: list[str]) -> list:
-    from fairness_assets.core import sensitivity as sens
+    from fairness_assets.core.statistics import sensitivity as sens
 
     return [*grid, *[sens.Setting(f"tagger {t}", acad_column=f"acad_{t}") for t in used]]
 
@@ -334,7 +334,7 @@ def sensitivity(
     scoring: ScoringResource,
     subject_tagger: SubjectTaggerResource,
 ):
-    from fairness_assets.core import sensitivity as sens
+    from fairness_assets.core.statistics import sensitivity as sens
 
     settings = report_settings.as_dict()
     second = second_ranking(report_settings, reference)
@@ -373,7 +373,7 @@ def sensitivity(
 
 
 def ranking_label(path: str) -> str:
-    from fairness_assets.core import ranking as ranking_core
+    from fairness_assets.core.understanding import ranking as ranking_core
 
     return ranking_core.label(path)
 
@@ -382,8 +382,9 @@ def second_ranking(report_settings: ReportResource, reference: ReferenceDataReso
     """(ranking, matcher index) of FAIRNESS_SENSITIVITY_RANKING, or None when none is configured."""
     if not report_settings.sensitivity_ranking:
         return None
-    from fairness_assets.core import geo, match
-    from fairness_assets.core import ranking as ranking_core
+    from fairness_assets.core.reference import geo
+    from fairness_assets.core.understanding import match
+    from fairness_assets.core.understanding import ranking as ranking_core
 
     resolver = geo.CountryResolver(geo.load_aliases(reference.country_aliases_path))
     ranking = ranking_core.load_ranking(
@@ -427,7 +428,7 @@ def gate_checks(gate_file: str) -> list[dg.AssetChecksDefinition]:
     (``FAIRNESS_GATE_FILE``; :func:`fairness_assets.definitions.settings_definitions`): without one
     there is no gate, so there is no check that a reader could take for a passed gate.
 
-    - ``release_gate`` on ``model_comparison``: the candidate against the baseline (core.gate), each
+    - ``release_gate`` on ``model_comparison``: the candidate against the baseline (core.statistics.gate), each
       line's estimate, interval, margin and verdict; passes only on *pass*;
     - ``release_gate_robust`` on ``sensitivity``: for a gate with ``require_robust: true`` every line
       judged again under each setting of the sensitivity grid (a line keeps its worst verdict); a gate

@@ -1,17 +1,18 @@
 """Geographic statistics (issue 15; docs/statistics.md): regions, one-vs-rest contrasts,
 intersections, home bias and the behaviour-vs-needs decomposition of class gaps, per partition.
 
-A short recipe over ``core.geostats``: the run's scored items and per-response scores in, one
+A short recipe over ``core.statistics.geostats``: the run's scored items and per-response scores in, one
 long table out (``geography_row``), its headline findings on the asset's page.
 """
 
 import dagster as dg
 import pandas as pd
 
-from fairness_assets.core import geostats, result_tables
-from fairness_assets.core import regions as regions_core
-from fairness_assets.core import tables as tables_core
-from fairness_assets.core.partition import PartitionKey, by_partition
+from fairness_assets.core.common import result_tables
+from fairness_assets.core.common import tables as tables_core
+from fairness_assets.core.common.partition import PartitionKey, by_partition
+from fairness_assets.core.reference import regions as regions_core
+from fairness_assets.core.statistics import geostats
 from resources.database import ResultsDatabase
 from resources.settings import ReferenceDataResource, ReportResource, ScoringResource, stable_hash
 
@@ -20,7 +21,7 @@ from ..isolation import PartitionGuard
 from ..metadata import table_md
 from ..services import resolver_for, scoring_params
 
-# what is stored per partition (core/result_tables.py; geo_responses, one row per response, is derived
+# what is stored per partition (core/common/result_tables.py; geo_responses, one row per response, is derived
 # again when needed)
 STORED = tuple(result_tables.names("audit_geography"))
 

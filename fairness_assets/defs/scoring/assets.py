@@ -1,9 +1,9 @@
 """Scores: DRS per item, GRS per country and the analysis tables of METHOD.md §8.
 
-One multi-asset computes a partition's tables with ``core.metrics.score_partition`` (the same
+One multi-asset computes a partition's tables with ``core.scoring.metrics.score_partition`` (the same
 function the command line uses) and stores them in three results tables; ``base_vs_regional``
 compares the base and regional partitions of each model: the percent changes of §8.4, and every
-group contrast per component (``core.component_change``: did the regional template move what the
+group contrast per component (``core.statistics.component_change``: did the regional template move what the
 model did, not only the outcome?).
 """
 
@@ -12,11 +12,12 @@ from typing import Optional
 import dagster as dg
 import pandas as pd
 
-from fairness_assets.core import component_change as cc
-from fairness_assets.core import figures as fig_core
-from fairness_assets.core import metrics, result_tables
-from fairness_assets.core import tables as tables_core
-from fairness_assets.core.partition import PartitionKey
+from fairness_assets.core.common import result_tables
+from fairness_assets.core.common import tables as tables_core
+from fairness_assets.core.common.partition import PartitionKey
+from fairness_assets.core.reporting import figures as fig_core
+from fairness_assets.core.scoring import metrics
+from fairness_assets.core.statistics import component_change as cc
 from resources.database import GeographyRow, GRSCountry, MetricRow, ResultsDatabase, StatisticRow, make_provenance
 from resources.settings import ReferenceDataResource, ScoringResource, stable_hash
 
@@ -25,7 +26,7 @@ from ..isolation import PartitionGuard
 from ..metadata import number, png_md, table_md
 from ..services import distance_matrix, resolver_for, scoring_params
 
-ANALYSIS = result_tables.names("analysis_tables")  # core/result_tables.py: the tables of METHOD.md §8
+ANALYSIS = result_tables.names("analysis_tables")  # core/common/result_tables.py: the tables of METHOD.md §8
 EMPTY_REASON = {  # why an analysis table can be empty (the asset page says it instead of a bare header)
     "academic_alignment": "no academic-template partition in this run: Acad is measured on the programs the "
     "academic template asks for",
@@ -251,7 +252,7 @@ COMPONENT_SHOWN = [
 def _component_change(
     context: dg.AssetExecutionContext, database: ResultsDatabase, model: str, pair: list[str]
 ) -> Optional[pd.DataFrame]:
-    """One model's contrasts, base vs regional, per component (core.component_change), from the
+    """One model's contrasts, base vs regional, per component (core.statistics.component_change), from the
     stored statistics (behaviour_needs) and geography (geo_contrasts) of its two partitions only;
     None, with a line in the log, when neither template has them."""
     side = {}

@@ -2,7 +2,7 @@
 
 Each materialization archives the partition's headline metrics under its audit id, with its group
 contrasts split into behaviour and needs when this audit's statistics and geography are stored
-(core.drift.contrast_metrics), then compares them with the most recent *other* audit archived for
+(core.scoring.drift.contrast_metrics), then compares them with the most recent *other* audit archived for
 that partition (the previous re-audit): the change of every metric, and of the behaviour part of
 every contrast significant in either audit. The first audit of a partition has nothing to compare
 with and says so.
@@ -11,9 +11,9 @@ with and says so.
 import dagster as dg
 import pandas as pd
 
-from fairness_assets.core import drift as drift_core
-from fairness_assets.core import figures as fig_core
-from fairness_assets.core import tables as tables_core
+from fairness_assets.core.common import tables as tables_core
+from fairness_assets.core.reporting import figures as fig_core
+from fairness_assets.core.scoring import drift as drift_core
 from resources.database import GeographyRow, ResultsDatabase, StatisticRow
 
 from ..decorators import partitioned_asset
@@ -113,7 +113,7 @@ def _drift_of(context, database, pk, key, long, grs_by_country, frames, shown) -
 
 
 def _contrasts_of(context, database: ResultsDatabase, key: str, audit_id: str) -> pd.DataFrame:
-    """This audit's group contrasts per component (core.drift.contrast_metrics) from the stored
+    """This audit's group contrasts per component (core.scoring.drift.contrast_metrics) from the stored
     statistics (behaviour_needs) and geography (geo_contrasts) of partition ``key``; rows of
     another audit (statistics not rematerialized since) are not used, and the log says so."""
     tables = {}

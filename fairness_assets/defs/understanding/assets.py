@@ -16,7 +16,8 @@ import dagster as dg
 import pandas as pd
 
 from expectations.runner import load_suite
-from fairness_assets.core import quality, understanding
+from fairness_assets.core.understanding import quality
+from fairness_assets.core.understanding import understand as understanding
 from resources.database import ResultsDatabase
 from resources.llm.resource import LLMResource
 from resources.settings import AuditGridResource, ParseQualityResource, ReferenceDataResource

@@ -2,7 +2,7 @@
 explains itself (issue 21).
 
 ``match_rule`` is the family of the rule that matched (exact, alias, acronym, structure,
-completion, fuzzy; ``core.match.rule_of`` of ``match_method``); ``match_runner_up`` and
+completion, fuzzy; ``core.understanding.match.rule_of`` of ``match_method``); ``match_runner_up`` and
 ``match_runner_up_score`` name the second-best candidate of a completion or fuzzy match;
 ``match_candidates`` lists, for an item left ``ambiguous``, the corpus names it could have been
 (joined by " | ").
@@ -25,7 +25,7 @@ branch_labels = None
 depends_on = None
 
 # match_method -> rule family, for the rows stored before this revision (the same mapping as
-# core.match.rule_of at this revision; written out here so that the migration never changes)
+# core.understanding.match.rule_of at this revision; written out here so that the migration never changes)
 _RULES = {
     "exact": "exact",
     "part": "exact",

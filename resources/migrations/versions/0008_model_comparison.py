@@ -1,7 +1,7 @@
 """comparison_row and sensitivity_row: the tables of the ``model_comparison`` asset (issue 22: the
 paired differences between the models of a template, the leaderboard, the release gate's verdicts)
 and of the ``sensitivity`` asset (every significant finding re-scored under the method's parameter
-grid), in the long format of core.tables (packed: one stored row per table row).
+grid), in the long format of core.common.tables (packed: one stored row per table row).
 
 Revision ID: 0008_model_comparison
 Revises: 0007_match_explained

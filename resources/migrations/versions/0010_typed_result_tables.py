@@ -1,8 +1,8 @@
-"""The result tables as typed SQL tables (issue 32.2): one table per entry of core/result_tables.py
+"""The result tables as typed SQL tables (issue 32.2): one table per entry of core/common/result_tables.py
 (``drs_summary``, ``counterfactual_disparity``, ``geography_geo_contrasts``, ``model_comparison_leaderboard``,
 ``sensitivity_verdicts``, ...), with its declared columns and types, and ``result_table``, the record
 of what each asset stored per partition. The cells the five cell tables held (``metric_row``,
-``statistic_row``, ``geography_row``, ``comparison_row``, ``sensitivity_row``: core.tables long form)
+``statistic_row``, ``geography_row``, ``comparison_row``, ``sensitivity_row``: core.common.tables long form)
 are moved into them, a partition at a time, then the cell tables are dropped.
 
 The schema below is frozen as it is at this revision (later revisions change it, not this file).
@@ -295,7 +295,7 @@ CELL_TABLES = ("metric_row", "statistic_row", "geography_row", "comparison_row",
 
 
 def _entries():
-    from fairness_assets.core.result_tables import ResultTable
+    from fairness_assets.core.common.result_tables import ResultTable
 
     return {
         sql: ResultTable(name, asset, "", export=sql, packed=packed, spec=spec)
@@ -350,9 +350,9 @@ def upgrade() -> None:
 
 
 def _move(bind, cell: str, registry: sa.Table, typed: dict[str, sa.Table]) -> int:
-    """Every partition's cells of ``cell`` as typed rows (core.tables.from_long, then the rows of each
+    """Every partition's cells of ``cell`` as typed rows (core.common.tables.from_long, then the rows of each
     table as resources/result_store.records makes them), with their ``result_table`` records."""
-    from fairness_assets.core import tables as tables_core
+    from fairness_assets.core.common import tables as tables_core
     from resources.result_store import _kind, records
 
     entries = {(SCHEMA[sql][0], t.name): t for sql, t in _entries().items()}

@@ -1,6 +1,6 @@
 """An index on the natural key of every typed result table (issue 32.2).
 
-Each table of ``fairness_assets/core/result_tables.py`` declares the columns that name a row within
+Each table of ``fairness_assets/core/common/result_tables.py`` declares the columns that name a row within
 one partition's audit (its ``key``); this revision indexes (audit_id, partition_key, *key) in each of
 their SQL tables, so a query of one finding ("the DRS class gap of model X", "behaviour_needs of
 gender female vs male") is an index lookup. Tables of one row per partition and audit have no key:

@@ -1,0 +1,2 @@
+"""Shared by every stage: partition keys, file naming, progress, table formats, the result-table catalogue, text
+folding and the metric catalogue."""

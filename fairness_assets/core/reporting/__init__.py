@@ -1,0 +1,1 @@
+"""What a reader sees: figures, the world map, the scorecard and the HTML report."""

@@ -1,0 +1,1 @@
+"""Each recommendation and answer scored: the metrics of METHOD.md section 4 and drift between audits."""

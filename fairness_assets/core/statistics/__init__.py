@@ -1,0 +1,2 @@
+"""Inference on the scores: paired tests, decomposition, geography, model comparison, sensitivity and the
+deployment gate."""

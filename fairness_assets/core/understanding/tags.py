@@ -1,0 +1,206 @@
+"""Program name -> QS broad subject areas (METHOD.md §7).
+
+Three sources, in order of authority:
+
+1. the reviewed overrides file (``data/tag_overrides/programs.csv``): always wins;
+2. a tagger: the deterministic keyword rules below (:func:`tag_rules`), or an LLM prompted
+   with a few annotated examples (:func:`few_shot_prompt` / :func:`parse_llm_tags`, run by
+   ``resources.tagger``);
+3. nothing: a program no rule recognises gets no tag (``[]``), reported as untagged.
+
+Tags are keyed by the normalised program name (:func:`normalize_program`), so "MSc in
+Computer Science", "Master of Science (Computer Science)" and "computer science" share one
+cache entry.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from pathlib import Path
+from typing import Optional
+
+from ..common.text import fold_accents
+from ..reference.subjects import ARTS, ENG, LIFE, NAT, QS_AREAS, SOC
+
+RULES_VERSION = "rules-1"
+
+_DEGREE = re.compile(
+    r"^(?:(?:an?|the)\s+)?(?:"
+    r"master(?:s|'s|’s)?(?:\s+(?:of|in|degree|program(?:me)?|course))*|m\s?sc|m\s?s|m\s?a|m\s?eng|m\s?phil|m\s?res|"
+    r"m\s?tech|m\s?ed|mestrado|maestria|master|magister|postgraduate|graduate|pg|"
+    r"science|sciences|arts|research"
+    r")\b\s*(?:\b(?:of|in|en|em|de|di|im|on)\b\s*)?",
+)
+
+
+_APOS = re.compile(r"[’']")
+_NONWORD = re.compile(r"[^\w]+")
+
+
+def _fold(text: str) -> str:
+    return fold_accents(text)
+
+
+def normalize_program(text: Optional[str]) -> str:
+    """Cache key of a program name: folded, degree words and punctuation removed."""
+    if text is None or (isinstance(text, float) and text != text):
+        return ""
+    t = _fold(text).replace("&", " and ")
+    t = _APOS.sub("", t)
+    t = _NONWORD.sub(" ", t).strip()
+    for _ in range(3):  # "Master of Science in ..." peels in steps
+        new = _DEGREE.sub("", t, count=1).strip()
+        if new == t or not new:
+            break
+        t = new
+    return re.sub(r"\s+", " ", t).strip()
+
+
+# (area, pattern over the folded full program text). Keep patterns specific; a program may
+# carry several areas (Biomedical Engineering: ENG + LIFE).
+_RULES: list[tuple[str, str]] = [
+    (
+        ENG,
+        r"engineer|engenharia|ingenier|ingenieur|ingegneria|computer|computing|comput|informatic|informatik|"
+        r"software|electrical|electronic|mechanical|mechatronic|civil|aerospace|aeronaut|robotic|"
+        r"artificial intelligence|\bai\b|machine learning|data science|data engineering|cyber|information technology|"
+        r"\bit\b|information systems|telecommunication|automation|petroleum|mining|chemical eng|nanotech|"
+        r"technology management|manufactur|\bcs\b|\bmeng\b|\bm tech\b|\bmtech\b|systems design|embedded|"
+        r"renewable energy|energy systems|sustainable energy|construction|transport|architecture engineering|"
+        r"tecnolog|technolog",
+    ),
+    (
+        NAT,
+        r"physic|fisica|physique|chemistry|chemie|quimica|chimie|mathemat|matematic|\bmath|geolog|geoscien|"
+        r"earth scien|earth system|ocean|marine scien|environmental scien|environment and|climate|astronom|"
+        r"astrophys|materials scien|geograph|geophys|natural scien|meteorolog|hydrolog",
+    ),
+    (
+        LIFE,
+        r"medic|medizin|clinical|public health|global health|health|saude|salud|sante|nurs|pharma|"
+        r"biolog|biotech|bioinformatic|biomedic|biochem|biolo|life scien|neuroscien|psycholog|dentist|"
+        r"veterinar|agricult|agro|agronom|food scien|nutrition|epidemiolog|genetic|immunolog|anatomy|"
+        r"physiotherap|forestry|ecology|zoolog|botan|molecular|microbio|pathology|surgery|mph\b",
+    ),
+    (
+        SOC,
+        r"business|mba\b|m b a|management|manage|administra|economi|econometr|wirtschaft|financ|account|"
+        r"marketing|\blaw\b|\blaws\b|llm\b|legal|derecho|direito|droit|\brecht\b|jurisprud|international relations|"
+        r"politic|policy|public admin|governance|sociolog|anthropolog|education|educacion|educacao|"
+        r"pedagog|teaching|development studies|international development|development economics|communication|"
+        r"journalism|media|statistic|operations research|social work|social scien|human resource|supply chain|logistic|"
+        r"entrepreneur|hospitality|tourism|\bsports?\b|library|urban planning|planning|diplomacy|criminolog|"
+        r"gender studies|migration|demograph|commerce|banking|actuar|analytics",
+    ),
+    (
+        ARTS,
+        r"histor|philosoph|filosof|literat|linguist|language|languages|translation|english|french|spanish|"
+        r"german studies|classics|archaeolog|theolog|religio|\bart\b|\barts\b|fine art|design|music|theatre|"
+        r"theater|film|performing|architecture|arquitetura|arquitectura|humanities|cultural studies|"
+        r"creative writing|curat|museum|heritage|letras|lettres",
+    ),
+]
+_COMPILED = [(area, re.compile(pat)) for area, pat in _RULES]
+# terms that tag an area only when no other area is matched ("Food Technology" is not ENG,
+# "Mechanical Design" is not ARTS, "Business Analytics" is not only analytics)
+_WEAK = re.compile(r"^(design|analytics|technolog|tecnolog|management|manage|planning|media|language)$")
+
+
+def tag_rules(program: Optional[str]) -> tuple[str, ...]:
+    """Deterministic keyword tagger over the folded program text; () when nothing matches."""
+    if not program or (isinstance(program, float) and program != program):
+        return ()
+    text = " " + re.sub(r"[^\w]+", " ", _fold(program).replace("&", " and ")) + " "
+    strong, weak = set(), set()
+    for area, pat in _COMPILED:
+        terms = {m.group(0).strip() for m in pat.finditer(text)}
+        if not terms:
+            continue
+        (weak if all(_WEAK.match(t) for t in terms) else strong).add(area)
+    found = strong or weak
+    return tuple(a for a in QS_AREAS if a in found)
+
+
+def load_overrides(path: str | Path) -> dict[str, tuple[str, ...]]:
+    """Reviewed overrides: CSV ``program,areas[,note]`` with areas separated by ``;``."""
+    out: dict[str, tuple[str, ...]] = {}
+    with open(path, newline="", encoding="utf-8") as fh:
+        for lineno, row in enumerate(csv.DictReader(fh), start=2):
+            program = (row.get("program") or "").strip()
+            areas = tuple(a.strip() for a in (row.get("areas") or "").split(";") if a.strip())
+            bad = [a for a in areas if a not in QS_AREAS]
+            if not program or bad:
+                raise ValueError(f"{path}: line {lineno}: need a program and areas among {list(QS_AREAS)}; got {row!r}")
+            out[normalize_program(program)] = tuple(a for a in QS_AREAS if a in areas)
+    return out
+
+
+# ----------------------------------------------------------------------------- LLM few-shot tagger
+FEW_SHOT_EXAMPLES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("Biomedical Engineering", (ENG, LIFE)),
+    ("MSc Computer Science", (ENG,)),
+    ("Master of Public Health", (LIFE,)),
+    ("MA in History", (ARTS,)),
+    ("MSc Physics", (NAT,)),
+    ("MBA", (SOC,)),
+)
+
+
+def few_shot_prompt(program: str) -> list[dict]:
+    """A few-shot chat (system instruction, example turns, the program) asking for the QS areas."""
+    messages = [
+        {
+            "role": "system",
+            "content": (
+                "You classify Master's programs into the QS broad subject areas: " + "; ".join(QS_AREAS) + ". "
+                "Answer with a JSON list holding the one area the program belongs to, or two when it is clearly "
+                "interdisciplinary, and nothing else."
+            ),
+        }
+    ]
+    for name, areas in FEW_SHOT_EXAMPLES:
+        messages += [{"role": "user", "content": name}, {"role": "assistant", "content": json.dumps(list(areas))}]
+    messages.append({"role": "user", "content": program})
+    return messages
+
+
+_AREA_ALIASES = {_fold(a): a for a in QS_AREAS} | {
+    "arts and humanities": ARTS,
+    "humanities": ARTS,
+    "engineering and technology": ENG,
+    "engineering": ENG,
+    "technology": ENG,
+    "life sciences and medicine": LIFE,
+    "life sciences": LIFE,
+    "medicine": LIFE,
+    "natural sciences": NAT,
+    "natural science": NAT,
+    "social sciences and management": SOC,
+    "social sciences": SOC,
+    "management": SOC,
+}
+
+
+def parse_llm_tags(text: Optional[str]) -> Optional[tuple[str, ...]]:
+    """QS areas named in an LLM answer, or None when it names none (never raises)."""
+    if not isinstance(text, str) or not text.strip():
+        return None
+    head = text.strip().split("\n\nProgram:")[0]
+    found = set()
+    m = re.search(r"\[[^\]]*\]", head)
+    if m:
+        try:
+            for a in json.loads(m.group(0)):
+                key = _fold(str(a)).replace("&", "and").strip()
+                if key in _AREA_ALIASES:
+                    found.add(_AREA_ALIASES[key])
+        except ValueError:
+            pass
+    if not found:
+        folded = _fold(head).replace("&", "and")
+        for a in QS_AREAS:
+            if _fold(a).replace("&", "and") in folded:
+                found.add(a)
+    return tuple(a for a in QS_AREAS if a in found) or None
