@@ -19,12 +19,12 @@ def test_no_core_module_declares_its_own_list_of_metrics_or_labels():
     names = "|".join(re.escape(m) for m in catalogue.BY_NAME)
     literal = re.compile(rf"""[\(\[\{{]\s*["']({names})["']\s*[:,]\s*(?:["'][^"']*["']\s*,\s*)?["']({names})["']""")
     found = []
-    for path in sorted(CORE.glob("*.py")):
+    for path in sorted(CORE.rglob("*.py")):
         if path.name == "metric_catalogue.py":
             continue
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if re.match(r"^[A-Z_]+\s*=", line) and literal.search(line):
-                found.append(f"{path.name}:{number}: {line.strip()}")
+                found.append(f"{path.relative_to(CORE)}:{number}: {line.strip()}")
     assert not found, "metric lists declared outside core/common/metric_catalogue.py:\n" + "\n".join(found)
 
 

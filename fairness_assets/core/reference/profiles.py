@@ -9,10 +9,11 @@ from typing import Sequence
 import pandas as pd
 
 from ..common.text import strip_accents
+from . import axes
 
-GENDERS = ("male", "female", "transgender")
-ECONOMIC_CLASSES = ("high", "middle", "low")
-PROFILE_COLUMNS = ["profile_id", "profile_set", "gender", "economic_class", "nationality"]
+GENDERS = axes.values("gender")
+ECONOMIC_CLASSES = axes.values("economic_class")
+PROFILE_COLUMNS = ["profile_id", "profile_set", *axes.names()]
 
 
 def slug(text: str) -> str:
@@ -28,16 +29,16 @@ class Grid:
 
     def __post_init__(self) -> None:
         for name, values, allowed in (
-            ("gender", self.genders, GENDERS),
-            ("economic class", self.economic_classes, ECONOMIC_CLASSES),
+            (axes.axis("gender").label, self.genders, GENDERS),
+            (axes.axis("economic_class").label, self.economic_classes, ECONOMIC_CLASSES),
         ):
             bad = [v for v in values if v not in allowed]
             if bad:
                 raise ValueError(f"unknown {name} value(s) {bad!r}; allowed: {list(allowed)}")
         for name, values in (
-            ("gender", self.genders),
-            ("economic class", self.economic_classes),
-            ("nationality", self.nationalities),
+            (axes.axis("gender").label, self.genders),
+            (axes.axis("economic_class").label, self.economic_classes),
+            (axes.axis("nationality").label, self.nationalities),
         ):
             if not values:
                 raise ValueError(f"the audit grid needs at least one {name}")

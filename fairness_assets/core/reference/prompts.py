@@ -11,18 +11,14 @@ from typing import Iterable, Sequence
 import pandas as pd
 import yaml
 
+from . import axes
 from .profiles import ECONOMIC_CLASSES
 from .subjects import QS_AREAS
 
 # class value -> the income wording of the prompt
 INCOME_WORDING = {"high": "high-income", "middle": "middle-income", "low": "low-income"}
-# which placeholders each profile set fills
-PLACEHOLDERS = {
-    "full": {"gender", "nationality", "income"},
-    "gender_only": {"gender"},
-    "class_only": {"income"},
-    "nationality_only": {"nationality"},
-}
+# which placeholders (each axis's word) each profile set fills: every axis, or the one it states alone
+PLACEHOLDERS = {"full": set(axes.words().values())} | {a.profile_set: {a.word} for a in axes.AXES}
 
 
 class TemplateError(ValueError):

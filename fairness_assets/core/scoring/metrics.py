@@ -26,6 +26,7 @@ from typing import Mapping, Optional
 import numpy as np
 import pandas as pd
 
+from ..reference import axes
 from ..reference.corpus import RepParams, avail, global_rep, local_rep, parse_ranks
 
 DEFAULT_LAMBDAS = {"high": 0.0001, "middle": 0.0005, "low": 0.001}
@@ -193,7 +194,7 @@ def drs_items(
 def drs_responses(items: pd.DataFrame, recs: pd.DataFrame) -> pd.DataFrame:
     """Per response: the mean of its items' Acc, Rep, Acad and DRS; responses without items kept
     with ``n_items`` 0 and missing scores."""
-    keys = ["response_id", "model", "template", "profile_id", "gender", "economic_class", "nationality", "run"]
+    keys = ["response_id", "model", "template", "profile_id", *axes.names(), "run"]
     base = recs.drop_duplicates("response_id")[keys + ["parse_status"]]
     agg = (
         items.assign(_matched=pd.notna(items["university_id"]).astype(np.int64))
@@ -360,7 +361,7 @@ def reduced_context_top(items: pd.DataFrame, params: ScoringParams) -> pd.DataFr
     """§8.6 for each attribute value of a reduced-context template: the top-k countries,
     universities and programs with their counts and shares."""
     frames = []
-    for attr in ("gender", "economic_class", "nationality"):
+    for attr in axes.names():
         mask = items[attr].notna().to_numpy()
         if not mask.any():
             continue

@@ -10,7 +10,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-GROUP_ATTRIBUTES = ("gender", "economic_class", "nationality")
+from ..reference import axes
+
+GROUP_ATTRIBUTES = axes.names()
 
 
 def response_frame(recs: pd.DataFrame) -> pd.DataFrame:
