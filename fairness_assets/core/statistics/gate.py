@@ -110,9 +110,7 @@ def _mapping(node) -> dict:
     return {k.value: (k, v) for k, v in node.value} if isinstance(node, yaml.MappingNode) else {}
 
 
-def load_gate(path: str | Path) -> Gate:
-    """Read and validate a gate file; every error names the file and the line."""
-    path = Path(path)
+def _compose(path: Path):
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
@@ -126,10 +124,10 @@ def load_gate(path: str | Path) -> Gate:
         ) from exc
     if not isinstance(root, yaml.MappingNode):
         _fail(path, root, "the gate file must be a mapping with baseline, candidate and lines")
-    top = _mapping(root)
-    for key, (knode, _) in top.items():
-        if key not in TOP_KEYS:
-            _fail(path, knode, f"unknown key {key!r} (allowed: {', '.join(sorted(TOP_KEYS))})")
+    return root
+
+
+def _model_names(path: Path, root, top: dict) -> dict[str, str]:
     names = {}
     for key in ("baseline", "candidate"):
         if key not in top:
@@ -140,61 +138,86 @@ def load_gate(path: str | Path) -> Gate:
         names[key] = str(v.value).strip()
     if names["baseline"] == names["candidate"]:
         _fail(path, top["candidate"][1], "the candidate is the baseline: name two different models")
-    templates: tuple = ()
-    if "templates" in top:
-        tnode = top["templates"][1]
-        if isinstance(tnode, yaml.ScalarNode):
-            templates = (str(tnode.value),)
-        elif isinstance(tnode, yaml.SequenceNode) and all(isinstance(t, yaml.ScalarNode) for t in tnode.value):
-            templates = tuple(str(t.value) for t in tnode.value)
-        else:
-            _fail(path, tnode, "templates must be a template name or a list of them")
+    return names
+
+
+def _templates(path: Path, top: dict) -> tuple:
+    if "templates" not in top:
+        return ()
+    tnode = top["templates"][1]
+    if isinstance(tnode, yaml.ScalarNode):
+        return (str(tnode.value),)
+    if isinstance(tnode, yaml.SequenceNode) and all(isinstance(t, yaml.ScalarNode) for t in tnode.value):
+        return tuple(str(t.value) for t in tnode.value)
+    _fail(path, tnode, "templates must be a template name or a list of them")
+
+
+def _margin(path: Path, rule: str, mnode) -> float:
+    try:
+        margin = float(mnode.value)
+    except (TypeError, ValueError):
+        _fail(path, mnode, f"{rule} must be a number, got {mnode.value!r}")
+    if not math.isfinite(margin) or margin < 0:
+        _fail(path, mnode, f"{rule} must be a number >= 0, got {mnode.value!r}")
+    return margin
+
+
+def _line(path: Path, item) -> GateLine:
+    fields = _mapping(item)
+    if not fields:
+        _fail(path, item, "each line must be a mapping (metric, a rule and its margin)")
+    for key, (knode, _) in fields.items():
+        if key not in LINE_KEYS:
+            _fail(path, knode, f"unknown key {key!r} in a line (allowed: {', '.join(sorted(LINE_KEYS))})")
+    if "metric" not in fields:
+        _fail(path, item, "a line needs a metric")
+    metric = str(fields["metric"][1].value).strip().lower()
+    known = (*METRICS, *RATE_METRICS)
+    if metric not in known:
+        _fail(path, fields["metric"][1], f"unknown metric {metric!r} (known: {', '.join(known)})")
+    rules = [r for r in RULES if r in fields]
+    if len(rules) != 1:
+        _fail(path, item, f"a line needs exactly one of {', '.join(RULES)}")
+    rule = rules[0]
+    margin = _margin(path, rule, fields[rule][1])
+    gap = str(fields["gap"][1].value).strip() if "gap" in fields else ""
+    if rule == "must_not_widen_by" and not gap:
+        _fail(path, item, 'must_not_widen_by needs a gap, e.g. gap: "economic_class: low - high"')
+    if gap and rule != "must_not_widen_by":
+        _fail(path, fields["gap"][0], "a gap line takes must_not_widen_by")
+    if gap and metric not in METRICS:
+        _fail(path, fields["metric"][1], f"gaps are measured on {', '.join(METRICS)}, not {metric}")
+    return GateLine(metric, rule, margin, gap, item.start_mark.line + 1)
+
+
+def _require_robust(path: Path, top: dict) -> bool:
+    if "require_robust" not in top:
+        return False
+    rnode = top["require_robust"][1]
+    value = str(getattr(rnode, "value", "")).strip().lower()
+    if value not in ("true", "false", "yes", "no"):
+        _fail(path, rnode, f"require_robust must be true or false, got {getattr(rnode, 'value', rnode)!r}")
+    return value in ("true", "yes")
+
+
+def load_gate(path: str | Path) -> Gate:
+    """Read and validate a gate file; every error names the file and the line."""
+    path = Path(path)
+    root = _compose(path)
+    top = _mapping(root)
+    for key, (knode, _) in top.items():
+        if key not in TOP_KEYS:
+            _fail(path, knode, f"unknown key {key!r} (allowed: {', '.join(sorted(TOP_KEYS))})")
+    names = _model_names(path, root, top)
+    templates = _templates(path, top)
     if "lines" not in top:
         _fail(path, root, "missing 'lines': the metrics and gaps the candidate must not make worse")
     lnode = top["lines"][1]
     if not isinstance(lnode, yaml.SequenceNode) or not lnode.value:
         _fail(path, lnode, "lines must be a non-empty list")
-    lines = []
-    for item in lnode.value:
-        fields = _mapping(item)
-        if not fields:
-            _fail(path, item, "each line must be a mapping (metric, a rule and its margin)")
-        for key, (knode, _) in fields.items():
-            if key not in LINE_KEYS:
-                _fail(path, knode, f"unknown key {key!r} in a line (allowed: {', '.join(sorted(LINE_KEYS))})")
-        if "metric" not in fields:
-            _fail(path, item, "a line needs a metric")
-        metric = str(fields["metric"][1].value).strip().lower()
-        known = (*METRICS, *RATE_METRICS)
-        if metric not in known:
-            _fail(path, fields["metric"][1], f"unknown metric {metric!r} (known: {', '.join(known)})")
-        rules = [r for r in RULES if r in fields]
-        if len(rules) != 1:
-            _fail(path, item, f"a line needs exactly one of {', '.join(RULES)}")
-        rule = rules[0]
-        mnode = fields[rule][1]
-        try:
-            margin = float(mnode.value)
-        except (TypeError, ValueError):
-            _fail(path, mnode, f"{rule} must be a number, got {mnode.value!r}")
-        if not math.isfinite(margin) or margin < 0:
-            _fail(path, mnode, f"{rule} must be a number >= 0, got {mnode.value!r}")
-        gap = str(fields["gap"][1].value).strip() if "gap" in fields else ""
-        if rule == "must_not_widen_by" and not gap:
-            _fail(path, item, 'must_not_widen_by needs a gap, e.g. gap: "economic_class: low - high"')
-        if gap and rule != "must_not_widen_by":
-            _fail(path, fields["gap"][0], "a gap line takes must_not_widen_by")
-        if gap and metric not in METRICS:
-            _fail(path, fields["metric"][1], f"gaps are measured on {', '.join(METRICS)}, not {metric}")
-        lines.append(GateLine(metric, rule, margin, gap, item.start_mark.line + 1))
-    robust = False
-    if "require_robust" in top:
-        rnode = top["require_robust"][1]
-        value = str(getattr(rnode, "value", "")).strip().lower()
-        if value not in ("true", "false", "yes", "no"):
-            _fail(path, rnode, f"require_robust must be true or false, got {getattr(rnode, 'value', rnode)!r}")
-        robust = value in ("true", "yes")
-    return Gate(names["baseline"], names["candidate"], tuple(lines), templates, str(path), robust)
+    lines = tuple(_line(path, item) for item in lnode.value)
+    robust = _require_robust(path, top)
+    return Gate(names["baseline"], names["candidate"], lines, templates, str(path), robust)
 
 
 def _oriented(differences: pd.DataFrame, gate: Gate) -> pd.DataFrame:
