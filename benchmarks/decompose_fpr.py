@@ -52,6 +52,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from fairness_assets.core.scoring import metrics as mx  # noqa: E402
 from fairness_assets.core.statistics import decompose as dc  # noqa: E402
 from fairness_assets.core.statistics import geostats as gs  # noqa: E402
+from fairness_assets.core.statistics.inference import InferenceParams  # noqa: E402
 
 SECTION = "Behaviour parts under the null"
 STATS_DOC = ROOT / "docs" / "statistics.md"
@@ -83,7 +84,8 @@ def counterfactual_families(seed: int, n_perm: int, n_boot: int, runs: int = 10)
     syn = _load("synthetic_models")
     dist, iso = syn.geography()
     items = syn.synthetic_items(dist, "blind", runs=runs, seed=SEED_BASE + seed)
-    t = dc.behaviour_needs(items, dist, iso, mx.ScoringParams(), n_perm=n_perm, n_boot=n_boot, seed=seed)
+    inference = InferenceParams(n_perm=n_perm, n_boot=n_boot, seed=seed)
+    t = dc.behaviour_needs(items, dist, iso, mx.ScoringParams(), inference=inference)
     beh = t[t["component"] == "behaviour"]
     return [_record("counterfactual", f"counterfactual {attr}", seed, f) for attr, f in beh.groupby("attribute")]
 
@@ -95,7 +97,9 @@ def geographic_families(seed: int, n_perm: int, n_boot: int, runs: int = 10) -> 
     items, resp, params = bench.synthetic_study_items(
         runs, templates=("base",), profile_blind=True, seed=SEED_BASE + seed
     )
-    out = gs.geo_statistics(items, resp, params, n_perm=n_perm, n_boot=n_boot, seed=seed)
+    out = gs.geo_statistics(
+        gs.Positions(items, params), resp, inference=InferenceParams(n_perm=n_perm, n_boot=n_boot, seed=seed)
+    )
     return geographic_records(out, seed)
 
 

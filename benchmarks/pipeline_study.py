@@ -12,7 +12,7 @@ figures, drift and the report. Reported: wall time per asset (from the run's ste
 whole run, and the process's peak resident memory, on SQLite and (``--postgres URL``) on
 PostgreSQL. Target (issue 12): <= 3 minutes end to end on 2 cores, peak RSS <= 4 GB.
 
-    .venv/bin/python benchmarks/pipeline_study.py [--runs 10] [--postgres postgresql://...] [--no-write]
+    .venv/bin/python benchmarks/pipeline_study.py [--runs 10] [--postgres postgresql://...] [--no-write] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -155,6 +155,7 @@ def main() -> None:
     ap.add_argument("--postgres", default="", help="also run on this PostgreSQL database URL")
     ap.add_argument("--small", action="store_true", help="the tests' size: one model, the base template, one run")
     ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--keep", default="", help="keep each database's home (its SQLite results file) under this folder")
     ap.add_argument(
         "--save",
         default="",
@@ -178,8 +179,8 @@ def main() -> None:
         out["build_file_s"] = time.perf_counter() - t0
         targets = [("SQLite", "")] + ([("PostgreSQL", args.postgres)] if args.postgres else [])
         for name, url in targets:
-            home = tmp / name
-            home.mkdir()
+            home = (Path(args.keep) if args.keep else tmp) / name
+            home.mkdir(parents=True)
             out["databases"][name] = run_pipeline(
                 tmp / "responses.jsonl", Path(args.corpus), home, url, models, templates
             )

@@ -33,6 +33,7 @@ from _doc import write_section  # noqa: E402
 
 from fairness_assets.core.reporting import audit_report  # noqa: E402
 from fairness_assets.core.statistics import stats  # noqa: E402
+from fairness_assets.core.statistics.inference import InferenceParams  # noqa: E402
 from resources.settings import load_preset  # noqa: E402
 
 
@@ -201,11 +202,12 @@ def main() -> None:
     load = os.getloadavg()
 
     responses = synthetic_responses(args.runs)
+    inference = InferenceParams(n_boot=args.n_boot, n_perm=args.n_perm)
     times_all, cpu_all = [], []
     for _ in range(args.repeats):
         t0, c0 = time.perf_counter(), time.process_time()
         results = {
-            key: audit_report.partition_statistics(part, n_boot=args.n_boot, n_perm=args.n_perm)
+            key: audit_report.partition_statistics(part, inference=inference)
             for key, part in responses.groupby(["model", "template"], sort=True)
         }
         times_all.append(time.perf_counter() - t0)
@@ -228,7 +230,7 @@ def main() -> None:
     reps = 5
     t0 = time.perf_counter()
     for _ in range(reps):
-        vec = stats.run_variability(part, metrics=("drs",), by=(None,), n_boot=args.n_boot)
+        vec = stats.run_variability(part, metrics=("drs",), by=(None,), inference=InferenceParams(n_boot=args.n_boot))
     t_vec = (time.perf_counter() - t0) / reps
     t0 = time.perf_counter()
     loop_ci = loop_bootstrap(by_profile, args.n_boot, 0.95, np.random.default_rng(0))
@@ -255,7 +257,7 @@ def main() -> None:
         f"| ratio, loop / vectorised (same run) | {t_loop / t_vec:.1f}x |",
         f"| the two intervals agree (to 0.01) | {'yes' if agree else 'NO'} |",
     ]
-    # the geographic statistics of issue 15 (core/statistics/geostats.py) on the same grid, scored items
+    # the geographic statistics of issue 15 (core/statistics/geostats/) on the same grid, scored items
     from fairness_assets.core.statistics import geostats
 
     items, gresp, params = synthetic_study_items(
@@ -268,7 +270,7 @@ def main() -> None:
     times_geo, cpu_geo = [], []
     for _ in range(args.repeats):
         t0, c0 = time.perf_counter(), time.process_time()
-        geo = geostats.geo_statistics(items, gresp, params, n_boot=args.n_boot, n_perm=args.n_perm)
+        geo = geostats.geo_statistics(geostats.Positions(items, params), gresp, inference=inference)
         times_geo.append(time.perf_counter() - t0)
         cpu_geo.append(time.process_time() - c0)
     t_geo = float(np.median(times_geo))

@@ -1,4 +1,4 @@
-"""Builds the geographic worked example of docs/statistics.md (§7) from fairness_assets/core/statistics/geostats.py.
+"""Builds the geographic worked example of docs/statistics.md (§7) from fairness_assets/core/statistics/geostats/.
 
     .venv/bin/python docs/build_geostats_example.py           # rewrite the section in place
     .venv/bin/python docs/build_geostats_example.py --print   # print it
@@ -58,7 +58,7 @@ def example_tables() -> tuple[dict[str, pd.DataFrame], int, int]:
         planted=PLANTED,
         class_blind=True,
     )
-    return geostats.geo_statistics(items, responses, params), len(responses), len(items)
+    return geostats.geo_statistics(geostats.Positions(items, params), responses), len(responses), len(items)
 
 
 def _f(x: float, d: int = 3) -> str:

@@ -56,7 +56,7 @@ def postgres_databases(request):
             pytrace=False,
         )
     sa = pytest.importorskip("sqlalchemy")
-    from resources.database import _with_driver
+    from resources.database.connect import _with_driver
 
     admin = sa.create_engine(_with_driver(POSTGRES_ADMIN_URL), isolation_level="AUTOCOMMIT")
     names = []

@@ -70,7 +70,7 @@ def test_one_line_per_step_with_rows_checks_and_last_message_in_a_log():
 
 def test_a_failed_step_is_one_line_with_its_cause():
     out = io.StringIO()
-    from fairness_assets.local import _error_text  # the commands' one-line cause
+    from fairness_assets.local.failures import _error_text  # the commands' one-line cause
 
     _run(CompactConsole(stream=out, tty=False, error_text=_error_text), fail=True)
     failed = [line for line in out.getvalue().splitlines() if "second failed" in line]

@@ -224,7 +224,7 @@ def test_a_taken_port_is_named(tmp_path):
 
 # ---------------------------------------------------------------- what `fairness-audit ui` starts
 def test_the_ui_port_is_read_from_the_dagster_dev_arguments():
-    from fairness_assets.local import _dagster_port
+    from fairness_assets.local.ui import _dagster_port
 
     assert _dagster_port([]) == 3000
     assert (

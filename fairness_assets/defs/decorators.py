@@ -2,7 +2,7 @@
 
 - :data:`partitioned_asset`: an asset of one model x template partition per key
   (``AUDIT_PARTITIONS``), backfilled one run per partition (``PER_PARTITION``), stored by the
-  ``results_io`` IO manager in its table of the results database (resources/database.py); the
+  ``results_io`` IO manager in its table of the results database (resources/database/); the
   asset goes through ``context.partition_keys``, as a run of a box of partitions
   (``fairness-audit score``) has several;
 - :data:`partitioned_multi_asset`: the same for a multi-asset (its outs: :data:`stored_out`);

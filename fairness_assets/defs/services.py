@@ -6,6 +6,8 @@ core and the resources, written once. Assets call these; nothing here is an asse
   the declared ones), its outcomes per partition, the recorded evaluations of the checks per
   partition (what the report shows) and these as a table;
 - the scoring parameters and the distance matrix a partition is scored with;
+- the inference settings (resamples, permutations, level, seed, correction, alpha) every
+  statistics asset computes with, from the report settings;
 - where a report is written, and the provenance that names the code and settings behind it.
 """
 
@@ -24,12 +26,13 @@ from fairness_assets.core.reference import geo
 from fairness_assets.core.reference import prompts as prompts_core
 from fairness_assets.core.reporting import report as report_core
 from fairness_assets.core.scoring import metrics
+from fairness_assets.core.statistics.inference import InferenceParams
 from fairness_assets.core.understanding import match as match_core
 from fairness_assets.core.understanding import quality
 from fairness_assets.core.understanding.match import MATCHER_VERSION
 from fairness_assets.core.understanding.parse import PARSER_VERSION
 from resources.database import code_version, library_versions
-from resources.settings import ParseQualityResource, ReferenceDataResource, ScoringResource
+from resources.settings import ParseQualityResource, ReferenceDataResource, ReportResource, ScoringResource
 
 
 @lru_cache(maxsize=8)
@@ -266,6 +269,19 @@ def scoring_params(reference: ReferenceDataResource, scoring: ScoringResource) -
     ``qs_corpus`` was built with)."""
     templates = prompts_core.load_templates(reference.templates_dir)
     return scoring.params(prompts_core.student_interests(templates.values()), reference.rep_params())
+
+
+def inference_of(report: ReportResource) -> InferenceParams:
+    """The inference settings of ``report`` (its ``n_perm``, ``n_boot``, ``level``, ``seed``, ``correction``,
+    ``alpha``), validated: the one place the statistics assets and the command line build them."""
+    return InferenceParams(
+        n_perm=report.n_perm,
+        n_boot=report.n_boot,
+        level=report.level,
+        seed=report.seed,
+        correction=report.correction,
+        alpha=report.alpha,
+    )
 
 
 def distance_matrix(

@@ -261,6 +261,25 @@ class ContinuousEngine:
             [b for _, _, _, b in items],
         )
 
+    def _record(self, b: _Batch) -> tuple[Optional[_Batch], list[Finished]]:
+        """Append each row's new token; finished rows leave (the batch is compacted), None when none is left."""
+        done, keep = [], []
+        for r, tok in enumerate(b.last.tolist()):
+            gen = b.generated[r]
+            gen.append(tok)
+            if tok in self.eos:
+                done.append(Finished(b.index[r], gen[:-1], b.prompt_tokens[r], "eos"))
+            elif len(gen) >= b.budgets[r]:
+                done.append(Finished(b.index[r], list(gen), b.prompt_tokens[r], "length"))
+            else:
+                keep.append(r)
+        self.stats.useful_tokens += len(b)
+        if not keep:
+            return None, done
+        if done:
+            b.select(torch.tensor(keep, dtype=torch.long, device=self.device))
+        return b, done
+
     def run(
         self,
         prompts: Sequence[Sequence[int]],
@@ -273,20 +292,7 @@ class ContinuousEngine:
     ) -> Iterator[Finished]:
         """Yields every sample as it finishes (not in request order), each exactly once.
         ``max_new_tokens``: one budget for every prompt, or one per prompt."""
-        if len(prompts) != len(seeds):
-            raise ValueError(f"{len(prompts)} prompts but {len(seeds)} seeds")
-        budgets = (
-            [int(max_new_tokens)] * len(prompts)
-            if isinstance(max_new_tokens, (int, float))
-            else [int(b) for b in max_new_tokens]
-        )
-        if len(budgets) != len(prompts):
-            raise ValueError(f"{len(prompts)} prompts but {len(budgets)} token budgets")
-        if budgets and min(budgets) < 1:
-            raise ValueError(f"max_new_tokens must be at least 1, got {min(budgets)}")
-        empty = [i for i, p in enumerate(prompts) if not len(p)]
-        if empty:
-            raise ValueError(f"prompt(s) {empty[:10]} have no tokens")
+        budgets = _budgets(prompts, seeds, max_new_tokens)
         greedy = not do_sample or temperature <= 0
         rounds = rounds_for(top_p)
 
@@ -294,25 +300,6 @@ class ContinuousEngine:
             if greedy:
                 return logits.argmax(dim=-1)
             return sample_top_p(logits, row_seeds, steps, temperature, top_p, rounds=rounds)
-
-        def record(b: _Batch) -> tuple[Optional[_Batch], list[Finished]]:
-            """Append each row's new token; finished rows leave (the batch is compacted), None when none is left."""
-            done, keep = [], []
-            for r, tok in enumerate(b.last.tolist()):
-                gen = b.generated[r]
-                gen.append(tok)
-                if tok in self.eos:
-                    done.append(Finished(b.index[r], gen[:-1], b.prompt_tokens[r], "eos"))
-                elif len(gen) >= b.budgets[r]:
-                    done.append(Finished(b.index[r], list(gen), b.prompt_tokens[r], "length"))
-                else:
-                    keep.append(r)
-            self.stats.useful_tokens += len(b)
-            if not keep:
-                return None, done
-            if done:
-                b.select(torch.tensor(keep, dtype=torch.long, device=self.device))
-            return b, done
 
         queue = [
             (i, list(map(int, p)), int(s), budgets[i]) for i, (p, s) in enumerate(zip(prompts, seeds, strict=False))
@@ -323,7 +310,9 @@ class ContinuousEngine:
             while queue or batch is not None:
                 free = self.batch_size - (len(batch) if batch is not None else 0)
                 if queue and (batch is None or free >= min(self.refill_at, len(queue))):
-                    new, finished = record(self._prefill([queue.pop() for _ in range(min(free, len(queue)))], sample))
+                    new, finished = self._record(
+                        self._prefill([queue.pop() for _ in range(min(free, len(queue)))], sample)
+                    )
                     yield from finished
                     if new is not None:
                         if batch is None:
@@ -347,8 +336,28 @@ class ContinuousEngine:
                 self.stats.decode_steps += 1
                 self.stats.row_steps += len(batch)
                 self.stats.widths.append(int(batch.mask.shape[1]))
-                batch, finished = record(batch)
+                batch, finished = self._record(batch)
                 yield from finished
+
+
+def _budgets(prompts: Sequence[Sequence[int]], seeds: Sequence[int], max_new_tokens: int | Sequence[int]) -> list[int]:
+    """Each prompt's token budget, the request checked: one seed and one budget (at least 1) per
+    prompt, no empty prompt."""
+    if len(prompts) != len(seeds):
+        raise ValueError(f"{len(prompts)} prompts but {len(seeds)} seeds")
+    budgets = (
+        [int(max_new_tokens)] * len(prompts)
+        if isinstance(max_new_tokens, (int, float))
+        else [int(b) for b in max_new_tokens]
+    )
+    if len(budgets) != len(prompts):
+        raise ValueError(f"{len(prompts)} prompts but {len(budgets)} token budgets")
+    if budgets and min(budgets) < 1:
+        raise ValueError(f"max_new_tokens must be at least 1, got {min(budgets)}")
+    empty = [i for i, p in enumerate(prompts) if not len(p)]
+    if empty:
+        raise ValueError(f"prompt(s) {empty[:10]} have no tokens")
+    return budgets
 
 
 def generate(

@@ -260,6 +260,39 @@ class OpenAIClient(TextsFromSamples):
             return f"sample {labels[index]} (seed {seed})"
         return f"sample {index + 1} of {total} (seed {seed})"
 
+    async def _on_response(self, response) -> None:
+        """The HTTP client's response hook: the SDK retries quietly, so say so in the run's log; a
+        broken answer with HTTP 200 is turned into a 502 the SDK retries like any other."""
+        if (
+            response.status_code == 200
+            and response.request.method == "POST"
+            and response.request.url.path.endswith("/chat/completions")
+        ):
+            await response.aread()  # read here rather than by the SDK a moment later
+            reason = broken_answer(response.content, response.headers.get("content-type", ""))
+            if reason is not None:
+                # the SDK's own path for a 5xx: its retries, backoff and Retry-After, its budget
+                response.status_code = 502
+                response.headers["x-should-retry"] = "true"
+                response.extensions[BROKEN] = reason
+                self.log(
+                    self._scrub(
+                        f"{self.name}: broken answer (HTTP 200) from {response.request.url}: "
+                        f"{reason}; the client retries it like a 5xx (at most {self.max_retries} "
+                        f"times within {self.budget_s:g} s, FAIRNESS_LLM_REQUEST_BUDGET_S; honouring "
+                        "Retry-After)"
+                    )
+                )
+                return
+        if response.status_code >= 400:
+            self.log(
+                self._scrub(
+                    f"{self.name}: HTTP {response.status_code} from {response.request.url}; "
+                    f"the client retries retryable statuses (at most {self.max_retries} times within "
+                    f"{self.budget_s:g} s, FAIRNESS_LLM_REQUEST_BUDGET_S; honouring Retry-After)"
+                )
+            )
+
     def stream_samples(
         self, prompts: list, seeds: list[int], params: SamplingParams, labels: Optional[Sequence[str]] = None
     ) -> Iterator[list[tuple[int, Sample]]]:
@@ -285,37 +318,6 @@ class OpenAIClient(TextsFromSamples):
                 import httpx
             limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
 
-            async def on_response(response) -> None:  # the SDK retries quietly: say so in the run's log
-                if (
-                    response.status_code == 200
-                    and response.request.method == "POST"
-                    and response.request.url.path.endswith("/chat/completions")
-                ):
-                    await response.aread()  # read here rather than by the SDK a moment later
-                    reason = broken_answer(response.content, response.headers.get("content-type", ""))
-                    if reason is not None:
-                        # the SDK's own path for a 5xx: its retries, backoff and Retry-After, its budget
-                        response.status_code = 502
-                        response.headers["x-should-retry"] = "true"
-                        response.extensions[BROKEN] = reason
-                        self.log(
-                            self._scrub(
-                                f"{self.name}: broken answer (HTTP 200) from {response.request.url}: "
-                                f"{reason}; the client retries it like a 5xx (at most {self.max_retries} "
-                                f"times within {self.budget_s:g} s, FAIRNESS_LLM_REQUEST_BUDGET_S; honouring "
-                                "Retry-After)"
-                            )
-                        )
-                        return
-                if response.status_code >= 400:
-                    self.log(
-                        self._scrub(
-                            f"{self.name}: HTTP {response.status_code} from {response.request.url}; "
-                            f"the client retries retryable statuses (at most {self.max_retries} times within "
-                            f"{self.budget_s:g} s, FAIRNESS_LLM_REQUEST_BUDGET_S; honouring Retry-After)"
-                        )
-                    )
-
             owner = self
 
             class BudgetedAsyncOpenAI(openai.AsyncOpenAI):
@@ -339,7 +341,7 @@ class OpenAIClient(TextsFromSamples):
                     return wait
 
             http = openai.DefaultAsyncHttpxClient(
-                limits=limits, timeout=self.timeout_s, event_hooks={"response": [on_response]}
+                limits=limits, timeout=self.timeout_s, event_hooks={"response": [self._on_response]}
             )
             return BudgetedAsyncOpenAI(
                 base_url=self.base_url,

@@ -121,21 +121,8 @@ def stream_async(
     finished = False
     try:
         while not finished:
-            batch = []
-            got = results.get()  # wait for one, then take whatever else is ready
-            while True:
-                if got is _DONE:
-                    finished = True
-                    break
-                kind, i, value = got
-                if kind == "error":
-                    error = error or value
-                else:
-                    batch.append((i, value))
-                try:
-                    got = results.get_nowait()
-                except queue.Empty:
-                    break
+            batch, failed, finished = _ready(results)
+            error = error or failed
             if batch:
                 yield batch
     finally:
@@ -143,6 +130,26 @@ def stream_async(
         thread.join()
     if error is not None:
         raise error
+
+
+def _ready(results: "queue.Queue") -> tuple[list[tuple[int, Any]], Optional[BaseException], bool]:
+    """Wait for one result, then take whatever else is ready: (the finished calls, the first
+    error among them or None, whether the loop has finished)."""
+    batch: list[tuple[int, Any]] = []
+    error = None
+    got = results.get()
+    while True:
+        if got is _DONE:
+            return batch, error, True
+        kind, i, value = got
+        if kind == "error":
+            error = error or value
+        else:
+            batch.append((i, value))
+        try:
+            got = results.get_nowait()
+        except queue.Empty:
+            return batch, error, False
 
 
 async def _watch(stop: threading.Event) -> None:

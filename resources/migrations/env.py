@@ -53,7 +53,7 @@ def _url() -> str:
     import os
     from pathlib import Path
 
-    from resources.database import _with_driver
+    from resources.database.connect import _with_driver
     from resources.settings import default_database_url
 
     url = config.get_main_option("sqlalchemy.url") or os.environ.get("FAIRNESS_DATABASE_URL") or default_database_url()

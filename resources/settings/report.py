@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Literal
 from urllib.parse import quote
 
 from dagster import ConfigurableResource
@@ -23,7 +24,7 @@ class ReportResource(ConfigurableResource):
     n_perm: int = Field(default=10_000, description="Sign-flip permutations (exact enumeration when fewer suffice).")
     seed: int = Field(default=0, description="Seed of every resampling (results are reproducible).")
     level: float = Field(default=0.95, description="Confidence level of the intervals.")
-    correction: str = Field(default="holm", description="Multiple-comparison correction: holm or bh.")
+    correction: Literal["holm", "bh"] = Field(default="holm", description="Multiple-comparison correction: holm or bh.")
     alpha: float = Field(default=0.05, description="Significance level after correction.")
     output_dir: str = Field(
         default=default_of("reports_dir"),

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from fairness_assets.core.statistics import comparison as C
+from fairness_assets.core.statistics.inference import InferenceParams
 from resources.settings import load_preset
 
 N_BOOT, N_PERM = 300, 2000
@@ -41,7 +42,7 @@ def model(name: str, seed: int, drs_shift: float = 0.0, class_gap: float = 0.0, 
 
 
 def _compare(*frames):
-    return C.tables_for(pd.concat(frames, ignore_index=True), n_boot=N_BOOT, n_perm=N_PERM)
+    return C.tables_for(pd.concat(frames, ignore_index=True), inference=InferenceParams(n_boot=N_BOOT, n_perm=N_PERM))
 
 
 def row(diffs, metric, family="metrics", gap=""):
@@ -150,7 +151,9 @@ def test_coverage_and_grs_per_country_are_compared_with_the_runs_as_units():
         n_items=1,
         n_matched=1,
     )
-    d = C.compare_models(resp, items, n_boot=300, n_perm=2000, corpus=_corpus(), params=params)
+    d = C.compare_models(
+        resp, items, inference=InferenceParams(n_boot=300, n_perm=2000), corpus=_corpus(), params=params
+    )
     geo = d[d["family"] == "geography"].set_index(["metric", "country"])
     # the observed GRS of each model is metrics.grs_by_country's
     for name, it, col in (("model-a", ia, "mean_a"), ("model-b", ib, "mean_b")):

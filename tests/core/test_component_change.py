@@ -15,9 +15,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from fairness_assets.core.reporting.sentences import change as change_sentences
 from fairness_assets.core.statistics import component_change as cc
 from fairness_assets.core.statistics import decompose as dc
 from fairness_assets.core.statistics import geostats as gs
+from fairness_assets.core.statistics.inference import InferenceParams
 
 ROOT = Path(__file__).resolve().parents[2]
 N_BOOT, N_PERM = 300, 2000
@@ -26,10 +28,12 @@ N_BOOT, N_PERM = 300, 2000
 def _template(bench, template, profile_blind, seed):
     items, resp, params = bench.synthetic_study_items(3, templates=(template,), profile_blind=profile_blind, seed=seed)
     geo = gs.response_geography(items, resp)
-    contrasts = gs.geo_contrasts(geo, items=items, params=params, n_boot=N_BOOT, n_perm=N_PERM)
+    contrasts = gs.geo_contrasts(
+        geo, positions=gs.Positions(items, params), inference=InferenceParams(n_boot=N_BOOT, n_perm=N_PERM)
+    )
     iso = geo.dropna(subset=["student_iso3"]).groupby("nationality")["student_iso3"].first().to_dict()
-    dist = gs._distances_for(items, iso)
-    bn = dc.behaviour_needs(items, dist, iso, params, n_perm=N_PERM, n_boot=N_BOOT)
+    dist = gs.cross._distances_for(items, iso)
+    bn = dc.behaviour_needs(items, dist, iso, params, inference=InferenceParams(n_perm=N_PERM, n_boot=N_BOOT))
     return {"behaviour_needs": bn, "geo_contrasts": contrasts}
 
 
@@ -156,7 +160,7 @@ def test_statuses_by_construction_missing_and_untestable():
     with pytest.raises(ValueError, match="lacks the column"):
         cc.component_change({"behaviour_needs": base.drop(columns=["value_b"])}, {})
     with pytest.raises(ValueError, match="alpha"):
-        cc.component_change({}, {}, alpha=1.5)
+        cc.component_change({}, {}, inference=InferenceParams(alpha=1.5))
 
 
 def test_a_rare_share_with_no_own_item_is_not_tested():
@@ -217,7 +221,7 @@ def test_home_steering_moves_the_behaviour_part_upward(steering):
     )
     assert np.allclose(geo["total"], geo["behaviour"] + geo["needs"], atol=1e-9)
     # and the summary says so, with the metric's own words
-    text = cc.summary_sentences(t)
+    text = change_sentences.summary_sentences(t)
     assert text[0].startswith("model-a: the regional template moved what the model did:")
     assert any("more universities in their own region" in s and "behaviour part" in s for s in text[1:])
     v = cc.model_verdicts(t).iloc[0]
@@ -236,7 +240,7 @@ def test_profile_blind_model_behaviour_does_not_move(blind):
     # items to the home regions of random nationalities, which reach students of populous regions
     needs = _rows(t, "region_vs_rest", "own_region", "needs")
     assert needs["moved"].any()
-    text = cc.summary_sentences(t)
+    text = change_sentences.summary_sentences(t)
     assert len(text) == 1 and text[0].startswith("model-b: the regional template did not move what the model did")
     assert "needs" in text[0]
     assert not cc.model_verdicts(t).iloc[0]["behaviour_moved"]

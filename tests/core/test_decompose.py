@@ -14,6 +14,7 @@ import pytest
 from fairness_assets.core.scoring import metrics as mx
 from fairness_assets.core.statistics import decompose as dc
 from fairness_assets.core.statistics import stats as st
+from fairness_assets.core.statistics.inference import InferenceParams
 from tests.helpers.scripts import load_script
 
 # the synthetic models shared with benchmarks/decompose_fpr.py (the null it measures over 20 seeds)
@@ -30,7 +31,7 @@ def synthetic_items(kind: str = "blind", runs: int = 10, seed: int = 11) -> pd.D
 
 
 def _run(items, **kw):
-    return dc.decompose(items, DIST, ISO, PARAMS, n_perm=N_PERM, n_boot=N_BOOT, **kw)
+    return dc.decompose(items, DIST, ISO, PARAMS, inference=InferenceParams(n_perm=N_PERM, n_boot=N_BOOT), **kw)
 
 
 @pytest.fixture(scope="module")
@@ -117,7 +118,9 @@ def test_total_is_the_counterfactual_disparity(blind):
         as_index=False,
     )[["acc", "rep", "acad", "drs", "us_uk_share"]].mean()
     resp["n_items"] = 3
-    dis = st.counterfactual_disparity(resp, metrics=("drs", "acc", "rep", "acad", "us_uk_share"), n_perm=10, n_boot=10)
+    dis = st.counterfactual_disparity(
+        resp, metrics=("drs", "acc", "rep", "acad", "us_uk_share"), inference=InferenceParams(n_perm=10, n_boot=10)
+    )
     tot = out["behaviour_needs"]
     tot = tot[tot["component"] == "total"]
     m = dis.merge(tot, on=["model", "template", "attribute", "value_a", "value_b", "metric"], suffixes=("", "_dec"))
@@ -186,7 +189,7 @@ def test_hand_computed_class_pair():
             ("female", "low", "Xland", "YYY", 0.6),
         ]
     )
-    out = dc.decompose(items, HAND_DIST, HAND_ISO, PARAMS, n_perm=100, n_boot=100)
+    out = dc.decompose(items, HAND_DIST, HAND_ISO, PARAMS, inference=InferenceParams(n_perm=100, n_boot=100))
     t = out["behaviour_needs"]
     e = np.exp
     # stratum male: high list at 1000 km (rep .8), low list at 2000 km (rep .2); lambdas 1e-4 and 1e-3
@@ -245,7 +248,9 @@ def test_hand_computed_class_pair():
 def test_hand_computed_nationality_pair():
     """Same class, two home countries: Xland's list is in Yland, Yland's list in the US."""
     items = _hand_items([("male", "middle", "Xland", "YYY", 0.3), ("male", "middle", "Yland", "USA", 0.9)])
-    t = dc.behaviour_needs(items, HAND_DIST, HAND_ISO, PARAMS, attributes=("nationality",), n_perm=10, n_boot=10)
+    t = dc.behaviour_needs(
+        items, HAND_DIST, HAND_ISO, PARAMS, attributes=("nationality",), inference=InferenceParams(n_perm=10, n_boot=10)
+    )
     e = np.exp
     own_x, own_y = e(-0.5), e(-0.75)  # lambda 5e-4: 1000 km and 1500 km
     y_for_x, x_for_y = e(-1.0), 1.0  # Yland's list (US) for Xland: 2000 km; Xland's list (Yland) at home
@@ -262,7 +267,7 @@ def test_hand_computed_nationality_pair():
 def test_missing_distance_is_an_error():
     items = _hand_items([("male", "high", "Xland", "ZZZ", 0.3), ("male", "low", "Xland", "YYY", 0.9)])
     with pytest.raises(ValueError, match="capital distance unknown"):
-        dc.behaviour_needs(items, HAND_DIST, HAND_ISO, PARAMS, n_perm=10, n_boot=10)
+        dc.behaviour_needs(items, HAND_DIST, HAND_ISO, PARAMS, inference=InferenceParams(n_perm=10, n_boot=10))
 
 
 # ----------------------------------------------------------------------------- (e) envy
@@ -370,7 +375,7 @@ def test_fpr_geographic_families_small(bench):
     items, resp, params = bench.synthetic_study_items(2, templates=("base",), profile_blind=True, seed=1000)
     from fairness_assets.core.statistics import geostats as gs
 
-    out = gs.geo_statistics(items, resp, params, n_perm=300, n_boot=100)
+    out = gs.geo_statistics(gs.Positions(items, params), resp, inference=InferenceParams(n_perm=300, n_boot=100))
     rec = pd.DataFrame(FPR.geographic_records(out, 0)).set_index("family")
     assert rec.loc["nationality_vs_rest", "family_size"] == 40 * 5
     assert rec.loc["region_vs_rest", "family_size"] == 6 * 5

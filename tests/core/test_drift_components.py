@@ -11,6 +11,7 @@ import pytest
 
 from fairness_assets.core.scoring import drift
 from fairness_assets.core.statistics import decompose as dc
+from fairness_assets.core.statistics.inference import InferenceParams
 from tests.core.test_decompose import DIST, ISO, PARAMS, synthetic_items
 
 
@@ -120,7 +121,9 @@ def test_a_model_that_starts_steering_low_income_students_shows_in_the_behaviour
 
     def audit(kind, seed):
         items = synthetic_items(kind, seed=seed)
-        bn = dc.behaviour_needs(items, DIST, ISO, PARAMS, attributes=("economic_class",), n_perm=2000, n_boot=500)
+        bn = dc.behaviour_needs(
+            items, DIST, ISO, PARAMS, attributes=("economic_class",), inference=InferenceParams(n_perm=2000, n_boot=500)
+        )
         return drift.contrast_metrics(bn)
 
     d = drift.compare(audit("blind", 11), audit("class_steering", 12))

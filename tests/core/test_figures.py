@@ -284,7 +284,7 @@ def test_the_heatmaps_colour_bar_label_is_not_cut_off(monkeypatch, nationalities
         measured.append((labels[0].get_window_extent(renderer) if labels else None, fig.bbox))
         return real(fig)
 
-    monkeypatch.setattr(F, "_png", png)
+    monkeypatch.setattr(F.heatmap, "_png", png)  # nationality_heatmap calls the _png of figures.heatmap
     nats = [f"Country{i}" for i in range(nationalities)]
     items = pd.DataFrame(
         {

@@ -8,11 +8,14 @@ import pytest
 
 from fairness_assets.core.statistics import comparison as C
 from fairness_assets.core.statistics import gate as G
+from fairness_assets.core.statistics.inference import InferenceParams
 from tests.core.test_comparison import N_BOOT, N_PERM, model
 
 
 def _diffs(*frames) -> pd.DataFrame:
-    return C.compare_models(pd.concat(frames, ignore_index=True), n_boot=N_BOOT, n_perm=N_PERM)
+    return C.compare_models(
+        pd.concat(frames, ignore_index=True), inference=InferenceParams(n_boot=N_BOOT, n_perm=N_PERM)
+    )
 
 
 def _gate(tmp_path, text: str) -> G.Gate:

@@ -1,4 +1,4 @@
-"""core/statistics/geostats.py: region contrasts with power, one-vs-rest, interactions, home bias,
+"""core/statistics/geostats/: region contrasts with power, one-vs-rest, interactions, home bias,
 behaviour-vs-needs decomposition (docs/statistics.md §7-11)."""
 
 from pathlib import Path
@@ -9,8 +9,10 @@ import pytest
 from scipy import stats as sps
 
 from fairness_assets.core.reference import regions
+from fairness_assets.core.reporting.sentences import geography as geography_sentences
 from fairness_assets.core.statistics import geostats as gs
 from fairness_assets.core.statistics import stats
+from fairness_assets.core.statistics.inference import InferenceParams
 from tests.helpers.scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -54,7 +56,9 @@ def test_planted_region_effect_detected_and_null_not():
 
 
 def test_family_sizes_and_min_attainable_p():
-    c = gs.geo_contrasts(_null_responses(seed=1), metrics=("drs", "acc", "rep"), n_perm=10_000)
+    c = gs.geo_contrasts(
+        _null_responses(seed=1), metrics=("drs", "acc", "rep"), inference=InferenceParams(n_perm=10_000)
+    )
     fam = gs.family_summary(c).set_index("analysis")
     assert fam.loc["region_vs_rest", "family_size"] == 6 * 3
     assert fam.loc["south_vs_north", "family_size"] == 1 * 3
@@ -67,11 +71,41 @@ def test_family_sizes_and_min_attainable_p():
     assert f2["n_units"] == 9 and f2["p_min_attainable"] == pytest.approx(2 / 512) and not f2["attainable"]
 
 
+def test_a_contrast_is_named_by_its_attribute_or_a_one_vs_rest():
+    """group_contrasts takes the attribute alone (every value, analysis "{attribute}_vs_rest") or a
+    OneVsRest; geo_contrasts runs the three families of GEO_CONTRASTS in their order."""
+    r = _null_responses(runs=2, seed=5)
+    inf = InferenceParams(n_boot=50, n_perm=100)
+    by_name = gs.group_contrasts(r, "region", ("drs",), inference=inf)
+    by_spec = gs.group_contrasts(r, gs.OneVsRest("region"), ("drs",), inference=inf)
+    pd.testing.assert_frame_equal(by_name, by_spec, check_exact=True)
+    assert set(by_name["analysis"]) == {"region_vs_rest"}
+    south = gs.group_contrasts(r, gs.OneVsRest("north_south", ("Global South",), "south"), ("drs",), inference=inf)
+    assert south["value"].tolist() == ["Global South"] and south["analysis"].tolist() == ["south"]
+    c = gs.geo_contrasts(r, ("drs",), inference=inf)
+    assert list(pd.unique(c["analysis"])) == [f.analysis for f in gs.GEO_CONTRASTS]
+
+
+def test_positions_fill_in_what_is_missing(bench):
+    items, resp, params = bench.synthetic_study_items(1, templates=("base",), unis_per_country=3)
+    geo = gs.response_geography(items, resp)
+    p = gs.Positions(items, params)
+    full = p.resolved(geo)
+    assert p.student_iso3 is None and p.distances is None and p.table is None  # frozen: a new value
+    assert (
+        full.student_iso3
+        == geo.dropna(subset=["student_iso3"]).groupby("nationality")["student_iso3"].first().to_dict()
+    )
+    assert set(full.student_iso3.values()) <= set(full.distances.index) and len(full.table)
+    again = full.resolved(geo)
+    assert again.distances is full.distances and again.table is full.table and again.student_iso3 == full.student_iso3
+
+
 @pytest.mark.parametrize("n", [5, 8, 11])
 def test_sign_flip_p_matches_scipy(n):
     rng = np.random.default_rng(n)
     d = rng.normal(0.3, 1, size=(n, 1))
-    res = stats._paired(d, n_perm=10_000, n_boot=200, level=0.95, seed=0, key=("t",))
+    res = stats.paired_test(d, inference=InferenceParams(n_perm=10_000, n_boot=200, level=0.95, seed=0), key=("t",))
     ref = sps.permutation_test(
         (d[:, 0],), np.mean, permutation_type="samples", n_resamples=np.inf, alternative="two-sided"
     )
@@ -106,7 +140,7 @@ def test_one_vs_rest_by_hand():
 @pytest.mark.slow
 def test_class_blind_model_has_no_behaviour_gap(bench):
     items, resp, params = bench.synthetic_study_items(runs=5, templates=("base",), class_blind=True)
-    dec = gs.class_gap_decomposition(items, resp, params, n_boot=500, n_perm=2000)
+    dec = gs.class_gap_decomposition(items, resp, params, inference=InferenceParams(n_boot=500, n_perm=2000))
     lh = dec[(dec["value_a"] == "high") & (dec["value_b"] == "low")].set_index(["metric", "component"])
     for m in ("acc", "drs"):
         total, beh, needs = (lh.loc[(m, c), "mean_diff"] for c in ("total", "behaviour", "needs"))
@@ -115,13 +149,13 @@ def test_class_blind_model_has_no_behaviour_gap(bench):
         assert lh.loc[(m, "needs"), "significant"]
     # the total equals the counterfactual disparity of the existing statistics
     cf = stats.counterfactual_disparity(
-        resp, attributes=("economic_class",), metrics=("acc", "drs"), n_boot=10, n_perm=10
+        resp, attributes=("economic_class",), metrics=("acc", "drs"), inference=InferenceParams(n_boot=10, n_perm=10)
     )
     cf = cf[(cf["value_a"] == "high") & (cf["value_b"] == "low")].set_index("metric")
     assert lh.loc[("drs", "total"), "mean_diff"] == pytest.approx(cf.loc["drs", "mean_diff"])
     # a class-aware model (low-income students get more home universities) shows a behaviour part
     items2, resp2, _ = bench.synthetic_study_items(runs=5, templates=("base",), class_blind=False)
-    dec2 = gs.class_gap_decomposition(items2, resp2, params, n_boot=500, n_perm=2000)
+    dec2 = gs.class_gap_decomposition(items2, resp2, params, inference=InferenceParams(n_boot=500, n_perm=2000))
     b2 = dec2[
         (dec2["value_a"] == "high")
         & (dec2["value_b"] == "low")
@@ -129,14 +163,14 @@ def test_class_blind_model_has_no_behaviour_gap(bench):
         & (dec2["metric"] == "acc")
     ].iloc[0]
     assert b2["mean_diff"] > 0.05 and b2["significant"]
-    text = " ".join(gs.summary_sentences({"class_gap_decomposition": dec}))
+    text = " ".join(geography_sentences.summary_sentences({"class_gap_decomposition": dec}))
     assert "did not adapt its recommendations to the student's income" in text
 
 
 @pytest.mark.slow
 def test_geo_statistics_end_to_end(bench):
     items, resp, params = bench.synthetic_study_items(runs=3, planted_region="Africa", planted=0.3)
-    out = gs.geo_statistics(items, resp, params, n_boot=300, n_perm=2000)
+    out = gs.geo_statistics(gs.Positions(items, params), resp, inference=InferenceParams(n_boot=300, n_perm=2000))
     assert set(out) >= {
         "region_metrics",
         "geo_contrasts",
@@ -156,7 +190,7 @@ def test_geo_statistics_end_to_end(bench):
         (c["template"] == "base") & (c["value"] == "Africa") & (c["metric"] == "rep") & (c["component"] == "total")
     ].iloc[0]
     assert afr["significant"] and afr["mean_diff"] < 0
-    sentences = gs.summary_sentences(out)
+    sentences = geography_sentences.summary_sentences(out)
     assert sentences and "adjusted p" in sentences[0]
     inter = out["class_gap_interactions"]
     assert set(inter["kind"]) == {"gap", "interaction"}

@@ -1,4 +1,4 @@
-"""core/statistics/geostats.py: behaviour / needs of the geographic contrasts (issue 20): the one-vs-rest
+"""core/statistics/geostats/: behaviour / needs of the geographic contrasts (issue 20): the one-vs-rest
 contrasts and the class-gap interactions split into what the model recommended (behaviour: the
 group's lists minus the rest's lists, both scored for the group's students) and the students'
 position (needs = total - behaviour), on the synthetic study grid of benchmarks/statistics.py."""
@@ -8,13 +8,20 @@ import re
 import numpy as np
 import pytest
 
+from fairness_assets.core.reporting.sentences import geography as geography_sentences
 from fairness_assets.core.statistics import geostats as gs
+from fairness_assets.core.statistics.inference import InferenceParams
 
 
 def _contrasts(bench, **kw):
     items, resp, params = bench.synthetic_study_items(5, templates=("base",), **kw)
     geo = gs.response_geography(items, resp)
-    return gs.geo_contrasts(geo, items=items, params=params, n_boot=500), items, resp, params
+    return (
+        gs.geo_contrasts(geo, positions=gs.Positions(items, params), inference=InferenceParams(n_boot=500)),
+        items,
+        resp,
+        params,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +54,7 @@ def test_own_region_steering_is_a_positive_significant_behaviour_part(steered):
     sig = c[(c["component"] == "behaviour") & c["significant"] & (c["analysis"] == "nationality_vs_rest")]
     assert set(sig["value"]) == {"Kenya"}
     # and it leads the summary, as behaviour, with its interval, adjusted p and integer family size
-    first = gs.summary_sentences({"geo_contrasts": c})[0]
+    first = geography_sentences.summary_sentences({"geo_contrasts": c})[0]
     assert first.startswith("model-a / base: behaviour:") and "students from Kenya" in first
     assert "own-region share" in first and "higher" in first
     assert re.search(r"\[[+-]\d\.\d{3}, [+-]\d\.\d{3}\]", first) and "adjusted p" in first
@@ -58,7 +65,7 @@ def test_own_region_steering_is_a_positive_significant_behaviour_part(steered):
 @pytest.mark.parametrize("seed", [7, 11])
 def test_profile_blind_model_has_no_behaviour_contrast_beyond_chance(bench, seed):
     items, resp, params = bench.synthetic_study_items(5, templates=("base",), profile_blind=True, seed=seed)
-    out = gs.geo_statistics(items, resp, params, n_boot=500)
+    out = gs.geo_statistics(gs.Positions(items, params), resp, inference=InferenceParams(n_boot=500))
     c, i = out["geo_contrasts"], out["class_gap_interactions"]
     beh = c[c["component"] == "behaviour"]
     ibeh = i[(i["component"] == "behaviour") & (i["kind"] == "interaction")]
@@ -70,7 +77,7 @@ def test_profile_blind_model_has_no_behaviour_contrast_beyond_chance(bench, seed
     # while the outcomes still differ by where the students are (needs), e.g. the own-region share by region
     rn = c[(c["analysis"] == "region_vs_rest") & (c["component"] == "needs") & (c["metric"] == "own_region")]
     assert rn["significant"].any()
-    text = gs.summary_sentences(out)
+    text = geography_sentences.summary_sentences(out)
     assert not any(": behaviour:" in t for t in text)
     assert any(": outcome:" in t and "the students' position (needs)" in t for t in text)
 
@@ -98,8 +105,10 @@ def test_components_add_up_and_student_independent_needs_are_zero(steered):
 def test_totals_do_not_depend_on_the_split(bench):
     items, resp, params = bench.synthetic_study_items(2, templates=("base",), seed=3)
     geo = gs.response_geography(items, resp)
-    plain = gs.geo_contrasts(geo, n_boot=300, n_perm=2000)
-    split = gs.geo_contrasts(geo, items=items, params=params, n_boot=300, n_perm=2000)
+    plain = gs.geo_contrasts(geo, inference=InferenceParams(n_boot=300, n_perm=2000))
+    split = gs.geo_contrasts(
+        geo, positions=gs.Positions(items, params), inference=InferenceParams(n_boot=300, n_perm=2000)
+    )
     tot = split[split["component"] == "total"].reset_index(drop=True)
     cols = ["analysis", "value", "metric", "mean_diff", "ci_low", "ci_high", "p_value", "p_adjusted", "family_size"]
     assert tot[cols].equals(plain[cols].reset_index(drop=True))
@@ -109,7 +118,9 @@ def test_totals_do_not_depend_on_the_split(bench):
 def test_class_gap_interactions_get_components(bench):
     items, resp, params = bench.synthetic_study_items(3, templates=("base",), class_blind=False)
     geo = gs.response_geography(items, resp)
-    i = gs.class_gap_interactions(geo, "gender", items=items, params=params, n_boot=300, n_perm=2000)
+    i = gs.class_gap_interactions(
+        geo, "gender", positions=gs.Positions(items, params), inference=InferenceParams(n_boot=300, n_perm=2000)
+    )
     assert set(i["component"]) == set(gs.COMPONENTS)
     gaps = i[(i["kind"] == "gap") & (i["metric"] == "acc")].pivot_table(
         index="value_a", columns="component", values="mean_diff", aggfunc="first"
@@ -158,7 +169,7 @@ def test_summary_wording_is_metric_specific():
             ),
             _dec_row(m, "needs", -0.15, -0.18, -0.12, 0.001, True),
         ]
-    text = gs.summary_sentences({"class_gap_decomposition": pd.DataFrame(rows)})
+    text = geography_sentences.summary_sentences({"class_gap_decomposition": pd.DataFrame(rows)})
     assert len(text) == 2 and not any("did not adapt" in t for t in text)
     acc = next(t for t in text if "Acc gap" in t)
     assert "the Acc of the recommendations did not differ by income" in acc and "DRS does differ" in acc
@@ -168,7 +179,7 @@ def test_summary_wording_is_metric_specific():
     for r in rows:
         if r["component"] == "behaviour":
             r.update(mean_diff=-0.01, ci_low=-0.03, ci_high=0.01, p_adjusted=0.6, significant=False)
-    text = gs.summary_sentences({"class_gap_decomposition": pd.DataFrame(rows)})
+    text = geography_sentences.summary_sentences({"class_gap_decomposition": pd.DataFrame(rows)})
     assert all("did not adapt its recommendations to the student's income" in t for t in text)
 
 
@@ -188,7 +199,7 @@ def test_summary_without_findings_gives_integer_family_sizes():
             "family_size": [5.0, 5.0, 4.0, 30.0, 30.0, 24.0],
         }
     )
-    text = gs.summary_sentences({"geo_contrasts": c})
+    text = geography_sentences.summary_sentences({"geo_contrasts": c})
     assert text == [
         "No geographic contrast, behaviour or outcome, is significant after correction (region_vs_rest "
         "(behaviour): 30 tests, region_vs_rest: 30 tests, south_vs_north (behaviour): 5 tests, "
@@ -209,18 +220,20 @@ def test_a_country_without_a_known_capital_keeps_the_items_distances(bench, monk
             raise geo.CountryResolutionError("no capital known for Kenya (KEN)")
         return real(iso3, *a, **k)
 
-    gs._capital_distances.cache_clear()
+    gs.cross._capital_distances.cache_clear()
     monkeypatch.setattr(geo, "capital_of", no_kenya)
     try:
         iso = gs.response_geography(items, resp).groupby("nationality")["student_iso3"].first().to_dict()
-        d = gs._distances_for(items, iso)
+        d = gs.cross._distances_for(items, iso)
         kenya = items[items["nationality"] == "Kenya"].dropna(subset=["iso3", "distance_km"])
         assert len(kenya)
         for r in kenya.head(20).itertuples(index=False):
             assert d.loc["KEN", r.iso3] == pytest.approx(r.distance_km)
         geo_r = gs.response_geography(items, resp)
-        c = gs.geo_contrasts(geo_r, items=items, params=params, n_boot=100, n_perm=200)
+        c = gs.geo_contrasts(
+            geo_r, positions=gs.Positions(items, params), inference=InferenceParams(n_boot=100, n_perm=200)
+        )
         k = c[(c["value"] == "Kenya") & (c["metric"] == "acc") & (c["component"] == "behaviour")]
         assert len(k) == 1 and np.isfinite(k["mean_diff"].iloc[0])
     finally:
-        gs._capital_distances.cache_clear()
+        gs.cross._capital_distances.cache_clear()

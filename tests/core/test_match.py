@@ -127,7 +127,7 @@ def test_each_distinct_pair_matched_once(monkeypatch):
         calls.append((text, iso3))
         return real(text, iso3, index)
 
-    monkeypatch.setattr(match, "_match_fast", counting)
+    monkeypatch.setattr(match.entry, "_match_fast", counting)
     items = pd.DataFrame(
         {"university_text": ["Alpha University"] * 1000 + ["Beta University"] * 500, "stated_iso3": ["USA"] * 1500}
     )

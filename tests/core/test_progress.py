@@ -48,12 +48,18 @@ def test_negative_counts_are_refused_with_the_step_named():
 def test_geo_statistics_reports_its_stages():
     """The geography step logs progress lines, the last one 'done'."""
     from fairness_assets.core.statistics import geostats
+    from fairness_assets.core.statistics.inference import InferenceParams
     from tests.helpers.scripts import load_script
 
     bench = load_script("benchmarks/statistics.py", "bench_statistics")
     items, responses, params = bench.synthetic_study_items(runs=1, templates=("base",), unis_per_country=3)
     lines = []
-    geostats.geo_statistics(items, responses, params, n_perm=200, n_boot=100, log=lines.append)
+    geostats.geo_statistics(
+        geostats.Positions(items, params),
+        responses,
+        inference=InferenceParams(n_perm=200, n_boot=100),
+        log=lines.append,
+    )
     assert lines and all(line.startswith("audit_geography progress: ") for line in lines)
     assert lines[-1].startswith("audit_geography progress: 5/5 stages (100%)") and "done" in lines[-1]
 

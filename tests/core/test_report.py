@@ -132,15 +132,19 @@ def rendered(tables):
         "parser_version": "parse 1.2",
         "note": INJECTION,
     }
-    sentences = R.disparity_summary(tables["drs_summary"], hand_stats(), grs, concentration=tables["concentration"])
+    sentences = R.disparity_summary(
+        R.DisparityTables(tables["drs_summary"], hand_stats(), grs, concentration=tables["concentration"])
+    )
     kwargs = dict(
+        content=R.ReportContent(
+            tables=report_tables,
+            figures=figures,
+            summary=sentences,
+            notes=["DRS renormalises the weights where Acad is missing."],
+        ),
         title=f"Audit of m1 {INJECTION}",
         provenance=provenance,
-        tables=report_tables,
-        figures=figures,
         quality=quality_table(),
-        summary=sentences,
-        notes=["DRS renormalises the weights where Acad is missing."],
     )
     html, md = R.render_report(**kwargs)
     return dict(html=html, md=md, figures=figures, kwargs=kwargs, sentences=sentences)
@@ -245,7 +249,7 @@ def test_number_formatting():
 
 # ----------------------------------------------------------------------------- disparity summary
 def test_disparity_summary_names_the_largest_gap_first():
-    sentences = R.disparity_summary(hand_summary())
+    sentences = R.disparity_summary(R.DisparityTables(hand_summary()))
     assert sentences[0].startswith(
         "Under model m2 (base template), DRS for low-income students was 0.120 lower "
         "than for high-income students (0.480 vs 0.600; 30 and 30 responses)"
@@ -261,7 +265,7 @@ def test_disparity_summary_names_the_largest_gap_first():
 
 
 def test_disparity_summary_adds_the_test_oriented_like_the_sentence():
-    sentences = R.disparity_summary(hand_summary(), hand_stats())
+    sentences = R.disparity_summary(R.DisparityTables(hand_summary(), hand_stats()))
     m1_class = next(s for s in sentences if s.startswith("Under model m1 (base template), DRS for low-income"))
     assert "was 0.031 lower than for high-income students" in m1_class
     # the test row (a=high, b=low) is b - a = low - high: the sentence's own orientation
@@ -286,7 +290,7 @@ def test_disparity_summary_reports_non_significance_and_the_correction_given():
     summary = hand_summary()
     summary = summary[(summary["model"] == "m1") & (summary["group"].isin(["overall", "all", "male", "female"]))]
     stats = hand_stats().assign(correction="bh")
-    (s,) = R.disparity_summary(summary, stats[stats["attribute"] == "gender"])
+    (s,) = R.disparity_summary(R.DisparityTables(summary, stats[stats["attribute"] == "gender"]))
     assert "female students was 0.004 lower than for male students" in s
     # the test row (a=female, b=male) is male - female = +0.004: flipped to read female - male
     assert "female minus male: paired difference -0.004; 95% CI [-0.020, +0.012]" in s
@@ -308,14 +312,14 @@ def test_disparity_summary_without_a_test():
             level=0.9,
         )
     )
-    s = R.disparity_summary(summary, stats)[0]
+    s = R.disparity_summary(R.DisparityTables(summary, stats))[0]
     assert "low minus high: paired difference -0.031; 90% CI [-0.050, -0.012]; 1 pair; too few pairs." in s
 
 
 def test_disparity_summary_for_one_partition_without_model_columns():
     summary = hand_summary()
     one = summary[summary["model"] == "m1"].drop(columns=["model", "template"])
-    s = R.disparity_summary(one, model="llama", template="regional")
+    s = R.disparity_summary(R.DisparityTables(one), model="llama", template="regional")
     assert s[0].startswith("Under model llama (regional template), DRS for low-income students was 0.031 lower")
 
 
@@ -331,7 +335,7 @@ def test_disparity_summary_grs_and_concentration():
         }
     )
     conc = pd.DataFrame({"model": ["m1"], "template": ["base"], "us_uk_share": [0.9], "country_coverage": [0.03]})
-    s = R.disparity_summary(hand_summary().iloc[0:0], grs=grs, concentration=conc)
+    s = R.disparity_summary(R.DisparityTables(hand_summary().iloc[0:0], grs=grs, concentration=conc))
     assert s[0] == (
         "Under model m1 (base template), 2 of 5 corpus countries were never recommended (GRS 0), "
         "among them Russia (48 ranked universities), India (45 ranked universities); the 3 most "
@@ -396,8 +400,10 @@ def test_a_group_gap_that_disagrees_with_its_paired_difference_says_which_is_the
     paired difference is the finding and why the group means differ."""
     from fairness_assets.core.reporting import report
 
-    text = " ".join(report.disparity_summary(_gender_summary(), stats=_gender_test(+0.041)))
+    text = " ".join(report.disparity_summary(report.DisparityTables(_gender_summary(), stats=_gender_test(+0.041))))
     assert "was 0.155 lower" in text and "paired difference +0.041" in text
     assert "The paired difference (+0.041) is the finding" in text and "group means (-0.155)" in text
-    consistent = " ".join(report.disparity_summary(_gender_summary(), stats=_gender_test(-0.150)))
+    consistent = " ".join(
+        report.disparity_summary(report.DisparityTables(_gender_summary(), stats=_gender_test(-0.150)))
+    )
     assert "paired difference -0.150" in consistent and "is the finding" not in consistent

@@ -17,6 +17,7 @@ from fairness_assets.core.reference import geo, regions
 from fairness_assets.core.reporting import audit_report as AR
 from fairness_assets.core.reporting import report as R
 from fairness_assets.core.scoring import metrics
+from fairness_assets.core.statistics.inference import InferenceParams
 from resources.settings import load_preset
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,7 +42,12 @@ def study_partition(class_blind: bool, model: str = "model-a", seed: int = 7) ->
     countries = sorted(set(items["iso3"].dropna()) | set(nat_iso.values()))
     dist = geo.distance_lookup(geo.capital_distance_matrix(geo.capitals_table(countries)))
     stats_t = AR.partition_statistics(
-        responses, n_boot=N_BOOT, n_perm=N_PERM, items=items, distances=dist, student_iso3=nat_iso, params=params
+        responses,
+        inference=InferenceParams(n_boot=N_BOOT, n_perm=N_PERM),
+        items=items,
+        distances=dist,
+        student_iso3=nat_iso,
+        params=params,
     )
     return AR.PartitionResult(
         model,
@@ -172,7 +178,7 @@ def test_family_sizes_print_as_integers_when_read_back_from_the_database(blind):
         provenance={"code version": "test"},
         quality=None,
         figures_by_partition={blind.key: []},
-        geography={"geo_contrasts": contrasts},
+        audit_wide=AR.AuditWideResults(geography={"geo_contrasts": contrasts}),
     )
     summary = md.split("## Summary", 1)[1].split("\n## ", 1)[0]
     assert "5 tests" in summary

@@ -1,7 +1,7 @@
 """The report's geography section (issue 15.6): geographic findings first in the summary, the
 section's tables and its two figures (region flow, locations coloured by region), and a report
 without geography unchanged. Synthetic study-grid audit scored by the real code
-(benchmarks/statistics.py), statistics by core/statistics/geostats.py."""
+(benchmarks/statistics.py), statistics by core/statistics/geostats/."""
 
 from __future__ import annotations
 
@@ -16,8 +16,10 @@ import pytest
 from fairness_assets.core.reporting import audit_report as AR
 from fairness_assets.core.reporting import figures as F
 from fairness_assets.core.reporting import report as R
+from fairness_assets.core.reporting.sentences import geography as geography_sentences
 from fairness_assets.core.scoring import metrics
 from fairness_assets.core.statistics import geostats as gs
+from fairness_assets.core.statistics.inference import InferenceParams
 from tests.core.test_figures import assert_valid_png
 from tests.helpers.scripts import load_script
 
@@ -35,12 +37,12 @@ def audit():
     """One model under the base and regional templates (360 profiles x 2 runs x 3 items), with
     a planted lower reputation for students from Africa; geography of all partitions."""
     items, resp, params = _bench().synthetic_study_items(runs=2, planted_region="Africa", planted=0.4)
-    geo = gs.geo_statistics(items, resp, params, n_boot=200, n_perm=500)
+    geo = gs.geo_statistics(gs.Positions(items, params), resp, inference=InferenceParams(n_boot=200, n_perm=500))
     geo["geo_items"] = gs.item_geography(items)
     parts = []
     for (model, template), it in items.groupby(["model", "template"], sort=True):
         r = resp[(resp["model"] == model) & (resp["template"] == template)]
-        stats = AR.partition_statistics(r, n_boot=100, n_perm=200)
+        stats = AR.partition_statistics(r, inference=InferenceParams(n_boot=100, n_perm=200))
         grs = pd.DataFrame(
             {"country": ["X"], "iso3": ["XXX"], "grs": [0.0], "n_recommendations": [0], "total_unis": [1]}
         )
@@ -57,7 +59,7 @@ def _build(parts, geography=None):
     kw = dict(provenance={"code version": "test"}, quality=None, figures_by_partition={p.key: [] for p in parts})
     if geography is None:
         return AR.build_report(parts, **kw)
-    return AR.build_report(parts, geography=geography, **kw)
+    return AR.build_report(parts, audit_wide=AR.AuditWideResults(geography=geography), **kw)
 
 
 @pytest.fixture(scope="module")
@@ -186,7 +188,7 @@ def test_figures_skipped_with_a_reason():
 def test_summary_starts_with_the_geographic_findings(audit, report):
     parts, geo = audit
     items = _summary_items(report["html"])
-    expected = gs.summary_sentences({k: v for k, v in geo.items() if isinstance(v, pd.DataFrame)})
+    expected = geography_sentences.summary_sentences({k: v for k, v in geo.items() if isinstance(v, pd.DataFrame)})
     assert expected and items[: len(expected)] == expected
     first = items[0]
     assert "Global South" in first and "adjusted p" in first and re.search(r"\[[+-]\d\.\d{3}, [+-]\d\.\d{3}\]", first)
@@ -207,15 +209,17 @@ def test_report_without_geography_is_unchanged(audit):
             provenance={"code version": "test"},
             quality=None,
             figures_by_partition={p.key: [] for p in parts},
-            geography=given,
+            audit_wide=AR.AuditWideResults(geography=given),
         ) == (html, md, figures)
     assert "Geography" not in html and "Geography" not in md and 'id="geography"' not in html
     nav = re.search(r"<nav><ul>(.*?)</ul></nav>", html).group(1)
     assert re.findall(r'href="#([a-z]+)"', nav) == ["scorecard"] + [sid for sid, _ in R.SECTIONS]  # issue 23.3
     assert not any(f.name in F.GEO_FIGURE_NAMES for f in figures)
     # render_report given no section is the report as rendered without the sections argument
-    kw = dict(title="t", provenance={"a": 1}, tables={"x": pd.DataFrame({"a": [1]})}, summary=["s."])
-    assert R.render_report(**kw) == R.render_report(**kw, sections=())
+    kw = dict(tables={"x": pd.DataFrame({"a": [1]})}, summary=["s."])
+    assert R.render_report(R.ReportContent(**kw), title="t", provenance={"a": 1}) == R.render_report(
+        R.ReportContent(**kw, sections=()), title="t", provenance={"a": 1}
+    )
 
 
 # ----------------------------------------------------------------------------- empty geography

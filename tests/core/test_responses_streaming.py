@@ -121,7 +121,7 @@ FILES = [
 @pytest.mark.parametrize("name,kind", FILES)
 def test_any_chunk_size_reads_the_same(tmp_path, monkeypatch, name, kind):
     p = write(tmp_path, dirty_rows() if name == "dirty" else item_rows(), kind)
-    monkeypatch.setattr(R, "CHUNK_ROWS", 10**6)
+    monkeypatch.setattr(R.reading, "CHUNK_ROWS", 10**6)
     whole = R.read_responses(p, RES.iso3)
     imports = {
         pairs and frozenset(pairs): R.import_responses(p, TEMPLATES, RES.iso3, pairs=pairs)
@@ -130,9 +130,9 @@ def test_any_chunk_size_reads_the_same(tmp_path, monkeypatch, name, kind):
     assert whole[1].rows_read == len(dirty_rows() if name == "dirty" else item_rows())
     assert imports[None].rows_rejected > 0 and len(imports[None].generations) > 0  # the fixture has both
     for size in (1, 7):  # the file is larger than one chunk
-        monkeypatch.setattr(R, "CHUNK_ROWS", size)
+        monkeypatch.setattr(R.reading, "CHUNK_ROWS", size)
         assert_same_read(whole, R.read_responses(p, RES.iso3))
-    monkeypatch.setattr(R, "CHUNK_ROWS", 3)
+    monkeypatch.setattr(R.reading, "CHUNK_ROWS", 3)
     for pairs, imported in imports.items():
         assert_same_import(imported, R.import_responses(p, TEMPLATES, RES.iso3, pairs=pairs and set(pairs)))
 
@@ -140,7 +140,7 @@ def test_any_chunk_size_reads_the_same(tmp_path, monkeypatch, name, kind):
 def test_a_chunk_also_closes_on_its_text_size(tmp_path, monkeypatch):
     p = write(tmp_path, dirty_rows(), "jsonl")
     whole = R.read_responses(p, RES.iso3)
-    monkeypatch.setattr(R, "CHUNK_CHARS", 100)  # about one row per chunk
+    monkeypatch.setattr(R.reading, "CHUNK_CHARS", 100)  # about one row per chunk
     assert_same_read(whole, R.read_responses(p, RES.iso3))
 
 
@@ -148,7 +148,7 @@ def test_jsonl_whose_later_rows_bring_the_response_column(tmp_path, monkeypatch)
     # the first rows have no 'response' key (read as empty answers), later ones do: not split into items
     rows = [{k: v for k, v in dict(BASE, run=i).items() if i > 4 or k != "response"} for i in range(8)]
     p = write(tmp_path, rows, "jsonl")
-    monkeypatch.setattr(R, "CHUNK_ROWS", 2)
+    monkeypatch.setattr(R.reading, "CHUNK_ROWS", 2)
     df, rep = R.read_responses(p, RES.iso3)
     assert not rep.split_items and rep.rows_used == 8
     assert list(df["response"].isna()) == [True] * 5 + [False] * 3
@@ -159,7 +159,7 @@ def test_jsonl_whose_later_rows_bring_the_response_column(tmp_path, monkeypatch)
 def test_missing_column_of_a_jsonl_file_is_named_after_reading_it_all(tmp_path, monkeypatch):
     rows = [{k: v for k, v in dict(BASE, run=i).items() if k != "run" or i == 5} for i in range(6)]
     p = write(tmp_path, rows, "jsonl")
-    monkeypatch.setattr(R, "CHUNK_ROWS", 2)
+    monkeypatch.setattr(R.reading, "CHUNK_ROWS", 2)
     _, rep = R.read_responses(p, RES.iso3)  # 'run' exists (row 6): the others are rejected, not the file
     assert rep.rows_used == 1 and set(rep.rejects["column"]) == {"run"}
     p.write_text("\n".join(json.dumps({k: v for k, v in r.items() if k != "run"}) for r in rows) + "\n")
@@ -178,7 +178,7 @@ def test_the_example_file_and_an_empty_file(tmp_path):
 
 def test_models_of_a_file_without_keeping_its_rows(tmp_path, monkeypatch):
     p = write(tmp_path, dirty_rows(), "csv")
-    monkeypatch.setattr(R, "CHUNK_ROWS", 5)
+    monkeypatch.setattr(R.reading, "CHUNK_ROWS", 5)
     df, _ = R.read_responses(p)
     assert R.response_models(p) == set(df["model"]) == {"m", "n", "x|y"}
     with pytest.raises(R.ResponsesFileError, match="responses file not found"):
@@ -189,7 +189,7 @@ def test_models_of_a_file_without_keeping_its_rows(tmp_path, monkeypatch):
 @pytest.mark.parametrize("name,kind", [("dirty", "jsonl"), ("dirty", "parquet"), ("items", "csv")])
 def test_staged_partitions_equal_the_import(tmp_path, monkeypatch, name, kind):
     p = write(tmp_path, dirty_rows() if name == "dirty" else item_rows(), kind)
-    monkeypatch.setattr(R, "CHUNK_ROWS", 4)
+    monkeypatch.setattr(R.reading, "CHUNK_ROWS", 4)
     staged = R.stage_responses(p, TEMPLATES, RES.iso3, tmp_path / "staged")
     for pairs in (
         None,
@@ -221,7 +221,7 @@ def test_a_staged_file_is_read_once_and_restaged_when_it_changes(tmp_path, monke
     first = R.stage_responses(p, TEMPLATES, RES.iso3, tmp_path / "staged")
     reads = []
     real = R._raw_chunks
-    monkeypatch.setattr(R, "_raw_chunks", lambda path: reads.append(path) or real(path))
+    monkeypatch.setattr(R.reading, "_raw_chunks", lambda path: reads.append(path) or real(path))
     again = R.stage_responses(p, TEMPLATES, RES.iso3, tmp_path / "staged")
     assert reads == [] and again.partitions == first.partitions  # the same file: nothing read again
     p.write_text(json.dumps(dict(BASE, model="other")) + "\n")
@@ -271,7 +271,7 @@ def grid_file(tmp_path, n_models: int, name: str):
 
 @pytest.mark.slow
 def test_staging_memory_does_not_grow_with_the_file(tmp_path, monkeypatch):
-    monkeypatch.setattr(R, "CHUNK_ROWS", 100)
+    monkeypatch.setattr(R.reading, "CHUNK_ROWS", 100)
     small, large = grid_file(tmp_path, 2, "small"), grid_file(tmp_path, 10, "large")  # 1.4 MB, 6.8 MB
     R.stage_responses(write(tmp_path, [BASE], "jsonl", "warm"), TEMPLATES, RES.iso3, tmp_path / "warm")  # imports
     peaks = {

@@ -144,7 +144,7 @@ def test_empty_cells_say_why_and_nothing_prints_nan():
     assert cells["US+UK share"] == "no recommendation located in a country"
     assert cells["match rate"] == "no items" and cells["parse rate"] == "0.0% (0 of 2 answers)"
     assert cells["GRS coverage"] == "0 of 2 corpus countries"
-    md, (html, _) = S.markdown(card), R.render_report(scorecard=S.section(card))
+    md, (html, _) = S.markdown(card), R.render_report(R.ReportContent(scorecard=S.section(card)))
     assert not re.search(r"\bnan\b", md, re.I) and not re.search(r"\bnan\b", html, re.I)
     assert "No significant behaviour finding" in md and "Models not compared" in md
 
@@ -422,13 +422,15 @@ def test_comparison_ranks_and_gate_verdicts():
 
 def test_the_report_opens_with_the_scorecard():
     card = S.build(S.partition_row("m", "base", {"drs_responses": _responses()}, {}, _grs([0.3, 0.0])))
-    html, md = R.render_report(summary=["a sentence"], scorecard=S.section(card))
+    html, md = R.render_report(R.ReportContent(summary=["a sentence"], scorecard=S.section(card)))
     assert html.index('id="scorecard"') < html.index('id="summary"')
     assert html.index('href="#scorecard"') < html.index('href="#summary"')
     assert md.index("## Scorecard") < md.index("## Summary of the largest disparities")
     assert S.markdown(card).strip() in md  # the same text as summary.md and the asset's metadata get
     assert "1 of 2 corpus countries" in html
-    assert R.render_report(summary=["a sentence"]) == R.render_report(summary=["a sentence"], scorecard=None)
+    assert R.render_report(R.ReportContent(summary=["a sentence"])) == R.render_report(
+        R.ReportContent(summary=["a sentence"], scorecard=None)
+    )
 
 
 @pytest.mark.parametrize("bad", [None, pd.DataFrame()])

@@ -8,11 +8,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from fairness_assets.core.reporting.sentences import sensitivity as sensitivity_sentences
 from fairness_assets.core.scoring import metrics as mx
 from fairness_assets.core.statistics import sensitivity as S
 from fairness_assets.core.statistics import stats as st
+from fairness_assets.core.statistics.inference import InferenceParams
 
-KW = dict(n_perm=2000, n_boot=300)
+KW = dict(inference=InferenceParams(n_perm=2000, n_boot=300))
 PARAMS = mx.ScoringParams()
 
 
@@ -119,7 +121,7 @@ def test_a_finding_that_depends_on_neither_holds():
     v = S.judge(base, S.audit_findings(items, resp, S.settings_grid(), PARAMS, **KW), "audit")
     rep = v[v["finding"].str.endswith(", rep") & v["finding"].str.startswith("economic_class")].iloc[0]
     assert rep["verdict"] == "holds" and rep["robust"]
-    assert any(s.startswith("Fragile") for s in S.summary_sentences(v))  # Acc is still fragile
+    assert any(s.startswith("Fragile") for s in sensitivity_sentences.summary_sentences(v))  # Acc is still fragile
 
 
 def test_the_grid_and_the_triple_are_validated():

@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from fairness_assets.core.statistics import stats as S
+from fairness_assets.core.statistics.inference import InferenceParams
 from tests.helpers.scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -178,26 +179,36 @@ def test_exact_sign_flip_mixed_signs_by_hand():
 
 def test_monte_carlo_sign_flip_uses_the_plus_one_rule():
     diffs = np.linspace(0.01, 0.05, 20)  # all positive: no random sign vector but the identity is as extreme
-    d = S.counterfactual_disparity(paired(diffs), attributes=("gender",), metrics=("drs",), n_perm=999)
+    d = S.counterfactual_disparity(
+        paired(diffs), attributes=("gender",), metrics=("drs",), inference=InferenceParams(n_perm=999)
+    )
     r = row(d, attribute="gender")
     assert r.p_method == "monte_carlo" and r.n_perm == 999
     assert r.p_value >= 1 / 1000 and r.p_value <= 3 / 1000
     assert r.p_min_attainable == pytest.approx(1 / 1000)
     # the exact/Monte Carlo switch: 2^n <= n_perm
-    e = S.counterfactual_disparity(paired(diffs[:10]), attributes=("gender",), metrics=("drs",), n_perm=1024)
+    e = S.counterfactual_disparity(
+        paired(diffs[:10]), attributes=("gender",), metrics=("drs",), inference=InferenceParams(n_perm=1024)
+    )
     assert row(e, attribute="gender").p_method == "exact"
-    m = S.counterfactual_disparity(paired(diffs[:10]), attributes=("gender",), metrics=("drs",), n_perm=1023)
+    m = S.counterfactual_disparity(
+        paired(diffs[:10]), attributes=("gender",), metrics=("drs",), inference=InferenceParams(n_perm=1023)
+    )
     assert row(m, attribute="gender").p_method == "monte_carlo"
 
 
 def test_monte_carlo_p_agrees_with_exact_enumeration():
     diffs = np.random.default_rng(8).normal(0.01, 0.03, 12)
     exact = row(
-        S.counterfactual_disparity(paired(diffs), attributes=("gender",), metrics=("drs",), n_perm=4096),
+        S.counterfactual_disparity(
+            paired(diffs), attributes=("gender",), metrics=("drs",), inference=InferenceParams(n_perm=4096)
+        ),
         attribute="gender",
     )
     mc = row(
-        S.counterfactual_disparity(paired(diffs), attributes=("gender",), metrics=("drs",), n_perm=4095),
+        S.counterfactual_disparity(
+            paired(diffs), attributes=("gender",), metrics=("drs",), inference=InferenceParams(n_perm=4095)
+        ),
         attribute="gender",
     )
     assert exact.p_method == "exact" and mc.p_method == "monte_carlo"
@@ -227,7 +238,7 @@ def test_planted_disparity_is_detected_where_it_was_planted():
 
 def test_planted_disparity_in_the_other_direction_and_with_bh():
     df = synth(effect=-0.03, seed=2)  # women higher by 0.03: male - female = -0.03
-    d = S.counterfactual_disparity(df, attributes=("gender",), correction="bh")
+    d = S.counterfactual_disparity(df, attributes=("gender",), inference=InferenceParams(correction="bh"))
     r = row(d, value_a="female", value_b="male", metric="drs")
     assert r.significant and r.ci_high < 0 and r.ci_low <= -0.03 <= r.ci_high
     assert r.correction == "bh"
@@ -239,7 +250,9 @@ def test_null_case_is_not_significant_and_false_positives_are_rare():
     hits, covered, raw_p = 0, 0, []
     for seed in range(20):
         d = S.counterfactual_disparity(
-            synth(effect=0.0, seed=100 + seed), attributes=("gender", "economic_class"), n_perm=2000, n_boot=1000
+            synth(effect=0.0, seed=100 + seed),
+            attributes=("gender", "economic_class"),
+            inference=InferenceParams(n_perm=2000, n_boot=1000),
         )
         hits += bool(d["significant"].any())
         r = row(d, attribute="gender", value_a="female", value_b="male", metric="drs")
@@ -294,7 +307,7 @@ def test_bootstrap_interval_resamples_runs():
     """With per-run means m_r, the bootstrap mean of R drawn runs lies between min and max of
     m_r, and its spread is about sd / sqrt(R)."""
     df = synth(seed=6, n_nat=5, runs=10, noise=0.05)
-    v = S.run_variability(df, metrics=("drs",), by=(None,), n_boot=4000)
+    v = S.run_variability(df, metrics=("drs",), by=(None,), inference=InferenceParams(n_boot=4000))
     r = row(v, unit="run")
     run_means = df.groupby("run")["drs"].mean()
     assert run_means.min() <= r.ci_low < r["mean"] < r.ci_high <= run_means.max()
@@ -412,7 +425,7 @@ def test_seeded_reproducible_and_independent_of_other_partitions():
     v1 = S.run_variability(a)
     v3 = S.run_variability(both)
     pd.testing.assert_frame_equal(v3[v3.model == "m"].reset_index(drop=True), v1)
-    d4 = S.counterfactual_disparity(a, attributes=("gender",), seed=1)
+    d4 = S.counterfactual_disparity(a, attributes=("gender",), inference=InferenceParams(seed=1))
     assert not np.allclose(d4["ci_low"], d1["ci_low"])
     np.testing.assert_allclose(d4["mean_diff"], d1["mean_diff"])
 
@@ -428,12 +441,12 @@ def test_output_columns_and_empty_input():
     assert "model" not in no_keys.columns and len(no_keys) == len(S.counterfactual_disparity(df))
     with pytest.raises(ValueError):
         S.counterfactual_disparity(df, attributes=("religion",))
-    with pytest.raises(ValueError):
-        S.counterfactual_disparity(df, correction="bonferroni")
+    with pytest.raises(ValueError, match="correction must be one of"):
+        S.counterfactual_disparity(df, inference=InferenceParams(correction="bonferroni"))
     with pytest.raises(ValueError):
         S.run_variability(df.drop(columns=["n_items"]))
-    with pytest.raises(ValueError):
-        S.run_variability(df, level=95)
+    with pytest.raises(ValueError, match="level must be in"):
+        S.run_variability(df, inference=InferenceParams(level=95))
 
 
 def test_display_marks_significance():

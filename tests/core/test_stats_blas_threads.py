@@ -11,6 +11,7 @@ import pytest
 from threadpoolctl import OpenBLASController, ThreadpoolController
 
 from fairness_assets.core.statistics import stats
+from fairness_assets.core.statistics.inference import InferenceParams
 
 pytestmark = pytest.mark.skipif(
     not ThreadpoolController().select(user_api="blas").lib_controllers,
@@ -116,8 +117,8 @@ def test_the_statistics_do_not_depend_on_the_callers_blas_threads():
     for n in (1, 2):
         with _blas_threads(n):
             out[n] = (
-                stats.run_variability(responses, n_boot=200),
-                stats.counterfactual_disparity(responses, n_boot=200, n_perm=200),
+                stats.run_variability(responses, inference=InferenceParams(n_boot=200)),
+                stats.counterfactual_disparity(responses, inference=InferenceParams(n_boot=200, n_perm=200)),
             )
     assert len(out[1][0]) and len(out[1][1])
     for one, two in zip(out[1], out[2], strict=False):

@@ -226,7 +226,7 @@ def test_part_of_every_partition_and_of_the_report():
     figures = F.all_partition_figures({"drs_items": synthetic_items(), "grs_by_country": synthetic_grs()})
     world = next(f for f in figures if f.name == "world_map")
     assert not world.skipped and world.slug.startswith("m1__base__world_map-")
-    html, md = R.render_report(figures=[world])
+    html, md = R.render_report(R.ReportContent(figures=[world]))
     assert R._esc(world.caption) in html and R._esc(world.title) in html
     assert f"figures/{world.slug}.png" in md and R._md(world.caption) in md
 

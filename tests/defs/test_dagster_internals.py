@@ -115,7 +115,7 @@ def test_instigator_ids_stored_states_and_failed_ticks(instance):
 
 
 def test_private_dagster_imports_are_only_in_dagster_internals():
-    """Product code imports no ``dagster._`` module outside dagster_internals.py (local.py included: it
+    """Product code imports no ``dagster._`` module outside dagster_internals.py (local/ included: it
     reads a run's failures from the in-process result's public ``all_events``)."""
     allowed = {ROOT / "fairness_assets" / "defs" / "operations" / "dagster_internals.py"}
     found = []

@@ -60,7 +60,8 @@ def test_a_second_partition_is_read_from_the_staged_file(tmp_path, monkeypatch):
     def no_second_read(*args, **kwargs):
         raise AssertionError("the responses file was read again instead of the staged partition")
 
-    monkeypatch.setattr(responses_core, "_read_all", no_second_read)
+    monkeypatch.setattr(responses_core.staging, "_read_all", no_second_read)
+    monkeypatch.setattr(responses_core.importing, "_read_all", no_second_read)
     result = dg.materialize(
         [*upstream, gen.generations],
         instance=instance,

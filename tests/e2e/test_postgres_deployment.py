@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from resources.database import _with_driver
+from resources.database.connect import _with_driver
 from tests.helpers.pipeline import DEMO_KEY, DEMO_MODEL, DEMO_RESPONSES, ROOT
 
 pytestmark = pytest.mark.postgres

@@ -205,8 +205,9 @@ def button(driver, label: str, within=None, timeout: float = 60):
         ) from None
 
 
-def dialog(driver, title_start: str, timeout: float = 60):
-    """The open dialog whose text starts with ``title_start``."""
+def dialog(driver, title_start: str, timeout: float = 60, containing: tuple[str, ...] = ()):
+    """The open dialog whose text starts with ``title_start`` (and, once drawn, holds every text of
+    ``containing``: the dialog fills in after it opens, slowly on a busy machine)."""
     from selenium.common.exceptions import TimeoutException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
@@ -215,14 +216,15 @@ def dialog(driver, title_start: str, timeout: float = 60):
         shown = [
             x
             for x in d.find_elements(By.CSS_SELECTOR, "[role=dialog]")
-            if x.is_displayed() and x.text.startswith(title_start)
+            if x.is_displayed() and x.text.startswith(title_start) and all(t in x.text for t in containing)
         ]
         return shown[-1] if shown else False
 
     try:
         return WebDriverWait(driver, timeout, poll_frequency=0.5).until(find)
     except TimeoutException:
-        raise AssertionError(f"{driver.current_url}: no dialog {title_start!r} after {timeout} s") from None
+        held = f" holding {list(containing)}" if containing else ""
+        raise AssertionError(f"{driver.current_url}: no dialog {title_start!r}{held} after {timeout} s") from None
 
 
 def save(driver, path: Path) -> Path:
@@ -431,7 +433,7 @@ def lineage_materialize_all(driver, base: str, path: Path, dialog_path: Path | N
         time.sleep(1)
         shots = [save(driver, path)]
         click(driver, lambda: button(driver, MATERIALIZE_ALL))
-        launch = dialog(driver, "Launch runs to materialize")
+        launch = dialog(driver, "Launch runs to materialize", containing=(ADD_PARTITION, "Launch backfill"))
         title = launch.text.splitlines()[0]
         assert re.fullmatch(rf"Launch runs to materialize {len(GENERATIONS_AND_DOWNSTREAM)} assets", title), title
         assert ADD_PARTITION in launch.text and "Launch backfill" in launch.text, launch.text[:500]

@@ -28,6 +28,7 @@ import sqlalchemy as sa
 
 from resources import database as D
 from resources import migrations as M
+from resources.database.connect import _with_driver
 from resources.partition_lease import LeaseLostError, PartitionLease, PartitionLeaseGrant, claim
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -148,7 +149,7 @@ def test_provenance_recorded_twice_is_stored_once(url):
 
 
 def test_migration_removes_duplicates_left_by_an_earlier_release_and_logs_it(url, caplog):
-    engine = sa.create_engine(D._with_driver(url))
+    engine = sa.create_engine(_with_driver(url))
     M.upgrade(engine, "0004_geography")
     country = sa.table(
         "country",

@@ -15,6 +15,7 @@ from fairness_assets.core.reporting import report as report_core
 from fairness_assets.defs.reference import assets as ref
 from fairness_assets.defs.services import software_provenance
 from resources import database as D
+from resources.database import provenance
 from resources.settings import AuditGridResource, ReferenceDataResource
 
 # what the issue names, each an installed distribution of `.[dev,llm]` (scipy: not used by the product)
@@ -35,14 +36,14 @@ def test_the_versions_are_the_installed_ones():
 
 
 def test_an_absent_library_is_said_to_be_not_installed(monkeypatch):
-    monkeypatch.setattr(D, "NUMERIC_LIBRARIES", D.NUMERIC_LIBRARIES + ("no-such-library-installed",))
-    D._library_versions.cache_clear()
+    monkeypatch.setattr(provenance, "NUMERIC_LIBRARIES", D.NUMERIC_LIBRARIES + ("no-such-library-installed",))
+    provenance._library_versions.cache_clear()
     try:
         versions = D.library_versions()
         assert versions["no-such-library-installed"] == D.NOT_INSTALLED
         assert versions["numpy"] == metadata.version("numpy")
     finally:
-        D._library_versions.cache_clear()
+        provenance._library_versions.cache_clear()
 
 
 def test_every_provenance_record_stores_them_and_its_id_depends_on_them(tmp_path):

@@ -16,6 +16,7 @@ from sqlmodel import SQLModel
 import resources.partition_lease  # noqa: F401 - partition_lease in SQLModel.metadata
 from resources import database as D
 from resources import migrations as M
+from resources.database.connect import _with_driver
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
@@ -428,7 +429,7 @@ def _earlier_release_database(url: str, drop_columns: dict[str, str] | None = No
         t._columns.remove(t.c[column])
         for index in [i for i in t.indexes if column in i.columns]:
             t.indexes.discard(index)
-    engine = sa.create_engine(D._with_driver(url))
+    engine = sa.create_engine(_with_driver(url))
     metadata.create_all(engine)
     t = metadata.tables
     with engine.begin() as conn:
@@ -609,7 +610,7 @@ def test_match_rule_is_filled_for_rows_stored_before_it(url):
     ``match_method`` (partial -> completion, historical -> alias, ...), no runner-up (unknown)."""
     _earlier_release_database(url)
     t = _old_schema().tables["recommendation"]
-    engine = sa.create_engine(D._with_driver(url))
+    engine = sa.create_engine(_with_driver(url))
     base = {
         "partition_key": "m|base",
         "provenance_id": "p1",

@@ -103,7 +103,10 @@ def test_serving_benchmark_small_variant():
     assert r["asset_cost_kind"] == "endpoint" and r["asset_request_s"] > 0  # request-seconds stored per partition
     # the simulator ran in its own process (its figures read over /_sim/stats) and the extra setting reached the client
     assert r["simulator"] == "a child process"
-    assert r["asset_steady_fraction"] is None  # 360 requests, 384 in flight: nothing left to send after the burst
+    # 384 may be in flight: where all 360 were at once nothing was left to send after the burst and the share is
+    # None; on a busy machine the first answers come back before the last requests leave, and it is measured
+    all_at_once = r["asset_peak_in_flight"] >= r["asset_requests"]
+    assert (r["asset_steady_fraction"] is None) == all_at_once, r
     (extra,) = r["settings"]
     assert extra["max_concurrency"] == 16 and extra["rows"] == 360 and extra["peak_in_flight"] <= 16
     assert 0 < extra["steady"] <= 1.01  # 16 in flight: requests were left to send, the share is measured

@@ -22,6 +22,8 @@ from fairness_assets.core.common import tables as tables_core
 from fairness_assets.defs.partitions import AUDIT_ROUND_TAG
 from resources import database as D
 from resources import migrations as M
+from resources.database.connect import _with_driver
+from resources.database.rows import _records
 from tests.helpers.pipeline import DEMO_RESPONSES, altered_responses, audit
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -150,7 +152,7 @@ def _stored_and_migrated(db: D.ResultsDatabase, url: str) -> None:
     _check_answers(db)
     _check_natural_keys(db.engine())
     before = {g.name: db.read_tables(g) for g in D.RESULT_GROUPS}
-    engine = sa.create_engine(D._with_driver(url))
+    engine = sa.create_engine(_with_driver(url))
     M.upgrade(engine, "0009_library_versions")
     _copy_other_tables(db, engine)
     with engine.begin() as conn:
@@ -198,4 +200,4 @@ def _copy_other_tables(db: D.ResultsDatabase, engine: sa.Engine) -> None:
     for model in (D.AuditMetric, D.Country, D.GRSCountry):
         rows = db.read_rows(model)
         with engine.begin() as conn:
-            conn.execute(model.__table__.insert(), D._records(rows, list(rows.columns)))
+            conn.execute(model.__table__.insert(), _records(rows, list(rows.columns)))

@@ -19,6 +19,7 @@ import pytest
 
 from fairness_assets.local import OFFLINE_INSTANCE_YAML
 from resources import database as D
+from resources.database.connect import _with_driver
 from resources.secrets import mask_secrets, redact
 from tests.helpers.servers import LoopbackHTTPServer
 
@@ -136,7 +137,7 @@ def test_database_password_not_in_output_instance_database_or_reports(tmp_path, 
     assert "results database: postgresql://" in out.stdout and ":***@" in out.stdout
     assert list((tmp_path / "fairness_home" / "reports").rglob("report.html"))
     assert _grep_tree(tmp_path, SECRET) == []
-    engine = sa.create_engine(D._with_driver(postgres_url))
+    engine = sa.create_engine(_with_driver(postgres_url))
     with engine.connect() as conn:
         tables = [t for t in sa.inspect(conn).get_table_names()]
         assert "generation" in tables

@@ -1,2 +1,3 @@
-"""Shared by every stage: partition keys, file naming, progress, table formats, the result-table catalogue, text
-folding and the metric catalogue."""
+"""Shared by every stage: partition keys, file naming, progress lines, the long-table format, the catalogue of
+result tables, text folding and the catalogue of metrics. Open it to add a metric (metric_catalogue.py: one
+entry) or a result table (result_tables.py)."""

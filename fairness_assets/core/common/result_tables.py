@@ -4,7 +4,7 @@ and the name of its exported file.
 A table's **name** is what core calls it (``metrics.score_partition``'s ``drs_summary``,
 ``stats``'s ``run_variability``, ``geostats``'s ``region_metrics``, ...); the **asset** stores it
 (most in a long table of one row per cell or, ``packed``, one row per table row: core/common/tables.py);
-its **columns** are those of the asset's SQL table (resources/database.py reads them from its
+its **columns** are those of the asset's SQL table (resources/database/metadata.py reads them from its
 SQLModel class, the UI shows them as the asset's column schema); its **title** heads it in the
 report (``{...}`` fields are filled there: the correction, the unit) and lists it on the asset's
 page; ``export`` is the stem of its CSV file in ``fairness-audit score --out``; its **key** names
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 KINDS = {"t": "text", "f": "float", "i": "int", "b": "bool"}
-# the tables stored in an asset's own SQLModel table (resources/database.py), not from these declarations
+# the tables stored in an asset's own SQLModel table (resources/database/schema.py), not from these declarations
 OWN_TABLES = ("recommendations", "drs_items", "grs_by_country")
 
 

@@ -1,1 +1,2 @@
-"""What a reader sees: figures, the world map, the scorecard and the HTML report."""
+"""What a reader sees: the sentences, figures, world map, scorecard and the HTML report. Open it to change wording,
+a figure or the report's sections."""

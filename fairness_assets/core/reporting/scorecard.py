@@ -29,6 +29,7 @@ from typing import Any, Mapping, Optional
 import pandas as pd
 
 from ..common import metric_catalogue as catalogue
+from ..reference import axes
 from . import report as rep
 
 TITLE = "Scorecard"
@@ -231,7 +232,7 @@ _GEO_ATTRIBUTE = {
     "region_vs_rest": "region",
     "nationality_vs_rest": "nationality",
 }
-_PAIR_ATTRIBUTE = {"economic_class": "income", "gender": "gender", "nationality": "nationality"}
+_PAIR_ATTRIBUTE = axes.words()  # the axis catalogue (core/reference/axes.py)
 
 
 def behaviour_findings(

@@ -1,1 +1,2 @@
-"""Each recommendation and answer scored: the metrics of METHOD.md section 4 and drift between audits."""
+"""Each answer scored: DRS and its parts, GRS, the analysis tables (METHOD.md sections 4-6) and the drift between
+two audits. Open it to change a score's formula or its parameters (ScoringParams)."""

@@ -277,11 +277,15 @@ def grs_by_country(items: pd.DataFrame, corpus: pd.DataFrame, params: ScoringPar
 
 
 # ----------------------------------------------------------------------------- analysis tables (§8)
+# the breakdowns of §8.1-8.2: every axis but the home country's (gender, class; the catalogue's order)
+BREAKDOWN_AXES = axes.names(exclude=("home",))
+
+
 def drs_summary(responses: pd.DataFrame) -> pd.DataFrame:
     """§8.1 DRS, Acc, Rep, Acad overall, by gender and by class (means over responses with items)."""
     scored = responses[responses["n_items"] > 0]
     frames = []
-    for by in (None, "gender", "economic_class"):
+    for by in (None, *BREAKDOWN_AXES):
         if by is None:
             g = scored.assign(_all="all").groupby("_all")
         else:
@@ -307,7 +311,7 @@ def academic_alignment(items: pd.DataFrame) -> pd.DataFrame:
     """§8.2 mean Acad by gender and by class, over items where Acad is defined."""
     defined = items[items["acad"].notna()]
     frames = []
-    for by in ("gender", "economic_class"):
+    for by in BREAKDOWN_AXES:
         if defined.empty or defined[by].isna().all():
             continue
         t = defined.groupby(by).agg(items=("acad", "size"), acad=("acad", "mean")).reset_index()

@@ -1,2 +1,2 @@
-"""Inference on the scores: paired tests, decomposition, geography, model comparison, sensitivity and the
-deployment gate."""
+"""Inference on the scores: paired counterfactual tests, behaviour and needs, geography, model comparison,
+sensitivity and the release gate. Open it to change a test, an interval or a family of corrections."""

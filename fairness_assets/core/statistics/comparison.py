@@ -23,7 +23,7 @@ paired over the units both audits hold:
 
 Every difference has its percentile bootstrap interval over units (profiles; strata x runs for the
 gaps; runs for the geography) and a sign-flip p
-(``core.statistics.stats._paired``, the kernel of every test of the audit), adjusted within its family
+(``core.statistics.stats.paired_test``, the kernel of every test of the audit), adjusted within its family
 (template x pair x family) by Holm or BH. A difference is ``significant`` when its adjusted p is
 at most alpha.
 
@@ -45,6 +45,7 @@ import pandas as pd
 from ..common import metric_catalogue as catalogue
 from ..reference import regions as rg
 from . import stats as st
+from .inference import DEFAULT_INFERENCE, Correction, InferenceParams
 
 METRICS = catalogue.names("response")
 HIGHER_IS_BETTER = catalogue.directions()
@@ -113,8 +114,10 @@ def _wide(values: pd.DataFrame, unit: list[str], cols: list[str], a: str, b: str
     return va.loc[common], vb.loc[common]
 
 
-def _rows(d: np.ndarray, mean_a, mean_b, cols: list[str], base: dict, gaps=None, key=(), **kw) -> list[dict]:
-    res = st._paired(d, key=key, **kw)
+def _rows(
+    d: np.ndarray, mean_a, mean_b, cols: list[str], base: dict, gaps=None, key=(), *, inference: InferenceParams
+) -> list[dict]:
+    res = st.paired_test(d, inference=inference, key=key)
     out = []
     for j, c in enumerate(cols):
         g = gaps[j] if gaps is not None else ""
@@ -140,19 +143,15 @@ def compare_models(
     responses: pd.DataFrame,
     items: Optional[pd.DataFrame] = None,
     *,
-    n_perm: int = 10_000,
-    n_boot: int = 2000,
-    level: float = 0.95,
-    seed: int = 0,
-    correction: str = "holm",
-    alpha: float = 0.05,
+    inference: InferenceParams = DEFAULT_INFERENCE,
     us_uk: Sequence[str] = ("USA", "GBR"),
     corpus: Optional[pd.DataFrame] = None,
     params=None,
 ) -> pd.DataFrame:
     """Every pair of models of every template in ``responses`` (``drs_responses`` of several
     partitions; ``items``: their ``drs_items``, for the US+UK share): one row per difference
-    (:data:`DIFFERENCE_COLUMNS`). Empty when no template has two models.
+    (:data:`DIFFERENCE_COLUMNS`). Empty when no template has two models. ``inference``: resamples,
+    permutations, level, seed, correction, alpha.
 
     Given the ``corpus`` (``qs_corpus``) and the scoring ``params`` too, also the partition-level
     figures (family ``geography``): country coverage and GRS per corpus country, B - A, with the runs
@@ -165,7 +164,6 @@ def compare_models(
     ns = _north_south(values["nationality"].dropna().unique()) if "nationality" in values else {}
     if ns:
         values["north_south"] = values["nationality"].map(ns)
-    kw = dict(n_perm=n_perm, n_boot=n_boot, level=level, seed=seed)
     rows: list[dict] = []
     for template, part in values.groupby("template", sort=True):
         models = sorted(part["model"].astype(str).unique())
@@ -196,11 +194,11 @@ def compare_models(
                     cols,
                     {**base, "family": family},
                     key=("comparison", template, a, b, family),
-                    **kw,
+                    inference=inference,
                 )
-            rows += _gap_rows(part, a, b, base, kw)
+            rows += _gap_rows(part, a, b, base, inference=inference)
             if corpus is not None and params is not None and items is not None and len(items):
-                rows += _run_level_rows(items, part, a, b, base, corpus, params, kw)
+                rows += _run_level_rows(items, part, a, b, base, corpus, params, inference=inference)
     out = pd.DataFrame(
         rows,
         columns=[
@@ -209,10 +207,10 @@ def compare_models(
             if c not in ("p_adjusted", "family_size", "significant", "direction", "correction")
         ],
     )
-    return _adjust(out, correction, alpha)
+    return _adjust(out, inference=inference)
 
 
-def _gap_rows(part: pd.DataFrame, a: str, b: str, base: dict, kw: dict) -> list[dict]:
+def _gap_rows(part: pd.DataFrame, a: str, b: str, base: dict, *, inference: InferenceParams) -> list[dict]:
     """B's group gaps against A's, per metric (family ``gaps``)."""
     rows = []
     mets = [m for m in METRICS if part[m].notna().any()]
@@ -251,7 +249,7 @@ def _gap_rows(part: pd.DataFrame, a: str, b: str, base: dict, kw: dict) -> list[
             {**base, "family": "gaps"},
             gaps=[label] * len(mets),
             key=("comparison-gap", base["template"], a, b, attr, hi_v, lo_v),
-            **kw,
+            inference=inference,
         )
     return rows
 
@@ -321,7 +319,15 @@ def _geo_setup(corpus: pd.DataFrame, params) -> dict:
 
 
 def _run_level_rows(
-    items: pd.DataFrame, part: pd.DataFrame, a: str, b: str, base: dict, corpus: pd.DataFrame, params, kw: dict
+    items: pd.DataFrame,
+    part: pd.DataFrame,
+    a: str,
+    b: str,
+    base: dict,
+    corpus: pd.DataFrame,
+    params,
+    *,
+    inference: InferenceParams,
 ) -> list[dict]:
     """Country coverage and GRS per corpus country, B - A (family ``geography``). They are figures of a
     whole partition, so the units are the runs both audits hold: the interval resamples runs (the same
@@ -344,26 +350,26 @@ def _run_level_rows(
     cov_b, grs_b = _geo_figures(one, cb, None, geo)
     shown = np.flatnonzero((grs_a[0] > 0) | (grs_b[0] > 0))
     obs = np.r_[cov_b - cov_a, (grs_b - grs_a)[0, shown]]
-    rng = st._rng(kw["seed"], "comparison-geography", base["template"], a, b)
+    rng = st._rng(inference.seed, "comparison-geography", base["template"], a, b)
     n = len(runs)
-    w = st._boot_weights(rng, n, kw["n_boot"])
+    w = st._boot_weights(rng, n, inference.n_boot)
     bcov_a, bgrs_a = _geo_figures(w, ca, None, geo)
     bcov_b, bgrs_b = _geo_figures(w, cb, None, geo)
     boot = np.c_[bcov_b - bcov_a, (bgrs_b - bgrs_a)[:, shown]]
-    q = [(1 - kw["level"]) / 2, 1 - (1 - kw["level"]) / 2]
+    q = [(1 - inference.level) / 2, 1 - (1 - inference.level) / 2]
     lo, hi = np.quantile(boot, q, axis=0)
-    exact = n < 63 and 2**n <= kw["n_perm"]
+    exact = n < 63 and 2**n <= inference.n_perm
     if exact:
         keep = ((np.arange(2**n)[:, None] >> np.arange(n)[None, :]) & 1).astype(float)
     else:
-        keep = rng.integers(0, 2, size=(kw["n_perm"], n)).astype(float)
+        keep = rng.integers(0, 2, size=(inference.n_perm, n)).astype(float)
     # a swap vector: keep[r] = 1 leaves run r as it is, 0 swaps the two models' answers in it
     pa_cov, pa_grs = _geo_figures(keep, ca, cb, geo)
     pb_cov, pb_grs = _geo_figures(keep, cb, ca, geo)
     perm = np.c_[pb_cov - pa_cov, (pb_grs - pa_grs)[:, shown]]
     tol = 1e-9 * np.maximum(1.0, np.abs(obs))
     count = (np.abs(perm) >= np.abs(obs) - tol).sum(axis=0)
-    p = count / keep.shape[0] if exact else (count + 1.0) / (kw["n_perm"] + 1.0)
+    p = count / keep.shape[0] if exact else (count + 1.0) / (inference.n_perm + 1.0)
     means_a = np.r_[cov_a, grs_a[0, shown]]
     means_b = np.r_[cov_b, grs_b[0, shown]]
     names = ["country_coverage"] + ["grs"] * len(shown)
@@ -387,7 +393,9 @@ def _run_level_rows(
     ]
 
 
-def _adjust(out: pd.DataFrame, correction: str, alpha: float) -> pd.DataFrame:
+def _adjust(out: pd.DataFrame, *, inference: InferenceParams) -> pd.DataFrame:
+    correction: Correction = inference.correction
+    alpha = inference.alpha
     out = out.copy()
     out["p_adjusted"] = np.nan
     out["family_size"] = 0
@@ -419,14 +427,12 @@ def leaderboard(
     differences: pd.DataFrame,
     items: Optional[pd.DataFrame] = None,
     *,
-    n_boot: int = 2000,
-    level: float = 0.95,
-    seed: int = 0,
+    inference: InferenceParams = DEFAULT_INFERENCE,
     us_uk: Sequence[str] = ("USA", "GBR"),
 ) -> pd.DataFrame:
     """Models x metrics per template (the study's Table 3): mean, percentile bootstrap interval over
     profiles (each the mean over its runs), and the rank range the paired comparisons support (module
-    docstring)."""
+    docstring). ``inference``: its ``n_boot``, ``level`` and ``seed`` (no test here)."""
     values = _response_values(responses, items, us_uk)
     rows = []
     cols = [c for c in (*METRICS, "parse_rate", "match_rate", "us_uk_share") if c in values]
@@ -434,14 +440,8 @@ def leaderboard(
         models = sorted(part["model"].astype(str).unique())
         for model in models:
             v = part[part["model"] == model].groupby(["profile_id"], dropna=False)[cols].mean()
-            res = st._paired(
-                v.to_numpy(dtype=float),
-                n_perm=0,
-                n_boot=n_boot,
-                level=level,
-                seed=seed,
-                key=("leaderboard", template, model),
-                test=False,
+            res = st.paired_test(
+                v.to_numpy(dtype=float), inference=inference, key=("leaderboard", template, model), test=False
             )
             for j, c in enumerate(cols):
                 if res["n"][j] == 0:
@@ -531,8 +531,19 @@ def _fmt_p(p: float) -> str:
     return "<0.001" if p < 0.001 else f"{p:.3f}"
 
 
-def tables_for(responses: pd.DataFrame, items: Optional[pd.DataFrame] = None, **kw) -> Mapping[str, pd.DataFrame]:
-    """``{"differences": ..., "leaderboard": ...}`` of :func:`compare_models` and :func:`leaderboard`."""
-    diffs = compare_models(responses, items, **kw)
-    board_kw = {k: v for k, v in kw.items() if k in ("n_boot", "level", "seed", "us_uk")}
-    return {"differences": diffs, "leaderboard": leaderboard(responses, diffs, items, **board_kw)}
+def tables_for(
+    responses: pd.DataFrame,
+    items: Optional[pd.DataFrame] = None,
+    *,
+    inference: InferenceParams = DEFAULT_INFERENCE,
+    **kw,
+) -> Mapping[str, pd.DataFrame]:
+    """``{"differences": ..., "leaderboard": ...}`` of :func:`compare_models` and :func:`leaderboard`, both
+    with ``inference``; ``kw``: the other options of :func:`compare_models` (``us_uk`` reaches the
+    leaderboard too)."""
+    diffs = compare_models(responses, items, inference=inference, **kw)
+    board_kw = {k: v for k, v in kw.items() if k in ("us_uk",)}
+    return {
+        "differences": diffs,
+        "leaderboard": leaderboard(responses, diffs, items, inference=inference, **board_kw),
+    }

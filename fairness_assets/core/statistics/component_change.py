@@ -45,6 +45,7 @@ import pandas as pd
 
 from ..common import metric_catalogue as catalogue
 from . import stats as st
+from .inference import DEFAULT_INFERENCE, InferenceParams
 
 COMPONENTS = ("total", "behaviour", "needs")
 SOURCES = ("behaviour_needs", "geo_contrasts")
@@ -290,10 +291,9 @@ def _side(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
 def component_change(
     base: Mapping[str, pd.DataFrame],
     regional: Mapping[str, pd.DataFrame],
+    *,
     model: str = "",
-    alpha: float = 0.05,
-    level: float = 0.95,
-    correction: str = "holm",
+    inference: InferenceParams = DEFAULT_INFERENCE,
 ) -> pd.DataFrame:
     """Every contrast of one model, base vs regional, per component: both templates' estimates,
     the change ``regional - base`` with its Welch interval and test, adjusted within each family
@@ -303,13 +303,9 @@ def component_change(
     (core.statistics.decompose) and / or ``geo_contrasts`` (core.statistics.geostats); either may be missing. Returns
     one row per contrast x metric x component found in either template (``CHANGE_COLUMNS``),
     ``status`` one of :data:`STATUSES`; ``direction`` ``higher`` / ``lower`` (regional vs base)
-    where the change is tested."""
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must lie in (0, 1), got {alpha}")
-    if not 0 < level < 1:
-        raise ValueError(f"level must lie in (0, 1), got {level}")
-    if correction not in st.CORRECTIONS:
-        raise ValueError(f"correction must be one of {st.CORRECTIONS}, got {correction!r}")
+    where the change is tested. ``inference``: its ``level`` (of the Welch interval), ``correction``
+    and ``alpha`` (resamples, permutations and seed are not used: the test is Welch's)."""
+    alpha, level, correction = inference.alpha, inference.level, inference.correction
     b, r = _side(base), _side(regional)
     keys = KEYS[1:]
     m = b.merge(r, on=keys, how="outer", suffixes=("_base", "_regional"), indicator=True)
@@ -425,80 +421,6 @@ def component_change(
     return out[CHANGE_COLUMNS].reset_index(drop=True)
 
 
-# ----------------------------------------------------------------------------- plain language
-def _who(r) -> tuple[str, str]:
-    """(the group, the group it is compared with) of a contrast row, in words."""
-    a, b, an = str(r["value_a"]), str(r["value_b"]), str(r["analysis"])
-    if r["source"] == "geo_contrasts":
-        other = (
-            "the other students"
-            if a == "rest"
-            else f"students of the {a}"
-            if an == "south_vs_north"
-            else f"students from {a}"
-        )
-        if an == "nationality_vs_rest":
-            return f"students from {b}", other
-        if an == "south_vs_north":
-            return f"students of the {b}", other
-        return f"students from {b}", other if a == "rest" else f"students from {a}"
-    attr = {"economic_class": "income", "gender": "gender", "nationality": "nationality"}.get(an, an)
-    if an == "economic_class":
-        return f"{b}-income profiles", f"{a}-income profiles"
-    if an == "nationality":
-        return f"profiles from {b}", f"profiles from {a}"
-    return f"{b} profiles", f"{a} profiles" + ("" if attr == "gender" else f" ({attr})")
-
-
-def _ci(lo, hi) -> str:
-    if pd.isna(lo) or pd.isna(hi):
-        return ""
-    return f" [{float(lo):+.3f}, {float(hi):+.3f}]"
-
-
-def _p(p) -> str:
-    p = float(p)
-    return "< 0.001" if p < 0.001 else f"{p:.3f}"
-
-
-def describe(r) -> str:
-    """One row of :func:`component_change` in a sentence (what moved, for whom, by how much)."""
-    label = METRIC_LABELS.get(str(r["metric"]), str(r["metric"]))
-    who, other = _who(r)
-    comp = str(r["component"])
-    part = {
-        "behaviour": "behaviour part (what the model did)",
-        "needs": "needs part (the students' position)",
-        "total": "outcome gap",
-    }.get(comp, comp)
-    nums = (
-        f"{label} {part}: {float(r['mean_base']):+.3f}{_ci(r['ci_low_base'], r['ci_high_base'])} in base, "
-        f"{float(r['mean_regional']):+.3f}{_ci(r['ci_low_regional'], r['ci_high_regional'])} in regional "
-        f"(change {float(r['change']):+.3f}{_ci(r['ci_low_change'], r['ci_high_change'])}"
-    )
-    if pd.notna(r.get("p_change_adjusted")):
-        nums += f", Welch test adjusted p {_p(r['p_change_adjusted'])}, {int(r['family_size'])} tests in the family)"
-    else:
-        nums += ")"
-    more, fewer = METRIC_WORDS.get(str(r["metric"]), (f"a higher {label}", f"a lower {label}"))
-    if str(r["status"]) != "moved":
-        return f"{who} vs {other}: the {part} did not move beyond chance: {nums}."
-    words = more if float(r["change"]) > 0 else fewer
-    if comp == "behaviour":
-        what = (
-            f"the regional template made the model give {who} {words}, relative to what it gave {other} "
-            f"(both scored for the same students), than the base template did"
-        )
-    elif comp == "needs":
-        what = (
-            f"under the regional template the students' position gives {who} {words} relative to {other} "
-            "than under the base template, for the same lists"
-        )
-    else:
-        what = f"under the regional template {who} end up with {words} relative to {other} than under the base template"
-    return f"{who} vs {other}: {what}. {nums}."
-
-
 def model_verdicts(change: pd.DataFrame) -> pd.DataFrame:
     """Per model: how many behaviour / outcome (total) / needs parts were tested and how many
     moved, and ``behaviour_moved`` (any behaviour part moved)."""
@@ -525,47 +447,3 @@ def model_verdicts(change: pd.DataFrame) -> pd.DataFrame:
         row["behaviour_moved"] = row["behaviour_moved_n"] > 0
         rows.append(row)
     return pd.DataFrame(rows, columns=cols)
-
-
-def summary_sentences(change: pd.DataFrame, max_per_model: int = 3) -> list[str]:
-    """Per model: whether the regional template moved what the model did (the behaviour part),
-    with the largest moved behaviour parts in words; a model whose behaviour did not move is
-    described as such, with what happened to the outcome."""
-    out: list[str] = []
-    if change is None or change.empty:
-        return out
-    ch = change.assign(moved=_flag(change["moved"]))
-    verdicts = model_verdicts(ch)
-    for v in verdicts.itertuples(index=False):
-        g = ch[ch["model"] == v.model]
-        if v.behaviour_tested == 0:
-            out.append(
-                f"{v.model}: base vs regional: no behaviour part could be compared (the behaviour / needs "
-                "split is missing in a template, or its contrasts have fewer than 2 units)."
-            )
-            continue
-        if v.behaviour_moved:
-            beh = g[(g["component"] == "behaviour") & g["moved"]]
-            beh = beh.assign(_a=-pd.to_numeric(beh["change"], errors="coerce").abs()).sort_values("_a", kind="stable")
-            head = (
-                f"{v.model}: the regional template moved what the model did: {v.behaviour_moved_n} of "
-                f"{v.behaviour_tested} behaviour parts changed beyond chance (Welch test of regional - base, Holm "
-                "within each analysis)"
-            )
-            out.append(head + ".")
-            out += [f"{v.model}: {describe(r)}" for _, r in beh.head(max_per_model).iterrows()]
-            continue
-        line = (
-            f"{v.model}: the regional template did not move what the model did: none of the "
-            f"{v.behaviour_tested} behaviour parts tested changed beyond chance (Welch test of regional - base, "
-            "Holm within each analysis)"
-        )
-        if v.total_moved_n:
-            line += (
-                f"; {v.total_moved_n} outcome gap(s) did move with no detectable change in what the model gave "
-                "each group: the change is in how the lists land for where the students stand (needs)"
-            )
-        else:
-            line += "; nor did any outcome gap"
-        out.append(line + ".")
-    return out

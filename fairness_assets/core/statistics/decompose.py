@@ -40,6 +40,7 @@ import pandas as pd
 from ..common import metric_catalogue as catalogue
 from ..scoring import metrics as mx
 from . import stats as st
+from .inference import DEFAULT_INFERENCE, InferenceParams
 
 DECOMPOSE_METRICS = catalogue.names("decompose")
 ENVY_METRICS = catalogue.names("response")
@@ -240,7 +241,7 @@ def _each(items, distances, student_iso3, params, attributes, metrics):
         raise ValueError(f"unknown attribute(s) {unknown}; the profile attributes are {st.PROFILE_ATTRIBUTES}")
     mat, pos_of = _distance_table(distances)
     keys = [k for k in st.PARTITION_KEYS if k in it.columns]
-    for pvals, part in st._partitions(it, keys):
+    for pvals, part in st.partitions(it, keys):
         mets = _defined(part, metrics)
         if not mets:
             continue
@@ -256,14 +257,10 @@ def behaviour_needs(
     distances: pd.DataFrame,
     student_iso3: Mapping[str, str],
     params: mx.ScoringParams,
+    *,
     attributes: Sequence[str] = st.PROFILE_ATTRIBUTES,
     metrics: Sequence[str] = DECOMPOSE_METRICS,
-    n_perm: int = 10_000,
-    n_boot: int = 2000,
-    level: float = 0.95,
-    seed: int = 0,
-    correction: str = "holm",
-    alpha: float = 0.05,
+    inference: InferenceParams = DEFAULT_INFERENCE,
     _cross: Optional[list] = None,
 ) -> pd.DataFrame:
     """Every counterfactual pair's outcome difference split into behaviour and needs.
@@ -285,13 +282,10 @@ def behaviour_needs(
     ``stats.counterfactual_disparity``), and Holm (or BH) within each family (model, template,
     attribute, component). Needs rows where needs is 0 by construction (``by_construction``: a
     metric independent of the student, or the gender attribute) hold exactly 0, no test, and the
-    marking / note ``"needs is 0 by construction"``.
+    marking / note ``"needs is 0 by construction"``. ``inference``: resamples, permutations, level,
+    seed, correction, alpha.
     """
-    st._check(level, n_boot)
-    if correction not in st.CORRECTIONS:
-        raise ValueError(f"correction must be one of {st.CORRECTIONS}, got {correction!r}")
-    if n_perm < 1:
-        raise ValueError(f"n_perm must be >= 1, got {n_perm}")
+    correction, alpha = inference.correction, inference.alpha
     frames = []
     crosses = _cross if _cross is not None else _each(items, distances, student_iso3, params, attributes, metrics)
     for pvals, attr, cross in crosses:
@@ -314,13 +308,8 @@ def behaviour_needs(
         d = np.stack([total, behaviour, needs], axis=-1).reshape(F.shape[0], k * n_m * 3)  # pair, metric, component
         comp = np.tile(np.array(COMPONENTS, dtype=object), k * n_m)
         by_c = np.tile(np.repeat(zero, 3), k) & (comp == "needs")
-        res = st._paired(
-            np.where(by_c[None, :], np.nan, d),
-            n_perm=n_perm,
-            n_boot=n_boot,
-            level=level,
-            seed=seed,
-            key=("decompose", *pvals.values(), attr),
+        res = st.paired_test(
+            np.where(by_c[None, :], np.nan, d), inference=inference, key=("decompose", *pvals.values(), attr)
         )
         n_pairs = valid.reshape(F.shape[0], k * n_m).sum(axis=0)
         res["n"] = np.repeat(n_pairs, 3)
@@ -354,7 +343,7 @@ def behaviour_needs(
                     "share_of_total": share,
                     "behaviour_a_students": np.where(is_beh, np.repeat(mean_a, 3), np.nan),
                     "behaviour_b_students": np.where(is_beh, np.repeat(mean_b, 3), np.nan),
-                    **st.inference_fields(res, level, n_boot),
+                    **st.inference_fields(res, inference=inference),
                     "by_construction": by_c,
                     "note": np.where(by_c, BY_CONSTRUCTION_NOTE, ""),
                 }
@@ -392,11 +381,10 @@ def envy(
     distances: pd.DataFrame,
     student_iso3: Mapping[str, str],
     params: mx.ScoringParams,
+    *,
     attributes: Sequence[str] = st.PROFILE_ATTRIBUTES,
     metrics: Sequence[str] = ENVY_METRICS,
-    n_boot: int = 2000,
-    level: float = 0.95,
-    seed: int = 0,
+    inference: InferenceParams = DEFAULT_INFERENCE,
     _cross: Optional[list] = None,
 ) -> pd.DataFrame:
     """Envy of each group towards each other group of the same attribute.
@@ -407,10 +395,10 @@ def envy(
     a's students (stratum x run with both lists scored) who envy b; ``tie_share``: the share with
     equal scores (a profile-blind model gives each envy share about (1 - tie_share) / 2, whatever
     the group). Interval: percentile bootstrap resampling strata (the students of one stratum move
-    together), ``n_boot`` times. One row per (model, template, attribute, group, other_group,
-    metric); columns ``ENVY_COLUMNS``. Rep and Acad envy compare the lists themselves (they do not
-    depend on the student)."""
-    st._check(level, n_boot)
+    together), ``inference.n_boot`` times (at ``inference.level``, seeded from ``inference.seed``). One
+    row per (model, template, attribute, group, other_group, metric); columns ``ENVY_COLUMNS``. Rep and
+    Acad envy compare the lists themselves (they do not depend on the student)."""
+    n_boot, level, seed = inference.n_boot, inference.level, inference.seed
     frames = []
     crosses = _cross if _cross is not None else _each(items, distances, student_iso3, params, attributes, metrics)
     for pvals, attr, cross in crosses:
@@ -472,18 +460,14 @@ def decompose(
     distances: pd.DataFrame,
     student_iso3: Mapping[str, str],
     params: mx.ScoringParams,
+    *,
     attributes: Sequence[str] = st.PROFILE_ATTRIBUTES,
     metrics: Sequence[str] = DECOMPOSE_METRICS,
     envy_metrics: Sequence[str] = ENVY_METRICS,
-    n_perm: int = 10_000,
-    n_boot: int = 2000,
-    level: float = 0.95,
-    seed: int = 0,
-    correction: str = "holm",
-    alpha: float = 0.05,
+    inference: InferenceParams = DEFAULT_INFERENCE,
 ) -> dict[str, pd.DataFrame]:
     """Both tables, scoring the lists for every position once: ``{"behaviour_needs": ...,
-    "envy": ...}`` (:func:`behaviour_needs`, :func:`envy`)."""
+    "envy": ...}`` (:func:`behaviour_needs`, :func:`envy`, with the same ``inference``)."""
     all_mets = list(dict.fromkeys([*metrics, *envy_metrics]))
     cross = list(_each(items, distances, student_iso3, params, attributes, all_mets))
 
@@ -498,19 +482,7 @@ def decompose(
 
     return {
         "behaviour_needs": behaviour_needs(
-            items,
-            distances,
-            student_iso3,
-            params,
-            n_perm=n_perm,
-            n_boot=n_boot,
-            level=level,
-            seed=seed,
-            correction=correction,
-            alpha=alpha,
-            _cross=only(metrics),
+            items, distances, student_iso3, params, inference=inference, _cross=only(metrics)
         ),
-        "envy": envy(
-            items, distances, student_iso3, params, n_boot=n_boot, level=level, seed=seed, _cross=only(envy_metrics)
-        ),
+        "envy": envy(items, distances, student_iso3, params, inference=inference, _cross=only(envy_metrics)),
     }

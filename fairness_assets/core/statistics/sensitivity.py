@@ -29,6 +29,7 @@ from ..reference.corpus import RepParams, global_rep  # noqa: F401 - used by cal
 from ..scoring import metrics as mx
 from . import comparison as comparison_core
 from . import stats as st
+from .inference import DEFAULT_INFERENCE, InferenceParams
 
 FINDING_KEYS = {
     "audit": ["model", "template", "attribute", "value_a", "value_b", "metric"],
@@ -229,40 +230,32 @@ def judge(base: pd.DataFrame, per_setting: Mapping[str, pd.DataFrame], source: s
 
 
 def audit_findings(
-    items: pd.DataFrame, responses: pd.DataFrame, settings: Sequence[Setting], params: mx.ScoringParams, **stat_kw
+    items: pd.DataFrame,
+    responses: pd.DataFrame,
+    settings: Sequence[Setting],
+    params: mx.ScoringParams,
+    *,
+    inference: InferenceParams = DEFAULT_INFERENCE,
 ) -> dict[str, pd.DataFrame]:
-    """``counterfactual_disparity`` of one partition under each setting (name -> table)."""
+    """``counterfactual_disparity`` of one partition under each setting (name -> table), with ``inference``."""
     return {
-        s.name: st.counterfactual_disparity(rescore_responses(items, responses, s, params), **stat_kw) for s in settings
-    }
-
-
-def comparison_findings(
-    items: pd.DataFrame, responses: pd.DataFrame, settings: Sequence[Setting], params: mx.ScoringParams, **stat_kw
-) -> dict[str, pd.DataFrame]:
-    """``compare_models`` of one template's models under each setting (name -> table)."""
-    return {
-        s.name: comparison_core.compare_models(
-            rescore_responses(items, responses, s, params), items[["response_id", "iso3"]], **stat_kw
-        )
+        s.name: st.counterfactual_disparity(rescore_responses(items, responses, s, params), inference=inference)
         for s in settings
     }
 
 
-def summary_sentences(verdicts: pd.DataFrame, max_lines: int = 8) -> list[str]:
-    """How many significant findings hold in every setting, and each fragile one."""
-    if verdicts is None or not len(verdicts):
-        return []
-    robust = verdicts["robust"].map(lambda v: str(v) == "True" or v is True)
-    out = [
-        f"Sensitivity: {int(robust.sum())} of {len(verdicts)} significant finding(s) hold in every setting "
-        f"of the grid (lambda x0.5 / x2 / given, R_max 1000 / 1500, a second ranking when given)."
-    ]
-    for r in verdicts[~robust].head(max_lines).itertuples(index=False):
-        where = r.settings_flipping or r.settings_losing
-        out.append(
-            f"Fragile ({r.source}, {r.template}): {r.finding} {r.verdict} under {where} "
-            f"({r.estimate:+.3f} as audited; {r.worst_estimate:+.3f}, adjusted p {r.worst_p_adjusted:.3f} "
-            f"under {r.worst_setting})."
+def comparison_findings(
+    items: pd.DataFrame,
+    responses: pd.DataFrame,
+    settings: Sequence[Setting],
+    params: mx.ScoringParams,
+    *,
+    inference: InferenceParams = DEFAULT_INFERENCE,
+) -> dict[str, pd.DataFrame]:
+    """``compare_models`` of one template's models under each setting (name -> table), with ``inference``."""
+    return {
+        s.name: comparison_core.compare_models(
+            rescore_responses(items, responses, s, params), items[["response_id", "iso3"]], inference=inference
         )
-    return out
+        for s in settings
+    }

@@ -12,7 +12,9 @@ weighted means with one matrix product; a sign-flip permutation test multiplies 
 ``(n_perm, n)`` sign matrix by the differences. Every random draw comes from a
 ``numpy.random.Generator`` seeded from ``seed`` and the name of the cell it serves (model,
 template, grouping, the units resampled), so a result does not depend on which other
-partitions or groups are in the input, nor on their order.
+partitions or groups are in the input, nor on their order. ``n_boot``, ``n_perm``, ``level``,
+``seed``, ``correction`` and ``alpha`` are the fields of one ``inference=`` argument
+(:class:`.inference.InferenceParams`).
 
 Pure: pandas and numpy only (and threadpoolctl, to run the matrix products on one BLAS thread).
 """
@@ -30,11 +32,12 @@ import pandas as pd
 from threadpoolctl import ThreadpoolController
 
 from ..common import metric_catalogue as catalogue
+from ..reference import axes
+from .inference import CORRECTIONS, DEFAULT_INFERENCE, Correction, InferenceParams
 
 METRICS = catalogue.names("response")
-PROFILE_ATTRIBUTES = ("gender", "economic_class", "nationality")
+PROFILE_ATTRIBUTES = axes.names()  # the axis catalogue (core/reference/axes.py)
 PARTITION_KEYS = ("model", "template")
-CORRECTIONS = ("holm", "bh")
 _NONE = "\x00none"  # stands for a missing attribute in grouping keys (reduced-context profiles)
 _CHUNK = 4_000_000  # at most this many floats in one (resamples x columns) block
 
@@ -77,16 +80,17 @@ INFERENCE_COLUMNS = [
 ]
 
 
-def inference_fields(res: dict, level: float, n_boot: int, tested: bool = True) -> dict:
+def inference_fields(res: dict, *, inference: InferenceParams, tested: bool = True) -> dict:
     """The inference columns of a block of tests from a paired-difference result ``res`` (keys sd, lo,
-    hi, p, method, used, p_min), in INFERENCE_COLUMNS order up to ``p_min_attainable``; ``tested``
-    False: intervals only, no test (p-value NaN, no method, 0 permutations)."""
+    hi, p, method, used, p_min), in INFERENCE_COLUMNS order up to ``p_min_attainable`` (``level`` and
+    ``n_boot`` from ``inference``); ``tested`` False: intervals only, no test (p-value NaN, no method,
+    0 permutations)."""
     return {
         "sd_diff": res["sd"],
         "ci_low": res["lo"],
         "ci_high": res["hi"],
-        "level": level,
-        "n_boot": n_boot,
+        "level": inference.level,
+        "n_boot": inference.n_boot,
         "p_value": res["p"] if tested else np.nan,
         "p_method": res["method"] if tested else None,
         "n_perm": res["used"] if tested else 0,
@@ -112,7 +116,7 @@ DISPARITY_COLUMNS = [
 
 
 # ----------------------------------------------------------------------------- p-value correction
-def adjust_pvalues(p, method: str = "holm") -> np.ndarray:
+def adjust_pvalues(p, method: Correction = "holm") -> np.ndarray:
     """Adjusted p-values for one family of tests.
 
     ``method``: ``"holm"`` (Holm's step-down; controls the family-wise error rate under any
@@ -250,23 +254,21 @@ def _sign_flip_p(d: np.ndarray, n_perm: int, rng: np.random.Generator) -> tuple[
     return (count + 1.0) / (n_perm + 1.0), "monte_carlo", int(n_perm)
 
 
-def _paired(
+def paired_test(
     d: np.ndarray,
     *,
-    n_perm: int,
-    n_boot: int,
-    level: float,
-    seed: int,
+    inference: InferenceParams,
     key: tuple,
     min_units: int = 2,
     test: bool = True,
 ) -> dict[str, np.ndarray]:
-    """The paired kernel of every test here and in ``core.statistics.decompose`` / ``core.statistics.geostats``: per
-    column of d (units x columns, NaN = no unit), the mean, the SD (ddof 1), the percentile
-    bootstrap interval of the mean (resampling units, ``n_boot`` times) and the two-sided
-    sign-flip p (``_sign_flip_p``).
+    """The paired kernel of every test of the audit (here and in ``core.statistics.decompose``,
+    ``geostats`` and ``comparison``): per column of d (units x columns, NaN = no unit), the mean, the
+    SD (ddof 1), the percentile bootstrap interval of the mean (resampling units, ``inference.n_boot``
+    times, at ``inference.level``) and the two-sided sign-flip p (``_sign_flip_p``, ``inference.n_perm``
+    sign vectors); ``test=False`` for the interval alone (``inference.n_perm`` unused).
 
-    Columns with the same missing units share one generator, ``_rng(seed, *key, units)``, and so
+    Columns with the same missing units share one generator, ``_rng(inference.seed, *key, units)``, and so
     one set of draws: the bootstrap counts first, then the sign vectors. A column's result
     therefore depends only on its own values, its units and ``key``, never on which other
     columns are computed with it. Columns with fewer than ``min_units`` units get the mean only.
@@ -276,6 +278,7 @@ def _paired(
     Returns arrays per column: ``n`` (units), ``mean``, ``sd``, ``lo``, ``hi``, ``p``, ``p_min``
     (smallest attainable p: 2 / 2^n exact, 1 / (n_perm + 1) Monte Carlo), ``method``
     (``exact`` / ``monte_carlo``), ``used`` (sign vectors)."""
+    n_perm, n_boot, level, seed = inference.n_perm, inference.n_boot, inference.level, inference.seed
     c = d.shape[1]
     valid = ~np.isnan(d)
     n = valid.sum(axis=0)
@@ -346,7 +349,10 @@ def _defined_metrics(part: pd.DataFrame, metrics: Sequence[str]) -> list[str]:
     return [m for m in metrics if part[m].notna().any()]
 
 
-def _partitions(df: pd.DataFrame, keys: list[str]) -> Iterable[tuple[dict, pd.DataFrame]]:
+def partitions(df: pd.DataFrame, keys: list[str]) -> Iterable[tuple[dict, pd.DataFrame]]:
+    """``df`` split by the partition columns ``keys`` (model, template; sorted, a missing value is a
+    value): (``{key: value}``, the partition's rows) per partition; the whole frame once, with ``{}``,
+    when there are no keys."""
     if not keys:
         yield {}, df
         return
@@ -355,23 +361,16 @@ def _partitions(df: pd.DataFrame, keys: list[str]) -> Iterable[tuple[dict, pd.Da
         yield dict(zip(keys, vals, strict=False)), part
 
 
-def _check(level: float, n_boot: int) -> None:
-    if not 0 < level < 1:
-        raise ValueError(f"level must be in (0, 1), got {level}")
-    if n_boot < 1:
-        raise ValueError(f"n_boot must be >= 1, got {n_boot}")
-
-
 # ----------------------------------------------------------------------------- run variability
 def run_variability(
     responses: pd.DataFrame,
+    *,
     metrics: Sequence[str] = METRICS,
     by: Sequence[Optional[str]] = (None, "gender", "economic_class"),
-    n_boot: int = 2000,
-    level: float = 0.95,
-    seed: int = 0,
+    inference: InferenceParams = DEFAULT_INFERENCE,
 ) -> pd.DataFrame:
-    """Spread and bootstrap interval of every headline mean, over runs and over profiles.
+    """Spread and bootstrap interval of every headline mean, over runs and over profiles
+    (``inference``: its ``n_boot``, ``level`` and ``seed``).
 
     For each partition (model x template), grouping (``by``: None = overall, or a profile
     attribute), group and metric, two rows:
@@ -398,13 +397,13 @@ def run_variability(
     templates) has no rows there; a group whose responses all failed keeps its rows, with
     missing figures and a note.
     """
-    _check(level, n_boot)
+    n_boot, level, seed = inference.n_boot, inference.level, inference.seed
     metrics = list(metrics)
     df, keys = _prepare(responses, metrics)
     if "run" not in df.columns or "profile_id" not in df.columns:
         raise ValueError("responses need the columns run and profile_id")
     rows = []
-    for pvals, part in _partitions(df, keys):
+    for pvals, part in partitions(df, keys):
         mets = _defined_metrics(part, metrics)
         if not mets:
             continue
@@ -474,18 +473,15 @@ def run_variability(
 # ----------------------------------------------------------------------------- counterfactual disparity
 def counterfactual_disparity(
     responses: pd.DataFrame,
+    *,
     attributes: Sequence[str] = PROFILE_ATTRIBUTES,
     metrics: Sequence[str] = METRICS,
-    n_perm: int = 10_000,
-    n_boot: int = 2000,
-    level: float = 0.95,
-    seed: int = 0,
-    correction: str = "holm",
-    alpha: float = 0.05,
+    inference: InferenceParams = DEFAULT_INFERENCE,
     family: Sequence[str] = ("model", "template", "attribute"),
 ) -> pd.DataFrame:
     """Paired counterfactual disparity per attribute, with interval, permutation test and
-    multiple-comparison correction.
+    multiple-comparison correction (``inference``: resamples, permutations, level, seed, correction,
+    alpha).
 
     For attribute A and each unordered pair of its values (a, b), a < b in sorted order: the
     strata are the groups of profiles that agree on every other profile attribute (within a
@@ -499,7 +495,7 @@ def counterfactual_disparity(
       (``n_perm`` random sign vectors, p = (1 + #as extreme) / (n_perm + 1));
       ``n_perm`` is the number of sign vectors used; ``p_min_attainable`` is the smallest
       p-value the test can give (2/2^n exact, 1/(n_perm+1) Monte Carlo).
-    - ``p_adjusted``: Holm (``correction="holm"``) or Benjamini-Hochberg (``"bh"``) over the
+    - ``p_adjusted``: Holm (``inference.correction="holm"``) or Benjamini-Hochberg (``"bh"``) over the
       rows of one family: by default all pairs and metrics of one attribute in one model x
       template (``family`` lists the columns that define a family; ``("model", "template")``
       corrects across every attribute of a partition). ``family_size`` is the number of tests
@@ -516,11 +512,7 @@ def counterfactual_disparity(
     An attribute missing from every profile of a partition has no rows there; a metric
     without any value in a partition (Acad outside ``academic``) has no rows there.
     """
-    _check(level, n_boot)
-    if correction not in CORRECTIONS:
-        raise ValueError(f"correction must be one of {CORRECTIONS}, got {correction!r}")
-    if n_perm < 1:
-        raise ValueError(f"n_perm must be >= 1, got {n_perm}")
+    correction, alpha = inference.correction, inference.alpha
     metrics = list(metrics)
     df, keys = _prepare(responses, metrics)
     profile_attrs = [a for a in PROFILE_ATTRIBUTES if a in df.columns]
@@ -533,7 +525,7 @@ def counterfactual_disparity(
             f"family columns must be among model, template, attribute, metric, value_a, value_b; got {bad_family}"
         )
     frames = []
-    for pvals, part in _partitions(df, keys):
+    for pvals, part in partitions(df, keys):
         mets = _defined_metrics(part, metrics)
         if not mets:
             continue
@@ -542,9 +534,7 @@ def counterfactual_disparity(
             if sub.empty:
                 continue
             frames.append(
-                _disparity_one(
-                    sub, pvals, attr, [a for a in profile_attrs if a != attr], mets, n_perm, n_boot, level, seed
-                )
+                _disparity_one(sub, pvals, attr, [a for a in profile_attrs if a != attr], mets, inference=inference)
             )
     if not frames:
         out = pd.DataFrame(columns=[c for c in DISPARITY_COLUMNS if c in keys or c not in PARTITION_KEYS])
@@ -575,10 +565,8 @@ def _disparity_one(
     attr: str,
     others: list[str],
     mets: list[str],
-    n_perm: int,
-    n_boot: int,
-    level: float,
-    seed: int,
+    *,
+    inference: InferenceParams,
 ) -> pd.DataFrame:
     """All pairs of values of one attribute in one partition, every metric at once."""
     keys = _key_frame(sub, others)
@@ -617,7 +605,7 @@ def _disparity_one(
         mean_diff = np.where(n_pairs > 0, dz.sum(axis=0) / np.maximum(n_pairs, 1), np.nan)
         mean_a = np.where(n_pairs > 0, np.where(valid, pa, 0.0).sum(axis=0) / np.maximum(n_pairs, 1), np.nan)
         mean_b = np.where(n_pairs > 0, np.where(valid, pb, 0.0).sum(axis=0) / np.maximum(n_pairs, 1), np.nan)
-    res = _paired(d, n_perm=n_perm, n_boot=n_boot, level=level, seed=seed, key=("disparity", *pvals.values(), attr))
+    res = paired_test(d, inference=inference, key=("disparity", *pvals.values(), attr))
     sd, lo, hi, p, method, used, p_min = (res[k] for k in ("sd", "lo", "hi", "p", "method", "used", "p_min"))
     return pd.DataFrame(
         {
@@ -635,8 +623,8 @@ def _disparity_one(
             "sd_diff": sd,
             "ci_low": lo,
             "ci_high": hi,
-            "level": level,
-            "n_boot": n_boot,
+            "level": inference.level,
+            "n_boot": inference.n_boot,
             "p_value": p,
             "p_method": method,
             "n_perm": used,

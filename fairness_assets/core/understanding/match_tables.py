@@ -115,52 +115,69 @@ def propose(names: Iterable[str], iso3s: Iterable[str], words, country_words: It
         by_country.setdefault(c, []).append(i)
     rows: list[GroupRow] = []
     for c, members in sorted(by_country.items()):
-        grams: dict[tuple, set[int]] = {}
-        for i in members:
-            for g in _runs(_proper_sequence(bases[i], words)):
-                grams.setdefault(g, set()).add(i)
-        shared = {g: s for g, s in grams.items() if len(s) >= 2}
-        for g, s in sorted(shared.items()):
-            if any(len(h) > len(g) and set(g) <= set(h) and t == s for h, t in shared.items()):
-                continue  # a part of a longer shared run ("buenos" of "buenos aires", "hong" of "hong kong")
-            if " ".join(g) in countries or " ".join(reversed(g)) in countries:
-                continue  # a country: the matcher refuses it by itself
+        rows += _place_rows(c, members, names, bases, words, countries)
+        rows += _system_rows(c, members, names, bases, words, exact)
+    return rows
+
+
+def _place_rows(
+    c: str, members: list[int], names: list[str], bases: list[str], words, countries: set
+) -> list[GroupRow]:
+    """Places of country ``c``: the runs of distinctive words two or more of its names carry."""
+    rows: list[GroupRow] = []
+    grams: dict[tuple, set[int]] = {}
+    for i in members:
+        for g in _runs(_proper_sequence(bases[i], words)):
+            grams.setdefault(g, set()).add(i)
+    shared = {g: s for g, s in grams.items() if len(s) >= 2}
+    for g, s in sorted(shared.items()):
+        if any(len(h) > len(g) and set(g) <= set(h) and t == s for h, t in shared.items()):
+            continue  # a part of a longer shared run ("buenos" of "buenos aires", "hong" of "hong kong")
+        if " ".join(g) in countries or " ".join(reversed(g)) in countries:
+            continue  # a country: the matcher refuses it by itself
+        covered = tuple(names[i] for i in sorted(s))
+        rows.append(
+            GroupRow(
+                "name",
+                _display(g, [names[i] for i in sorted(s)]),
+                c,
+                covered,
+                "",
+                f"corpus: {len(s)} universities of {c} carry the name",
+            )
+        )
+    return rows
+
+
+def _system_rows(c: str, members: list[int], names: list[str], bases: list[str], words, exact: set) -> list[GroupRow]:
+    """Systems of country ``c``: an institution-naming part that starts two or more of its names
+    (or whose initials they carry) and is no corpus name itself."""
+    rows: list[GroupRow] = []
+    heads: dict[str, set[int]] = {}
+    for i in members:
+        for h in _heads(names[i]):
+            heads.setdefault(name_forms(h)[0], set()).add(i)
+    for i in members:  # "University of California Davis": a head without a separator
+        for h in list(heads):
+            if bases[i].startswith(h + " "):
+                heads[h].add(i)
+    for h, s in sorted(heads.items()):
+        if h in exact or not given_name(h, words):
+            continue  # a corpus name itself, or no name at all ("University of", "National Research University")
+        initials = "".join(t[0] for t in h.split() if t not in ("of", "the", "de", "at", "and"))
+        s = set(s) | {i for i in members if len(initials) >= 3 and initials in bases[i].split()}
+        if len(s) >= 2:
             covered = tuple(names[i] for i in sorted(s))
             rows.append(
                 GroupRow(
-                    "name",
-                    _display(g, [names[i] for i in sorted(s)]),
+                    "system",
+                    _original(h, names[min(s)]),
                     c,
                     covered,
                     "",
-                    f"corpus: {len(s)} universities of {c} carry the name",
+                    f"corpus: the start or a part of {len(s)} names of {c}",
                 )
             )
-        heads: dict[str, set[int]] = {}
-        for i in members:
-            for h in _heads(names[i]):
-                heads.setdefault(name_forms(h)[0], set()).add(i)
-        for i in members:  # "University of California Davis": a head without a separator
-            for h in list(heads):
-                if bases[i].startswith(h + " "):
-                    heads[h].add(i)
-        for h, s in sorted(heads.items()):
-            if h in exact or not given_name(h, words):
-                continue  # a corpus name itself, or no name at all ("University of", "National Research University")
-            initials = "".join(t[0] for t in h.split() if t not in ("of", "the", "de", "at", "and"))
-            s = set(s) | {i for i in members if len(initials) >= 3 and initials in bases[i].split()}
-            if len(s) >= 2:
-                covered = tuple(names[i] for i in sorted(s))
-                rows.append(
-                    GroupRow(
-                        "system",
-                        _original(h, names[min(s)]),
-                        c,
-                        covered,
-                        "",
-                        f"corpus: the start or a part of {len(s)} names of {c}",
-                    )
-                )
     return rows
 
 

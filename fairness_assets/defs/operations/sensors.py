@@ -194,6 +194,60 @@ def write_cursor(state: dict[str, tuple[int, set[int]]]) -> str:
     )
 
 
+def _records_to_read(instance, key, done: int, run_of) -> tuple[list, set]:
+    """The check's evaluations after the watermark ``done``, and the runs of those still PLANNED
+    that have ended.
+
+    A record still PLANNED whose run has ended was never evaluated (a skipped or failed step);
+    the records are read again once those runs are known to have ended, so that an evaluation
+    stored meanwhile is not taken for one."""
+    records = executions_after(instance, key, done)
+    ended = {
+        r.run_id
+        for r in records
+        if r.status.value == "PLANNED" and (run_of(r.run_id) is None or run_of(r.run_id).is_finished)
+    }
+    if ended:
+        records = executions_after(instance, key, done)
+    return records, ended
+
+
+def _alert_records(records, ended: set, handled: set, sent: int, alerts, run_of, log) -> tuple[int, int, object]:
+    """Alert on each failed evaluation of ``records`` not yet ``handled`` (marked handled as it goes):
+    (evaluations read, alerts sent so far, the delivery failure or None). Stops at the batch limit
+    and at the first alert no channel took (the next tick retries from there)."""
+    read = 0
+    failure = None
+    for record in records:
+        if record.id in handled:
+            continue
+        if record.status.value == "PLANNED":
+            if record.run_id in ended:
+                handled.add(record.id)
+            continue  # still to be evaluated: read again next tick
+        read += 1
+        run = run_of(record.run_id)
+        alert = check_failure_alert(record, alerts, run.tags if run is not None else {})
+        if alert is not None:
+            if sent >= CHECK_BATCH:
+                break
+            failure = deliver(alerts, alert, log)
+            if failure:  # no channel took it: stop here, the next tick retries from this alert
+                break
+            sent += 1
+        handled.add(record.id)
+    return read, sent, failure
+
+
+def _watermark(records, handled: set, done: int) -> int:
+    """The watermark moved over the handled records in id order, up to the first one still open."""
+    for record in records:
+        if record.id not in handled:
+            break
+        done = record.id
+    return done
+
+
 @dg.sensor(
     minimum_interval_seconds=60,
     default_status=dg.DefaultSensorStatus.RUNNING,
@@ -215,40 +269,10 @@ def parse_quality_alert(context: dg.SensorEvaluationContext, alerts: AlertResour
     for key in code_location_checks(context):
         name = key.to_user_string()
         done, handled = state.get(name, (0, set()))
-        records = executions_after(instance, key, done)
-        # a record still PLANNED whose run has ended was never evaluated (a skipped or failed step);
-        # read the records again once those runs are known to have ended, so that an evaluation
-        # stored meanwhile is not taken for one
-        ended = {
-            r.run_id
-            for r in records
-            if r.status.value == "PLANNED" and (run_of(r.run_id) is None or run_of(r.run_id).is_finished)
-        }
-        if ended:
-            records = executions_after(instance, key, done)
-        for record in records:
-            if record.id in handled:
-                continue
-            if record.status.value == "PLANNED":
-                if record.run_id in ended:
-                    handled.add(record.id)
-                continue  # still to be evaluated: read again next tick
-            read += 1
-            run = run_of(record.run_id)
-            alert = check_failure_alert(record, alerts, run.tags if run is not None else {})
-            if alert is not None:
-                if sent >= CHECK_BATCH:
-                    break
-                failure = deliver(alerts, alert, context.log)
-                if failure:  # no channel took it: stop here, the next tick retries from this alert
-                    break
-                sent += 1
-            handled.add(record.id)
-        # the watermark moves over the handled records in id order, up to the first one still open
-        for record in records:
-            if record.id not in handled:
-                break
-            done = record.id
+        records, ended = _records_to_read(instance, key, done, run_of)
+        n_read, sent, failure = _alert_records(records, ended, handled, sent, alerts, run_of, context.log)
+        read += n_read
+        done = _watermark(records, handled, done)
         state[name] = (done, {i for i in handled if i > done})
         if failure or sent >= CHECK_BATCH:
             break

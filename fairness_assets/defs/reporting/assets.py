@@ -44,6 +44,7 @@ from ..metadata import png_md, table_md
 from ..services import (
     RecordedQuality,
     distance_matrix,
+    inference_of,
     quality_frame,
     resolver_for,
     scoring_params,
@@ -92,6 +93,7 @@ def audit_statistics(
     students = {k: v for k, v in students.items() if v}
     dist = distance_matrix(capital_distances, drs_scores, reference, students) if len(drs_scores) else None
     keys = list(guard.partitions(analysis_tables))
+    inference = inference_of(report_settings)
     progress = Progress("audit_statistics", len(keys), context.log.info, unit="partition")
     for key, long in keys:
         progress.advance(0, detail=f"{key} started")  # the first line at once, then at most every 5 s
@@ -100,7 +102,7 @@ def audit_statistics(
             items = drs_scores[drs_scores["partition_key"] == str(key)] if len(drs_scores) else drs_scores
             t = audit_report.partition_statistics(
                 responses,
-                **report_settings.as_dict(),
+                inference=inference,
                 items=items,
                 distances=dist,
                 student_iso3=students,
@@ -497,12 +499,14 @@ def audit_report_file(
         parts,
         provenance=provenance,
         quality=quality,
-        base_vs_regional=bvr,
-        geography=_geography(database),
-        geography_figures=geo_figures,
+        audit_wide=audit_report.AuditWideResults(
+            base_vs_regional=bvr,
+            geography=_geography(database),
+            geography_figures=geo_figures,
+            comparison=comparison,
+            sensitivity=sensitivity,
+        ),
         matches=stored.matches,
-        comparison=comparison,
-        sensitivity=sensitivity,
     )
     audit_ids = sorted({a for p in parts for a in p.audit_ids})
     report_id = f"report-{stable_hash([audit_ids, provenance['code version']])[:12]}"

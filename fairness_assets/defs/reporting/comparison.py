@@ -19,8 +19,10 @@ from fairness_assets.core.common import tables as tables_core
 from fairness_assets.core.common.partition import PartitionKey
 from fairness_assets.core.common.progress import Progress
 from fairness_assets.core.reporting import figures as fig_core
+from fairness_assets.core.reporting.sentences import sensitivity as sensitivity_sentences
 from fairness_assets.core.statistics import comparison as comparison_core
 from fairness_assets.core.statistics import gate as gate_core
+from fairness_assets.core.statistics.inference import InferenceParams
 from resources import database as D
 from resources.database import ResultsDatabase
 from resources.settings import ReferenceDataResource, ReportResource, ScoringResource, stable_hash
@@ -28,7 +30,7 @@ from resources.tagger import SubjectTaggerResource
 
 from ..decorators import stored_asset
 from ..metadata import png_md, table_md
-from ..services import scoring_params
+from ..services import inference_of, scoring_params
 
 SHOWN = (
     "template",
@@ -61,9 +63,11 @@ def stored_inputs(database: ResultsDatabase, template: str, keys: list[str]) -> 
     return (pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()), items
 
 
-def compare_stored(database: ResultsDatabase, settings: dict, log=None, params=None) -> dict[str, pd.DataFrame]:
-    """Every template with two or more scored models, compared (read one template at a time); with
-    the scoring ``params``, the stored corpus gives the coverage and GRS per country too."""
+def compare_stored(
+    database: ResultsDatabase, inference: InferenceParams, log=None, params=None
+) -> dict[str, pd.DataFrame]:
+    """Every template with two or more scored models, compared with ``inference`` (read one template at a
+    time); with the scoring ``params``, the stored corpus gives the coverage and GRS per country too."""
     corpus = database.read_rows(D.CorpusUniversity, [""]) if params is not None else None
     extra = {"corpus": corpus, "params": params} if corpus is not None and len(corpus) else {}
     keys = sorted(str(k) for k in database.distinct(D.MetricRow, ["partition_key"])["partition_key"] if k)
@@ -75,7 +79,7 @@ def compare_stored(database: ResultsDatabase, settings: dict, log=None, params=N
     progress = Progress("model_comparison", len(comparable), log or (lambda _line: None), unit="template")
     for template, tkeys in comparable.items():
         responses, items = stored_inputs(database, template, tkeys)
-        out = comparison_core.tables_for(responses, items, **settings, **extra)
+        out = comparison_core.tables_for(responses, items, inference=inference, **extra)
         diffs.append(out["differences"])
         boards.append(out["leaderboard"])
         progress.advance(detail=f"{template}: {len(tkeys)} models, {len(responses):,} responses")
@@ -140,7 +144,9 @@ def model_comparison(
     scoring: ScoringResource,
 ):
     settings = report_settings.as_dict()
-    tables = compare_stored(database, settings, log=context.log.info, params=scoring_params(reference, scoring))
+    tables = compare_stored(
+        database, inference_of(report_settings), log=context.log.info, params=scoring_params(reference, scoring)
+    )
     diffs, board = tables["differences"], tables["leaderboard"]
     try:
         _verdict, lines, gate_text = gate_result(report_settings.gate_file, diffs)
@@ -251,17 +257,22 @@ def with_other_tags(
 
 
 def sensitivity_tables(
-    database: ResultsDatabase, params, settings: dict, grid, log=None, second=None, taggers: Optional[dict] = None
+    database: ResultsDatabase,
+    params,
+    inference: InferenceParams,
+    grid,
+    log=None,
+    second=None,
+    taggers: Optional[dict] = None,
 ) -> dict[str, pd.DataFrame]:
     """Every significant finding of the stored audit (counterfactual disparities, one partition at a
-    time) and of the stored comparison (one template at a time) re-scored under ``grid``, judged
-    robust or fragile; and the comparison's differences under each setting (for a gate that
+    time) and of the stored comparison (one template at a time) re-scored under ``grid`` (tested with
+    ``inference``), judged robust or fragile; and the comparison's differences under each setting (for a gate that
     requires robustness). ``second``: the second ranking and its index, when the grid holds one;
     ``taggers``: the other subject taggers (:func:`other_taggers`), each a setting where it covers the
     partition's programs."""
     from fairness_assets.core.statistics import sensitivity as sens
 
-    stat_kw = {k: settings[k] for k in ("n_perm", "n_boot", "level", "seed", "correction", "alpha")}
     keys = sorted(str(k) for k in database.distinct(D.MetricRow, ["partition_key"])["partition_key"] if k)
     verdicts, by_setting = [], []
     compared = database.read_rows(D.ComparisonRow, [""])
@@ -285,7 +296,7 @@ def sensitivity_tables(
         items = with_second_ranking(database, database.read_rows(D.DRSItem, [key]), [key], second)
         items, used = with_other_tags(database, items, [key], taggers or {}, dict(params.student_interest))
         responses = database.partition_tables(D.MetricRow, key)["drs_responses"]
-        per = sens.audit_findings(items, responses, _with_taggers(grid, used), params, **stat_kw)
+        per = sens.audit_findings(items, responses, _with_taggers(grid, used), params, inference=inference)
         verdicts.append(sens.judge(base, per, "audit"))
         progress.advance(detail=f"{key} re-scored under {len(grid)} settings")
     if templates:
@@ -295,7 +306,7 @@ def sensitivity_tables(
             responses, _ = stored_inputs(database, template, tkeys)
             items = with_second_ranking(database, database.read_rows(D.DRSItem, tkeys), tkeys, second)
             items, used = with_other_tags(database, items, tkeys, taggers or {}, dict(params.student_interest))
-            per = sens.comparison_findings(items, responses, _with_taggers(grid, used), params, **stat_kw)
+            per = sens.comparison_findings(items, responses, _with_taggers(grid, used), params, inference=inference)
             verdicts.append(sens.judge(diffs[diffs["template"].astype(str) == template], per, "comparison"))
             by_setting += [t.assign(setting=name) for name, t in per.items()]
             progress.advance(
@@ -344,7 +355,9 @@ def sensitivity(
     )
     params = scoring_params(reference, scoring)
     taggers = other_taggers(database, subject_tagger.tagger_name(), subject_tagger.overrides())
-    tables = sensitivity_tables(database, params, settings, grid, log=context.log.info, second=second, taggers=taggers)
+    tables = sensitivity_tables(
+        database, params, inference_of(report_settings), grid, log=context.log.info, second=second, taggers=taggers
+    )
     verdicts = tables["verdicts"]
     if tables_core.all_empty(tables):
         context.log.info("sensitivity: no significant finding and no model comparison to re-score; nothing stored")
@@ -355,7 +368,7 @@ def sensitivity(
         "sensitivity",
         config_json={**settings, "settings": [s.name for s in grid], "scoring": params.as_dict()},
     )
-    sentences = sens.summary_sentences(verdicts)
+    sentences = sensitivity_sentences.summary_sentences(verdicts)
     return dg.Output(
         stored,
         metadata={

@@ -12,6 +12,7 @@ from fairness_assets.core.common import result_tables
 from fairness_assets.core.common import tables as tables_core
 from fairness_assets.core.common.partition import PartitionKey, by_partition
 from fairness_assets.core.reference import regions as regions_core
+from fairness_assets.core.reporting.sentences import geography as geography_sentences
 from fairness_assets.core.statistics import geostats
 from resources.database import ResultsDatabase
 from resources.settings import ReferenceDataResource, ReportResource, ScoringResource, stable_hash
@@ -19,7 +20,7 @@ from resources.settings import ReferenceDataResource, ReportResource, ScoringRes
 from ..decorators import partitioned_asset
 from ..isolation import PartitionGuard
 from ..metadata import table_md
-from ..services import resolver_for, scoring_params
+from ..services import inference_of, resolver_for, scoring_params
 
 # what is stored per partition (core/common/result_tables.py; geo_responses, one row per response, is derived
 # again when needed)
@@ -110,14 +111,15 @@ def audit_geography(
         else {}
     )
     settings = report_settings.as_dict()
+    inference = inference_of(report_settings)
 
     def statistics(scores: pd.DataFrame, answers: pd.DataFrame) -> dict:
         return geostats.geo_statistics(
-            scores,
+            geostats.Positions(
+                scores, scoring_params(reference, scoring), student_iso3={k: v for k, v in students.items() if v}
+            ),
             answers,
-            scoring_params(reference, scoring),
-            student_iso3={k: v for k, v in students.items() if v},
-            **settings,
+            inference=inference,
             log=context.log.info,
         )
 
@@ -168,7 +170,7 @@ def audit_geography(
         if len(significant) and "component" in significant
         else significant.iloc[0:0]
     )
-    sentences = geostats.summary_sentences(tables)
+    sentences = geography_sentences.summary_sentences(tables)
     for line in sentences[:5]:
         context.log.info(line)
     return dg.Output(

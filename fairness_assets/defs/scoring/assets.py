@@ -16,6 +16,7 @@ from fairness_assets.core.common import result_tables
 from fairness_assets.core.common import tables as tables_core
 from fairness_assets.core.common.partition import PartitionKey
 from fairness_assets.core.reporting import figures as fig_core
+from fairness_assets.core.reporting.sentences import change as change_sentences
 from fairness_assets.core.scoring import metrics
 from fairness_assets.core.statistics import component_change as cc
 from resources.database import GeographyRow, GRSCountry, MetricRow, ResultsDatabase, StatisticRow, make_provenance
@@ -207,7 +208,7 @@ def base_vs_regional(context: dg.AssetExecutionContext, database: ResultsDatabas
     }
     figures = {k: v for k, v in shown.items() if v is not None}
     change = tables["component_change"]
-    sentences = cc.summary_sentences(change)
+    sentences = change_sentences.summary_sentences(change)
     return dg.Output(
         long_df,
         metadata={

@@ -4,7 +4,7 @@
 parser. ``items``: an answer imported already split into items (a responses file with
 ``university``/``program``/``country`` columns), stored as the JSON document
 ``{"items": [{"university": ..., "program": ..., "country": ...}, ...]}`` and turned into
-recommendations without parsing (fairness_assets/core/generation/responses.py, ``items_document``).
+recommendations without parsing (fairness_assets/core/generation/responses/, ``items_document``).
 
 Revision ID: 0002_generation_response_format
 Revises: 0001_baseline

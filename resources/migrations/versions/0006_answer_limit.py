@@ -1,6 +1,6 @@
 """recommendation.answer_chars and answer_truncated: the per-answer length limit of the parser.
 
-The parser reads the first ``MAX_ANSWER_CHARS`` characters of an answer (20,000; core/understanding/parse.py);
+The parser reads the first ``MAX_ANSWER_CHARS`` characters of an answer (20,000; core/understanding/parse/shared.py);
 a longer answer is stored whole in ``generation.response``, once, and each of its recommendation
 rows records the answer's length (``answer_chars``) and that it was cut (``answer_truncated``).
 Rows stored before this revision were parsed up to 50,000 characters without saying so: they

@@ -1,0 +1,101 @@
+"""Bring-your-own generations: reading a responses file (CSV, JSONL or Parquet).
+
+Columns (case-insensitive; documented in docs/responses_format.md):
+
+- ``model``, ``template``, ``run``                            required
+- ``gender``, ``economic_class``, ``nationality``              the profile: all three, or exactly
+                                                               one for the reduced-context templates
+- ``response``                                                 the model's full answer, or
+- ``university``, ``program``, ``country`` (+ ``item_index``)  answers already split into items
+
+A file that cannot be read, or lacks a required column, fails with a message naming the file
+and the column. Rows that cannot be used (an unknown gender, a missing model, a ``run`` that is
+not a whole number in range, a JSON object or array where a single value belongs, ...) are not
+dropped silently: they are returned in a rejects table (file row, column, reason) and counted.
+
+Text that no results database can store alike (NUL characters, which PostgreSQL rejects; lone
+surrogates, which cannot be encoded as UTF-8) is made storable by :func:`storable_text`, the
+rule the results database applies to every text value it writes; a row whose text was altered
+keeps it, and says so in its ``text_note`` column (and in the report's ``notes``).
+
+- :mod:`.validating`: column aliases and value maps, :func:`storable_text`, the run's parse, the
+  file's columns and one chunk validated (rows used, rejects, notes); :class:`ResponsesFileError`,
+  :class:`ResponsesReport`;
+- :mod:`.reading`: the file's kind, the CSV/TSV, JSON Lines and Parquet chunk readers
+  (:data:`CHUNK_ROWS`, :data:`CHUNK_CHARS`: read there, so patch them there), the validated chunks
+  assembled by :func:`read_responses` and :func:`response_models`;
+- :mod:`.converting`: :data:`GENERATION_COLUMNS`, :func:`to_generations`, items made samples and
+  back (:func:`samples_from_items`, :func:`items_from_generations`), :class:`ImportedResponses` and
+  the chunk-at-a-time converter;
+- :mod:`.staging`: :func:`stage_responses`, :class:`StagedResponses`, :func:`staging_folder`;
+- :mod:`.importing`: :func:`import_responses`, the one import path (streamed, or staged).
+"""
+
+from __future__ import annotations
+
+from .converting import (
+    GENERATION_COLUMNS,
+    ITEMS_FORMAT,
+    TEXT_FORMAT,
+    ImportedResponses,
+    import_audit_id,
+    items_from_generations,
+    samples_from_items,
+    to_generations,
+)
+from .importing import import_responses
+
+# _raw_chunks and _read_all: reachable as responses.X (tests/core/test_responses_streaming.py,
+# tests/defs/test_generation_staging.py). To patch one, patch the module that calls it: _raw_chunks
+# (and CHUNK_ROWS, CHUNK_CHARS) in .reading, _read_all in .staging and .importing.
+from .reading import (  # noqa: F401
+    CHUNK_CHARS,
+    CHUNK_ROWS,
+    _raw_chunks,
+    _read_all,
+    read_responses,
+    response_models,
+)
+from .staging import STAGING_VERSION, StagedResponses, stage_responses, staging_folder
+from .validating import (
+    ITEM_COLS,
+    MAX_RUN,
+    NOTE_COLUMNS,
+    PROFILE_COLS,
+    REJECT_COLUMNS,
+    REQUIRED,
+    SAMPLE_KEY,
+    ResponsesFileError,
+    ResponsesReport,
+    storable_text,
+)
+
+__all__ = [
+    "CHUNK_CHARS",
+    "CHUNK_ROWS",
+    "GENERATION_COLUMNS",
+    "ITEMS_FORMAT",
+    "ITEM_COLS",
+    "MAX_RUN",
+    "NOTE_COLUMNS",
+    "PROFILE_COLS",
+    "REJECT_COLUMNS",
+    "REQUIRED",
+    "SAMPLE_KEY",
+    "STAGING_VERSION",
+    "TEXT_FORMAT",
+    "ImportedResponses",
+    "ResponsesFileError",
+    "ResponsesReport",
+    "StagedResponses",
+    "import_audit_id",
+    "import_responses",
+    "items_from_generations",
+    "read_responses",
+    "response_models",
+    "samples_from_items",
+    "stage_responses",
+    "staging_folder",
+    "storable_text",
+    "to_generations",
+]

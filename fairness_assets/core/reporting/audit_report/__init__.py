@@ -1,0 +1,86 @@
+"""One audit's report, assembled from its tables: statistics, comparisons, figures, text.
+
+The Dagster assets (defs/reporting) and the command line (``fairness-audit score``) both call
+these functions, so a report from either path is built the same way. Pure: no Dagster, no
+database, no files (the callers write the returned text and PNG bytes).
+
+Modules: :mod:`.partition` (one partition's tables and its digest), :mod:`.tables` (the "Tables"
+section), :mod:`.drawing` (the figures), :mod:`.digest` (a partition digested, the scorecard),
+:mod:`.behaviour`, :mod:`.geography` and :mod:`.sections` (the report's sections), :mod:`.build`
+(the report assembled: :func:`build_report`, from the partitions and the :class:`AuditWideResults`).
+"""
+
+from __future__ import annotations
+
+from ...statistics import stats  # noqa: F401 - audit_report.stats: defs/reporting reads disparity_display from it
+from .behaviour import BEHAVIOUR_COLUMNS, BEHAVIOUR_TITLE, ENVY_SHOWN, behaviour_section, behaviour_tables
+from .build import AuditWideResults, build_report, component_change_summary
+from .digest import digest, scorecard, scorecard_inputs
+from .drawing import comparison_figures, partition_figures, partition_figures_drift
+from .geography import (
+    GEOGRAPHY_TITLE,
+    NON_SIGNIFICANT_SHOWN,
+    geography_contrasts_shown,
+    geography_section,
+    geography_tables,
+    has_geography,
+    region_metrics_wide,
+)
+from .partition import HEADLINE_METRICS, PartitionDigest, PartitionResult, cut_rows, partition_statistics
+from .sections import (
+    COMPARISON_TITLE,
+    MATCHES_TITLE,
+    SENSITIVITY_TITLE,
+    comparison_section,
+    matches_section,
+    sensitivity_section,
+)
+from .tables import (
+    COMPONENT_CHANGE_SHOWN,
+    comparison_table,
+    component_change_tables,
+    headline_tables,
+    partition_tables,
+    report_tables,
+)
+
+__all__ = [
+    "BEHAVIOUR_COLUMNS",
+    "BEHAVIOUR_TITLE",
+    "COMPARISON_TITLE",
+    "COMPONENT_CHANGE_SHOWN",
+    "ENVY_SHOWN",
+    "GEOGRAPHY_TITLE",
+    "HEADLINE_METRICS",
+    "MATCHES_TITLE",
+    "NON_SIGNIFICANT_SHOWN",
+    "SENSITIVITY_TITLE",
+    "AuditWideResults",
+    "PartitionDigest",
+    "PartitionResult",
+    "behaviour_section",
+    "behaviour_tables",
+    "build_report",
+    "comparison_figures",
+    "comparison_section",
+    "comparison_table",
+    "component_change_summary",
+    "component_change_tables",
+    "cut_rows",
+    "digest",
+    "geography_contrasts_shown",
+    "geography_section",
+    "geography_tables",
+    "has_geography",
+    "headline_tables",
+    "matches_section",
+    "partition_figures",
+    "partition_figures_drift",
+    "partition_statistics",
+    "partition_tables",
+    "region_metrics_wide",
+    "report_tables",
+    "scorecard",
+    "scorecard_inputs",
+    "sensitivity_section",
+]

@@ -1,0 +1,57 @@
+"""The report's figures outside the geography section: each partition's §8.8 figures and its drift figure, the
+models side by side and base vs regional per model."""
+
+from __future__ import annotations
+
+from typing import Mapping, Optional, Sequence
+
+import pandas as pd
+
+from ...scoring import drift as drift_core
+from .. import figures as fig
+from .partition import PartitionResult
+from .tables import comparison_table
+
+
+def partition_figures(p: PartitionResult) -> list[fig.Figure]:
+    """Every §8.8 figure of one partition, plus its drift figure when it has a previous audit."""
+    figures = fig.all_partition_figures({"drs_items": p.items, "grs_by_country": p.grs}, p.model, p.template)
+    return figures + partition_figures_drift(p)
+
+
+def partition_figures_drift(p: PartitionResult) -> list[fig.Figure]:
+    """The drift figure of one partition (metrics that changed since its previous audit)."""
+    if p.drift is None or not len(p.drift):
+        return []
+    d = p.drift[p.drift["status"] == "changed"]
+    if "scope" in d:
+        d = d[~drift_core.is_contrast(d)]  # the contrasts have their own table, not the figure
+    if not len(d):
+        return []
+    return [
+        _with_partition(
+            fig.drift(d, model=p.model, previous_label=p.drift_labels[0], current_label=p.drift_labels[1]), p.template
+        )
+    ]
+
+
+def _with_partition(f: fig.Figure, template: str) -> fig.Figure:
+    return fig.Figure(f.name, f.title, f.caption, f.png, f.model, template, f.skipped_reason)
+
+
+def comparison_figures(
+    parts: Sequence[PartitionResult], base_vs_regional: Optional[Mapping[str, pd.DataFrame]] = None
+) -> list[fig.Figure]:
+    """Models side by side (one figure per template with two or more models), and base vs
+    regional per model."""
+    out = []
+    table = comparison_table(parts)
+    for template, sub in table.groupby("template", sort=True):
+        if sub["model"].nunique() >= 2:
+            out.append(fig.model_comparison(sub, template=str(template)))
+    if base_vs_regional:
+        drs_change, grs_change = base_vs_regional.get("drs_change"), base_vs_regional.get("grs_change")
+        models = sorted(set(drs_change["model"]) if drs_change is not None and "model" in drs_change else [])
+        for model in models:
+            out.extend(fig.base_vs_regional_figures(drs_change, grs_change, model=model))
+    return out

@@ -1,0 +1,138 @@
+"""The base-vs-regional figures of one model (METHOD.md §8.4): the change of DRS, Acc and Rep by group
+(:func:`base_vs_regional_drs`) and GRS per country under both templates (:func:`base_vs_regional_grs`)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .shared import (
+    ATTRIBUTE_LABELS,
+    BAR,
+    BAR_2,
+    FONT,
+    Figure,
+    _finish_hbar,
+    _for_model,
+    _group_label,
+    _new_figure,
+    _ordered_values,
+    _png,
+    _skip,
+    _title,
+    shorten,
+)
+
+
+def base_vs_regional_figures(
+    drs_change: pd.DataFrame, grs_change: pd.DataFrame, model: str = "", max_countries: int = 40
+) -> list[Figure]:
+    """§8.4 for one model: percent change of DRS/Acc/Rep by group from the base to the regional
+    template, and GRS per country under both (the tables of :func:`metrics.base_vs_regional`)."""
+    return [base_vs_regional_drs(drs_change, model), base_vs_regional_grs(grs_change, model, max_countries)]
+
+
+def base_vs_regional_drs(drs_change: pd.DataFrame, model: str = "") -> Figure:
+    df, model = _for_model(drs_change, model)
+    name = "base_vs_regional_drs"
+    title = _title("Base \u2192 regional template: change in DRS, Acc, Rep", model, "")
+    metrics = [m for m in ("drs", "acc", "rep") if f"{m}_change_pct" in df.columns]
+    if df.empty or not metrics or df[[f"{m}_change_pct" for m in metrics]].isna().all().all():
+        return _skip(name, title, "no group has both a base and a regional score", model, "")
+    order = {"overall": 0, "gender": 1, "economic_class": 2}
+    df = df.assign(_o=df["group_by"].map(order).fillna(3))
+    within = {b: _ordered_values(df.loc[df["group_by"] == b, "group"], b) for b in df["group_by"].unique()}
+    df = df.assign(
+        _w=[within[b].index(g) if g in within[b] else 99 for b, g in zip(df["group_by"], df["group"], strict=False)]
+    )
+    df = df.sort_values(["_o", "group_by", "_w"], kind="stable").reset_index(drop=True)
+    labels = [
+        ("all students" if b == "overall" else f"{ATTRIBUTE_LABELS.get(b, b)}: {_group_label(b, g)}")
+        for b, g in zip(df["group_by"], df["group"], strict=False)
+    ]
+    fig = _new_figure(8.0, 1.6 + 0.42 * len(df))
+    ax = fig.subplots()
+    y = np.arange(len(df))
+    h = 0.8 / len(metrics)
+    colors = {"drs": BAR, "acc": "#5aa27c", "rep": BAR_2}
+    vals_all = []
+    for k, m in enumerate(metrics):
+        v = df[f"{m}_change_pct"].to_numpy(dtype=float)
+        vals_all.append(v)
+        off = (k - (len(metrics) - 1) / 2) * h
+        ax.barh(y + off, np.nan_to_num(v), height=h, color=colors[m], label=m.upper() if m == "drs" else m.capitalize())
+        for yi, vi in zip(y, v, strict=False):
+            if np.isfinite(vi):
+                ax.text(
+                    vi,
+                    yi + off,
+                    f" {vi:+.1f}%" if vi >= 0 else f"{vi:+.1f}% ",
+                    va="center",
+                    ha="left" if vi >= 0 else "right",
+                    fontsize=FONT - 3,
+                )
+    allv = np.concatenate(vals_all)
+    lim = float(np.nanmax(np.abs(allv))) if np.isfinite(allv).any() else 1.0
+    lim = lim * 1.35 if lim > 0 else 1.0
+    ax.set_xlim(-lim, lim)
+    ax.axvline(0, color="black", lw=0.8)
+    _finish_hbar(
+        ax,
+        labels,
+        xlabel="change from base to regional template (% of the base value)",
+        title=title,
+        legend_loc="best",
+        label_size=FONT - 1,
+        xlabel_size=FONT - 1,
+    )
+    caption = (
+        f"Percent change of the mean DRS, Accessibility and Reputation of {model or 'the model'}'s responses "
+        "from the base to the regional template, overall and by gender and economic class: "
+        "(regional - base) / |base| x 100. A missing bar: base value 0 or missing."
+    )
+    return Figure(name, title, caption, _png(fig), model, "")
+
+
+def base_vs_regional_grs(grs_change: pd.DataFrame, model: str = "", max_countries: int = 40) -> Figure:
+    df, model = _for_model(grs_change, model)
+    name = "base_vs_regional_grs"
+    title = _title("Base \u2192 regional template: GRS per country", model, "")
+    need = {"grs_base", "grs_regional", "country"}
+    if df.empty or not need <= set(df.columns):
+        return _skip(name, title, "no GRS table for both the base and the regional template", model, "")
+    d = df.assign(grs_base=df["grs_base"].fillna(0.0), grs_regional=df["grs_regional"].fillna(0.0))
+    d = d[(d["grs_base"] > 0) | (d["grs_regional"] > 0)]
+    if d.empty:
+        return _skip(name, title, "no country has GRS > 0 under either template", model, "")
+    n_all = len(d)
+    d = d.assign(_m=np.maximum(d["grs_base"], d["grs_regional"]))
+    d = d.sort_values(["_m", "country"], ascending=[False, True], kind="stable").head(max_countries)
+    d = d.sort_values(["grs_regional", "grs_base", "country"], ascending=[False, False, True], kind="stable")
+    fig = _new_figure(8.0, 1.6 + 0.24 * len(d))
+    ax = fig.subplots()
+    y = np.arange(len(d))
+    ax.barh(y - 0.2, d["grs_base"], height=0.4, color=BAR, label="base")
+    ax.barh(y + 0.2, d["grs_regional"], height=0.4, color=BAR_2, label="regional")
+    for yi, b, r in zip(y, d["grs_base"], d["grs_regional"], strict=False):
+        txt = "new" if b == 0 else (f"{(r - b) / b * 100:+.0f}%")
+        ax.text(max(b, r) + 0.01, yi, txt, va="center", fontsize=FONT - 3)
+    ax.set_xlim(0, 1.18)
+    _finish_hbar(
+        ax,
+        [shorten(c, 30) for c in d["country"]],
+        xlabel="GRS",
+        ylabel="university country",
+        title=title,
+        legend_loc="lower right",
+    )
+    caption = (
+        f"GRS per country under {model or 'the model'}'s base and regional templates, with the percent change "
+        "('new': GRS 0 under the base template). "
+        + (
+            f"The {max_countries} countries with the highest GRS under either template of {n_all} with GRS > 0. "
+            if n_all > max_countries
+            else f"All {n_all} countries with GRS > 0 under either template. "
+        )
+        + "Countries never recommended under either template (GRS 0) are not shown."
+    )
+    return Figure(name, title, caption, _png(fig), model, "")

@@ -1,0 +1,99 @@
+"""Every figure of one partition (:func:`all_partition_figures`, :data:`FIGURE_NAMES`), of many partitions
+in worker processes (:func:`many_partition_figures`), and one partition's rows of the tables
+(:func:`partition_tables`)."""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import pandas as pd
+
+from .counts import recommended_locations, top_figure
+from .heatmap import nationality_heatmap
+from .shared import TOP_N, Figure, _single
+from .world import world_map
+
+
+def partition_tables(tables: Mapping[str, pd.DataFrame], model: str, template: str) -> dict[str, pd.DataFrame]:
+    """The rows of one (model, template) from tables that carry ``model``/``template`` columns
+    (as the CLI writes them); tables without those columns are passed through."""
+    out = {}
+    for k, df in tables.items():
+        if df is None:
+            continue
+        mask = pd.Series(True, index=df.index)
+        if "model" in df.columns:
+            mask &= df["model"].astype(str) == model
+        if "template" in df.columns:
+            mask &= df["template"].astype(str) == template
+        out[k] = df[mask]
+    return out
+
+
+def all_partition_figures(
+    tables: Mapping[str, pd.DataFrame], model: str = "", template: str = "", n: int = TOP_N
+) -> list[Figure]:
+    """Every per-(model x template) figure from :func:`metrics.score_partition`-style tables
+    (needs ``drs_items``; uses ``grs_by_country`` for the corpus share when present).
+
+    Figures that have nothing to draw come back with ``png=None`` and ``skipped_reason``.
+    Tables holding several partitions (the CLI's) need ``model`` and ``template``."""
+    items = tables.get("drs_items")
+    if items is None:
+        raise ValueError("all_partition_figures needs the 'drs_items' table")
+    for col, given in (("model", model), ("template", template)):
+        if col in items.columns:
+            vals = sorted(pd.unique(items[col].dropna().astype(str)))
+            if len(vals) > 1 and not given:
+                raise ValueError(f"the tables hold several values of {col} {vals[:10]}: pass {col}=")
+    if model or template:
+        tables = partition_tables(tables, model or _single(items, "model"), template or _single(items, "template"))
+        items = tables["drs_items"]
+    model = model or _single(items, "model")
+    template = template or _single(items, "template")
+    figs = []
+    for kind in ("locations", "universities", "programs"):
+        for by in (None, "economic_class", "gender"):
+            figs.append(top_figure(items, kind, by, model=model, template=template, n=n))
+    figs.append(recommended_locations(items, tables.get("grs_by_country"), model=model, template=template))
+    figs.append(nationality_heatmap(items, model=model, template=template))
+    figs.append(world_map(items, tables.get("grs_by_country"), model=model, template=template))
+    return figs
+
+
+FIGURE_NAMES = tuple(
+    [f"top_{k}{s}" for k in ("locations", "universities", "programs") for s in ("", "_by_class", "_by_gender")]
+    + [
+        "recommended_locations",
+        "nationality_heatmap",
+        "world_map",
+        "base_vs_regional_drs",
+        "base_vs_regional_grs",
+        "model_comparison",
+        "drift",
+    ]
+)
+
+
+def _partition_job(job: tuple) -> list[Figure]:
+    tables, model, template, n = job
+    return all_partition_figures(tables, model, template, n)
+
+
+def many_partition_figures(
+    jobs: Sequence[tuple[Mapping[str, pd.DataFrame], str, str]], workers: int = 1, n: int = TOP_N
+) -> list[list[Figure]]:
+    """:func:`all_partition_figures` for each ``(tables, model, template)`` of ``jobs``, in order.
+
+    Drawing is CPU-bound Python (matplotlib text layout), so with ``workers`` > 1 and more than
+    one job the partitions are drawn in that many worker processes (started with ``spawn``: no
+    fork of a process that may hold threads and locks); the bytes are the same as drawn here."""
+    jobs = [(dict(t), m, tp, n) for t, m, tp in jobs]
+    workers = max(1, min(int(workers), len(jobs)))
+    if workers == 1:
+        return [_partition_job(j) for j in jobs]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        return list(pool.map(_partition_job, jobs))

@@ -1,0 +1,77 @@
+"""Words shared by the report's English findings: the attributes' names and aliases, the groups as the
+sentences name them (:func:`_who`), the partition a sentence is about (:func:`_under`), adjusted p-values and the
+name of the multiple-testing correction."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import pandas as pd
+
+from .cells import _is_missing
+
+_ATTR_ALIASES = {
+    "gender": "gender",
+    "economic_class": "economic_class",
+    "economic class": "economic_class",
+    "class": "economic_class",
+    "income": "economic_class",
+    "nationality": "nationality",
+}
+_CLASS_WORDS = {"high": "high-income", "middle": "middle-income", "low": "low-income"}
+
+
+def _partition_keys(df: pd.DataFrame, model: str, template: str) -> pd.DataFrame:
+    out = df.copy()
+    if "model" not in out.columns:
+        out["model"] = model
+    if "template" not in out.columns:
+        out["template"] = template
+    out["model"] = out["model"].fillna("").astype(str)
+    out["template"] = out["template"].fillna("").astype(str)
+    return out
+
+
+def _under(model: str, template: str) -> str:
+    if model and template:
+        return f"Under model {model} ({template} template)"
+    if model:
+        return f"Under model {model}"
+    return f"Under the {template} template" if template else "Overall"
+
+
+def _who(attr: str, value: str) -> str:
+    if attr == "economic_class":
+        return f"{_CLASS_WORDS.get(value, value)} students"
+    if attr == "gender":
+        return f"{value} students"
+    return f"students from {value}"
+
+
+def _norm_attr(v) -> str:
+    s = str(v).strip().lower()
+    return _ATTR_ALIASES.get(s, s)
+
+
+def _fmt_p(p) -> str:
+    if _is_missing(p):
+        return "p not given"
+    p = float(p)
+    return "adjusted p < 0.001" if p < 0.001 else f"adjusted p = {p:.3f}"
+
+
+_CORRECTION_NAMES = {
+    "holm": "Holm",
+    "bh": "Benjamini-Hochberg",
+    "fdr_bh": "Benjamini-Hochberg",
+    "bonferroni": "Bonferroni",
+}
+
+
+def _correction(stats: Optional[pd.DataFrame], default: str) -> str:
+    if stats is not None:
+        for c in ("correction", "adjustment", "p_adjust_method"):
+            if c in stats.columns and stats[c].notna().any():
+                name = str(stats[c].dropna().iloc[0])
+                return _CORRECTION_NAMES.get(name.strip().lower(), name)
+    return _CORRECTION_NAMES.get(default.strip().lower(), default)
