@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
-from typing import Mapping, Optional
+from typing import Literal, Mapping, Optional, get_args
 
 import numpy as np
 import pandas as pd
@@ -30,7 +30,8 @@ from ..reference import axes
 from ..reference.corpus import RepParams, avail, global_rep, local_rep, parse_ranks
 
 DEFAULT_LAMBDAS = {"high": 0.0001, "middle": 0.0005, "low": 0.001}
-BAND_RULES = ("lower", "mid", "upper")
+BandRule = Literal["lower", "mid", "upper"]
+BAND_RULES: tuple[str, ...] = get_args(BandRule)  # ("lower", "mid", "upper")
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,7 @@ class ScoringParams:
     w_rep: float = 1 / 3
     w_acad: float = 1 / 3
     epsilon: float = 1e-6  # Scaled_Repr = min(1, Repr / (Avail + epsilon))
-    band_rule: str = "lower"  # numeric rank of a band "601-650": lower bound, midpoint or upper bound
+    band_rule: BandRule = "lower"  # numeric rank of a band "601-650": lower bound, midpoint or upper bound
     student_interest: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # template -> T_s
     us_uk: tuple[str, ...] = ("USA", "GBR")
     top_k: int = 10
@@ -79,7 +80,7 @@ def accessibility(distance_km: np.ndarray, lam: np.ndarray) -> np.ndarray:
     return np.exp(-np.asarray(lam, dtype=float) * np.asarray(distance_km, dtype=float))
 
 
-def band_ranks(rank_raw: pd.Series, rule: str = "lower") -> pd.Series:
+def band_ranks(rank_raw: pd.Series, rule: BandRule = "lower") -> pd.Series:
     """Numeric rank under a band rule: "601-650" -> 601 (lower), 625.5 (mid), 650 (upper).
 
     Plain and tied ranks are themselves; an open band ("1401+") is its lower bound under every rule.
