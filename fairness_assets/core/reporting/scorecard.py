@@ -209,7 +209,7 @@ def partition_row(
 
 # ----------------------------------------------------------------------------- behaviour findings
 def _significant(df: pd.DataFrame) -> pd.Series:
-    return df["significant"].map(rep._truthy).eq(True) if "significant" in df else pd.Series(False, index=df.index)
+    return df["significant"].map(rep.truthy).eq(True) if "significant" in df else pd.Series(False, index=df.index)
 
 
 def _oriented(d: float, lo: float, hi: float, first_is_lower: bool) -> tuple[float, float, float]:
@@ -221,7 +221,7 @@ def _who(attribute: str, value: str) -> str:
     if value == "rest":
         return "the other students"
     if attribute in ("economic_class", "gender"):
-        return rep._who(attribute, value)
+        return rep.who(attribute, value)
     if attribute == "south_vs_north" or value in ("Global South", "Global North"):
         return f"students from the {value}"
     return f"students from {value}"
@@ -338,7 +338,7 @@ def _pct(v: float) -> str:
 
 
 def _p(p: float, correction: str) -> str:
-    name = rep._CORRECTION_NAMES.get(str(correction).strip().lower(), str(correction))
+    name = rep.CORRECTION_NAMES.get(str(correction).strip().lower(), str(correction))
     if not math.isfinite(p):
         return f"{name}-adjusted p not given"
     return f"{name}-adjusted p < 0.001" if p < 0.001 else f"{name}-adjusted p = {p:.3f}"
@@ -573,4 +573,4 @@ def section(card: Scorecard) -> rep.ReportSection:
 
 def markdown(card: Scorecard) -> str:
     """The scorecard in Markdown (``## Scorecard`` and its tables), as the report shows it."""
-    return "\n".join(rep._section_md(section(card), rep.MAX_ROWS, "figures")).strip() + "\n"
+    return "\n".join(rep.section_markdown(section(card), rep.MAX_ROWS, "figures")).strip() + "\n"

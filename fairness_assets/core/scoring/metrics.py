@@ -109,7 +109,7 @@ def _tags_set(tags_json) -> Optional[frozenset]:
         return None
 
 
-def _weighted(components: list[np.ndarray], weights: list[float]) -> tuple[np.ndarray, np.ndarray]:
+def weighted_mean(components: list[np.ndarray], weights: list[float]) -> tuple[np.ndarray, np.ndarray]:
     """Weighted mean over available components (weights renormalised); and the weight used."""
     vals = np.vstack(components)
     w = np.asarray(weights, dtype=float)[:, None] * np.ones_like(vals)
@@ -180,7 +180,7 @@ def drs_items(
             score[t] = jaccard(t_s, tags) if tags else np.nan  # untagged or no program: missing
         acad[sel] = items.loc[sel, "tags"].astype(object).map(score).to_numpy(dtype=float)
     items["acad"] = acad
-    drs, wsum = _weighted(
+    drs, wsum = weighted_mean(
         [items["acc"].to_numpy(), items["rep"].to_numpy(), acad], [params.w_acc, params.w_rep, params.w_acad]
     )
     items["drs"] = drs
@@ -450,5 +450,5 @@ def rescore_with_lambda(items: pd.DataFrame, lambda_per_km, params: ScoringParam
     lam = np.broadcast_to(np.asarray(lambda_per_km, dtype=float), (len(items),))
     acc = accessibility(items["distance_km"].to_numpy(dtype=float), lam)
     acad = items["acad"].to_numpy(dtype=float) if "acad" in items.columns else np.full(len(items), np.nan)
-    drs, _ = _weighted([acc, items["rep"].to_numpy(dtype=float), acad], [params.w_acc, params.w_rep, params.w_acad])
+    drs, _ = weighted_mean([acc, items["rep"].to_numpy(dtype=float), acad], [params.w_acc, params.w_rep, params.w_acad])
     return pd.DataFrame({"acc": acc, "drs": drs}, index=items.index)

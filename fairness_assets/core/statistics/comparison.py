@@ -350,9 +350,9 @@ def _run_level_rows(
     cov_b, grs_b = _geo_figures(one, cb, None, geo)
     shown = np.flatnonzero((grs_a[0] > 0) | (grs_b[0] > 0))
     obs = np.r_[cov_b - cov_a, (grs_b - grs_a)[0, shown]]
-    rng = st._rng(inference.seed, "comparison-geography", base["template"], a, b)
+    rng = st.cell_rng(inference.seed, "comparison-geography", base["template"], a, b)
     n = len(runs)
-    w = st._boot_weights(rng, n, inference.n_boot)
+    w = st.boot_weights(rng, n, inference.n_boot)
     bcov_a, bgrs_a = _geo_figures(w, ca, None, geo)
     bcov_b, bgrs_b = _geo_figures(w, cb, None, geo)
     boot = np.c_[bcov_b - bcov_a, (bgrs_b - bgrs_a)[:, shown]]

@@ -184,7 +184,7 @@ def t_quantile(q: float, df) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------- aligning the two templates
-def _flag(values: pd.Series) -> pd.Series:
+def as_flags(values: pd.Series) -> pd.Series:
     """A boolean column as stored (bool, 1.0/0.0, "True"/"False") as booleans."""
 
     def one(v):
@@ -260,8 +260,8 @@ def contrast_rows(table: Optional[pd.DataFrame], source: str) -> pd.DataFrame:
             "ci_low": _num(t, "ci_low"),
             "ci_high": _num(t, "ci_high"),
             "p_adjusted": _num(t, "p_adjusted"),
-            "significant": _flag(t["significant"]) if "significant" in t.columns else False,
-            "by_construction": _flag(t["by_construction"]) if "by_construction" in t.columns else False,
+            "significant": as_flags(t["significant"]) if "significant" in t.columns else False,
+            "by_construction": as_flags(t["by_construction"]) if "by_construction" in t.columns else False,
         }
     )
     # a share that is 0 or 1 for the group's own lists (e.g. no own-country item at all): the stored SD
@@ -315,8 +315,8 @@ def component_change(
     sb, sr = m["sd_base"].to_numpy(float), m["sd_regional"].to_numpy(float)
     mb, mr = m["mean_base"].to_numpy(float), m["mean_regional"].to_numpy(float)
     both = (m["_merge"] == "both").to_numpy()
-    by_c = (_flag(m["by_construction_base"]) & _flag(m["by_construction_regional"])).to_numpy()
-    edge = (_flag(m["degenerate_base"]) | _flag(m["degenerate_regional"])).to_numpy()
+    by_c = (as_flags(m["by_construction_base"]) & as_flags(m["by_construction_regional"])).to_numpy()
+    edge = (as_flags(m["degenerate_base"]) | as_flags(m["degenerate_regional"])).to_numpy()
     testable = (
         both
         & ~by_c
@@ -354,13 +354,13 @@ def component_change(
             "ci_low_base": m["ci_low_base"],
             "ci_high_base": m["ci_high_base"],
             "p_adjusted_base": m["p_adjusted_base"],
-            "significant_base": _flag(m["significant_base"]),
+            "significant_base": as_flags(m["significant_base"]),
             "n_regional": m["n_regional"],
             "mean_regional": m["mean_regional"],
             "ci_low_regional": m["ci_low_regional"],
             "ci_high_regional": m["ci_high_regional"],
             "p_adjusted_regional": m["p_adjusted_regional"],
-            "significant_regional": _flag(m["significant_regional"]),
+            "significant_regional": as_flags(m["significant_regional"]),
             "change": np.where(both, change, np.nan),
             "se_change": np.where(testable, se, np.nan),
             "df_change": dfw,

@@ -98,7 +98,7 @@ class _Cross:
         self.values, self.metrics, self.F, self.G, self.exists = values, metrics, F, G, exists
 
 
-def _items(items: pd.DataFrame) -> pd.DataFrame:
+def scored_items(items: pd.DataFrame) -> pd.DataFrame:
     it = items[items["university_text"].notna()] if "university_text" in items.columns else items
     missing = [c for c in ("response_id", "run", "iso3", "rep") if c not in it.columns]
     if missing:
@@ -120,7 +120,7 @@ def _cross_scores(
     if part.empty:
         return None
     others = [a for a in st.PROFILE_ATTRIBUTES if a != attr and a in part.columns]
-    keys = st._key_frame(part, others)
+    keys = st.key_frame(part, others)
     s_code = keys.groupby(others, sort=True).ngroup().to_numpy() if others else np.zeros(len(part), np.int64)
     values = np.array(sorted(part[attr].unique()), dtype=object)
     v_code = pd.Categorical(part[attr], categories=values).codes.astype(np.int64)
@@ -167,7 +167,7 @@ def _cross_scores(
     acad = np.broadcast_to(acad_item[:, None], (n, n_v))
     located = np.array([isinstance(c, str) for c in item_iso])
     us_uk = np.where(located, np.isin(item_iso.astype(str), list(params.us_uk)), np.nan).astype(float)
-    drs, _ = mx._weighted(
+    drs, _ = mx.weighted_mean(
         [acc.ravel(), np.ascontiguousarray(rep).ravel(), np.ascontiguousarray(acad).ravel()],
         [params.w_acc, params.w_rep, params.w_acad],
     )
@@ -211,7 +211,7 @@ def _cross_scores(
     return _Cross(values, list(metrics), F, G, exists)
 
 
-def _distance_table(distances: pd.DataFrame) -> tuple[np.ndarray, dict]:
+def distance_table(distances: pd.DataFrame) -> tuple[np.ndarray, dict]:
     mat = distances.reindex(index=distances.index, columns=distances.index).to_numpy(dtype=float)
     return mat, {c: i for i, c in enumerate(distances.index)}
 
@@ -235,11 +235,11 @@ def _defined(part: pd.DataFrame, metrics: Sequence[str]) -> list[str]:
 
 def _each(items, distances, student_iso3, params, attributes, metrics):
     """(partition values, attribute, cross scores) for every partition and attribute."""
-    it = _items(items)
+    it = scored_items(items)
     unknown = [a for a in attributes if a not in st.PROFILE_ATTRIBUTES or a not in it.columns]
     if unknown:
         raise ValueError(f"unknown attribute(s) {unknown}; the profile attributes are {st.PROFILE_ATTRIBUTES}")
-    mat, pos_of = _distance_table(distances)
+    mat, pos_of = distance_table(distances)
     keys = [k for k in st.PARTITION_KEYS if k in it.columns]
     for pvals, part in st.partitions(it, keys):
         mets = _defined(part, metrics)
@@ -420,11 +420,11 @@ def envy(
         den2 = den.transpose(1, 0, 2).reshape(n_s, k * n_m)
         lo = np.full(k * n_m, np.nan)
         hi = np.full(k * n_m, np.nan)
-        for r, cols in st._patterns(den2 > 0):
+        for r, cols in st.validity_patterns(den2 > 0):
             if r.size < 2:
                 continue
-            w = st._boot_weights(st._rng(seed, "envy", *pvals.values(), attr, r.tolist()), r.size, n_boot)
-            lo[cols], hi[cols] = st._percentile_ci(num2[np.ix_(r, cols)], den2[np.ix_(r, cols)], w, level)
+            w = st.boot_weights(st.cell_rng(seed, "envy", *pvals.values(), attr, r.tolist()), r.size, n_boot)
+            lo[cols], hi[cols] = st.percentile_ci(num2[np.ix_(r, cols)], den2[np.ix_(r, cols)], w, level)
         tot = den2.sum(axis=0)
         with np.errstate(invalid="ignore", divide="ignore"):
             share = np.where(tot > 0, num2.sum(axis=0) / np.where(tot > 0, tot, 1.0), np.nan)

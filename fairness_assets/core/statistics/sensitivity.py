@@ -156,7 +156,7 @@ def rescore_items(items: pd.DataFrame, setting: Setting, params: mx.ScoringParam
         else np.full(len(out), np.nan)
     )
     out["acad"] = acad
-    drs, _ = mx._weighted([acc, rep, acad], [params.w_acc, params.w_rep, params.w_acad])
+    drs, _ = mx.weighted_mean([acc, rep, acad], [params.w_acc, params.w_rep, params.w_acad])
     out["acc"], out["rep"], out["drs"] = acc, rep, drs
     return out
 

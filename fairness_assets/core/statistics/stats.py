@@ -180,13 +180,13 @@ def blas_single_thread():
             yield
 
 
-def _rng(seed: int, *key) -> np.random.Generator:
+def cell_rng(seed: int, *key) -> np.random.Generator:
     """A generator seeded from ``seed`` and a stable (unsalted) hash of the cell's key."""
     h = zlib.crc32("|".join(str(k) for k in key).encode("utf-8"))
     return np.random.default_rng([int(seed), h])
 
 
-def _boot_weights(rng: np.random.Generator, n: int, n_boot: int) -> np.ndarray:
+def boot_weights(rng: np.random.Generator, n: int, n_boot: int) -> np.ndarray:
     """(n_boot, n) matrix of how often each unit is drawn in each bootstrap resample: the
     index matrix ``rng.integers(0, n, (n_boot, n))`` counted per row."""
     idx = rng.integers(0, n, size=(n_boot, n))
@@ -200,9 +200,7 @@ def _chunks(n_rows: int, n_cols: int) -> Iterator[slice]:
         yield slice(start, min(n_cols, start + step))
 
 
-def _percentile_ci(
-    num: np.ndarray, den: np.ndarray, weights: np.ndarray, level: float
-) -> tuple[np.ndarray, np.ndarray]:
+def percentile_ci(num: np.ndarray, den: np.ndarray, weights: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
     """Percentile interval of the bootstrap distribution of sum(w*num)/sum(w*den), per column."""
     q = [(1 - level) / 2, 1 - (1 - level) / 2]
     lo = np.empty(num.shape[1])
@@ -215,7 +213,7 @@ def _percentile_ci(
 
 
 def _percentile_ci_mean(values: np.ndarray, weights: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
-    """``_percentile_ci(values, ones, weights, level)`` without the second product: every row
+    """``percentile_ci(values, ones, weights, level)`` without the second product: every row
     of the bootstrap count matrix sums to the number of units n (exactly, in floating point),
     so the resampled mean is (w @ values) / n. Same result, half the work."""
     q = [(1 - level) / 2, 1 - (1 - level) / 2]
@@ -268,7 +266,7 @@ def paired_test(
     times, at ``inference.level``) and the two-sided sign-flip p (``_sign_flip_p``, ``inference.n_perm``
     sign vectors); ``test=False`` for the interval alone (``inference.n_perm`` unused).
 
-    Columns with the same missing units share one generator, ``_rng(inference.seed, *key, units)``, and so
+    Columns with the same missing units share one generator, ``cell_rng(inference.seed, *key, units)``, and so
     one set of draws: the bootstrap counts first, then the sign vectors. A column's result
     therefore depends only on its own values, its units and ``key``, never on which other
     columns are computed with it. Columns with fewer than ``min_units`` units get the mean only.
@@ -295,13 +293,13 @@ def paired_test(
         "method": np.full(c, None, dtype=object),
         "used": np.zeros(c, dtype=np.int64),
     }
-    for r, cols in _patterns(valid):
+    for r, cols in validity_patterns(valid):
         if r.size < max(min_units, 2):
             continue
         block = d[np.ix_(r, cols)]
         res["sd"][cols] = np.std(block, axis=0, ddof=1)
-        rng = _rng(seed, *key, r.tolist())
-        w = _boot_weights(rng, r.size, n_boot)
+        rng = cell_rng(seed, *key, r.tolist())
+        w = boot_weights(rng, r.size, n_boot)
         res["lo"][cols], res["hi"][cols] = _percentile_ci_mean(block, w, level)
         if not test:
             continue
@@ -311,7 +309,7 @@ def paired_test(
     return res
 
 
-def _patterns(valid: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+def validity_patterns(valid: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """Group the columns of a (n, C) validity mask by identical pattern: (rows, columns)."""
     if valid.shape[1] == 0:
         return
@@ -322,7 +320,7 @@ def _patterns(valid: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
 
 
 # ----------------------------------------------------------------------------- input preparation
-def _prepare(responses: pd.DataFrame, metrics: Sequence[str]) -> tuple[pd.DataFrame, list[str]]:
+def scored_responses(responses: pd.DataFrame, metrics: Sequence[str]) -> tuple[pd.DataFrame, list[str]]:
     missing = [c for c in ("n_items", *metrics) if c not in responses.columns]
     if missing:
         raise ValueError(f"responses lack the column(s) {missing}")
@@ -336,7 +334,7 @@ def _prepare(responses: pd.DataFrame, metrics: Sequence[str]) -> tuple[pd.DataFr
     return df, keys
 
 
-def _key_frame(df: pd.DataFrame, cols: Sequence[str]) -> pd.DataFrame:
+def key_frame(df: pd.DataFrame, cols: Sequence[str]) -> pd.DataFrame:
     """Grouping keys with missing values replaced by a sentinel (None is a value here)."""
     return pd.DataFrame({c: df[c].astype(object).where(df[c].notna(), _NONE) for c in cols}, index=df.index)
 
@@ -399,7 +397,7 @@ def run_variability(
     """
     n_boot, level, seed = inference.n_boot, inference.level, inference.seed
     metrics = list(metrics)
-    df, keys = _prepare(responses, metrics)
+    df, keys = scored_responses(responses, metrics)
     if "run" not in df.columns or "profile_id" not in df.columns:
         raise ValueError("responses need the columns run and profile_id")
     rows = []
@@ -433,14 +431,16 @@ def run_variability(
                     sd = np.full(len(mets), np.nan)
                     lo = np.full(len(mets), np.nan)
                     hi = np.full(len(mets), np.nan)
-                    for r, cols in _patterns(valid):
+                    for r, cols in validity_patterns(valid):
                         if r.size < 2:
                             continue
                         sd[cols] = np.std(unit_means[np.ix_(r, cols)], axis=0, ddof=1)
-                        w = _boot_weights(
-                            _rng(seed, "variability", *pvals.values(), attr, group, unit, r.tolist()), r.size, n_boot
+                        w = boot_weights(
+                            cell_rng(seed, "variability", *pvals.values(), attr, group, unit, r.tolist()),
+                            r.size,
+                            n_boot,
                         )
-                        lo[cols], hi[cols] = _percentile_ci(num[np.ix_(r, cols)], den[np.ix_(r, cols)], w, level)
+                        lo[cols], hi[cols] = percentile_ci(num[np.ix_(r, cols)], den[np.ix_(r, cols)], w, level)
                     for j, m in enumerate(mets):
                         note = ""
                         if n_units[j] == 0:
@@ -514,7 +514,7 @@ def counterfactual_disparity(
     """
     correction, alpha = inference.correction, inference.alpha
     metrics = list(metrics)
-    df, keys = _prepare(responses, metrics)
+    df, keys = scored_responses(responses, metrics)
     profile_attrs = [a for a in PROFILE_ATTRIBUTES if a in df.columns]
     unknown = [a for a in attributes if a not in profile_attrs]
     if unknown:
@@ -569,7 +569,7 @@ def _disparity_one(
     inference: InferenceParams,
 ) -> pd.DataFrame:
     """All pairs of values of one attribute in one partition, every metric at once."""
-    keys = _key_frame(sub, others)
+    keys = key_frame(sub, others)
     values = np.array(sorted(sub[attr].unique()), dtype=object)
     stratum_codes = (
         keys.groupby(others, sort=True).ngroup().to_numpy() if others else np.zeros(len(sub), dtype=np.int64)

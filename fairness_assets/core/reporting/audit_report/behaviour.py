@@ -53,7 +53,7 @@ def behaviour_tables(p: PartitionResult) -> dict[str, pd.DataFrame]:
     where = f"{p.model} / {p.template}"
     bn = p.statistics.get("behaviour_needs")
     if bn is not None and len(bn):
-        sig = bn["significant"].map(rep._truthy).eq(True)
+        sig = bn["significant"].map(rep.truthy).eq(True)
         pair = ["attribute", "value_a", "value_b", "metric"]
         key = bn.assign(
             _beh=sig & (bn["component"] == "behaviour"),

@@ -41,7 +41,7 @@ def _keys(df: pd.DataFrame) -> list[str]:
 
 def _significant(values: pd.Series) -> pd.Series:
     """A ``significant`` column as booleans, whatever it was stored as (bool, 1.0/0.0, "True")."""
-    return values.map(rep._truthy).eq(True)
+    return values.map(rep.truthy).eq(True)
 
 
 def _round_km(df: pd.DataFrame) -> pd.DataFrame:

@@ -23,7 +23,7 @@ def comparison_section(comparison: Optional[Mapping[str, pd.DataFrame]]) -> Opti
     diffs = (comparison or {}).get("differences")
     if diffs is None or not len(diffs):
         return None
-    diffs = diffs.assign(significant=diffs["significant"].map(rep._truthy).eq(True))
+    diffs = diffs.assign(significant=diffs["significant"].map(rep.truthy).eq(True))
     tables: dict[str, pd.DataFrame] = {}
     gate = (comparison or {}).get("gate")
     if gate is not None and len(gate):
@@ -70,7 +70,7 @@ def sensitivity_section(verdicts: Optional[pd.DataFrame]) -> Optional[rep.Report
     :mod:`core.statistics.sensitivity`), marked robust or fragile; None when nothing was re-scored."""
     if verdicts is None or not len(verdicts):
         return None
-    v = verdicts.assign(robust=verdicts["robust"].map(rep._truthy).eq(True))
+    v = verdicts.assign(robust=verdicts["robust"].map(rep.truthy).eq(True))
     v = v.assign(_r=v["robust"]).sort_values(["_r", "source", "template"], kind="stable").drop(columns="_r")
     intro = [
         "Every significant finding of the audit (a counterfactual disparity) and of the model comparison is "

@@ -164,7 +164,7 @@ def component_change_tables(change: Optional[pd.DataFrame]) -> dict[str, pd.Data
     first (largest change first). Empty when the table is missing or empty."""
     if change is None or not len(change):
         return {}
-    ch = _integer_counts(change.assign(moved=change["moved"].map(rep._truthy).eq(True)))
+    ch = _integer_counts(change.assign(moved=change["moved"].map(rep.truthy).eq(True)))
     out = {rt.title("base_vs_regional", "component_change"): cc.model_verdicts(ch)}
     moved = ch[ch["moved"]]
     if len(moved):

@@ -44,11 +44,20 @@ from __future__ import annotations
 import html  # noqa: F401 - report.html: tests/core/test_report_behaviour.py reads html.unescape from it
 
 from .behaviour import _METRIC_SHORT, behaviour_findings, outcome_split_sentence
-from .cells import P_COLUMNS, _esc, _md, _truthy, format_column
-from .render import CSS, SECTIONS, ReportContent, ReportSection, _section_md, figure_files, figure_path, render_report
+from .cells import P_COLUMNS, _esc, _md, format_column, truthy
+from .render import (
+    CSS,
+    SECTIONS,
+    ReportContent,
+    ReportSection,
+    figure_files,
+    figure_path,
+    render_report,
+    section_markdown,
+)
 from .summary import METRIC_NAMES, DisparityTables, disparity_summary, largest_gaps
 from .tables import MAX_ROWS, table_html, table_markdown
-from .wording import _CORRECTION_NAMES, _who
+from .wording import CORRECTION_NAMES, who
 
 __all__ = [
     "CSS",
@@ -59,13 +68,13 @@ __all__ = [
     "DisparityTables",
     "ReportContent",
     "ReportSection",
-    "_CORRECTION_NAMES",  # scorecard.py
+    "CORRECTION_NAMES",  # scorecard.py
     "_METRIC_SHORT",  # tests/core/test_metric_catalogue.py
     "_esc",  # tests/core/test_report.py, test_world_map.py
     "_md",  # tests/core/test_report_geography.py, test_world_map.py
-    "_section_md",  # scorecard.py
-    "_truthy",  # scorecard.py, audit_report/
-    "_who",  # scorecard.py
+    "section_markdown",  # scorecard.py
+    "truthy",  # scorecard.py, audit_report/
+    "who",  # scorecard.py
     "behaviour_findings",
     "disparity_summary",
     "figure_files",

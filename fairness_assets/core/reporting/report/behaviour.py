@@ -11,8 +11,8 @@ import pandas as pd
 
 from ...common import metric_catalogue as catalogue
 from ...reference import axes
-from .cells import _is_missing, _truthy
-from .wording import _correction, _fmt_p, _norm_attr, _partition_keys, _under, _who
+from .cells import _is_missing, truthy
+from .wording import _correction, _fmt_p, _norm_attr, _partition_keys, _under, who
 
 _ATTR_WORDS = axes.words()  # the axis catalogue (core/reference/axes.py)
 _METRIC_SHORT = catalogue.labels("decompose")  # the short names of the contrasts' metrics
@@ -47,8 +47,8 @@ def _prepared_decomposition(decomposition: Optional[pd.DataFrame], model: str, t
         _metric=d["metric"].astype(str).str.lower(),
         _a=d["value_a"].astype(str),
         _b=d["value_b"].astype(str),
-        _sig=d["significant"].map(_truthy).eq(True) if "significant" in d.columns else False,
-        _byc=d["by_construction"].map(_truthy).eq(True) if "by_construction" in d.columns else False,
+        _sig=d["significant"].map(truthy).eq(True) if "significant" in d.columns else False,
+        _byc=d["by_construction"].map(truthy).eq(True) if "by_construction" in d.columns else False,
     )
 
 
@@ -90,9 +90,9 @@ def behaviour_findings(
                 name = _METRIC_SHORT.get(r["_metric"], r["metric"])
                 fam = _tests(r.get("family_size"))
                 out.append(
-                    f"{under}, the model recommended different universities to {_who(r['_attr'], low)} than to "
-                    f"otherwise identical {_who(r['_attr'], high)}: scored for the same student, the lists given to "
-                    f"{_who(r['_attr'], low)} score {abs(dv):.3f} lower on {name} (behaviour, {low} minus {high}: "
+                    f"{under}, the model recommended different universities to {who(r['_attr'], low)} than to "
+                    f"otherwise identical {who(r['_attr'], high)}: scored for the same student, the lists given to "
+                    f"{who(r['_attr'], low)} score {abs(dv):.3f} lower on {name} (behaviour, {low} minus {high}: "
                     f"{-dv if flip else dv:+.3f} {_ci(r.get('ci_low'), r.get('ci_high'), flip)}; "
                     f"{correction}-{_fmt_p(r.get('p_adjusted'))}, {fam} in the family)."
                 )

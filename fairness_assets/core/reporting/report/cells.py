@@ -28,7 +28,7 @@ def _md(value: Any) -> str:
     return _MD_SPECIAL.sub(r"\\\1", html.escape(s, quote=False))
 
 
-def _truthy(v: Any) -> Optional[bool]:
+def truthy(v: Any) -> Optional[bool]:
     if v is None or (isinstance(v, float) and math.isnan(v)) or v is pd.NA:
         return None
     if isinstance(v, (bool, np.bool_)):

@@ -12,7 +12,7 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 import pandas as pd
 
 from ..figures import Figure
-from .cells import _esc, _md, _truthy
+from .cells import _esc, _md, truthy
 from .tables import MAX_ROWS, _provenance_frame, _quality_frame, table_html, table_markdown
 
 SECTIONS = (
@@ -118,7 +118,7 @@ def _section_html(sec: ReportSection, max_rows: int) -> str:
     return "\n".join(h)
 
 
-def _section_md(sec: ReportSection, max_rows: int, figure_dir: str) -> list[str]:
+def section_markdown(sec: ReportSection, max_rows: int, figure_dir: str) -> list[str]:
     m = ["", f"## {_md(sec.title)}", ""]
     for t in sec.intro:
         m += [_md(t), ""]
@@ -141,7 +141,7 @@ def _quality_html(qual: Optional[pd.DataFrame], max_rows: int) -> list[str]:
     evaluated, and the table (``qual``: :func:`_quality_frame`'s; None: nothing was given)."""
     h = [f'<section id="quality"><h2>{SECTIONS[2][1]}</h2>']
     if qual is not None:
-        verdicts = [_truthy(v) for v in qual["passed"]] if "passed" in qual.columns else []
+        verdicts = [truthy(v) for v in qual["passed"]] if "passed" in qual.columns else []
         if verdicts:  # a check with no recorded result is neither passed nor failed
             passed, failed = verdicts.count(True), verdicts.count(False)
             unknown = len(verdicts) - passed - failed
@@ -268,7 +268,7 @@ def render_report(
     # ---- Markdown
     m = [f"# {_md(title)}", ""]
     if scorecard is not None:
-        m += _section_md(scorecard, max_rows, figure_dir)[1:] + [""]
+        m += section_markdown(scorecard, max_rows, figure_dir)[1:] + [""]
     m += [f"## {SECTIONS[0][1]}", ""]
     m += [f"- {_md(s)}" for s in summary] if summary else ["_No summary was given._"]
     if notes:
@@ -278,7 +278,7 @@ def render_report(
     m += ["", f"## {SECTIONS[2][1]}", ""]
     m.append(table_markdown(qual, max_rows) if qual is not None else "_No parse-quality results were given._")
     for sec in sections:
-        m += _section_md(sec, max_rows, figure_dir)
+        m += section_markdown(sec, max_rows, figure_dir)
     m += ["", f"## {SECTIONS[3][1]}", ""]
     if tables:
         for name, df in tables.items():

@@ -13,8 +13,8 @@ import pandas as pd
 from ...common import metric_catalogue as catalogue
 from ...reference import axes
 from .behaviour import outcome_split_sentence
-from .cells import _is_missing, _truthy
-from .wording import _correction, _fmt_p, _norm_attr, _partition_keys, _under, _who
+from .cells import _is_missing, truthy
+from .wording import _correction, _fmt_p, _norm_attr, _partition_keys, _under, who
 
 METRIC_NAMES = catalogue.prose_names()  # the metrics as the report's prose names them
 
@@ -115,7 +115,7 @@ def _stats_clause(row: pd.Series, flip: bool, correction: str, ci_level: float, 
     if flip:
         d, lo, hi = -d, -hi, -lo
     p = row.get("p_adjusted") if not _is_missing(row.get("p_adjusted")) else row.get("p_value")
-    sig = _truthy(row.get("significant"))
+    sig = truthy(row.get("significant"))
     parts = []
     if np.isfinite(d):
         parts.append(f"paired difference {d:+.3f}")
@@ -262,8 +262,8 @@ def _gap_sentences(
         attr = str(r.attribute)
         name = METRIC_NAMES.get(r.metric, r.metric)
         s = (
-            f"{_under(r.model, r.template)}, {name} for {_who(attr, r.low_group)} was {r.gap:.3f} lower than for "
-            f"{_who(attr, r.high_group)} ({r.low_value:.3f} vs {r.high_value:.3f}"
+            f"{_under(r.model, r.template)}, {name} for {who(attr, r.low_group)} was {r.gap:.3f} lower than for "
+            f"{who(attr, r.high_group)} ({r.low_value:.3f} vs {r.high_value:.3f}"
             + (f"; {int(r.low_n)} and {int(r.high_n)} responses" if not _is_missing(r.low_n) else "")
             + ")"
         )
@@ -305,7 +305,7 @@ def _test_sentences(
     group named first."""
     sentences: list[tuple[float, str]] = []
     rest = st[~st.index.isin(used)]
-    rest = rest[rest["significant"].map(_truthy) == True] if "significant" in rest.columns else rest.iloc[0:0]  # noqa: E712
+    rest = rest[rest["significant"].map(truthy) == True] if "significant" in rest.columns else rest.iloc[0:0]  # noqa: E712
     if len(rest):
         rest = rest.assign(_abs=pd.to_numeric(rest["mean_diff"], errors="coerce").abs())
         rest = rest.sort_values(
@@ -319,8 +319,8 @@ def _test_sentences(
             name = METRIC_NAMES.get(row["_metric"], row["metric"])
             attr = row["_attr"]
             s = (
-                f"{_under(row['model'], row['template'])}, {name} for {_who(attr, low)} was "
-                f"{abs(d):.3f} lower than for otherwise identical {_who(attr, high)} "
+                f"{_under(row['model'], row['template'])}, {name} for {who(attr, low)} was "
+                f"{abs(d):.3f} lower than for otherwise identical {who(attr, high)} "
                 f"(counterfactual test, {low} minus {high}: "
                 + _stats_clause(row, flip=row["_b"] != low, correction=correction, ci_level=ci_level)
                 + ")."

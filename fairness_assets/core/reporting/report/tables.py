@@ -9,7 +9,7 @@ from typing import Any, Mapping, Optional
 
 import pandas as pd
 
-from .cells import _esc, _is_missing, _md, _numeric_view, _truthy, format_column
+from .cells import _esc, _is_missing, _md, _numeric_view, format_column, truthy
 
 MAX_ROWS = 200
 
@@ -26,7 +26,7 @@ def _prepared(df: pd.DataFrame, max_rows: int) -> tuple[pd.DataFrame, pd.DataFra
 
 def _sig_flags(shown: pd.DataFrame) -> list[Optional[bool]]:
     if "significant" in shown.columns:
-        return [_truthy(v) for v in shown["significant"]]
+        return [truthy(v) for v in shown["significant"]]
     return [None] * len(shown)
 
 
@@ -58,7 +58,7 @@ def table_html(df: pd.DataFrame, max_rows: int = MAX_ROWS) -> str:
             raw = shown.iloc[i, j]
             lc = str(c).lower()
             if lc == "significant":
-                t = _truthy(raw)
+                t = truthy(raw)
                 cell = (
                     '<span class="badge sig">significant</span>'
                     if t
@@ -74,7 +74,7 @@ def table_html(df: pd.DataFrame, max_rows: int = MAX_ROWS) -> str:
                 else:
                     cell = f'<span class="quiet">{_esc(raw)}</span>'
             elif lc == "passed":
-                t = _truthy(raw)
+                t = truthy(raw)
                 cell = (
                     '<span class="badge pass">PASS</span>'
                     if t
@@ -109,13 +109,13 @@ def table_markdown(df: pd.DataFrame, max_rows: int = MAX_ROWS) -> str:
             raw = shown.iloc[i, j]
             lc = str(c).lower()
             if lc == "significant":
-                t = _truthy(raw)
+                t = truthy(raw)
                 cells.append("**significant**" if t else "not significant" if t is False else "\u2014")
             elif lc == "marking":
                 empty = _is_missing(raw) or str(raw).strip() == ""
                 cells.append("" if empty else f"**{_md(raw)}**" if _emphasise_marking(raw, sig[i]) else _md(raw))
             elif lc == "passed":
-                t = _truthy(raw)
+                t = truthy(raw)
                 cells.append("PASS" if t else "**FAIL**" if t is False else "\u2014")
             else:
                 cells.append(_md(text.iloc[i, j]))

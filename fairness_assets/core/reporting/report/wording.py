@@ -1,5 +1,5 @@
 """Words shared by the report's English findings: the attributes' names and aliases, the groups as the
-sentences name them (:func:`_who`), the partition a sentence is about (:func:`_under`), adjusted p-values and the
+sentences name them (:func:`who`), the partition a sentence is about (:func:`_under`), adjusted p-values and the
 name of the multiple-testing correction."""
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def _under(model: str, template: str) -> str:
     return f"Under the {template} template" if template else "Overall"
 
 
-def _who(attr: str, value: str) -> str:
+def who(attr: str, value: str) -> str:
     if attr == "economic_class":
         return f"{_CLASS_WORDS.get(value, value)} students"
     if attr == "gender":
@@ -60,7 +60,7 @@ def _fmt_p(p) -> str:
     return "adjusted p < 0.001" if p < 0.001 else f"adjusted p = {p:.3f}"
 
 
-_CORRECTION_NAMES = {
+CORRECTION_NAMES = {
     "holm": "Holm",
     "bh": "Benjamini-Hochberg",
     "fdr_bh": "Benjamini-Hochberg",
@@ -73,5 +73,5 @@ def _correction(stats: Optional[pd.DataFrame], default: str) -> str:
         for c in ("correction", "adjustment", "p_adjust_method"):
             if c in stats.columns and stats[c].notna().any():
                 name = str(stats[c].dropna().iloc[0])
-                return _CORRECTION_NAMES.get(name.strip().lower(), name)
-    return _CORRECTION_NAMES.get(default.strip().lower(), default)
+                return CORRECTION_NAMES.get(name.strip().lower(), name)
+    return CORRECTION_NAMES.get(default.strip().lower(), default)

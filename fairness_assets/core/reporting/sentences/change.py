@@ -93,7 +93,7 @@ def summary_sentences(change: pd.DataFrame, max_per_model: int = 3) -> list[str]
     out: list[str] = []
     if change is None or change.empty:
         return out
-    ch = change.assign(moved=cc._flag(change["moved"]))
+    ch = change.assign(moved=cc.as_flags(change["moved"]))
     verdicts = cc.model_verdicts(ch)
     for v in verdicts.itertuples(index=False):
         g = ch[ch["model"] == v.model]

@@ -233,7 +233,7 @@ def _gap_items(items: pd.DataFrame, pvals: dict, gap, cache: Optional[dict]) -> 
     if cache is not None and "_parts" in cache:
         parts = cache["_parts"]
     else:  # the items split by partition once (not filtered again for every partition and factor)
-        all_it = dc._items(items)
+        all_it = dc.scored_items(items)
         pkeys = [k for k in st.PARTITION_KEYS if k in all_it.columns]
         parts = {tuple(pv.values()): pt for pv, pt in st.partitions(all_it, pkeys)}
         if cache is not None:
@@ -288,7 +288,7 @@ def _pool_gap_cells(layout: _GapLayout, cells: pd.DataFrame, lam_mets: list) -> 
     fmap = part.groupby("nationality")[factor].first() if factor != "gender" else None
     cells["_f"] = cells["gender"] if fmap is None else cells["nationality"].map(fmap)
     vals = cells[lam_mets].to_numpy(dtype=float)
-    unit_keys = st._key_frame(part, ucols)
+    unit_keys = st.key_frame(part, ucols)
     codes = unit_keys.groupby(ucols, sort=True).ngroup().to_numpy()
     lab = {}
     for tup, code in zip(map(tuple, unit_keys[ucols].to_numpy(dtype=object)), codes, strict=False):

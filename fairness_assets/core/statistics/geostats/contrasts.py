@@ -102,7 +102,7 @@ def group_contrasts(
         cr = (cross or {}).get(tuple(pvals.values())) if "nationality" in part.columns else None
         key = ("geo_contrast", *pvals.values(), attribute, unit_name)
         split = (
-            _split(part, cr, attribute, groups, mets, ucols, d, st._rng(inference.seed, "behaviour_pick", *key))
+            _split(part, cr, attribute, groups, mets, ucols, d, st.cell_rng(inference.seed, "behaviour_pick", *key))
             if cr is not None
             else None
         )
@@ -217,7 +217,7 @@ def _split(part, cr: _GeoCross, attribute: str, groups, mets, ucols, d, rng: np.
             continue
         member[i] = (groups == val).astype(float)  # in a reported group (1), or in the rest (0)
     rescored = [m for m in mets if m in cr.metrics]
-    unit_keys = st._key_frame(part, ucols)
+    unit_keys = st.key_frame(part, ucols)
     beh = np.full((n_u, n_g, n_m), np.nan)
     own = np.full((n_u, n_g, n_m), np.nan)
     oth = np.full((n_u, n_g, n_m), np.nan)

@@ -72,7 +72,7 @@ def _list_cross(
     and DRS with the formulas of ``core.scoring.metrics`` (as ``decompose._cross_scores``, vectorised for
     the one-vs-rest contrasts); the own-country / own-region shares over the located items. ``codes``:
     the cells of ``part``'s items; ``mat`` / ``pos_of``: the capital distances as an array and the
-    position of each country in it (``decompose._distance_table``)."""
+    position of each country in it (``decompose.distance_table``)."""
     values = codes.values
     reg_of = table.drop_duplicates("iso3").set_index("iso3")["region"]
     iso_s = pd.Series([student_iso3.get(v) for v in values], dtype=object)
@@ -120,7 +120,7 @@ def _list_cross(
             if "acad" in part.columns
             else np.full(n, np.nan)
         )
-        # metrics._weighted (weights renormalised over the available components), with the item's Rep and
+        # metrics.weighted_mean (weights renormalised over the available components), with the item's Rep and
         # Acad added once per item instead of once per (item, student)
         acc_ok = ~np.isnan(acc)
         num = np.where(acc_ok, acc * params.w_acc, 0.0) + np.where(np.isnan(rep), 0.0, rep * params.w_rep)[:, None]
@@ -162,17 +162,17 @@ def _geo_cross(
 ) -> dict[tuple, _GeoCross]:
     """Per partition (tuple of its model / template values): the lists of each cell (gender x
     class x run) scored for every nationality's student of that cell (:func:`_list_cross`)."""
-    it = dc._items(items)
+    it = dc.scored_items(items)
     it = it[it["nationality"].notna()] if "nationality" in it.columns else it.iloc[0:0]
     mets = [m for m in CROSS_METRICS if m in metrics]
     if it.empty or not mets:
         return {}
-    mat, pos_of = dc._distance_table(distances)
+    mat, pos_of = dc.distance_table(distances)
     keys = [k for k in st.PARTITION_KEYS if k in it.columns]
     out = {}
     for pvals, part in st.partitions(it, keys):
         others = [a for a in st.PROFILE_ATTRIBUTES if a != "nationality" and a in part.columns]
-        kf = st._key_frame(part, others)
+        kf = st.key_frame(part, others)
         s_code = kf.groupby(others, sort=True).ngroup().to_numpy() if others else np.zeros(len(part), np.int64)
         values = np.array(sorted(part["nationality"].unique()), dtype=object)
         v_code = pd.Categorical(part["nationality"], categories=values).codes.astype(np.int64)

@@ -42,7 +42,7 @@ def _correct(
 def _cells(df: pd.DataFrame, unit_cols: list[str], group_col: str, mets: list[str], groups=None):
     """Sums and counts of scored values per (unit, group): num, den (U, G, M), the unit keys
     and the group values."""
-    keys = st._key_frame(df, unit_cols) if unit_cols else None
+    keys = st.key_frame(df, unit_cols) if unit_cols else None
     ucodes = keys.groupby(unit_cols, sort=True).ngroup().to_numpy() if unit_cols else np.zeros(len(df), np.int64)
     groups = np.array(sorted(df[group_col].dropna().unique()) if groups is None else groups, dtype=object)
     gcodes = pd.Categorical(df[group_col], categories=groups).codes
@@ -73,5 +73,5 @@ def _unit_cols(part: pd.DataFrame, strata: Sequence[str], replicates: Replicates
 
 def _prep(responses: pd.DataFrame, metrics: Sequence[str]) -> tuple[pd.DataFrame, list[str]]:
     present = [m for m in metrics if m in responses.columns]
-    df, keys = st._prepare(responses, present)
+    df, keys = st.scored_responses(responses, present)
     return df, keys
