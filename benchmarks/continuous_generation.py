@@ -40,7 +40,7 @@ from fairness_assets.core.generation.samples import sample_seed  # noqa: E402
 from fairness_assets.core.reference import profiles, prompts  # noqa: E402
 from resources.llm.base import SamplingParams  # noqa: E402
 from resources.llm.resource import LLMResource  # noqa: E402
-from resources.settings import TEMPLATES_DIR, load_preset  # noqa: E402
+from resources.settings import TEMPLATES_DIR, shipped_design  # noqa: E402
 
 EXTERNAL = ROOT.parent / "shared" / "data" / "external" / "biais_llm_rec_responses.jsonl"
 LENGTHS_FILE = ROOT / "benchmarks" / "answer_lengths.json"
@@ -119,8 +119,8 @@ def main() -> None:
     )
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
-    demo = load_preset("demo")
-    grid = profiles.full_profiles(profiles.Grid(demo["genders"], demo["economic_classes"], demo["nationalities"]))
+    demo = shipped_design("demo")
+    grid = profiles.full_set(demo)
     names = [t.strip() for t in args.templates.split(",") if t.strip()]
     templates = prompts.load_templates(TEMPLATES_DIR, names)
     texts, seeds = [], []

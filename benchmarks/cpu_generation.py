@@ -36,7 +36,7 @@ from _doc import write_section  # noqa: E402
 from fairness_assets.core.reference import profiles, prompts  # noqa: E402
 from resources.llm.base import SamplingParams  # noqa: E402
 from resources.llm.resource import LLMResource  # noqa: E402
-from resources.settings import TEMPLATES_DIR, load_preset  # noqa: E402
+from resources.settings import TEMPLATES_DIR, shipped_design  # noqa: E402
 
 
 def main() -> None:
@@ -46,8 +46,8 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
-    study = load_preset("study")
-    grid = profiles.full_profiles(profiles.Grid(study["genders"], study["economic_classes"], study["nationalities"]))
+    study = shipped_design("study")
+    grid = profiles.full_set(study)
     base = prompts.load_templates(TEMPLATES_DIR, ["base"])["base"]
     texts = [
         base.render(g, c, n)

@@ -68,11 +68,10 @@ def _universities(corpus_path: Path):
 
 def _full_profiles():
     from fairness_assets.core.reference import profiles
-    from resources.settings import load_preset
+    from resources.settings import shipped_design
 
-    study = load_preset("study")
-    grid = profiles.Grid(study["genders"], study["economic_classes"], study["nationalities"])
-    return list(profiles.full_profiles(grid)[["gender", "economic_class", "nationality"]].itertuples(index=False))
+    full = profiles.full_set(shipped_design("study"))
+    return list(full[["gender", "economic_class", "nationality"]].itertuples(index=False))
 
 
 def model_names(n: int) -> list[str]:

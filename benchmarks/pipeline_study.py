@@ -48,11 +48,10 @@ def synthetic_study_file(
     from parse_match_tag import synth_responses
 
     from fairness_assets.core.reference import corpus, geo, profiles
-    from resources.settings import ALIASES_FILE, load_preset
+    from resources.settings import ALIASES_FILE, shipped_design
 
-    study = load_preset("study")
-    grid = profiles.Grid(study["genders"], study["economic_classes"], study["nationalities"])
-    full, reduced = profiles.full_profiles(grid), profiles.reduced_profiles(grid)
+    table = profiles.design_profiles(shipped_design("study"))
+    full, reduced = table[table["profile_set"] == "full"], table[table["profile_set"] != "full"]
     rows = []
     for model in models:
         for template in [t for t in ("base", "regional", "academic") if t in templates]:

@@ -32,7 +32,7 @@ from _doc import write_section  # noqa: E402
 
 from fairness_assets.core.reference import corpus, geo, profiles  # noqa: E402
 from fairness_assets.core.scoring import metrics  # noqa: E402
-from resources.settings import ALIASES_FILE, CAPITALS_FILE, load_preset  # noqa: E402
+from resources.settings import ALIASES_FILE, CAPITALS_FILE, shipped_design  # noqa: E402
 
 DEFAULT_CORPUS = ROOT.parent / "shared" / "data" / "qs_world_university_rankings_2024.csv"
 AREAS = [
@@ -46,8 +46,8 @@ AREAS = [
 
 def synth(n_items: int, unis: pd.DataFrame, seed: int = 11) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
-    study = load_preset("study")
-    grid = profiles.full_profiles(profiles.Grid(study["genders"], study["economic_classes"], study["nationalities"]))
+    study = shipped_design("study")
+    grid = profiles.full_set(study)
     models, templates = ["llama", "gemma", "mistral"], ["base", "regional", "academic"]
     n_resp = -(-n_items // 3)
     prof = grid.iloc[rng.integers(0, len(grid), n_resp)].reset_index(drop=True)

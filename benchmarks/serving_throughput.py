@@ -110,7 +110,7 @@ def asset_run(url: str, tmp: Path, runs: int, log, max_concurrency: int | None =
             "results_io": D.SQLResultsIOManager(database=database),
             "reference": ReferenceDataResource(),
             "audit_grid": AuditGridResource(
-                preset="study", models=[MODEL], runs=runs, model_registry_path=str(registry)
+                design="study", models=[MODEL], runs=runs, model_registry_path=str(registry)
             ),
             "generation_source": GenerationSourceResource(),
             "llm": (

@@ -34,14 +34,14 @@ from _doc import write_section  # noqa: E402
 from fairness_assets.core.reporting import audit_report  # noqa: E402
 from fairness_assets.core.statistics import stats  # noqa: E402
 from fairness_assets.core.statistics.inference import InferenceParams  # noqa: E402
-from resources.settings import load_preset  # noqa: E402
+from resources.settings import design_values  # noqa: E402
 
 
 def synthetic_responses(runs: int, seed: int = 5) -> pd.DataFrame:
-    preset = load_preset("study")
+    preset = design_values("study")
     rng = np.random.default_rng(seed)
     grid = pd.MultiIndex.from_product(
-        [preset["genders"], preset["economic_classes"], preset["nationalities"]],
+        [preset["gender"], preset["economic_class"], preset["nationality"]],
         names=["gender", "economic_class", "nationality"],
     ).to_frame(index=False)
     frames = []
@@ -96,10 +96,10 @@ def synthetic_study_items(
     from fairness_assets.core.reference import geo, regions
     from fairness_assets.core.scoring import metrics
 
-    preset = load_preset("study")
+    preset = design_values("study")
     rng = np.random.default_rng(seed)
     table = regions.load_regions()
-    nat_iso = regions.nationality_iso3(preset["nationalities"])
+    nat_iso = regions.nationality_iso3(preset["nationality"])
     countries = sorted(set(nat_iso.values()) | set(HUBS))
     reg_of = table.set_index("iso3")["region"]
     corpus = pd.DataFrame(
@@ -115,7 +115,7 @@ def synthetic_study_items(
     cidx = {c: i for i, c in enumerate(countries)}
     same_region = {c: [o for o in countries if o != c and reg_of[o] == reg_of[c]] or [c] for c in countries}
     grid = pd.MultiIndex.from_product(
-        [preset["genders"], preset["economic_classes"], preset["nationalities"]],
+        [preset["gender"], preset["economic_class"], preset["nationality"]],
         names=["gender", "economic_class", "nationality"],
     ).to_frame(index=False)
     frames = []

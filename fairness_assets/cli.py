@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     gate.add_argument("--out", required=True, help="folder for gate.md, gate.csv (and the scored tables)")
     gate.add_argument("--tagger", default="rules", choices=["rules", "llm"], help="subject tagger, with --responses")
     gate.add_argument("--verbose", action="store_true", help=VERBOSE_HELP + " (DIR/score.log)")
-    demo = sub.add_parser("demo", help="run the demo audit (job demo_audit) on the configured preset")
+    demo = sub.add_parser("demo", help="run the demo audit (job demo_audit) on the configured design")
     demo.add_argument("--verbose", action="store_true", help=VERBOSE_HELP + " ($DAGSTER_HOME/logs/)")
     run = sub.add_parser("run", help="run a job of the code location by name")
     run.add_argument("job", help="job name, e.g. demo_audit or reference_data")

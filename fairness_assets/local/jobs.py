@@ -27,7 +27,7 @@ def run_job(job_name: str, verbose: bool = False) -> int:
     # lazy, and after dagster_home(): the code location reads the settings and the templates folder
     # on import (see the package docstring)
     from ..definitions import load_definitions
-    from ..defs.operations.jobs import JOB_PRESETS
+    from ..defs.operations.jobs import JOB_DESIGNS
     from ..defs.partitions import MODEL_PARTITIONS
 
     settings = load_settings()  # read once: the definitions and the grid below are built from it
@@ -44,7 +44,7 @@ def run_job(job_name: str, verbose: bool = False) -> int:
         # the grid the job runs, from the settings the definitions were built with (their EnvVars
         # cannot be read outside a run)
         cfg = AuditGridResource(
-            preset=JOB_PRESETS.get(job_name) or settings.preset, model_registry_path=settings.model_registry
+            design=JOB_DESIGNS.get(job_name) or settings.design, model_registry_path=settings.model_registry
         ).resolve()
         instance.add_dynamic_partitions(MODEL_PARTITIONS.name, list(cfg.models))
         partition_keys = [str(PartitionKey(m, t)) for m in cfg.models for t in cfg.templates]

@@ -4,7 +4,7 @@
                   where used, when read); docs/configuration.md is generated from it
 - ``paths``       where the shipped data lives and where results go
 - ``registry``    the model registry
-- ``grid``        the audit grid (presets)
+- ``grid``        the audit grid (designs)
 - ``reference``   the ranking corpus, reviewed reference files, the reputation scale
 - ``quality``     parse-quality thresholds
 - ``generation``  where generations come from and how they are decoded
@@ -19,7 +19,7 @@ Dagster can read at run time reach the resources as ``dagster.EnvVar``.
 
 from .base import ConfigError, stable_hash
 from .generation import GenerationSourceResource
-from .grid import AuditConfig, AuditGridResource, load_preset
+from .grid import AuditConfig, AuditGridResource, design_of, design_values, shipped_design
 from .model import FairnessSettings, default_of, field_specs, load_settings
 from .paths import (
     ALIASES_FILE,
@@ -28,7 +28,7 @@ from .paths import (
     DEMO_CORPUS,
     EXAMPLE_RESPONSES,
     MODEL_REGISTRY,
-    PRESETS_DIR,
+    DESIGNS_DIR,
     PROJECT_ROOT,
     TEMPLATES_DIR,
     UNIVERSITY_ALIASES_FILE,
@@ -55,7 +55,7 @@ __all__ = [
     "GenerationSourceResource",
     "MODEL_REGISTRY",
     "ModelSpec",
-    "PRESETS_DIR",
+    "DESIGNS_DIR",
     "PROJECT_ROOT",
     "ParseQualityResource",
     "ReferenceDataResource",
@@ -67,7 +67,9 @@ __all__ = [
     "default_of",
     "field_specs",
     "load_model_registry",
-    "load_preset",
+    "design_of",
+    "design_values",
+    "shipped_design",
     "load_settings",
     "results_dir",
     "stable_hash",

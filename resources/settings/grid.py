@@ -1,65 +1,98 @@
-"""The audit grid: a preset (data/presets) with optional per-field overrides, and the model
-registry it checks the audited models against."""
+"""The audit grid: a design (data/designs, or a user's own file; issue 34) with optional per-field
+overrides, and the model registry it checks the audited models against."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-import yaml
 from dagster import ConfigurableResource
 from pydantic import Field
 
+from fairness_assets.core.reference import axes
+from fairness_assets.core.reference.design import Design, DesignError, check_size, load_design, with_values
+
 from .base import ConfigError, stable_hash
 from .model import default_of
-from .paths import PRESETS_DIR
+from .paths import DESIGNS_DIR
 from .registry import ModelSpec, load_model_registry
 
 
 @dataclass(frozen=True)
 class AuditConfig:
-    """The resolved audit grid; its ``config_hash`` is recorded with every result row."""
+    """The resolved audit grid; its ``config_hash`` (of the design's content and the overrides) is
+    recorded with every result row."""
 
-    preset: str
-    genders: tuple[str, ...]
-    economic_classes: tuple[str, ...]
-    nationalities: tuple[str, ...]
+    design_name: str
+    values: tuple[tuple[str, tuple[str, ...]], ...]  # (axis, its values), the design's order
     templates: tuple[str, ...]
     runs: int
     models: tuple[str, ...]
-    quality: tuple[tuple[str, float], ...] = ()  # parse-quality thresholds the preset sets
+    quality: tuple[tuple[str, float], ...] = ()  # parse-quality thresholds the design sets
+    design_json: str = ""  # the design's content (axes, wordings, lambdas, grid, template hashes)
+    design: Optional[Design] = field(default=None, compare=False, repr=False)
+
+    @property
+    def preset(self) -> str:
+        """The design's name (the audit id's prefix, as the preset's name was)."""
+        return self.design_name
+
+    def _content(self) -> dict:
+        return {
+            "design": self.design_name,
+            "values": [[a, list(v)] for a, v in self.values],
+            "templates": list(self.templates),
+            "runs": self.runs,
+            "models": list(self.models),
+            "quality": [list(q) for q in self.quality],
+            "design_json": self.design_json,
+        }
 
     @property
     def config_hash(self) -> str:
-        return stable_hash(asdict(self))
+        return stable_hash(self._content())
 
     def as_json(self) -> str:
-        return json.dumps(asdict(self), sort_keys=True)
+        return json.dumps(self._content(), sort_keys=True)
+
+    def values_of(self, axis: str) -> tuple[str, ...]:
+        return dict(self.values)[axis]
 
 
-def load_preset(name: str, folder: str | Path = PRESETS_DIR) -> dict:
-    path = Path(folder) / f"{name}.yaml"
-    if not path.exists():
-        available = sorted(p.stem for p in Path(folder).glob("*.yaml"))
-        raise ConfigError(f"unknown preset {name!r} (no {path}); available: {available}")
-    doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    return doc
+def design_of(name_or_path: str, templates_dir: str | Path) -> Design:
+    """The design ``name_or_path`` (a shipped design's name, or a file), validated; ConfigError otherwise."""
+    try:
+        return load_design(name_or_path, templates_dir=templates_dir, folder=DESIGNS_DIR)
+    except DesignError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 class AuditGridResource(ConfigurableResource):
-    """The audit grid: a preset (``demo`` or ``study``) with optional per-field overrides."""
+    """The audit grid: a design (``demo``, ``study``, another shipped one, or a path to a user's own
+    file) with optional per-field overrides. Resolving it makes the design's axes the active catalogue
+    of the process (core.reference.axes.use)."""
 
-    preset: str = Field(
-        default=default_of("preset"), description="Preset in data/presets/: demo or study (FAIRNESS_PRESET)."
+    design: str = Field(
+        default=default_of("design"),
+        description="Design: a name in data/designs (demo, study, beyond_study, advisor) or a path to a "
+        "design file (FAIRNESS_DESIGN).",
     )
-    genders: Optional[list[str]] = Field(default=None, description="Override the preset's genders.")
-    economic_classes: Optional[list[str]] = Field(default=None, description="Override the classes.")
-    nationalities: Optional[list[str]] = Field(default=None, description="Override the nationalities.")
-    templates: Optional[list[str]] = Field(default=None, description="Override the prompt templates.")
+    values: Optional[dict[str, list[str]]] = Field(
+        default=None, description="Override the values of some axes: {axis: [values]} (a subset, or countries)."
+    )
+    templates: Optional[list[str]] = Field(default=None, description="Override the design's templates (a subset).")
     runs: Optional[int] = Field(default=None, description="Samples per (model, template, profile).")
     models: Optional[list[str]] = Field(default=None, description="Override the audited models.")
+    templates_dir: str = Field(
+        default=default_of("templates_dir"),
+        description="Folder of the template files a design names (FAIRNESS_TEMPLATES_DIR).",
+    )
+    max_prompts: int = Field(
+        default=default_of("max_prompts"),
+        description="The largest grid a design may ask one model, in prompts (FAIRNESS_MAX_PROMPTS).",
+    )
     model_registry_path: str = Field(
         default=default_of("model_registry"), description="Model registry YAML (FAIRNESS_MODEL_REGISTRY)."
     )
@@ -69,28 +102,43 @@ class AuditGridResource(ConfigurableResource):
         "an answer are scored, the rest counted (FAIRNESS_MAX_ITEMS; METHOD.md §9).",
     )
 
+    def load(self) -> Design:
+        """The design with this resource's overrides, validated (nothing is generated before)."""
+        from dataclasses import replace
+
+        design = design_of(self.design, self.templates_dir)
+        try:
+            if self.values:
+                design = with_values(design, self.values)
+            if self.templates is not None:
+                unknown = [t for t in self.templates if t not in design.template_names()]
+                if unknown:
+                    raise DesignError(
+                        f"{design.path}: templates override names {unknown!r}; the design's: {design.template_names()}"
+                    )
+                design = replace(design, templates=tuple(design.template(t) for t in self.templates))
+            check_size(design, self.max_prompts)
+        except DesignError as exc:
+            raise ConfigError(str(exc)) from None
+        return design
+
     def resolve(self) -> AuditConfig:
-        base = load_preset(self.preset)
-
-        def pick(key: str):
-            value = getattr(self, key)
-            value = base.get(key) if value is None else value
-            if value is None:
-                raise ConfigError(f"preset {self.preset!r} does not set {key!r}")
-            return value
-
+        design = self.load()
+        axes.use(design.catalogue)  # the axes every step of this process reads
         cfg = AuditConfig(
-            preset=self.preset,
-            genders=tuple(pick("genders")),
-            economic_classes=tuple(pick("economic_classes")),
-            nationalities=tuple(pick("nationalities")),
-            templates=tuple(pick("templates")),
-            runs=int(pick("runs")),
-            models=tuple(pick("models")),
-            quality=tuple(sorted((base.get("quality") or {}).items())),
+            design_name=design.name,
+            values=tuple((a.name, tuple(a.values)) for a in design.axes),
+            templates=tuple(design.template_names()),
+            runs=int(self.runs if self.runs is not None else design.runs),
+            models=tuple(self.models if self.models is not None else design.models),
+            quality=design.quality,
+            design_json=design.as_json(),
+            design=design,
         )
         if cfg.runs < 1:
             raise ConfigError(f"runs must be at least 1, got {cfg.runs}")
+        if not cfg.models:
+            raise ConfigError(f"design {design.name!r} ({design.path}) names no model, and no models override is set")
         registry = self.model_registry()
         unknown = [m for m in cfg.models if m not in registry]
         if unknown:
@@ -99,5 +147,28 @@ class AuditGridResource(ConfigurableResource):
             )
         return cfg
 
+    def setup_for_execution(self, context) -> None:  # noqa: ARG002 - Dagster's hook
+        """Each step that uses the grid reads the design's axes (a design that cannot be read fails
+        where it is used, with its message)."""
+        try:
+            axes.use(self.load().catalogue)
+        except ConfigError:
+            pass
+
     def model_registry(self) -> dict[str, ModelSpec]:
         return load_model_registry(self.model_registry_path)
+
+
+def design_values(name_or_path: str, templates_dir: str | Path | None = None) -> dict[str, list[str]]:
+    """{axis: its values} of a design (a shipped name or a file), in the design's order."""
+    from .paths import TEMPLATES_DIR
+
+    design = design_of(name_or_path, templates_dir or TEMPLATES_DIR)
+    return {a.name: list(a.values) for a in design.axes}
+
+
+def shipped_design(name_or_path: str, templates_dir: str | Path | None = None) -> Design:
+    """A design (a shipped name or a file) read with the shipped templates folder by default."""
+    from .paths import TEMPLATES_DIR
+
+    return design_of(name_or_path, templates_dir or TEMPLATES_DIR)

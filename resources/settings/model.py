@@ -217,14 +217,26 @@ class FairnessSettings(BaseSettings):
     )
 
     # ------------------------------------------------------------------ audit grid
-    preset: str = setting(
+    design: str = setting(
         "demo",
-        "Audit grid preset in `data/presets`: `demo` or `study`.",
+        "The audit's design: a name in `data/designs` (`demo`, `study`, `beyond_study`, `advisor`) or the path "
+        "of a design file of your own (docs/designs.md): its axes, templates, grid, runs and models.",
         group="grid",
         read=RUN,
-        targets=(("audit_grid", "preset"),),
+        targets=(("audit_grid", "design"),),
         used_by="assets `country_geography`, `profiles`, `prompts`, `generations`, the understanding and report "
-        "assets; job `demo_audit`; the `reaudit` schedule (`study_audit` always runs `study`)",
+        "assets; job `demo_audit`; the `reaudit` schedule (`study_audit` always runs `study`); "
+        "`fairness-audit design show`",
+    )
+    max_prompts: int = setting(
+        100_000,
+        "The largest grid a design may ask one model, in prompts (profiles x templates); a larger design is "
+        "refused, with its size, before anything is generated.",
+        group="grid",
+        read=RUN,
+        targets=(("audit_grid", "max_prompts"),),
+        ge=1,
+        used_by="assets `profiles`, `prompts`, `generations`; `fairness-audit design show`, `score`",
     )
     max_items: int = setting(
         3,
@@ -251,7 +263,7 @@ class FairnessSettings(BaseSettings):
         "location loads: the partitions and the assets read the same folder.",
         group="grid",
         read=LOAD,
-        targets=(("reference", "templates_dir"),),
+        targets=(("reference", "templates_dir"), ("audit_grid", "templates_dir")),
         used_by="the 'template' partitions (`fairness_assets/defs/partitions.py`); assets `prompts`, `generations` "
         "(the templates of an imported responses file), `drs_scores`; `fairness-audit score`",
     )

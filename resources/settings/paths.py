@@ -7,7 +7,7 @@ from pathlib import Path
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 DATA_DIR = PROJECT_ROOT / "data"
 TEMPLATES_DIR = DATA_DIR / "templates"
-PRESETS_DIR = DATA_DIR / "presets"
+DESIGNS_DIR = DATA_DIR / "designs"
 ALIASES_FILE = DATA_DIR / "aliases" / "countries.csv"
 CAPITALS_FILE = DATA_DIR / "aliases" / "capital_coordinates.csv"
 UNIVERSITY_ALIASES_FILE = DATA_DIR / "aliases" / "universities.csv"

@@ -9,15 +9,15 @@ import pytest
 
 from fairness_assets.core.statistics import comparison as C
 from fairness_assets.core.statistics.inference import InferenceParams
-from resources.settings import load_preset
+from resources.settings import design_values
 
 N_BOOT, N_PERM = 300, 2000
 
 
 def _grid(runs: int = 10) -> pd.DataFrame:
-    p = load_preset("study")
+    p = design_values("study")
     g = pd.MultiIndex.from_product(
-        [p["genders"], p["economic_classes"], p["nationalities"]], names=["gender", "economic_class", "nationality"]
+        [p["gender"], p["economic_class"], p["nationality"]], names=["gender", "economic_class", "nationality"]
     ).to_frame(index=False)
     g = g.loc[g.index.repeat(runs)].reset_index(drop=True)
     g["run"] = np.tile(np.arange(runs), len(g) // runs)

@@ -3,9 +3,9 @@ import pytest
 
 from fairness_assets.core.reference import geo
 from fairness_assets.core.reference.corpus import read_qs_export
-from resources.settings import ALIASES_FILE, CAPITALS_FILE, load_preset
+from resources.settings import ALIASES_FILE, CAPITALS_FILE, shipped_design
 
-STUDY_NATIONALITIES = load_preset("study")["nationalities"]
+STUDY_NATIONALITIES = shipped_design("study")["nationality"]
 
 
 @pytest.fixture(scope="module")

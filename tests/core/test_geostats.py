@@ -20,12 +20,12 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _null_responses(runs=10, seed=3, effect=None):
     """Study-sized responses whose scores depend on nothing but noise (and ``effect``)."""
-    import yaml
+    from resources.settings import design_values
 
-    preset = yaml.safe_load((ROOT / "data" / "presets" / "study.yaml").read_text())
+    preset = design_values("study")
     rng = np.random.default_rng(seed)
     g = pd.MultiIndex.from_product(
-        [preset["genders"], preset["economic_classes"], preset["nationalities"]],
+        [preset["gender"], preset["economic_class"], preset["nationality"]],
         names=["gender", "economic_class", "nationality"],
     ).to_frame(index=False)
     g = g.loc[g.index.repeat(runs)].reset_index(drop=True)

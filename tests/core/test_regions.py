@@ -4,16 +4,16 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-import yaml
 
 from fairness_assets.core.reference import regions
+from resources.settings import design_values
 
 ROOT = Path(__file__).resolve().parents[2]
 QS = ROOT.parent / "shared" / "data" / "qs_world_university_rankings_2024.csv"
 
 
 def _nationalities(preset):
-    return yaml.safe_load((ROOT / "data" / "presets" / f"{preset}.yaml").read_text())["nationalities"]
+    return design_values(preset)["nationality"]
 
 
 def test_table_is_valid_and_names_its_source():

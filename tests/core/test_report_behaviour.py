@@ -18,7 +18,7 @@ from fairness_assets.core.reporting import audit_report as AR
 from fairness_assets.core.reporting import report as R
 from fairness_assets.core.scoring import metrics
 from fairness_assets.core.statistics.inference import InferenceParams
-from resources.settings import load_preset
+from resources.settings import design_values
 
 ROOT = Path(__file__).resolve().parents[2]
 N_BOOT, N_PERM = 400, 2000
@@ -38,7 +38,7 @@ def study_partition(class_blind: bool, model: str = "model-a", seed: int = 7) ->
     items, responses, params = _bench().synthetic_study_items(
         models=(model,), templates=("base",), seed=seed, class_blind=class_blind
     )
-    nat_iso = regions.nationality_iso3(load_preset("study")["nationalities"])
+    nat_iso = regions.nationality_iso3(design_values("study")["nationality"])
     countries = sorted(set(items["iso3"].dropna()) | set(nat_iso.values()))
     dist = geo.distance_lookup(geo.capital_distance_matrix(geo.capitals_table(countries)))
     stats_t = AR.partition_statistics(

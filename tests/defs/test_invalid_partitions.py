@@ -62,7 +62,7 @@ def instance(home):
 
 
 def grid(registry, **overrides):
-    return AuditGridResource(preset="demo", model_registry_path=str(registry), **overrides)
+    return AuditGridResource(design="demo", model_registry_path=str(registry), **overrides)
 
 
 def evaluate_schedule(instance, resources, log_key=None):

@@ -32,7 +32,7 @@ def test_code_location_has_the_jobs_schedule_and_sensors():
         assert loaded.resolve_job_def(name) is not None
     (study_audit,) = [job for job in loaded.jobs if job.name == "study_audit"]
 
-    assert study_audit.config["resources"]["audit_grid"]["config"]["preset"] == "study"
+    assert study_audit.config["resources"]["audit_grid"]["config"]["design"] == "study"
     assert loaded.resolve_schedule_def("reaudit_schedule").cron_schedule == schedules.DEFAULT_CRON
     for sensor in (
         "parse_quality_alert",
@@ -67,7 +67,7 @@ def test_reaudit_schedule_requests_every_registered_model_and_template(tmp_path)
     registry.write_text(
         "models:\n" + "".join(f"  {m}:\n    source: org/{m}\n" for m in ("qwen2.5-0.5b-demo", "model-a", "model-b"))
     )
-    grid = AuditGridResource(preset="demo", templates=["base", "regional"], model_registry_path=str(registry))
+    grid = AuditGridResource(design="demo", templates=["base", "regional"], model_registry_path=str(registry))
     resources = {"audit_grid": grid, "generation_source": GenerationSourceResource()}
     tick = dt.datetime(2026, 11, 30, 6, 0, tzinfo=dt.timezone.utc)
     with dg.build_schedule_context(instance=instance, scheduled_execution_time=tick, resources=resources) as ctx:
@@ -282,7 +282,7 @@ def test_a_run_of_one_models_templates_loads_the_weights_once(tmp_path):
             "results_io": D.SQLResultsIOManager(database=database),
             "reference": ReferenceDataResource(),
             "audit_grid": AuditGridResource(
-                preset="demo", models=["tiny"], runs=1, templates=templates, model_registry_path=str(registry)
+                design="demo", models=["tiny"], runs=1, templates=templates, model_registry_path=str(registry)
             ),
             "generation_source": GenerationSourceResource(max_new_tokens=4),
             "llm": LLMResource(registry_path=str(registry), device="cpu", batch_size=8),
@@ -323,7 +323,7 @@ def test_a_run_over_two_models_holds_one_model_at_a_time(tmp_path):
             "results_io": D.SQLResultsIOManager(database=database),
             "reference": ReferenceDataResource(),
             "audit_grid": AuditGridResource(
-                preset="demo",
+                design="demo",
                 models=["tiny", "tiny2"],
                 runs=1,
                 templates=["base"],
@@ -411,7 +411,7 @@ def test_study_audit_keeps_the_configured_model_registry(monkeypatch):
 
     monkeypatch.setenv("FAIRNESS_MODEL_REGISTRY", "/etc/fairness/models.yaml")
     config = grid_config("study", load_settings())["resources"]["audit_grid"]["config"]
-    assert config == {"preset": "study", "model_registry_path": {"env": "FAIRNESS_MODEL_REGISTRY"}}
+    assert config == {"design": "study", "model_registry_path": {"env": "FAIRNESS_MODEL_REGISTRY"}}
 
 
 @pytest.mark.slow

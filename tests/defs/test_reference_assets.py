@@ -39,7 +39,7 @@ def test_definitions_object_has_the_assets_and_job(results_home):
     assert loaded.resolve_job_def("demo_audit") is not None
 
 
-def _materialize(url, corpus_path="", preset="demo"):
+def _materialize(url, corpus_path="", design="demo"):
     database = D.ResultsDatabase(url=url)
     result = dg.materialize(
         [a for a in ASSETS if set(a.group_names_by_key.values()) == {"reference"}],  # the code location's group
@@ -47,7 +47,7 @@ def _materialize(url, corpus_path="", preset="demo"):
             "database": database,
             "results_io": D.SQLResultsIOManager(database=database),
             "reference": ReferenceDataResource(corpus_path=str(corpus_path)),
-            "audit_grid": AuditGridResource(preset=preset),
+            "audit_grid": AuditGridResource(design=design),
         },
     )
     assert result.success
@@ -59,7 +59,7 @@ def _materialize(url, corpus_path="", preset="demo"):
 
 
 def test_qs_export_reports_1497_universities_in_104_countries(qs_export, tmp_path):
-    database, meta = _materialize(f"sqlite:///{tmp_path / 'r.db'}", qs_export, preset="study")
+    database, meta = _materialize(f"sqlite:///{tmp_path / 'r.db'}", qs_export, design="study")
     assert meta["qs_corpus"]["universities"] == 1497 and meta["qs_corpus"]["countries"] == 104
     assert meta["qs_corpus"]["illustrative_demo_corpus"] is False
     assert meta["profiles"]["full_profiles"] == 360 and meta["profiles"]["reduced_context_profiles"] == 46

@@ -50,13 +50,13 @@ def test_settings_set_after_the_import_reach_the_definitions_loaded_next():
         "executor": "in_process",
         "cron": "0 6 * * 1",
         "timezone": "UTC",
-        "study_grid": {"preset": "study"},
+        "study_grid": {"design": "study"},
     }
     changed = states["set"]
     assert changed["cron"] == "0 2 1 * *" and changed["timezone"] == "Europe/Berlin"
     assert changed["executor"] == "multiprocess"
     # the study job passes the configured registry on to its runs, as a variable they read themselves
-    assert changed["study_grid"] == {"preset": "study", "model_registry_path": {"env": "FAIRNESS_MODEL_REGISTRY"}}
+    assert changed["study_grid"] == {"design": "study", "model_registry_path": {"env": "FAIRNESS_MODEL_REGISTRY"}}
     # the definitions' shape changes only where the settings say: the schedule's cron string and time zone
     assert differences(states["defaults"]["describe"], changed["describe"]) == [
         'schedules: reaudit_schedule changed: {"cron": "0 6 * * 1", "default_status": "STOPPED", "job": "reaudit", '

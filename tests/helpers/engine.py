@@ -39,7 +39,7 @@ def materialize(
             "results_io": D.SQLResultsIOManager(database=database),
             "reference": ReferenceDataResource(),
             "audit_grid": AuditGridResource(
-                preset="demo", models=[model], runs=runs, model_registry_path=str(registry)
+                design="demo", models=[model], runs=runs, model_registry_path=str(registry)
             ),
             "generation_source": GenerationSourceResource(max_new_tokens=max_new_tokens),
             "llm": LLMResource(registry_path=str(registry), device="cpu", batch_size=batch),

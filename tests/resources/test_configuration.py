@@ -156,7 +156,7 @@ def test_settings_built_in_process_take_the_place_of_the_environment_without_cha
     assert load_settings().qs_corpus == str(tmp_path / "env.csv")  # the environment's settings are untouched
     assert mine.resource_config("reference", env_vars=False)["corpus_path"] == str(tmp_path / "mine.csv")
     assert mine.resource_config("database", env_vars=False) == {"url": "postgresql://u:pw@db/audit"}
-    assert mine.resource_config("audit_grid", env_vars=False)["preset"] == "study"
+    assert mine.resource_config("audit_grid", env_vars=False)["design"] == "study"
     assert isinstance(mine.resource_config("reference")["corpus_path"], dg.EnvVar)  # the code location's way
     with pytest.raises(ConfigError, match="FAIRNESS_MAX_ITEMS=0"):
         load_settings(max_items=0)

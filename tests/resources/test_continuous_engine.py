@@ -162,10 +162,10 @@ def test_with_the_built_in_model_a_refilled_batch_gives_the_samples_generated_al
     against the same sample generated alone (model.generate, a batch of one, the project's sampler)."""
     from fairness_assets.core.reference import profiles, prompts
     from resources.llm.resource import LLMResource
-    from resources.settings import TEMPLATES_DIR, load_preset
+    from resources.settings import TEMPLATES_DIR, shipped_design
 
-    demo = load_preset("demo")
-    grid = profiles.full_profiles(profiles.Grid(demo["genders"], demo["economic_classes"], demo["nationalities"]))
+    demo = shipped_design("demo")
+    grid = profiles.full_set(demo)
     template = prompts.load_templates(TEMPLATES_DIR, ["base"])["base"]
     texts = [
         template.render(g, c, n)

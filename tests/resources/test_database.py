@@ -66,27 +66,25 @@ def test_default_url_is_sqlite_in_fairness_home(results_home):
     assert (results_home / "results.db").exists()
 
 
-def test_presets_and_registry():
-    demo = AuditGridResource(preset="demo").resolve()
-    study = AuditGridResource(preset="study").resolve()
-    assert study.runs == 10 and len(study.nationalities) == 40 and len(study.templates) == 6
-    assert (
-        demo.runs == 1
-        and demo.templates == ("base",)
-        and len(demo.genders) * len(demo.economic_classes) * len(demo.nationalities) <= 20
-    )
+def test_designs_and_registry():
+    demo = AuditGridResource(design="demo").resolve()
+    study = AuditGridResource(design="study").resolve()
+    assert study.runs == 10 and len(study.values_of("nationality")) == 40 and len(study.templates) == 6
+    assert demo.runs == 1 and demo.templates == ("base",) and demo.design.size()["prompts_per_model"] <= 20
     assert demo.config_hash != study.config_hash
-    over = AuditGridResource(preset="demo", runs=3, nationalities=["Kenya"]).resolve()
-    assert over.runs == 3 and over.nationalities == ("Kenya",)
+    over = AuditGridResource(design="demo", runs=3, values={"nationality": ["Kenya"]}).resolve()
+    assert over.runs == 3 and over.values_of("nationality") == ("Kenya",)
     reg = load_model_registry()
     assert {"llama-3.1-8b-instruct", "gemma-7b-it", "mistral-7b-instruct-v0.3", "qwen2.5-0.5b-demo"} <= set(reg)
     assert reg["gemma-7b-it"].system_role is False
-    with pytest.raises(ConfigError, match="unknown preset 'huge'"):
-        AuditGridResource(preset="huge").resolve()
+    with pytest.raises(ConfigError, match="unknown design 'huge'"):
+        AuditGridResource(design="huge").resolve()
     with pytest.raises(ConfigError, match="not in the registry"):
-        AuditGridResource(preset="demo", models=["gpt-99"]).resolve()
+        AuditGridResource(design="demo", models=["gpt-99"]).resolve()
     with pytest.raises(ConfigError, match="runs must be at least 1"):
-        AuditGridResource(preset="demo", runs=0).resolve()
+        AuditGridResource(design="demo", runs=0).resolve()
+    with pytest.raises(ConfigError, match="has no value"):
+        AuditGridResource(design="demo", values={"gender": ["robot"]}).resolve()
 
 
 @pytest.mark.slow

@@ -73,7 +73,7 @@ def test_the_reference_assets_rows_point_to_records_with_the_versions(tmp_path):
                 "database": database,
                 "results_io": D.SQLResultsIOManager(database=database),
                 "reference": ReferenceDataResource(),
-                "audit_grid": AuditGridResource(preset="demo"),
+                "audit_grid": AuditGridResource(design="demo"),
             },
         )
         assert result.success

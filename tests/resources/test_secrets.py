@@ -248,7 +248,7 @@ def test_api_key_not_in_the_dagster_event_log_or_compute_logs(tmp_path, monkeypa
                     "results_io": D.SQLResultsIOManager(database=database),
                     "reference": ReferenceDataResource(),
                     "audit_grid": AuditGridResource(
-                        preset="demo", models=["echo"], runs=1, model_registry_path=str(registry)
+                        design="demo", models=["echo"], runs=1, model_registry_path=str(registry)
                     ),
                     "generation_source": GenerationSourceResource(max_new_tokens=4),
                     # as in definitions.py: the key reaches the resource through an EnvVar

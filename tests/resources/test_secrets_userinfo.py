@@ -175,7 +175,7 @@ def test_a_failed_materialization_stores_no_piece_of_the_password(tmp_path):
                 "database": database,
                 "results_io": D.SQLResultsIOManager(database=database),
                 "reference": ReferenceDataResource(),
-                "audit_grid": AuditGridResource(preset="demo"),
+                "audit_grid": AuditGridResource(design="demo"),
             },
         )
         assert not result.success

@@ -412,3 +412,23 @@ def extend_distances(
             d = 0.0 if o == e else geodesic(a, (caps.at[o, "lat"], caps.at[o, "lon"])).km
             full.at[e, o] = full.at[o, e] = d
     return full
+
+
+HOME_ISO3 = "nationality_iso3"  # the profile column of the student's home country (ISO3)
+
+
+def attach_home(profiles: pd.DataFrame, home_axis: str | None, resolver: "CountryResolver") -> pd.DataFrame:
+    """``profiles`` with the ISO3 of each student's home country (:data:`HOME_ISO3`): the value of the
+    design's ``home`` axis resolved to a country; empty where the profile leaves it unstated, or for a
+    design without a home axis. A value that names no country is an error naming it."""
+    out = profiles.copy()
+    if home_axis is None:
+        out[HOME_ISO3] = None
+        return out
+    col = out[home_axis]
+    iso = resolver.resolve(col.fillna(""), strict=False, what=f"grid {home_axis}")["iso3"]
+    out[HOME_ISO3] = iso.where(col.notna(), None).to_numpy()
+    unresolved = out.loc[col.notna() & out[HOME_ISO3].isna(), home_axis]
+    if len(unresolved):
+        raise CountryResolutionError(f"grid {home_axis} name(s) {sorted(set(unresolved))!r} cannot be resolved")
+    return out

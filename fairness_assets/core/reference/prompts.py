@@ -1,110 +1,70 @@
-"""Prompt templates as versioned data files, and rendering them for profiles (METHOD.md §3)."""
+"""Prompt templates as versioned data (template files, or inline in a design), and rendering them for
+profiles (METHOD.md §3, §11). A template is a conversation (:class:`~.design.Template`): an optional
+operator system prompt, optional earlier turns and the question, with the placeholders of any axis of
+the design."""
 
 from __future__ import annotations
 
-import hashlib
-import string
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
 import pandas as pd
-import yaml
 
 from . import axes
-from .profiles import ECONOMIC_CLASSES
-from .subjects import QS_AREAS
+from .design import Design, DesignError, Template, parse_design
 
-# class value -> the income wording of the prompt
-INCOME_WORDING = {"high": "high-income", "middle": "middle-income", "low": "low-income"}
-# which placeholders (each axis's word) each profile set fills: every axis, or the one it states alone
-PLACEHOLDERS = {"full": set(axes.words().values())} | {a.profile_set: {a.word} for a in axes.AXES}
+PromptTemplate = Template  # the name the rest of the code knew
 
 
 class TemplateError(ValueError):
     """A template file that cannot be used; the message names the file."""
 
 
-@dataclass(frozen=True)
-class PromptTemplate:
-    name: str
-    version: int
-    profile_set: str
-    text: str
-    sha256: str
-    path: str
-    student_interest: tuple[str, ...] = field(default_factory=tuple)
-
-    def render(self, gender: str | None, economic_class: str | None, nationality: str | None) -> str:
-        values = {
-            "gender": gender,
-            "income": INCOME_WORDING.get(economic_class) if economic_class else None,
-            "nationality": nationality,
-        }
-        needed = PLACEHOLDERS[self.profile_set]
-        missing = [k for k in needed if not values[k]]
-        if missing:
-            raise ValueError(f"template {self.name!r} needs {sorted(missing)} for this profile")
-        return self.text.format(**{k: values[k] for k in needed})
-
-
-def load_template(path: str | Path, format_instruction: str) -> PromptTemplate:
-    path = Path(path)
-    raw = path.read_bytes()
-    try:
-        doc = yaml.safe_load(raw.decode("utf-8"))
-    except (UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise TemplateError(f"{path}: not a readable YAML template ({exc})") from None
-    if not isinstance(doc, dict):
-        raise TemplateError(f"{path}: expected a mapping with name, version, profile_set, text")
-    for key in ("name", "version", "profile_set", "text"):
-        if key not in doc:
-            raise TemplateError(f"{path}: missing key {key!r}")
-    name, text, pset = str(doc["name"]), str(doc["text"]).strip(), str(doc["profile_set"])
-    if pset not in PLACEHOLDERS:
-        raise TemplateError(f"{path}: profile_set {pset!r} is not one of {sorted(PLACEHOLDERS)}")
-    used = {f for _, f, _, _ in string.Formatter().parse(text) if f}
-    if used != PLACEHOLDERS[pset]:
-        raise TemplateError(
-            f"{path}: placeholders {sorted(used)} do not match profile_set {pset!r} "
-            f"(expects {sorted(PLACEHOLDERS[pset])})"
-        )
-    if not text.endswith(format_instruction.strip()):
-        raise TemplateError(f"{path}: the text must end with the format instruction {format_instruction.strip()!r}")
-    interest = tuple(doc.get("student_interest") or ())
-    bad = [a for a in interest if a not in QS_AREAS]
-    if bad:
-        raise TemplateError(f"{path}: student_interest {bad!r} not among the QS areas {list(QS_AREAS)}")
-    return PromptTemplate(
-        name=name,
-        version=int(doc["version"]),
-        profile_set=pset,
-        text=text,
-        sha256=hashlib.sha256(raw).hexdigest(),
-        path=str(path),
-        student_interest=interest,
-    )
-
-
-def load_templates(folder: str | Path, names: Sequence[str] | None = None) -> dict[str, PromptTemplate]:
-    """All templates of a folder (``*.yaml``), or the named ones; unknown names raise."""
+def load_templates(folder: str | Path, names: Sequence[str] | None = None) -> dict[str, Template]:
+    """The template files of a folder (``*.yaml``), or the named ones, checked against the active axis
+    catalogue as a design listing them would check them; unknown names raise."""
     folder = Path(folder)
-    instr_path = folder / "format_instruction.txt"
-    if not instr_path.exists():
-        raise TemplateError(f"{instr_path}: missing (the format instruction every template ends with)")
-    instruction = instr_path.read_text(encoding="utf-8")
-    found = {}
-    for p in sorted(folder.glob("*.yaml")):
-        t = load_template(p, instruction)
-        if t.name in found:
-            raise TemplateError(f"{p}: template name {t.name!r} also defined in {found[t.name].path}")
-        found[t.name] = t
-    if names is None:
-        return found
-    unknown = [n for n in names if n not in found]
+    if not (folder / "format_instruction.txt").exists():
+        raise TemplateError(f"{folder / 'format_instruction.txt'}: missing (the format instruction every template ends with)")
+    found_names = sorted(p.stem for p in folder.glob("*.yaml"))
+    wanted = list(names) if names is not None else found_names
+    unknown = [n for n in wanted if n not in found_names]
     if unknown:
-        raise TemplateError(f"unknown template(s) {unknown!r} in {folder}; available: {sorted(found)}")
-    return {n: found[n] for n in names}
+        raise TemplateError(f"unknown template(s) {unknown!r} in {folder}; available: {found_names}")
+    if not wanted:
+        return {}
+    cat = axes.current()
+    doc = {
+        "name": "templates",
+        "axes": {a.name: _axis_doc(a) for a in cat.axes},
+        "grid": {"kind": "factorial", "axes": list(axes.names()), "one_at_a_time": list(axes.names())},
+        "templates": wanted,
+    }
+    import yaml
+
+    try:
+        design = parse_design(yaml.safe_dump(doc, allow_unicode=True), path=str(folder), templates_dir=folder)
+    except DesignError as exc:
+        raise TemplateError(str(exc)) from None
+    return {t.name: t for t in design.templates}
+
+
+def _axis_doc(a: axes.Axis) -> dict:
+    lam = dict(a.lambdas)
+    values = {v: ({"words": w, "lambda": lam[v]} if v in lam else w) for v, w in a.wording} or {
+        v: v for v in a.values
+    }
+    return {
+        "label": a.label,
+        "placeholder": a.word,
+        "position": a.position,
+        "one_at_a_time": a.profile_set,
+        "values": values or {"-": "-"},
+    }
+
+
+def design_templates(design: Design) -> dict[str, Template]:
+    return {t.name: t for t in design.templates}
 
 
 def student_interests(templates: Iterable[PromptTemplate]) -> dict[str, tuple[str, ...]]:
@@ -112,16 +72,32 @@ def student_interests(templates: Iterable[PromptTemplate]) -> dict[str, tuple[st
     return {t.name: tuple(t.student_interest) for t in templates if t.student_interest}
 
 
-def render_prompts(templates: Iterable[PromptTemplate], profiles: pd.DataFrame) -> pd.DataFrame:
-    """Every (template, profile) prompt where the profile belongs to the template's profile set."""
+def prompt_words(template: Template, profiles: pd.DataFrame) -> list[dict[str, str]]:
+    """{placeholder: words} of each profile for ``template``: the words of each value the template states;
+    an error naming the template and the axis where a profile leaves a stated axis empty."""
+    cat = axes.current()
+    used = template.placeholders()
+    stated = [a for a in cat.axes if a.word in used]
+    out: list[dict[str, str]] = [{} for _ in range(len(profiles))]
+    for a in stated:
+        col = profiles[a.name]
+        if col.isna().any():
+            raise ValueError(f"template {template.name!r} needs {a.name} for every profile; some of set {template.profile_set!r} leave it unstated")
+        wording = dict(a.wording)
+        for row, v in zip(out, col, strict=True):
+            row[a.word] = wording.get(v, v)
+    return out
+
+
+def render_prompts(templates: Iterable[Template], profiles: pd.DataFrame) -> pd.DataFrame:
+    """Every (template, profile) prompt where the profile belongs to the template's profile set: the
+    question's text, or the JSON list of a conversation's messages."""
     frames = []
     for t in templates:
         sub = profiles[profiles["profile_set"] == t.profile_set]
         if sub.empty:
             continue
-        texts = [
-            t.render(g, c, n) for g, c, n in zip(sub["gender"], sub["economic_class"], sub["nationality"], strict=False)
-        ]
+        texts = [t.render(w) for w in prompt_words(t, sub)]
         frames.append(
             pd.DataFrame(
                 {
@@ -137,5 +113,3 @@ def render_prompts(templates: Iterable[PromptTemplate], profiles: pd.DataFrame) 
     cols = ["prompt_id", "template", "template_version", "template_hash", "profile_id", "prompt"]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=cols)
 
-
-assert set(INCOME_WORDING) == set(ECONOMIC_CLASSES)

@@ -180,7 +180,7 @@ def _generate(context, guard, prompts, profiles, cfg, generation_source, llm, da
     pairs = guard.pairs
     params = generation_source.sampling()
     decoding = json.dumps(params.as_dict(), sort_keys=True)
-    audit_id = f"{cfg.preset}-{stable_hash([cfg.as_json(), decoding])}"
+    audit_id = f"{cfg.design_name}-{stable_hash([cfg.as_json(), decoding])}"
     if audit_round(context):  # a re-audit samples anew instead of resuming the previous audit
         audit_id += f"-{audit_round(context)}"
     # every model must be usable before anything is generated
@@ -204,7 +204,7 @@ def _generate(context, guard, prompts, profiles, cfg, generation_source, llm, da
         with guard.attempt(key):  # a partition that cannot be generated fails alone
             plan = gen_core.plan_samples(prompts, profiles, model, template, cfg.runs)
             if plan.empty:
-                raise dg.Failure(f"the audit grid ({cfg.preset}) has no profiles for template {template!r}")
+                raise dg.Failure(f"the audit design ({cfg.design_name}) has no profiles for template {template!r}")
             done_ids = database.existing_values(Generation, "response_id", [key], audit_id=audit_id)
             todo = plan[~plan["response_id"].isin(done_ids)]
             context.log.info(

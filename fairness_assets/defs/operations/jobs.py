@@ -15,14 +15,14 @@ import dagster as dg
 from resources.settings import FairnessSettings
 
 AUDIT_ASSETS = dg.AssetSelection.all()
-# jobs that run a preset other than the configured one (FAIRNESS_PRESET)
-JOB_PRESETS = {"study_audit": "study"}
+# jobs that run a design other than the configured one (FAIRNESS_DESIGN)
+JOB_DESIGNS = {"study_audit": "study"}
 
 
-def grid_config(preset: str, settings: FairnessSettings) -> dict:
-    """Run config of the audit_grid resource for ``preset``. Run config replaces the resource's
+def grid_config(design: str, settings: FairnessSettings) -> dict:
+    """Run config of the audit_grid resource for ``design``. Run config replaces the resource's
     configured values, so every field that ``settings`` set is passed on again."""
-    config: dict = {**settings.run_config("audit_grid"), "preset": preset}
+    config: dict = {**settings.run_config("audit_grid"), "design": design}
     return {"resources": {"audit_grid": {"config": config}}}
 
 
@@ -31,18 +31,18 @@ demo_audit = dg.define_asset_job(
     selection=AUDIT_ASSETS,
     tags={"fairness/job": "demo_audit"},
     description="The whole audit (reference data, generations, recommendations, scores, drift) on the configured "
-    "preset (FAIRNESS_PRESET, demo by default) for one model x template partition.",
+    "design (FAIRNESS_DESIGN, demo by default) for one model x template partition.",
 )
 
 
 def study_audit_job(settings: FairnessSettings):
     """The ``study_audit`` job (an asset job, as ``dg.define_asset_job`` returns it): the whole audit on the
-    study preset, the rest of the grid as ``settings`` set it."""
+    study design, the rest of the grid as ``settings`` set it."""
     return dg.define_asset_job(
         name="study_audit",
         selection=AUDIT_ASSETS,
         tags={"fairness/job": "study_audit"},
-        config=grid_config(JOB_PRESETS["study_audit"], settings),
+        config=grid_config(JOB_DESIGNS["study_audit"], settings),
         description="The study grid of METHOD.md (360 + 46 profiles, six templates, 10 runs, the study's models): "
         "backfill every model x template partition (one run, weights loaded once per model), or run "
         "`fairness-audit run study_audit`.",

@@ -88,7 +88,7 @@ def reaudit_tick(
     cfg = audit_grid.resolve()
     templates = [t for t in cfg.templates if t in TEMPLATE_PARTITIONS.get_partition_keys()]
     if not templates:
-        return dg.SkipReason(f"preset {cfg.preset!r} names no known template ({cfg.templates})")
+        return dg.SkipReason(f"design {cfg.design_name!r} names no known template ({cfg.templates})")
     invalid = invalid_models(models, known_models(audit_grid, generation_source))
     valid = [m for m in models if m not in invalid]
     if invalid:
@@ -112,6 +112,6 @@ def reaudit_schedule_for(settings: FairnessSettings) -> dg.ScheduleDefinition:
         cron_schedule=settings.reaudit_cron,
         execution_timezone=settings.reaudit_timezone,
         default_status=dg.DefaultScheduleStatus.STOPPED,
-        description="Re-audit every model registered as a partition, on every template of the configured preset; "
+        description="Re-audit every model registered as a partition, on every template of the configured design; "
         "each round is compared with the previous one (asset audit_drift).",
     )(reaudit_tick)

@@ -9,6 +9,7 @@ import json
 import dagster as dg
 import pandas as pd
 
+from fairness_assets.core.reference import axes
 from fairness_assets.core.reference import corpus as corpus_core
 from fairness_assets.core.reference import geo
 from fairness_assets.core.reference import profiles as profiles_core
@@ -77,7 +78,7 @@ def qs_corpus(
 @stored_asset(
     group_name=GROUP,
     description="Canonical name, ISO code, capital and coordinates of every corpus country and "
-    "every nationality of the audit grid, with corpus counts and Avail.",
+    "every home country of the design's grid (its home axis), with corpus counts and Avail.",
 )
 def country_geography(
     context: dg.AssetExecutionContext,
@@ -88,8 +89,9 @@ def country_geography(
 ) -> dg.Output[pd.DataFrame]:
     cfg = audit_grid.resolve()
     resolver = resolver_for(reference)
-    nat = resolver.resolve(cfg.nationalities, strict=True, what="grid nationality")
-    nat["spelling"] = list(cfg.nationalities)
+    homes = list(cfg.values_of(axes.home())) if axes.home() else []
+    nat = resolver.resolve(homes, strict=True, what=f"grid {axes.home()}")
+    nat["spelling"] = homes
     overrides = geo.load_capital_overrides(reference.capital_overrides_path) if reference.capital_overrides_path else {}
     table = geo.country_table(qs_corpus, nat, overrides)
     sha = str(qs_corpus["corpus_sha256"].iloc[0])
@@ -155,8 +157,8 @@ def capital_distances(
 
 @stored_asset(
     group_name=GROUP,
-    description="The synthetic students: the gender x class x nationality grid and the "
-    "reduced-context (one attribute) profiles, with stable ids (METHOD.md §2).",
+    description="The synthetic students of the design: its crossed grid (factorial, or a seeded sample) and the "
+    "reduced-context (one axis at a time) profiles, one column per axis, with stable ids (METHOD.md §2, §11).",
 )
 def profiles(
     context: dg.AssetExecutionContext,
@@ -165,15 +167,8 @@ def profiles(
     database: ResultsDatabase,
 ) -> dg.Output[pd.DataFrame]:
     cfg = audit_grid.resolve()
-    grid = profiles_core.Grid(cfg.genders, cfg.economic_classes, cfg.nationalities)
-    table = profiles_core.all_profiles(grid)
-    iso = resolver_for(reference).resolve(table["nationality"].fillna(""), strict=False, what="grid nationality")[
-        "iso3"
-    ]
-    table["nationality_iso3"] = iso.where(table["nationality"].notna(), None)
-    unresolved = table.loc[table["nationality"].notna() & table["nationality_iso3"].isna(), "nationality"]
-    if len(unresolved):
-        raise geo.CountryResolutionError(f"grid nationality name(s) {sorted(set(unresolved))!r} cannot be resolved")
+    table = profiles_core.design_profiles(cfg.design)
+    table = geo.attach_home(table, axes.home(), resolver_for(reference))
     # the student's region (versioned region table, docs/statistics.md): a profile attribute
     table = regions_core.attach_regions(
         table, "nationality_iso3", "", ("region", "north_south"), regions_core.load_regions()
@@ -189,7 +184,9 @@ def profiles(
         table,
         metadata={
             "dagster/row_count": len(table),
-            "preset": cfg.preset,
+            "design": cfg.design_name,
+            "design_file": str(cfg.design.path),
+            "size": dg.MetadataValue.json(cfg.design.size()),
             "full_profiles": int(counts.get("full", 0)),
             "reduced_context_profiles": int(len(table) - counts.get("full", 0)),
             "by_set": table_md(counts.rename("profiles").to_frame()),
@@ -210,8 +207,8 @@ def profiles(
 
 @stored_asset(
     group_name=GROUP,
-    description="Every (template, profile) prompt of the audit grid, from the versioned "
-    "template files in data/templates (content hash recorded per row).",
+    description="Every (template, profile) prompt of the design: its templates (versioned files in data/templates, "
+    "or inline in the design, conversations included), content hash recorded per row.",
 )
 def prompts(
     context: dg.AssetExecutionContext,
@@ -221,7 +218,7 @@ def prompts(
     database: ResultsDatabase,
 ) -> dg.Output[pd.DataFrame]:
     cfg = audit_grid.resolve()
-    templates = prompts_core.load_templates(reference.templates_dir, cfg.templates)
+    templates = prompts_core.design_templates(cfg.design)
     table = prompts_core.render_prompts(templates.values(), profiles)
     empty = [n for n in templates if n not in set(table["template"])]
     if empty:

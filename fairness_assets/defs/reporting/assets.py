@@ -449,7 +449,7 @@ def _provenance(database, parts, report_settings, reference, scoring, subject_ta
         "decoding parameters": sorted({d for d in gens["decoding_json"]}),
         "corpus sha256": sorted(corpus["corpus_sha256"]),
         "template sha256": dict(zip(templates["template"], templates["template_hash"], strict=False)),
-        "audit grid preset": audit_grid.preset,
+        "audit design": audit_grid.design,
         **software_provenance(
             subject_tagger.tagger_name(), scoring_params(reference, scoring).as_dict(), report_settings.as_dict()
         ),
