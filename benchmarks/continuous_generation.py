@@ -125,9 +125,9 @@ def main() -> None:
     templates = prompts.load_templates(TEMPLATES_DIR, names)
     texts, seeds = [], []
     for name in names:
-        for g, c, n, pid in grid[["gender", "economic_class", "nationality", "profile_id"]].itertuples(index=False):
-            texts.append(templates[name].render(g, c, n))
-            seeds.append(sample_seed("qwen2.5-0.5b-demo", name, pid, 0))
+        table = prompts.render_prompts([templates[name]], grid)
+        texts += table["prompt"].tolist()
+        seeds += [sample_seed("qwen2.5-0.5b-demo", name, pid, 0) for pid in table["profile_id"]]
     params = SamplingParams(temperature=0.75, top_p=0.95, max_new_tokens=args.max_new_tokens)
     load = os.getloadavg()
     if args.threads:

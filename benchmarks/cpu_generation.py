@@ -36,7 +36,7 @@ from _doc import write_section  # noqa: E402
 from fairness_assets.core.reference import profiles, prompts  # noqa: E402
 from resources.llm.base import SamplingParams  # noqa: E402
 from resources.llm.resource import LLMResource  # noqa: E402
-from resources.settings import TEMPLATES_DIR, shipped_design  # noqa: E402
+from resources.settings import shipped_design  # noqa: E402
 
 
 def main() -> None:
@@ -48,11 +48,7 @@ def main() -> None:
     args = ap.parse_args()
     study = shipped_design("study")
     grid = profiles.full_set(study)
-    base = prompts.load_templates(TEMPLATES_DIR, ["base"])["base"]
-    texts = [
-        base.render(g, c, n)
-        for g, c, n in grid[["gender", "economic_class", "nationality"]].head(args.prompts).itertuples(index=False)
-    ]
+    texts = prompts.render_prompts([study.template("base")], grid.head(args.prompts))["prompt"].tolist()
     seeds = list(range(len(texts)))
     params = SamplingParams(temperature=0.75, top_p=0.95, max_new_tokens=args.new_tokens)
     # static batches: this benchmark compares samplers at a fixed length (benchmarks/continuous_generation.py

@@ -87,7 +87,7 @@ def run_pipeline(
             "FAIRNESS_RESPONSES": str(responses),
             "FAIRNESS_QS_CORPUS": str(corpus_path),
             "FAIRNESS_HOME": str(home),
-            "FAIRNESS_PRESET": "study",
+            "FAIRNESS_DESIGN": "study",
         }
     )
     if database_url:

@@ -107,7 +107,7 @@ def main() -> None:
             "FAIRNESS_HOME": str(tmp / "fairness_home"),
             "FAIRNESS_RESPONSES": str(tmp / "responses.jsonl"),
             "FAIRNESS_QS_CORPUS": str(args.corpus),
-            "FAIRNESS_PRESET": "study",
+            "FAIRNESS_DESIGN": "study",
             "DAGSTER_DISABLE_TELEMETRY": "1",
             "GX_ANALYTICS_ENABLED": "false",
         }

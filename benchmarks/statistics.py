@@ -99,7 +99,7 @@ def synthetic_study_items(
     preset = design_values("study")
     rng = np.random.default_rng(seed)
     table = regions.load_regions()
-    nat_iso = regions.nationality_iso3(preset["nationality"])
+    nat_iso = regions.home_iso3(preset["nationality"])
     countries = sorted(set(nat_iso.values()) | set(HUBS))
     reg_of = table.set_index("iso3")["region"]
     corpus = pd.DataFrame(

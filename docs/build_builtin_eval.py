@@ -28,8 +28,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from fairness_assets.core.generation import samples as generation  # noqa: E402
+from fairness_assets.core.reference import axes, prompts  # noqa: E402
 from fairness_assets.core.reference import profiles as prof  # noqa: E402
-from fairness_assets.core.reference import prompts  # noqa: E402
 from resources.llm.resource import LLMResource  # noqa: E402
 from resources.settings import TEMPLATES_DIR  # noqa: E402
 from resources.settings.generation import GenerationSourceResource  # noqa: E402
@@ -62,7 +62,8 @@ def plan(model: str, run: int) -> list[dict]:
     for template in TEMPLATES:
         t = temps[template]
         for gender, cls, nationality in PROFILES:
-            pid = prof.profile_id("full", gender, cls, nationality)
+            values = {"gender": gender, "economic_class": cls, "nationality": nationality}
+            pid = prof.profile_id("full", values)
             rows.append(
                 {
                     "model": model,
@@ -74,7 +75,7 @@ def plan(model: str, run: int) -> list[dict]:
                     "nationality": nationality,
                     "run": run,
                     "seed": generation.sample_seed(model, template, pid, run),
-                    "prompt": t.render(gender, cls, nationality),
+                    "prompt": t.render({axes.axis(a).word: axes.axis(a).words_of(v) for a, v in values.items()}),
                 }
             )
     return rows

@@ -216,7 +216,7 @@ def example_items() -> tuple[pd.DataFrame, pd.DataFrame, dict, metrics.ScoringPa
     university with probability 0.2, a low-income student with probability 0.6. Rep rounded to
     two decimals; real capital distances (``core.reference.geo``)."""
     rng = np.random.default_rng(20)
-    iso = regions.nationality_iso3(DEC_NATIONALITIES)
+    iso = regions.home_iso3(DEC_NATIONALITIES)
     countries = sorted(set(iso.values()) | set(DEC_HUBS))
     dist = geo.distance_lookup(geo.capital_distance_matrix(geo.capitals_table(countries)))
     rows = []

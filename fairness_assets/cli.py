@@ -24,6 +24,7 @@ prints errors.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from .local import GATE_EXIT_CODES, RunFailed, ScoreFailed, UsageError, gate_audits, run_job, score_responses, start_ui
@@ -31,6 +32,12 @@ from .local import GATE_EXIT_CODES, RunFailed, ScoreFailed, UsageError, gate_aud
 VERBOSE_HELP = (
     "print every event in full, failed steps with their stack traces (by default: one line per step, "
     "a failed step as its cause; the traces go to the log file whose path is printed)"
+)
+
+
+DESIGN_HELP = (
+    "the audit's design: a design file, or the name of a shipped design in data/designs "
+    "(default FAIRNESS_DESIGN, else demo; docs/designs.md)"
 )
 
 
@@ -63,6 +70,12 @@ def main(argv: list[str] | None = None) -> int:
         help="results database URL to keep the stored rows in (default: a throw-away SQLite file)",
     )
     score.add_argument("--verbose", action="store_true", help=VERBOSE_HELP + " (DIR/score.log)")
+    score.add_argument("--design", default="", help=DESIGN_HELP)
+    design = sub.add_parser("design", help="what a design asks, before anything is generated (docs/designs.md)")
+    design_sub = design.add_subparsers(dest="design_command", required=True)
+    show = design_sub.add_parser("show", help="validate a design; its axes, grid, templates, size and estimated cost")
+    show.add_argument("design", help="a design file, or the name of a shipped design (data/designs)")
+    show.add_argument("--database", default="", help="results database of earlier audits (default: the configured one)")
     gate = sub.add_parser(
         "gate",
         help="the release gate: is the candidate model at least as fair as the baseline? "
@@ -82,9 +95,11 @@ def main(argv: list[str] | None = None) -> int:
     gate.add_argument("--verbose", action="store_true", help=VERBOSE_HELP + " (DIR/score.log)")
     demo = sub.add_parser("demo", help="run the demo audit (job demo_audit) on the configured design")
     demo.add_argument("--verbose", action="store_true", help=VERBOSE_HELP + " ($DAGSTER_HOME/logs/)")
+    demo.add_argument("--design", default="", help=DESIGN_HELP)
     run = sub.add_parser("run", help="run a job of the code location by name")
     run.add_argument("job", help="job name, e.g. demo_audit or reference_data")
     run.add_argument("--verbose", action="store_true", help=VERBOSE_HELP + " ($DAGSTER_HOME/logs/)")
+    run.add_argument("--design", default="", help=DESIGN_HELP)
     ui = sub.add_parser(
         "ui",
         help="start the Dagster UI (dg dev on workspace.yaml) and a read-only server of the "
@@ -109,9 +124,21 @@ def main(argv: list[str] | None = None) -> int:
         from .core.generation.responses import ResponsesFileError
         from .core.reference.corpus import CorpusError
         from .core.reference.geo import CountryResolutionError
+        from .core.reference.prompts import TemplateError
 
-        expected += (CorpusError, ResponsesFileError, CountryResolutionError)
+        expected += (CorpusError, ResponsesFileError, CountryResolutionError, TemplateError)
     try:
+        if args.command == "design":
+            from .local.design import show_design
+
+            print(show_design(args.design, args.database), end="")
+            return 0
+        if args.command in ("demo", "run", "score") and args.design:
+            from .local.design import show_design
+
+            show_design(args.design)  # a bad design is refused before anything runs
+            # the code location (its template partitions) loads with this design; a job's runs are children
+            os.environ["FAIRNESS_DESIGN"] = args.design
         if args.command == "score":
             if args.max_items is not None and args.max_items < 1:
                 raise UsageError(f"--max-items must be at least 1, got {args.max_items}")
@@ -124,6 +151,7 @@ def main(argv: list[str] | None = None) -> int:
                 database_url=args.database,
                 max_items=args.max_items,
                 verbose=args.verbose,
+                design=args.design,
             )
             return 0
         if args.command == "gate":

@@ -60,7 +60,15 @@ def settings_definitions(settings: FairnessSettings) -> dg.Definitions:
 
 def load_definitions(settings: FairnessSettings) -> dg.Definitions:
     """The code location with ``settings``: the defs folder loaded now, with what the settings make
-    (:func:`settings_definitions`), every asset catalogued with the same settings."""
+    (:func:`settings_definitions`), every asset catalogued with the same settings. The configured design
+    (``FAIRNESS_DESIGN``) is the axis catalogue of every step of this process (a step that uses the audit
+    grid reads its run config's design)."""
+    from resources.settings import design_of
+
+    from .core.reference import axes
+
+    design = design_of(settings.design, settings.templates_dir)
+    axes.use_in_process(design.catalogue, design)
     loaded = dg.Definitions.merge(
         dg.load_from_defs_folder(path_within_project=Path(__file__).parent), settings_definitions(settings)
     )

@@ -4,8 +4,8 @@ Every table of the catalogue (``fairness_assets/core/common/result_tables.py``) 
 SQLModel table (``recommendations``, ``drs_items``, ``grs_by_country``) is one SQL table named after its
 exported file (``drs_summary``, ``counterfactual_disparity``, ``geography_geo_contrasts``,
 ``model_comparison_leaderboard``, ``sensitivity_verdicts``, ...), with the catalogue's columns and types
-(``int`` BIGINT, ``float`` double precision, ``text`` TEXT, ``bool`` BOOLEAN) after the columns every
-result row has:
+(``int`` BIGINT, ``float`` double precision, ``text`` TEXT, ``bool`` BOOLEAN; ``json`` TEXT, the students'
+axes packed as one JSON object: resources/database/attributes.py) after the columns every result row has:
 
 - ``partition_key`` (``model|template``; "" for the tables of the cross-partition assets),
 - ``audit_id`` (the audit the row belongs to; a scoped run's cross-partition rows carry its scope's id),
@@ -40,8 +40,16 @@ from sqlmodel import Field, SQLModel
 
 from fairness_assets.core.common import result_tables as catalogue
 from fairness_assets.core.common import tables as tables_core
+from fairness_assets.core.reference import axes
 
-SQL_TYPES = {"int": sa.BigInteger, "float": sa.Float, "text": sa.Text, "bool": sa.Boolean}
+SQL_TYPES = {
+    "int": sa.BigInteger,
+    "float": sa.Float,
+    "text": sa.Text,
+    "bool": sa.Boolean,
+    "json": sa.Text,
+    "home": sa.Text,
+}
 STAMP = ("partition_key", "audit_id", "provenance_id", "params_hash", "row_index")
 
 
@@ -122,7 +130,7 @@ def _values(t: catalogue.ResultTable, column: str, kind: str, s: pd.Series) -> l
             out.append(None)
             continue
         try:
-            if kind == "text":
+            if kind in ("text", "json", "home"):
                 out.append(str(v))
             elif kind == "bool":
                 if isinstance(v, (bool, np.bool_)):
@@ -149,11 +157,34 @@ def _values(t: catalogue.ResultTable, column: str, kind: str, s: pd.Series) -> l
     return out
 
 
+def _home_column(t: catalogue.ResultTable) -> Optional[str]:
+    """The column of ``t`` declared ``h`` (the home axis's value, under its own name), or None."""
+    return next((c for c, kind in t.columns if kind == "home"), None)
+
+
+def _packed_column(t: catalogue.ResultTable) -> Optional[str]:
+    """The column of ``t`` declared ``j`` (the students' axes, packed), or None."""
+    return next((c for c, kind in t.columns if kind == "json"), None)
+
+
 def records(t: catalogue.ResultTable, df: pd.DataFrame, stamp: Mapping[str, str]) -> list[dict]:
     """The rows of ``df`` (one partition's table ``t``) as rows of its SQL table: the stamp columns,
-    ``row_index`` and every declared column (NULL where ``df`` lacks it). A column ``df`` has that the
-    catalogue does not declare raises :class:`ResultTypeError` naming it: nothing is dropped silently."""
+    ``row_index`` and every declared column (NULL where ``df`` lacks it); a ``j`` column holds the
+    axis columns of ``df`` (resources/database/attributes.py: every axis of the active catalogue, null for
+    one ``df`` lacks). A column ``df`` has that the catalogue does not declare raises
+    :class:`ResultTypeError` naming it: nothing is dropped silently."""
+    from .database.attributes import pack
+
     declared = dict(t.columns)
+    home_col, home = _home_column(t), axes.home()
+    if home_col is not None and home is not None and home in df.columns and home != home_col:
+        df = df.rename(columns={home: home_col})  # the home axis's value, stored under the table's name for it
+    packed = _packed_column(t)
+    if packed is not None:
+        try:
+            df = pack(df, t.sql_name, packed, exclude=[c for c in declared if c != packed])
+        except ValueError as exc:
+            raise ResultTypeError(f"result table {t.sql_name!r} ({t.asset}.{t.name}): {exc}") from None
     extra = [c for c in df.columns if c not in declared]
     if extra:
         raise ResultTypeError(
@@ -274,6 +305,14 @@ def read_tables(
             sa.or_(*[sa.and_(table.c.partition_key == k, table.c.audit_id == a) for k, a in pairs])
         )
         rows = pd.read_sql(q.order_by(table.c.partition_key, table.c.row_index), conn)
+        packed = _packed_column(t)
+        if packed is not None:  # the axis columns, as they were written
+            from .database.attributes import unpack
+
+            rows = unpack(rows, packed)
+        home_col, home = _home_column(t), axes.home()
+        if home_col is not None and home is not None and home != home_col:
+            rows = rows.rename(columns={home_col: home})  # read back under the design's name for the axis
         by_key = dict(tuple(rows.groupby("partition_key", sort=False))) if len(rows) else {}
         for r in mine.itertuples(index=False):
             part = by_key.get(r.partition_key, rows.iloc[:0])

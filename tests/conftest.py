@@ -39,7 +39,7 @@ def results_home(tmp_path, monkeypatch) -> Path:
     dagster_home.mkdir()
     (dagster_home / "dagster.yaml").write_text(OFFLINE_INSTANCE_YAML)
     monkeypatch.setenv("DAGSTER_HOME", str(dagster_home))
-    for var in ("FAIRNESS_DATABASE_URL", "FAIRNESS_QS_CORPUS", "FAIRNESS_PRESET"):
+    for var in ("FAIRNESS_DATABASE_URL", "FAIRNESS_QS_CORPUS", "FAIRNESS_DESIGN"):
         monkeypatch.delenv(var, raising=False)
     return home
 

@@ -1,6 +1,8 @@
-"""The audit partitions: model (dynamic: add models without code) x template (the template files of
-the configured folder, ``FAIRNESS_TEMPLATES_DIR``, read when the code location loads: a template added
-there is a partition once the code location is reloaded).
+"""The audit partitions: model (dynamic: add models without code) x template (the template files of the
+configured folder, ``FAIRNESS_TEMPLATES_DIR``, and the templates of the configured design,
+``FAIRNESS_DESIGN``; read when the code location loads: a template added there is a partition once the
+code location is reloaded). A run whose design (the launch config's) has a template that is not a
+partition is refused, naming the setting that makes it one.
 
 A model partition can be added in the UI under any name, including one Dagster cannot address
 (with ``|``, the multi-partition key separator) or one no source knows. :func:`invalid_models`
@@ -28,20 +30,40 @@ import dagster as dg
 
 from fairness_assets.core.common.partition import SEPARATOR
 from fairness_assets.core.reference.prompts import TemplateError, load_templates
-from resources.settings import ConfigError, load_settings
+from resources.settings import ConfigError, design_of, load_settings
 
 
 def template_names() -> list[str]:
-    """The templates of the configured folder (``FAIRNESS_TEMPLATES_DIR``, default data/templates), read
-    when the code location loads; a folder without templates raises ConfigError naming the variable."""
-    folder = load_settings().templates_dir
+    """The templates of the configured folder (``FAIRNESS_TEMPLATES_DIR``, default data/templates) and of the
+    configured design (``FAIRNESS_DESIGN``), read when the code location loads; a folder without templates
+    or a design that cannot be read raises ConfigError naming it."""
+    settings = load_settings()
+    folder = settings.templates_dir
     try:
-        names = sorted(load_templates(folder))
+        names = set(load_templates(folder))
     except (OSError, TemplateError) as exc:
         raise ConfigError(f"FAIRNESS_TEMPLATES_DIR={folder!r}: the prompt templates cannot be read: {exc}") from None
     if not names:
         raise ConfigError(f"FAIRNESS_TEMPLATES_DIR={folder!r}: no template (*.yaml) in the folder")
-    return names
+    try:
+        names |= set(design_of(settings.design, folder).template_names())
+    except ConfigError as exc:
+        raise ConfigError(f"FAIRNESS_DESIGN={settings.design!r}: {exc}") from None
+    return sorted(names)
+
+
+def templates_not_partitions(templates) -> list[str]:
+    """The templates of a run's design that are not template partitions of this code location."""
+    keys = set(TEMPLATE_PARTITIONS.get_partition_keys())
+    return [t for t in templates if t not in keys]
+
+
+def not_partitions_message(design: str, missing: list[str]) -> str:
+    return (
+        f"design {design!r} has template(s) {missing} that are not template partitions of this code location "
+        f"(its partitions are the templates of FAIRNESS_TEMPLATES_DIR and of FAIRNESS_DESIGN): set "
+        f"FAIRNESS_DESIGN={design} and reload the code location (or run `fairness-audit ... --design {design}`)"
+    )
 
 
 MODEL_PARTITIONS = dg.DynamicPartitionsDefinition(name="models")

@@ -22,7 +22,7 @@ import pandas as pd
 
 from expectations.runner import load_suite, run_suite, suite_path
 from fairness_assets.core.common.partition import by_partition
-from fairness_assets.core.reference import geo
+from fairness_assets.core.reference import axes, geo
 from fairness_assets.core.reference import prompts as prompts_core
 from fairness_assets.core.reporting import report as report_core
 from fairness_assets.core.scoring import metrics
@@ -267,7 +267,7 @@ def quality_frame(per_partition: Mapping[str, Sequence[RecordedCheck]]) -> pd.Da
 def scoring_params(reference: ReferenceDataResource, scoring: ScoringResource) -> metrics.ScoringParams:
     """The scoring parameters of ``scoring`` on the reputation scale of ``reference`` (the scale
     ``qs_corpus`` was built with)."""
-    templates = prompts_core.load_templates(reference.templates_dir)
+    templates = prompts_core.audit_templates(reference.templates_dir)
     return scoring.params(prompts_core.student_interests(templates.values()), reference.rep_params())
 
 
@@ -316,3 +316,13 @@ def software_provenance(tagger_name: str, scoring_parameters: dict, statistics: 
         "code version": code_version(),
         "library versions": library_versions(),
     }
+
+
+def home_iso3(frame: pd.DataFrame, reference: ReferenceDataResource) -> dict[str, str]:
+    """{home value: ISO3} of the students in ``frame``: the values of the design's home axis that resolve
+    to (None for one that does not; empty for a design without a home axis, or a frame without its column)."""
+    home = axes.home()
+    if home is None or home not in frame:
+        return {}
+    resolver = resolver_for(reference)
+    return {n: resolver.iso3(n) for n in pd.unique(frame[home].dropna())}

@@ -11,6 +11,7 @@ the way (:class:`_ScoreRuns`) and raised at the end as :class:`ScoreFailed`.
 
 from __future__ import annotations
 
+import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,12 +21,12 @@ import dagster as dg
 import pandas as pd
 
 from resources.secrets import quote_userinfo, redact
-from resources.settings import ReferenceDataResource, load_settings
+from resources.settings import ReferenceDataResource, design_of, load_settings
 
 from ..core.common.partition import PartitionKey
 from ..core.common.text import trim
+from ..core.reference import axes, geo
 from ..core.reference import corpus as corpus_core
-from ..core.reference import geo
 from ..core.reference import prompts as prompts_core
 from .boxes import _box_keys, bounded_boxes, partition_boxes
 from .failures import MESSAGE_CHARS, ScoreFailed, StepFailure, UsageError, step_failures
@@ -55,6 +56,7 @@ def score_settings(
     staging_dir: str,
     tagger: str = "rules",
     max_items: Optional[int] = None,
+    design: str = "",
 ):
     """The settings of one ``score``: the environment's (``FAIRNESS_*``), with the command's files,
     tagger, k and its own database, reports folder, home and staging folder in their place. Built
@@ -69,6 +71,7 @@ def score_settings(
         home=str(workdir / "home"),
         staging_dir=staging_dir,
         **({"max_items": int(max_items)} if max_items is not None else {}),
+        **({"design": design} if design else {}),
     )
 
 
@@ -93,6 +96,7 @@ def score_responses(
     log: Callable[[str], None] = print,
     verbose: bool = False,
     require_models: Sequence[str] = (),
+    design: str = "",
 ) -> Mapping[str, pd.DataFrame]:
     """``fairness-audit score``: materialize the audit's assets for a responses file (answers as
     written, or already split into items) in process and export the tables, the statistics and
@@ -123,13 +127,19 @@ def score_responses(
 
     outdir = output_folder(out)  # before any work
     responses, corpus_path = str(Path(responses).expanduser()), str(Path(corpus_path).expanduser())
-    resolver, templates = _read_reference(corpus_path, rank_column)
+    # the design: --design, else FAIRNESS_DESIGN where set, else the study's (its axes take every value of a
+    # study-shaped file; the demo design, FAIRNESS_DESIGN's default, has fewer)
+    design = design or os.environ.get("FAIRNESS_DESIGN", "") or "study"
+    resolver, templates = _read_reference(corpus_path, rank_column, design)
     staging = tempfile.TemporaryDirectory(prefix="fairness-score-staged-")
     staged, imported = _stage(responses, templates, resolver, staging.name, outdir, log)
     pairs = staged.pairs
     _check_pairs(responses, pairs, imported.rows_rejected, outdir, require_models)
     audit_id = responses_core.import_audit_id(staged.sha256)  # the audit of this file's answers
-    models, template_order = sorted({m for m, _ in pairs}), sorted(templates)
+    # the boxes are ranges of the code location's template partitions, in their order (every design's)
+    from ..defs.partitions import TEMPLATE_PARTITIONS
+
+    models, template_order = sorted({m for m, _ in pairs}), list(TEMPLATE_PARTITIONS.get_partition_keys())
     run_log = RunLog(outdir / "score.log", verbose=verbose)
     run_log.path.write_text("", encoding="utf-8")  # this score's log only
     log(f"log of the runs, stack traces included: {run_log.path}")
@@ -137,7 +147,9 @@ def score_responses(
         # userinfo percent-encoded: a password holding '@' reaches the driver whole
         database_url = quote_userinfo(database_url) or f"sqlite:///{Path(tmp) / 'results.db'}"
         # this score's settings, passed to its resources (the environment is read, never changed)
-        settings = score_settings(responses, corpus_path, database_url, Path(tmp), staging.name, tagger, max_items)
+        settings = score_settings(
+            responses, corpus_path, database_url, Path(tmp), staging.name, tagger, max_items, design
+        )
         runs = _ScoreRuns.on_ephemeral_instance(settings, database_url, rank_column, models, run_log, log)
         owned: dict[str, str] = {}  # partition key -> audit id: what this score exports and reports as its own
         not_scored: dict[str, str] = {}  # partition key -> why this score did not score it
@@ -153,16 +165,24 @@ def score_responses(
     return tables
 
 
-def _read_reference(corpus_path: str, rank_column: str):
-    """The country resolver and the templates the file is staged with, the corpus read once so that a bad
-    file is named in one line before any run starts."""
+def _read_reference(corpus_path: str, rank_column: str, design: str = ""):
+    """The country resolver and the templates the file is staged with (the template files and the design's
+    templates; the design's axes made active in this thread), the corpus read once so that a bad file is
+    named in one line before any run starts."""
     # the reference files the runs read (the templates of FAIRNESS_TEMPLATES_DIR, the alias files), with this corpus
     reference_config = load_settings(qs_corpus=corpus_path).resource_config("reference", env_vars=False)
     reference = ReferenceDataResource(**{**reference_config, "rank_column": rank_column})
     # the inputs are read once here so that a bad file is named in one line before any run starts
     corpus_core.read_qs_export(corpus_path, rank_column)
     resolver = geo.CountryResolver(geo.load_aliases(reference.country_aliases_path))
-    templates = prompts_core.load_templates(reference.templates_dir)
+    chosen = design_of(design or "study", reference.templates_dir)
+    from ..defs.partitions import not_partitions_message, templates_not_partitions
+
+    missing = templates_not_partitions(chosen.template_names())
+    if missing:
+        raise UsageError(not_partitions_message(design, missing))
+    axes.use_design(chosen)  # the responses file's axis columns are the design's
+    templates = prompts_core.audit_templates(reference.templates_dir)  # the files that fit, and the design's
     return resolver, templates
 
 

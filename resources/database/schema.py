@@ -16,6 +16,12 @@ from sqlmodel import Field, SQLModel
 
 from ..result_store import ResultGroup
 
+# the students' axes of the design, packed (resources/database/attributes.py; issue 34)
+ATTRIBUTES_DOC = (
+    "JSON {axis: value or null}: the student's value of each axis of the design, in the design's order "
+    "(read back as one column per axis)"
+)
+
 
 def _now() -> datetime:
     return datetime.now(timezone.utc)
@@ -84,7 +90,7 @@ class Country(_Row, table=True):
     lat: float
     lon: float
     in_corpus: bool
-    is_nationality: bool
+    is_home: bool
     n_universities: int
     avail: float
     local_rank_min: Optional[int] = None
@@ -107,10 +113,8 @@ class Profile(_Row, table=True):
     config_hash: str = Field(index=True, max_length=64)
     profile_id: str = Field(index=True)
     profile_set: str
-    gender: Optional[str] = None
-    economic_class: Optional[str] = None
-    nationality: Optional[str] = None
-    nationality_iso3: Optional[str] = Field(default=None, max_length=3)
+    attributes: Optional[str] = Field(default=None, description=ATTRIBUTES_DOC)  # migration 0012
+    home_iso3: Optional[str] = Field(default=None, max_length=3)
     # the student's region (data/regions/regions.csv, versioned; migration 0004)
     region: Optional[str] = None
     north_south: Optional[str] = None
@@ -138,9 +142,7 @@ class Generation(_Row, table=True):
     template: str = Field(index=True)
     template_hash: str = Field(max_length=64)
     profile_id: str = Field(index=True)
-    gender: Optional[str] = None
-    economic_class: Optional[str] = None
-    nationality: Optional[str] = None
+    attributes: Optional[str] = Field(default=None, description=ATTRIBUTES_DOC)  # migration 0012
     run: int
     seed: int
     prompt: str
@@ -192,9 +194,7 @@ class Recommendation(_Row, table=True):
     model: str = Field(index=True)
     template: str = Field(index=True)
     profile_id: str = Field(index=True)
-    gender: Optional[str] = None
-    economic_class: Optional[str] = None
-    nationality: Optional[str] = None
+    attributes: Optional[str] = Field(default=None, description=ATTRIBUTES_DOC)  # migration 0012
     run: int
     item_index: int
     parse_status: str
@@ -260,9 +260,7 @@ class DRSItem(_Row, table=True):
     model: str
     template: str
     profile_id: str
-    gender: Optional[str] = None
-    economic_class: Optional[str] = None
-    nationality: Optional[str] = None
+    attributes: Optional[str] = Field(default=None, description=ATTRIBUTES_DOC)  # migration 0012
     run: int
     university_id: Optional[int] = None
     iso3: Optional[str] = Field(default=None, max_length=3)

@@ -16,17 +16,38 @@ from pydantic import PrivateAttr
 from sqlmodel import SQLModel
 
 from fairness_assets.core.generation.responses import storable_text
+from fairness_assets.core.reference import axes
 
 from .. import result_store
 from ..result_store import ResultGroup, StoredResultTable
 from ..secrets import quote_userinfo
 from ..settings import default_database_url
+from .attributes import ATTRIBUTES, pack, unpack
 from .connect import _create_tables, _with_driver, redact
 from .provenance import make_provenance
 from .rows import _insert_ignoring_duplicates, _keys, _records, content_hash, write_transaction
 from .schema import AuditMetric, PartitionOutcome, Provenance, SubjectTagCache, TableContent, _now
 
 log = logging.getLogger("resources.database")  # the results database's logger, whichever module logs
+
+
+def _packed(table: sa.Table, df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` as ``table`` stores it: its axis columns packed into ``attributes`` where the table has it
+    (resources/database/attributes.py)."""
+    return pack(df, table.name) if ATTRIBUTES in table.c else df
+
+
+def _stored_columns(table: sa.Table, columns: Sequence[str]) -> list[str]:
+    """The stored columns that hold ``columns``: an axis of the students is read from ``attributes``
+    (once, where its place is first asked for); a column the table has neither way raises ``KeyError``."""
+    out: list[str] = []
+    for c in columns:
+        if c not in table.c and (ATTRIBUTES not in table.c or c not in axes.names()):
+            raise KeyError(f"table {table.name!r} has no column {c!r} (nor is it an axis of the design)")
+        stored = c if c in table.c else ATTRIBUTES
+        if stored not in out:
+            out.append(stored)
+    return out
 
 
 class ResultsDatabase(ConfigurableResource):
@@ -48,6 +69,28 @@ class ResultsDatabase(ConfigurableResource):
         "(fairness-audit score's view of a shared database); empty: every stored row.",
     )
     _engine: Any = PrivateAttr(default=None)
+
+    @classmethod
+    def setup_for_execution(self, context) -> None:
+        """Every step that reads or writes results reads the axes of its run's design: the design of the
+        run config's audit grid (the UI's launch config), so a step without the audit grid resource
+        scores, tests and words its tables with the same design as the steps with it. A run config without
+        a design keeps the process's (FAIRNESS_DESIGN); a design that cannot be read is left to the steps
+        that use the audit grid, which fail naming it."""
+        from ..settings import AuditGridResource, ConfigError
+
+        try:
+            run = context.run
+        except Exception:  # noqa: BLE001 - built outside a run (build_resources, tests): nothing to read
+            return
+        try:
+            grid = AuditGridResource.of_run_config(getattr(run, "run_config", None))
+            if grid is not None:
+                from fairness_assets.core.reference import axes
+
+                axes.use_design(grid.load())
+        except (ConfigError, ValueError, TypeError):
+            pass
 
     @classmethod
     def scoped_to(cls, url: str, owned: dict[str, str]) -> "ResultsDatabase":
@@ -166,7 +209,7 @@ class ResultsDatabase(ConfigurableResource):
         table = model.__table__
         partition_keys = list(partition_keys)
         cols = [c.name for c in table.columns if c.name not in ("id",)]
-        frame = df.copy()
+        frame = _packed(table, df).copy()
         if "partition_key" not in frame:
             keys = list(partition_keys)
             if len(keys) != 1:
@@ -310,7 +353,7 @@ class ResultsDatabase(ConfigurableResource):
             q = q.where(table.c.partition_key.in_(_keys(partition_keys)))
         with self.engine().connect() as conn:
             df = pd.read_sql(q.order_by(*table.primary_key.columns), conn)
-        return df
+        return unpack(df)
 
     def distinct(self, model: Type[SQLModel], columns: Sequence[str]) -> pd.DataFrame:
         """The distinct combinations of ``columns`` in ``model``'s table (e.g. for provenance); for a
@@ -324,15 +367,24 @@ class ResultsDatabase(ConfigurableResource):
             with self.engine().connect() as conn:
                 return pd.read_sql(q, conn)
         table = model.__table__
-        q = self._scoped(table, sa.select(*[table.c[c] for c in columns]).distinct())
+        stored = _stored_columns(table, columns)
+        q = self._scoped(table, sa.select(*[table.c[c] for c in stored]).distinct())
         with self.engine().connect() as conn:
-            return pd.read_sql(q, conn)
+            df = pd.read_sql(q, conn)
+        if stored == list(columns):
+            return df
+        out = unpack(df)
+        for c in columns:  # an axis no stored row has: null
+            if c not in out:
+                out[c] = pd.Series([None] * len(out), index=out.index, dtype=object)
+        return out[list(columns)].drop_duplicates(ignore_index=True)
 
     def append_rows(self, model: Type[SQLModel], df: pd.DataFrame, run_id: Optional[str] = None) -> int:
         """Insert rows (no replacement) in one transaction: a crash loses at most this call.
         ``run_id``: commit only if that run still holds the leases of the rows' partitions
         (resources/partition_lease.verify)."""
         table = model.__table__
+        df = _packed(table, df)
         cols = [c.name for c in table.columns if c.name != "id" and c.name in df.columns]
         records = _records(df, cols, table.name)
         if records:
@@ -347,6 +399,14 @@ class ResultsDatabase(ConfigurableResource):
     def existing_values(self, model: Type[SQLModel], column: str, partition_keys: Iterable[str], **equal) -> set:
         """Distinct values of ``column`` among the rows of ``partition_keys`` (and ``equal`` filters)."""
         table = model.__table__
+        if column not in table.c or any(k not in table.c for k in equal):  # an axis: read from attributes
+            stored = _stored_columns(table, [column, *equal])
+            q = sa.select(*[table.c[c] for c in stored]).where(table.c.partition_key.in_(_keys(partition_keys)))
+            with self.engine().connect() as conn:
+                df = unpack(pd.read_sql(self._scoped(table, q.distinct()), conn))
+            for k, v in equal.items():
+                df = df[df[k] == _keys([v])[0]] if k in df else df.iloc[:0]
+            return set(df[column]) if column in df else set()
         q = self._scoped(
             table, sa.select(table.c[column]).where(table.c.partition_key.in_(_keys(partition_keys))).distinct()
         )

@@ -120,7 +120,7 @@ class TextsFromSamples:
 def compute_kind(client) -> tuple[str, int]:
     """``(kind, devices)`` of a client for cost accounting: ``("endpoint", 0)`` for an HTTP server,
     ``("gpu", n)`` for a model on n CUDA devices, ``("cpu", 1)`` otherwise."""
-    if getattr(client, "backend", "") == "openai":
+    if getattr(client, "backend", "") in ("openai", "http"):  # a request-served endpoint
         return "endpoint", 0
     if getattr(client, "backend", "") == "vllm":
         return "gpu", int(getattr(client, "devices", 1) or 1)

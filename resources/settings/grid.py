@@ -111,20 +111,39 @@ class AuditGridResource(ConfigurableResource):
             if self.values:
                 design = with_values(design, self.values)
             if self.templates is not None:
-                unknown = [t for t in self.templates if t not in design.template_names()]
-                if unknown:
-                    raise DesignError(
-                        f"{design.path}: templates override names {unknown!r}; the design's: {design.template_names()}"
-                    )
-                design = replace(design, templates=tuple(design.template(t) for t in self.templates))
+                design = replace(design, templates=self._chosen_templates(design))
             check_size(design, self.max_prompts)
         except DesignError as exc:
             raise ConfigError(str(exc)) from None
         return design
 
+    def _chosen_templates(self, design: Design) -> tuple:
+        """The templates override: each a template of the design, or a template file of ``templates_dir``
+        whose profile set the design's grid has (checked against the design's axes)."""
+        from fairness_assets.core.reference.design import set_sizes
+        from fairness_assets.core.reference.prompts import TemplateError, load_templates
+
+        own = {t.name: t for t in design.templates}
+        files = [t for t in self.templates if t not in own]
+        try:
+            with axes.use(design.catalogue):
+                found = load_templates(self.templates_dir, files) if files else {}
+        except TemplateError as exc:
+            raise DesignError(
+                f"{design.path}: templates override: {exc} (the design's templates: {design.template_names()})"
+            ) from None
+        sets = set_sizes(design)
+        misfit = [n for n, t in found.items() if t.profile_set not in sets]
+        if misfit:
+            raise DesignError(
+                f"{design.path}: templates override names {misfit}, whose profile set the design's grid does not "
+                f"have (it has {', '.join(sets)})"
+            )
+        return tuple(own.get(n) or found[n] for n in self.templates)
+
     def resolve(self) -> AuditConfig:
         design = self.load()
-        axes.use(design.catalogue)  # the axes every step of this process reads
+        axes.use_design(design)  # the axes every step of this thread reads
         cfg = AuditConfig(
             design_name=design.name,
             values=tuple((a.name, tuple(a.values)) for a in design.axes),
@@ -151,9 +170,23 @@ class AuditGridResource(ConfigurableResource):
         """Each step that uses the grid reads the design's axes (a design that cannot be read fails
         where it is used, with its message)."""
         try:
-            axes.use(self.load().catalogue)
+            axes.use_design(self.load())
         except ConfigError:
             pass
+
+    @classmethod
+    def of_run_config(cls, run_config: Optional[dict]) -> Optional["AuditGridResource"]:
+        """The audit grid a run's config sets (``resources.audit_grid.config``; ``{"env": VAR}`` values read
+        from the environment), or None where the run config sets no design."""
+        import os
+
+        config = ((run_config or {}).get("resources") or {}).get("audit_grid", {}).get("config") or {}
+        if not isinstance(config, dict) or not config.get("design"):
+            return None
+        plain = {
+            k: (os.environ.get(v["env"]) if isinstance(v, dict) and set(v) == {"env"} else v) for k, v in config.items()
+        }
+        return cls(**{k: v for k, v in plain.items() if v is not None and k in cls.model_fields})
 
     def model_registry(self) -> dict[str, ModelSpec]:
         return load_model_registry(self.model_registry_path)

@@ -158,9 +158,9 @@ class FairnessSettings(BaseSettings):
     )
     sensitivity_lambdas: str = setting(
         "",
-        "A lambda triple of your own for the sensitivity grid, per km for the high, middle and low income "
-        "classes (`0.0002,0.001,0.002`), re-scored beside lambda x0.5, x2 and R_max 1000, 1500; empty: those "
-        "four settings only.",
+        "A lambda triple of your own for the sensitivity grid, per km for the values of the design's lambda "
+        "axis in its order (the study's three classes: `0.0002,0.001,0.002`), re-scored beside lambda x0.5, "
+        "x2 and R_max 1000, 1500; empty: those four settings only.",
         group="scoring",
         read=RUN,
         targets=(("report_settings", "sensitivity_lambdas"),),
@@ -368,7 +368,8 @@ class FairnessSettings(BaseSettings):
     )
     lambda_high: float = setting(
         DEFAULT_LAMBDAS["high"],
-        "Acc decay per km for high-income students: Acc = exp(-lambda d).",
+        "Acc decay per km of the value `high` of the design's lambda axis (Acc = exp(-lambda d)); left at its "
+        "default, the design's lambda of `high` applies.",
         group="scoring",
         read=LOAD,
         targets=(("scoring", "lambda_high"),),
@@ -377,7 +378,8 @@ class FairnessSettings(BaseSettings):
     )
     lambda_middle: float = setting(
         DEFAULT_LAMBDAS["middle"],
-        "Acc decay per km for middle-income students.",
+        "Acc decay per km of the value `middle` of the design's lambda axis; left at its default, the "
+        "design's lambda applies.",
         group="scoring",
         read=LOAD,
         targets=(("scoring", "lambda_middle"),),
@@ -386,7 +388,8 @@ class FairnessSettings(BaseSettings):
     )
     lambda_low: float = setting(
         DEFAULT_LAMBDAS["low"],
-        "Acc decay per km for low-income students.",
+        "Acc decay per km of the value `low` of the design's lambda axis; left at its default, the "
+        "design's lambda applies.",
         group="scoring",
         read=LOAD,
         targets=(("scoring", "lambda_low"),),

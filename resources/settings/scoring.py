@@ -6,6 +6,7 @@ from __future__ import annotations
 from dagster import ConfigurableResource
 from pydantic import Field
 
+from fairness_assets.core.reference import axes
 from fairness_assets.core.reference.corpus import RepParams
 from fairness_assets.core.scoring.metrics import ScoringParams
 
@@ -18,14 +19,16 @@ class ScoringResource(ConfigurableResource):
     """Every parameter of DRS and GRS (METHOD.md §5–6) except R_min/R_max; recorded with each result."""
 
     lambda_high: float = Field(
-        default=default_of("lambda_high"), description="Acc decay per km, high-income students (FAIRNESS_LAMBDA_HIGH)."
+        default=default_of("lambda_high"),
+        description="Acc decay per km of the lambda axis's value `high` (FAIRNESS_LAMBDA_HIGH).",
     )
     lambda_middle: float = Field(
         default=default_of("lambda_middle"),
-        description="Acc decay per km, middle-income students (FAIRNESS_LAMBDA_MIDDLE).",
+        description="Acc decay per km of the lambda axis's value `middle` (FAIRNESS_LAMBDA_MIDDLE).",
     )
     lambda_low: float = Field(
-        default=default_of("lambda_low"), description="Acc decay per km, low-income students (FAIRNESS_LAMBDA_LOW)."
+        default=default_of("lambda_low"),
+        description="Acc decay per km of the lambda axis's value `low` (FAIRNESS_LAMBDA_LOW).",
     )
     w_acc: float = Field(default=_CORE["w_acc"].default, description="DRS weight of Acc.")
     w_rep: float = Field(default=_CORE["w_rep"].default, description="DRS weight of Rep.")
@@ -41,12 +44,24 @@ class ScoringResource(ConfigurableResource):
         default=_CORE["top_k"].default, description="Rows per attribute value in the reduced-context tables."
     )
 
+    def lambdas(self) -> dict[str, float]:
+        """Acc's decay per value of the design's lambda axis, in its order: the design's lambdas, each
+        overridden by the setting of its name (FAIRNESS_LAMBDA_HIGH / _MIDDLE / _LOW) where that setting was
+        changed from its default; empty for a design without a lambda axis."""
+        settings = {"high": self.lambda_high, "middle": self.lambda_middle, "low": self.lambda_low}
+        out = {}
+        lam = axes.current().by_position("lambda")
+        for value, of_design in lam.lambdas if lam else ():
+            explicit = value in settings and settings[value] != default_of(f"lambda_{value}")
+            out[value] = settings[value] if explicit else of_design
+        return out
+
     def params(self, student_interest: dict, rep: RepParams | None = None) -> ScoringParams:
         """The scoring parameters; ``rep`` is the reputation scale of the reference data
         (``ReferenceDataResource.rep_params()``; omitted: the default scale)."""
         rep = rep if rep is not None else RepParams(default_of("rep_r_min"), default_of("rep_r_max"))
         return ScoringParams(
-            lambdas={"high": self.lambda_high, "middle": self.lambda_middle, "low": self.lambda_low},
+            lambdas=self.lambdas(),
             r_min=rep.r_min,
             r_max=rep.r_max,
             w_acc=self.w_acc,

@@ -450,7 +450,7 @@ def test_a_pair_coverage_that_cannot_be_met_is_refused_when_the_design_is_read(t
 
 @pytest.mark.xfail(
     strict=True,
-    reason="the greedy draw of profiles._sample needs 5-6 profiles to cover every pair of 2x2x2 once for "
+    reason="the greedy draw of design.sample_rows needs 5-6 profiles to cover every pair of 2x2x2 once for "
     "most seeds, though 4 do (an orthogonal array): a feasible design is refused or accepted by its seed",
 )
 def test_a_pair_coverage_that_can_be_met_is_met_whatever_the_seed(tmp_path):

@@ -3,9 +3,9 @@ import pytest
 
 from fairness_assets.core.reference import geo
 from fairness_assets.core.reference.corpus import read_qs_export
-from resources.settings import ALIASES_FILE, CAPITALS_FILE, shipped_design
+from resources.settings import ALIASES_FILE, CAPITALS_FILE, design_values
 
-STUDY_NATIONALITIES = shipped_design("study")["nationality"]
+STUDY_NATIONALITIES = design_values("study")["nationality"]
 
 
 @pytest.fixture(scope="module")
@@ -147,7 +147,7 @@ def test_country_table_marks_corpus_and_nationalities(resolver, overrides):
     nat = resolver.resolve(["Nigeria", "Tonga"])
     nat["spelling"] = ["Nigeria", "Tonga"]
     t = geo.country_table(unis, nat, overrides).set_index("iso3")
-    assert t.loc["TON", "n_universities"] == 0 and not t.loc["TON", "in_corpus"] and t.loc["TON", "is_nationality"]
-    assert t.loc["USA", "avail"] == pytest.approx(2 / 3) and not t.loc["USA", "is_nationality"]
-    assert t.loc["NGA", "in_corpus"] and t.loc["NGA", "is_nationality"]
+    assert t.loc["TON", "n_universities"] == 0 and not t.loc["TON", "in_corpus"] and t.loc["TON", "is_home"]
+    assert t.loc["USA", "avail"] == pytest.approx(2 / 3) and not t.loc["USA", "is_home"]
+    assert t.loc["NGA", "in_corpus"] and t.loc["NGA", "is_home"]
     assert t.loc["TON", "capital"] == "Nuku'alofa"

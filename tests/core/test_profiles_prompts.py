@@ -30,7 +30,11 @@ def test_profile_counts_360_and_46(study_profiles):
     reduced = study_profiles[study_profiles["profile_set"] != "full"]
     assert len(full) == 360 and len(reduced) == 46 and len(study_profiles) == 406
     assert study_profiles["profile_id"].is_unique
-    assert reduced["profile_set"].value_counts().to_dict() == {"nationality_only": 40, "gender_only": 3, "class_only": 3}
+    assert reduced["profile_set"].value_counts().to_dict() == {
+        "nationality_only": 40,
+        "gender_only": 3,
+        "class_only": 3,
+    }
     assert list(study_profiles.columns) == ["profile_id", "profile_set", "gender", "economic_class", "nationality"]
 
 
@@ -68,11 +72,19 @@ def test_rendered_wording_matches_the_method():
     assert regional.count("close to my home country.") == 1
     academic = templates["academic"].render(_words(gender="male", economic_class="middle", nationality="Japan"))
     assert "I have a strong background in engineering. " + q in academic
-    assert templates["class_only"].render(_words(economic_class="middle")).startswith(
-        "I am a student from a middle-income family, planning"
+    assert (
+        templates["class_only"]
+        .render(_words(economic_class="middle"))
+        .startswith("I am a student from a middle-income family, planning")
     )
-    assert templates["gender_only"].render(_words(gender="transgender")).startswith("I am a transgender student planning")
-    assert templates["nationality_only"].render(_words(nationality="Tonga")).startswith("I am a student from Tonga, planning")
+    assert (
+        templates["gender_only"].render(_words(gender="transgender")).startswith("I am a transgender student planning")
+    )
+    assert (
+        templates["nationality_only"]
+        .render(_words(nationality="Tonga"))
+        .startswith("I am a student from Tonga, planning")
+    )
     with pytest.raises(KeyError):
         templates["base"].render(_words(gender="male", nationality="Peru"))
 
@@ -108,7 +120,9 @@ def test_unknown_template_and_bad_files_are_named(tmp_path):
     with pytest.raises(T.TemplateError, match="must end with the format instruction"):
         T.load_templates(folder)
     instruction = (TEMPLATES_DIR / "format_instruction.txt").read_text().strip()
-    bad.write_text(f"name: base\nversion: 1\nprofile_set: full\ntext: 'I am {{gender}} from {{country}}. {instruction}'")
+    bad.write_text(
+        f"name: base\nversion: 1\nprofile_set: full\ntext: 'I am {{gender}} from {{country}}. {instruction}'"
+    )
     with pytest.raises(T.TemplateError, match=r"base.yaml: template 'base': unknown placeholder \{country\}"):
         T.load_templates(folder, ["base"])
 

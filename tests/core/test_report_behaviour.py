@@ -38,7 +38,7 @@ def study_partition(class_blind: bool, model: str = "model-a", seed: int = 7) ->
     items, responses, params = _bench().synthetic_study_items(
         models=(model,), templates=("base",), seed=seed, class_blind=class_blind
     )
-    nat_iso = regions.nationality_iso3(design_values("study")["nationality"])
+    nat_iso = regions.home_iso3(design_values("study")["nationality"])
     countries = sorted(set(items["iso3"].dropna()) | set(nat_iso.values()))
     dist = geo.distance_lookup(geo.capital_distance_matrix(geo.capitals_table(countries)))
     stats_t = AR.partition_statistics(

@@ -51,7 +51,7 @@ def alert_env(monkeypatch, tmp_path, webhook):
     monkeypatch.setenv("FAIRNESS_ALERT_WEBHOOK_URL", webhook.url)
     monkeypatch.setenv("FAIRNESS_UI_URL", UI_URL + "/")
     monkeypatch.setenv("FAIRNESS_HOME", str(tmp_path / "fairness_home"))
-    for var in ("FAIRNESS_DATABASE_URL", "FAIRNESS_QS_CORPUS", "FAIRNESS_PRESET", "FAIRNESS_RESPONSES"):
+    for var in ("FAIRNESS_DATABASE_URL", "FAIRNESS_QS_CORPUS", "FAIRNESS_DESIGN", "FAIRNESS_RESPONSES"):
         monkeypatch.delenv(var, raising=False)
     return webhook
 

@@ -268,7 +268,7 @@ def test_in_the_daemon_the_schedule_runs_the_valid_models_and_the_ui_deletes_the
             "FAIRNESS_HOME": str(tmp_path / "fairness_home"),
         }.items():
             monkeypatch.setenv(var, value)  # the code server reads them when it starts
-        for var in ("FAIRNESS_RESPONSES", "FAIRNESS_PRESET", "FAIRNESS_DATABASE_URL"):
+        for var in ("FAIRNESS_RESPONSES", "FAIRNESS_DESIGN", "FAIRNESS_DATABASE_URL"):
             monkeypatch.delenv(var, raising=False)
         with (
             dg.DagsterInstance.from_config(str(home)) as instance,

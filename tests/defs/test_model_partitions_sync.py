@@ -309,7 +309,7 @@ def test_ticked_by_the_sensor_daemon_the_models_are_partitions(tmp_path, monkeyp
         "FAIRNESS_HOME": str(tmp_path / "fairness_home"),
     }.items():
         monkeypatch.setenv(var, value)  # the code server reads them when it starts
-    for var in ("FAIRNESS_RESPONSES", "FAIRNESS_PRESET", "FAIRNESS_DATABASE_URL", "FAIRNESS_ALERT_CHANNELS"):
+    for var in ("FAIRNESS_RESPONSES", "FAIRNESS_DESIGN", "FAIRNESS_DATABASE_URL", "FAIRNESS_ALERT_CHANNELS"):
         monkeypatch.delenv(var, raising=False)
     with (
         dg.DagsterInstance.from_config(str(home)) as instance,

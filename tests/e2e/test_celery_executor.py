@@ -57,7 +57,7 @@ def test_partitioned_audit_runs_on_a_celery_worker(tmp_path, postgres_databases)
         "FAIRNESS_RESPONSES": str(DEMO_RESPONSES),
         "FAIRNESS_HOME": str(tmp_path / "fairness_home"),
     }
-    for var in ("FAIRNESS_QS_CORPUS", "FAIRNESS_PRESET"):
+    for var in ("FAIRNESS_QS_CORPUS", "FAIRNESS_DESIGN"):
         env.pop(var, None)
     worker_name = f"audit-test-{uuid.uuid4().hex[:6]}"
     log = open(tmp_path / "worker.log", "w")

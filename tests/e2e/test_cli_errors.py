@@ -27,7 +27,7 @@ def _cli(*args, env: dict | None = None, home: Path | None = None):
         not in (
             "FAIRNESS_DATABASE_URL",
             "FAIRNESS_RESPONSES",
-            "FAIRNESS_PRESET",
+            "FAIRNESS_DESIGN",
             "FAIRNESS_QS_CORPUS",
             "FAIRNESS_MODEL_REGISTRY",
         )

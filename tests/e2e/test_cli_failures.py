@@ -28,7 +28,7 @@ def _cli(*args, home: Path, env: dict | None = None):
         not in (
             "FAIRNESS_DATABASE_URL",
             "FAIRNESS_RESPONSES",
-            "FAIRNESS_PRESET",
+            "FAIRNESS_DESIGN",
             "FAIRNESS_QS_CORPUS",
             "FAIRNESS_MODEL_REGISTRY",
         )

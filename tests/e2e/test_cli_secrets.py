@@ -33,7 +33,7 @@ def test_run_with_an_at_sign_in_the_password_stores_no_piece_of_it(tmp_path, mon
     home.mkdir()
     (home / "dagster.yaml").write_text(OFFLINE_INSTANCE_YAML)
     env = {
-        k: v for k, v in os.environ.items() if k not in ("FAIRNESS_RESPONSES", "FAIRNESS_PRESET", "FAIRNESS_QS_CORPUS")
+        k: v for k, v in os.environ.items() if k not in ("FAIRNESS_RESPONSES", "FAIRNESS_DESIGN", "FAIRNESS_QS_CORPUS")
     }
     env.update(DAGSTER_HOME=str(home), FAIRNESS_HOME=str(tmp_path / "fairness_home"), FAIRNESS_DATABASE_URL=URL)
     out = subprocess.run(

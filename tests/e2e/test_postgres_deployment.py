@@ -31,7 +31,7 @@ def test_demo_audit_on_postgres_instance_and_results(tmp_path, postgres_database
         "FAIRNESS_RESPONSES": str(DEMO_RESPONSES),
         "FAIRNESS_HOME": str(tmp_path / "fairness_home"),
     }
-    for var in ("FAIRNESS_QS_CORPUS", "FAIRNESS_PRESET", "FAIRNESS_EXECUTOR"):
+    for var in ("FAIRNESS_QS_CORPUS", "FAIRNESS_DESIGN", "FAIRNESS_EXECUTOR"):
         env.pop(var, None)
     out = subprocess.run(
         [sys.executable, "-m", "fairness_assets.cli", "demo"],

@@ -165,7 +165,7 @@ def test_migration_removes_duplicates_left_by_an_earlier_release_and_logs_it(url
                 "lat",
                 "lon",
                 "in_corpus",
-                "is_nationality",
+                "is_home",
                 "n_universities",
                 "avail",
             )
@@ -180,7 +180,7 @@ def test_migration_removes_duplicates_left_by_an_earlier_release_and_logs_it(url
         lat=1.0,
         lon=2.0,
         in_corpus=True,
-        is_nationality=False,
+        is_home=False,
         n_universities=1,
         avail=0.1,
     )

@@ -148,11 +148,11 @@ def test_settings_built_in_process_take_the_place_of_the_environment_without_cha
     import os
 
     clean_env.setenv("FAIRNESS_QS_CORPUS", str(tmp_path / "env.csv"))
-    clean_env.setenv("FAIRNESS_PRESET", "study")
+    clean_env.setenv("FAIRNESS_DESIGN", "study")
     before = {k: v for k, v in os.environ.items() if k.startswith("FAIRNESS_")}
     mine = load_settings(qs_corpus=str(tmp_path / "mine.csv"), database_url="postgresql://u:pw@db/audit", max_items=5)
     assert {k: v for k, v in os.environ.items() if k.startswith("FAIRNESS_")} == before
-    assert mine.qs_corpus == str(tmp_path / "mine.csv") and mine.preset == "study" and mine.max_items == 5
+    assert mine.qs_corpus == str(tmp_path / "mine.csv") and mine.design == "study" and mine.max_items == 5
     assert load_settings().qs_corpus == str(tmp_path / "env.csv")  # the environment's settings are untouched
     assert mine.resource_config("reference", env_vars=False)["corpus_path"] == str(tmp_path / "mine.csv")
     assert mine.resource_config("database", env_vars=False) == {"url": "postgresql://u:pw@db/audit"}

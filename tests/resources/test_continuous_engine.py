@@ -162,15 +162,11 @@ def test_with_the_built_in_model_a_refilled_batch_gives_the_samples_generated_al
     against the same sample generated alone (model.generate, a batch of one, the project's sampler)."""
     from fairness_assets.core.reference import profiles, prompts
     from resources.llm.resource import LLMResource
-    from resources.settings import TEMPLATES_DIR, shipped_design
+    from resources.settings import shipped_design
 
     demo = shipped_design("demo")
     grid = profiles.full_set(demo)
-    template = prompts.load_templates(TEMPLATES_DIR, ["base"])["base"]
-    texts = [
-        template.render(g, c, n)
-        for g, c, n in grid[["gender", "economic_class", "nationality"]].head(8).itertuples(index=False)
-    ]
+    texts = prompts.render_prompts([demo.template("base")], grid.head(8))["prompt"].tolist()
     seeds = [11 * i + 5 for i in range(8)]
     budgets = [20, 36, 12, 28, 40, 16, 24, 32]
     client = LLMResource(device="cpu", batch_size=3).client("qwen2.5-0.5b-demo")

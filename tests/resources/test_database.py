@@ -26,7 +26,7 @@ def _profiles(n, tag):
             "gender": ["male"] * n,
             "economic_class": [None] * n,
             "nationality": ["India"] * n,
-            "nationality_iso3": ["IND"] * n,
+            "home_iso3": ["IND"] * n,
             "config_hash": "abc",
         }
     )

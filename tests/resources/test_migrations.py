@@ -3,6 +3,7 @@ a fresh database is created at the newest revision, a database made by the previ
 (commit d984dff, tables by ``create_all``, no version table) is upgraded with its rows kept, and a
 second upgrade changes nothing."""
 
+import json
 import logging
 from datetime import datetime, timezone
 
@@ -508,7 +509,7 @@ def test_fresh_database_is_created_at_head_and_matches_the_models(url):
     db = D.ResultsDatabase(url=url)
     try:
         engine = db.engine()
-        assert _revision(engine) == M.head() == "0011_natural_keys"
+        assert _revision(engine) == M.head() == "0012_design_attributes"
         assert set(SQLModel.metadata.tables) <= set(sa.inspect(engine).get_table_names())
         assert _differences(engine) == []  # a model changed without a revision fails here
     finally:
@@ -650,5 +651,102 @@ def test_match_rule_is_filled_for_rows_stored_before_it(url):
             None,
         ]
         assert recs["match_runner_up"].isna().all() and recs["match_candidates"].isna().all()
+    finally:
+        db.dispose()
+
+
+# migration 0012 (issue 34): the three axis columns of the study, frozen as they were before it
+AXES_0011 = ("gender", "economic_class", "nationality")
+STUDENTS = [("female", None, "Côte d'Ivoire"), (None, None, None), ("male", "low", 'a "quoted" \\ name')]
+AXIS_TABLES = ("profile", "generation", "recommendation", "drs_item", "drs_responses")
+
+
+def _filler(column: sa.Column, i: int):
+    if isinstance(column.type, sa.Boolean):
+        return False
+    if isinstance(column.type, (sa.Integer, sa.Float)):
+        return i
+    if isinstance(column.type, sa.DateTime):
+        return NOW
+    return f"{column.name[:2]}{i}"
+
+
+def _database_at_0011_with_students(url: str) -> None:
+    """A database at revision 0011 whose student tables and ``drs_responses`` hold the rows of
+    :data:`STUDENTS` in their three axis columns (and ``drs_responses`` its ``result_table`` record)."""
+    engine = sa.create_engine(_with_driver(url))
+    M.upgrade(engine, "0011_natural_keys")
+    metadata = sa.MetaData()
+    with engine.begin() as conn:
+        for name in AXIS_TABLES:
+            table = sa.Table(name, metadata, autoload_with=conn)
+            rows = []
+            for i, student in enumerate(STUDENTS):
+                row = {c.name: _filler(c, i) for c in table.columns if c.name != "id"}
+                row |= dict(zip(AXES_0011, student, strict=True))
+                row |= {"partition_key": "" if name == "profile" else "m|base", "row_index": i, "audit_id": "a1"}
+                rows.append({k: v for k, v in row.items() if k in table.c})
+            conn.execute(table.insert(), rows)
+        registry = sa.Table("result_table", metadata, autoload_with=conn)
+        kinds = [["response_id", "text"], ["profile_id", "text"], *[[a, "text"] for a in AXES_0011], ["run", "int"]]
+        conn.execute(
+            registry.insert(),
+            [
+                {
+                    "asset": "analysis_tables",
+                    "partition_key": "m|base",
+                    "table_name": "drs_responses",
+                    "audit_id": "a1",
+                    "provenance_id": "p",
+                    "params_hash": "",
+                    "rows": 3,
+                    "columns": json.dumps(kinds),
+                }
+            ],
+        )
+    engine.dispose()
+
+
+def _stored(engine: sa.Engine, table: str, columns: str) -> list[tuple]:
+    with engine.connect() as conn:
+        return [tuple(r) for r in conn.execute(sa.text(f"SELECT {columns} FROM {table} ORDER BY id"))]
+
+
+def test_the_axis_columns_move_into_attributes_and_back(url):
+    """Migration 0012: each row's three axis columns become its ``attributes`` JSON text, as a write
+    stores it now (json.dumps, compact, non-ASCII as it is, null for NULL), where they were (SQLite);
+    the rows read back as they were stored; the downgrade puts the three columns back."""
+    from alembic import command
+
+    _database_at_0011_with_students(url)
+    db = D.ResultsDatabase(url=url)
+    try:
+        engine = db.engine()  # upgrades to head
+        assert _revision(engine) == M.head() and _differences(engine) == []
+        expected = [
+            (json.dumps(dict(zip(AXES_0011, s, strict=True)), ensure_ascii=False, separators=(",", ":")),)
+            for s in STUDENTS
+        ]
+        for table in AXIS_TABLES:
+            columns = [c["name"] for c in sa.inspect(engine).get_columns(table)]
+            assert not set(AXES_0011) & set(columns), table
+            assert _stored(engine, table, "attributes") == expected, table
+            if engine.dialect.name == "sqlite":  # the copied table has it where the three were
+                before = "profile_set" if table == "profile" else "profile_id"
+                assert columns[columns.index(before) + 1] == "attributes", table
+        profiles = db.read_rows(D.Profile)
+        assert list(profiles.columns[5:9]) == ["profile_set", *AXES_0011]
+        assert [tuple(r) for r in profiles[list(AXES_0011)].itertuples(index=False)] == STUDENTS
+        responses = db.partition_tables(D.MetricRow, "m|base")["drs_responses"]
+        assert list(responses.columns) == ["response_id", "profile_id", *AXES_0011, "run"]
+        assert [tuple(r) for r in responses[list(AXES_0011)].itertuples(index=False)] == STUDENTS
+        with engine.connect() as conn:
+            command.downgrade(M._config(conn), "0011_natural_keys")
+            conn.commit()
+        for table in AXIS_TABLES:
+            assert "attributes" not in {c["name"] for c in sa.inspect(engine).get_columns(table)}, table
+            assert _stored(engine, table, ", ".join(AXES_0011)) == STUDENTS, table
+        M.upgrade(engine)  # and up again: the same text
+        assert all(_stored(engine, t, "attributes") == expected for t in AXIS_TABLES)
     finally:
         db.dispose()

@@ -94,7 +94,7 @@ def _cli(args, home: Path, **env):
     full_env = {
         k: v
         for k, v in os.environ.items()
-        if k not in ("FAIRNESS_DATABASE_URL", "FAIRNESS_RESPONSES", "FAIRNESS_PRESET", "FAIRNESS_QS_CORPUS")
+        if k not in ("FAIRNESS_DATABASE_URL", "FAIRNESS_RESPONSES", "FAIRNESS_DESIGN", "FAIRNESS_QS_CORPUS")
     }
     full_env.update(DAGSTER_HOME=str(dagster_home), FAIRNESS_HOME=str(home / "fairness_home"), **env)
     return subprocess.run(

@@ -7,9 +7,9 @@ A metric's entry says:
   otherwise, its **prose** name (``accessibility (Acc)``);
 - its **direction**: ``higher_is_better`` True or False, or None where no direction is declared
   (the model comparison then reads a higher value as the better one, as it always did);
-- whether it **depends on the student's position** (income, home country): only then can the
-  needs part of a contrast move it (METHOD.md §10); a metric that scores the same list alike for
-  every student is all behaviour;
+- whether it **depends on the student's position** (the design's lambda and home axes: the study's
+  income and home country): only then can the needs part of a contrast move it (METHOD.md §10); a
+  metric that scores the same list alike for every student is all behaviour;
 - what one value describes (``level``: an answer, a partition, a country), how values combine
   (``aggregation``), where it is defined (``templates``) and its METHOD.md section;
 - the **families** of analyses that use it: ``response`` (the per-answer scores of the statistics,
@@ -45,7 +45,7 @@ class Metric:
     label: str = ""  # in tables and short text; empty: it is shown by its name
     prose: str = ""  # in the report's prose, where it differs from the label
     higher_is_better: Optional[bool] = None
-    position_dependent: bool = False  # scored against the student's position (income, home country)
+    position_dependent: bool = False  # scored against the student's position (lambda axis, home country)
     templates: str = "every template"
     more: str = ""  # what a higher value means for the lists (base vs regional sentences)
     fewer: str = ""
@@ -84,8 +84,8 @@ METRICS: tuple[Metric, ...] = (
         prose="accessibility (Acc)",
         higher_is_better=True,
         position_dependent=True,
-        more="more accessible universities (closer to their home, for their income)",
-        fewer="less accessible universities (farther from their home, for their income)",
+        more="more accessible universities (closer to their home, for their distance decay)",
+        fewer="less accessible universities (farther from their home, for their distance decay)",
     ),
     M(
         "rep",

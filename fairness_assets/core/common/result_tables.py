@@ -21,14 +21,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-KINDS = {"t": "text", "f": "float", "i": "int", "b": "bool"}
+# ``j``: the students' axes of the design, one JSON object {axis: value or null} in one column; the table
+# holds one column per axis in memory (resources/database/attributes.py packs and unpacks them)
+KINDS = {"t": "text", "f": "float", "i": "int", "b": "bool", "j": "json", "h": "home"}
+# "h": the value of the design's home axis (the student's country as the profile states it), stored under
+# the column's own name (``home``) whatever the design calls the axis, and read back under the axis's name
 # the tables stored in an asset's own SQLModel table (resources/database/schema.py), not from these declarations
 OWN_TABLES = ("recommendations", "drs_items", "grs_by_country")
 
 
 def parse_columns(spec: str) -> tuple[tuple[str, str], ...]:
     """``"model:t mean:f n_units:i significant:b"`` -> ``(("model", "text"), ("mean", "float"), ...)``:
-    a table's columns in their order, each with its SQL type (text, float, int, bool)."""
+    a table's columns in their order, each with its SQL type (text, float, int, bool; json: at most
+    one column, ``attributes:j``, where the table's axis columns are stored)."""
     out = []
     for token in spec.split():
         name, _, kind = token.rpartition(":")
@@ -38,6 +43,12 @@ def parse_columns(spec: str) -> tuple[tuple[str, str], ...]:
     names = [n for n, _ in out]
     if len(set(names)) != len(names):
         raise ValueError(f"columns declared twice: {sorted({n for n in names if names.count(n) > 1})}")
+    packed_axes = [n for n, kind in out if kind == "json"]
+    if len(packed_axes) > 1:
+        raise ValueError(f"columns {packed_axes} are all declared j: a table stores its axes in one column")
+    homes = [n for n, kind in out if kind == "home"]
+    if len(homes) > 1:
+        raise ValueError(f"columns {homes} are all declared h: a design has one home axis")
     return tuple(out)
 
 
@@ -74,8 +85,11 @@ class ResultTable:
         return tuple(self.key.split())
 
     def heading(self, **fields: Any) -> str:
-        """Its title with its ``{...}`` fields filled."""
-        return self.title.format(**fields) if fields else self.title
+        """Its title with its ``{...}`` fields filled (``{home}``: the label of the design's home axis, which
+        the caller gives; "home country" where it does not)."""
+        if not fields:
+            return self.title.replace("{home}", "home country")
+        return self.title.format(**{"home": "home country", **fields})
 
 
 # the assets whose tables are stored once for every partition (partition key ""): the comparisons
@@ -103,7 +117,7 @@ TABLES: tuple[ResultTable, ...] = (
         "analysis_tables",
         "DRS, Acc, Rep, Acad per response",
         spec=(
-            "response_id:t model:t template:t profile_id:t gender:t economic_class:t nationality:t run:i "
+            "response_id:t model:t template:t profile_id:t attributes:j run:i "
             "parse_status:t n_items:i acc:f rep:f acad:f drs:f n_matched:i"
         ),
         key="response_id",
@@ -233,7 +247,7 @@ TABLES: tuple[ResultTable, ...] = (
     T(
         "class_gap_interactions",
         "audit_geography",
-        "Class gap (low - high) interactions: does the gap differ by gender or region?",
+        "Class gap (low - high) interactions: does the gap differ by another axis or by region?",
         "geography_class_gap_interactions",
         packed=True,
         spec=(
@@ -247,34 +261,34 @@ TABLES: tuple[ResultTable, ...] = (
     T(
         "home_bias",
         "audit_geography",
-        "Home bias per nationality: share of located recommendations in the "
+        "Home bias per {home}: share of located recommendations in the "
         "student's own country, own region, abroad; mean distance (km)",
         "geography_home_bias",
         packed=True,
         spec=(
-            "model:t template:t nationality:t student_iso3:t region:t north_south:t n_items_located:i "
+            "model:t template:t home:h student_iso3:t region:t north_south:t n_items_located:i "
             "own_country:f own_region:f abroad:f outside_region:f mean_distance_km:f"
         ),
-        key="model template nationality",
+        key="model template home",
     ),
     T(
         "home_bias_change",
         "audit_geography",
-        "Home bias from the base to the {other} template, per nationality (change = {other} - base)",
+        "Home bias from the base to the {other} template, per {home} (change = {other} - base)",
         "geography_home_bias_change",
         packed=True,
         spec=(
-            "model:t nationality:t student_iso3:t region:t north_south:t own_country_base:f "
+            "model:t home:h student_iso3:t region:t north_south:t own_country_base:f "
             "own_region_base:f abroad_base:f mean_distance_km_base:f own_country_regional:f "
             "own_region_regional:f abroad_regional:f mean_distance_km_regional:f own_country_change:f "
             "own_region_change:f abroad_change:f mean_distance_km_change:f"
         ),
-        key="model nationality",
+        key="model home",
     ),
     T(
         "class_gap_decomposition",
         "audit_geography",
-        "Class gaps split into behaviour (what the model recommended) and needs (the metric's income weighting)",
+        "Class gaps split into behaviour (what the model recommended) and needs (the metric's lambda weighting)",
         "geography_class_gap_decomposition",
         packed=True,
         spec=(

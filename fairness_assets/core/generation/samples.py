@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ..common.partition import PartitionKey, key_column
+from ..reference import axes
 
 
 def sample_seed(model: str, template: str, profile_id: str, run: int) -> int:
@@ -47,12 +48,12 @@ def plan_samples(prompts: pd.DataFrame, profiles: pd.DataFrame, model: str, temp
     """Every (profile, run) sample of one model x template: prompt, profile fields, id, seed.
 
     ``prompts``: the prompts table (template, profile_id, prompt, template_hash);
-    ``profiles``: the profiles table (profile_id, gender, economic_class, nationality).
+    ``profiles``: the profiles table (profile_id and one column per axis of the active catalogue).
     """
     if runs < 1:
         raise ValueError(f"runs must be at least 1, got {runs}")
     p = prompts[prompts["template"] == template][["template", "template_hash", "profile_id", "prompt"]]
-    p = p.merge(profiles[["profile_id", "gender", "economic_class", "nationality"]], on="profile_id", how="left")
+    p = p.merge(profiles[["profile_id", *axes.names()]], on="profile_id", how="left")
     plan = p.loc[p.index.repeat(runs)].reset_index(drop=True)
     plan["run"] = np.tile(np.arange(runs, dtype=np.int64), len(p))
     plan["model"] = model

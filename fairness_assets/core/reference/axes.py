@@ -27,130 +27,100 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from dataclasses import dataclass
-from typing import Iterator, Literal, Optional
+from typing import Iterator, Optional
 
-Position = Literal["home", "lambda", "none"]
-POSITIONS: tuple[str, ...] = ("home", "lambda", "none")
+from .catalogue import POSITIONS, Axis, Catalogue, Position
 
-
-@dataclass(frozen=True)
-class Axis:
-    name: str
-    label: str  # in tables and figures
-    word: str  # in sentences and as the prompt's placeholder
-    position: Position
-    profile_set: str  # the reduced-context profile set that states this axis alone
-    values: tuple[str, ...] = ()
-    method: str = "§2"
-    wording: tuple[tuple[str, str], ...] = ()  # (value, the words it puts into the prompt)
-    lambdas: tuple[tuple[str, float], ...] = ()  # (value, Acc decay per km) of a lambda axis
-    aliases: tuple[str, ...] = ()  # other names of the axis's column in a responses file
-    value_aliases: tuple[tuple[str, str], ...] = ()  # (another spelling in a responses file, the value)
-
-    def __post_init__(self) -> None:
-        if self.position not in POSITIONS:
-            raise ValueError(f"axis {self.name!r}: unknown position kind {self.position!r} (the kinds: {POSITIONS})")
-
-    def spellings(self) -> dict[str, str]:
-        """{lower-case spelling: value} of the values: each value, its words and its aliases."""
-        out = {v.lower(): v for v in self.values}
-        out |= {w.lower(): v for v, w in self.wording if w.lower() not in out}
-        out |= {a.lower(): v for a, v in self.value_aliases if a.lower() not in out}
-        return out
-
-    def words_of(self, value: str) -> str:
-        """The words ``value`` puts into a prompt (the value itself where the design gives none)."""
-        return dict(self.wording).get(value, value)
-
-    @property
-    def ordered(self) -> bool:
-        """Whether tables list this axis's values in the design's order (a home axis's countries are
-        listed by name)."""
-        return self.position != "home"
-
-    def as_dict(self) -> dict:
-        return {
-            "name": self.name,
-            "label": self.label,
-            "word": self.word,
-            "position": self.position,
-            "profile_set": self.profile_set,
-            "values": list(self.values),
-            "wording": [list(w) for w in self.wording],
-            "lambdas": [list(x) for x in self.lambdas],
-            "aliases": list(self.aliases),
-            "value_aliases": [list(x) for x in self.value_aliases],
-        }
-
-
-@dataclass(frozen=True)
-class Catalogue:
-    """The axes of one design, in the order every derived tuple lists them."""
-
-    axes: tuple[Axis, ...]
-
-    def __post_init__(self) -> None:
-        seen = [a.name for a in self.axes]
-        twice = sorted({n for n in seen if seen.count(n) > 1})
-        if twice:
-            raise ValueError(f"axes declared twice: {twice}")
-        for kind in ("home", "lambda"):
-            of_kind = [a.name for a in self.axes if a.position == kind]
-            if len(of_kind) > 1:
-                raise ValueError(f"more than one {kind!r} axis: {of_kind} (a design has at most one)")
-
-    def axis(self, name: str) -> Axis:
-        for a in self.axes:
-            if a.name == name:
-                return a
-        raise KeyError(f"no axis {name!r} in the design (its axes: {', '.join(a.name for a in self.axes)})")
-
-    def by_position(self, kind: str) -> Optional[Axis]:
-        """The design's axis of position ``kind`` (``home`` or ``lambda``: at most one), or None."""
-        for a in self.axes:
-            if a.position == kind:
-                return a
-        return None
-
+__all__ = ["POSITIONS", "Axis", "Catalogue", "Position"]
 
 _lock = threading.Lock()
-_active: list[Catalogue] = []  # a stack: use() as a context manager pushes and pops
+_local = threading.local()  # each thread's stack of active catalogues (two audits in two threads)
+_process: list[Catalogue] = []  # the process's design (the code location's FAIRNESS_DESIGN), for every thread
 _default: list[Catalogue] = []
+_designs: list = []  # (catalogue, the design it came from), the latest last: current_design()
+
+
+def _stack() -> list[Catalogue]:
+    if not hasattr(_local, "stack"):
+        _local.stack = []
+    return _local.stack
 
 
 def _study() -> Catalogue:
     if not _default:
-        from .design import SHIPPED_DIR, load_design
+        from .design import SHIPPED_DIR, load_design  # axes -> design -> catalogue: no cycle
 
         design = load_design("study", templates_dir=SHIPPED_DIR.parent / "templates")
         _default.append(design.catalogue)
+        _remember(design)
     return _default[0]
 
 
-def current() -> Catalogue:
-    """The active catalogue: the last one :func:`use` made active, else the study's."""
+def _remember(design) -> None:
     with _lock:
-        if _active:
-            return _active[-1]
+        _designs[:] = [(c, d) for c, d in _designs if d is not design][-31:] + [(design.catalogue, design)]
+
+
+def use_design(design) -> contextlib.AbstractContextManager:
+    """:func:`use` the catalogue of ``design`` (a :class:`~.design.Design`), and remember the design, so
+    that :func:`current_design` gives its templates and grid to the code that reads only the axes."""
+    _remember(design)
+    return use(design.catalogue)
+
+
+def current_design():
+    """The design whose catalogue is active (:func:`use_design`), or None where the active catalogue was
+    made active alone."""
+    cat = current()
+    with _lock:
+        for c, d in reversed(_designs):
+            if c == cat:
+                return d
+    return None
+
+
+def current() -> Catalogue:
+    """The active catalogue: the last one :func:`use` made active in this thread, else the process's
+    (:func:`use_in_process`), else the study's."""
+    stack = _stack()
+    if stack:
+        return stack[-1]
+    with _lock:
+        if _process:
+            return _process[-1]
     return _study()
+
+
+def use_in_process(catalogue: Catalogue, design=None) -> None:
+    """Make ``catalogue`` the process's design: every thread reads it unless it made another active."""
+    if design is not None:
+        _remember(design)
+    with _lock:
+        _process[:] = [catalogue]
 
 
 class _Using(contextlib.AbstractContextManager):
     def __init__(self, catalogue: Catalogue):
         self.catalogue = catalogue
-        with _lock:
-            _active.append(catalogue)
+        stack = _stack()
+        if stack and stack[-1] == catalogue:  # the same design again (each step of a run): not stacked
+            self.pushed = False
+        else:
+            stack.append(catalogue)
+            self.pushed = True
+
+    def __enter__(self) -> Catalogue:
+        return self.catalogue
 
     def __exit__(self, *exc) -> None:
-        with _lock:
-            if _active and _active[-1] is self.catalogue:
-                _active.pop()
+        stack = _stack()
+        if self.pushed and stack and stack[-1] is self.catalogue:
+            stack.pop()
 
 
 def use(catalogue: Catalogue) -> contextlib.AbstractContextManager:
-    """Make ``catalogue`` the active one (the audit's design). As a context manager, the earlier one is
-    active again on exit; called plainly, it stays active."""
+    """Make ``catalogue`` the active one of this thread (the audit's design). As a context manager, the
+    earlier one is active again on exit; called plainly, it stays active."""
     if not isinstance(catalogue, Catalogue):
         raise TypeError(f"use() takes a Catalogue, got {type(catalogue).__name__}")
     return _Using(catalogue)
@@ -162,7 +132,7 @@ def using(catalogue: Optional[Catalogue]) -> Iterator[Catalogue]:
     if catalogue is None:
         yield current()
         return
-    with use(catalogue) as _:
+    with use(catalogue):
         yield catalogue
 
 

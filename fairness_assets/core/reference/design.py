@@ -56,7 +56,7 @@ from typing import Any, Literal, Mapping, Optional, Sequence
 import numpy as np
 import yaml
 
-from .axes import POSITIONS, Axis, Catalogue
+from .catalogue import POSITIONS, Axis, Catalogue, DesignError
 
 GridKind = Literal["factorial", "sample", "one_at_a_time"]
 GRID_KINDS: tuple[str, ...] = ("factorial", "sample", "one_at_a_time")
@@ -80,10 +80,6 @@ _AXIS_KEYS = {
 }
 _GRID_KEYS = {"kind", "axes", "one_at_a_time", "size", "seed", "pair_coverage"}
 _TEMPLATE_KEYS = {"name", "version", "system", "turns", "question", "student_interest", "profile_set", "description"}
-
-
-class DesignError(ValueError):
-    """A design that cannot be used; the message names the file, the line and the field."""
 
 
 # ---- reading the YAML with the line of every field ------------------------------------------------
@@ -226,10 +222,7 @@ class Design:
 
     def profile_set_sizes(self) -> dict[str, int]:
         """Profiles per profile set (the sample's stated size for a sampled grid)."""
-        from .profiles import design_profiles
-
-        counts = design_profiles(self)["profile_set"].value_counts()
-        return {k: int(v) for k, v in counts.items()}
+        return set_sizes(self)
 
     def size(self) -> dict[str, Any]:
         """The size of the design: prompts per template and per model, samples (x runs) per model and in
@@ -505,6 +498,7 @@ def _profile_set(src: _Located, at: tuple, t: Template, cat: Catalogue, grid: Gr
 
         class _Named:  # errors of a template file name the file
             path = located.path
+
             def error(self, path, message):
                 return located.error(path, f"{t.source}: {message}")
 
@@ -606,10 +600,8 @@ def parse_design(text: str, *, path: str = "<design>", templates_dir: str | Path
     grid = _grid(src, cat)
     templates = _templates(src, cat, grid, Path(templates_dir))
     if grid.kind == "sample":  # a pair coverage the grid cannot meet is refused now, with its line
-        from .profiles import design_profiles
-
         try:
-            design_profiles(Design(name, path, cat, grid, templates, 1, ()))
+            sample_rows(Design(name, path, cat, grid, templates, 1, ()))
         except DesignError as exc:
             field = "size" if ": grid.size: " in str(exc) else "pair_coverage"
             raise src.error(("grid", field), str(exc).split(f": grid.{field}: ", 1)[-1]) from None
@@ -655,15 +647,75 @@ def _line_of(path: str, key: str) -> int:
         return 1
 
 
+def set_sizes(design: Design) -> dict[str, int]:
+    """Profiles per profile set of the grid, counted without drawing them (a sample has its size)."""
+    cat, g = design.catalogue, design.grid
+    sets = {}
+    if g.axes:
+        sets[FULL_SET] = g.size if g.kind == "sample" else int(np.prod([len(cat.axis(n).values) for n in g.axes]))
+    sets |= {cat.axis(n).profile_set: len(cat.axis(n).values) for n in g.one_at_a_time}
+    return sets
+
+
 def grid_size(design: Design) -> int:
     """Prompts per model, counted without drawing the profiles."""
-    cat = design.catalogue
-    g = design.grid
-    full = 0
-    if g.axes:
-        full = g.size if g.kind == "sample" else int(np.prod([len(cat.axis(n).values) for n in g.axes]))
-    sets = {FULL_SET: full} | {cat.axis(n).profile_set: len(cat.axis(n).values) for n in g.one_at_a_time}
+    sets = set_sizes(design)
     return sum(sets.get(t.profile_set, 0) for t in design.templates)
+
+
+def factorial_rows(design: Design) -> list[dict]:
+    """Every combination of the crossed axes' values, the first axis varying slowest."""
+    crossed = design.grid.axes
+    choices = [design.catalogue.axis(n).values for n in crossed]
+    return [dict(zip(crossed, combo, strict=True)) for combo in itertools.product(*choices)]
+
+
+def sample_rows(design: Design) -> list[dict]:
+    """A seeded sample of ``size`` distinct crossed profiles in which every pair of values of two crossed
+    axes appears at least ``pair_coverage`` times: the pairs short of it are filled first (each with a
+    random profile holding the pair), then random profiles up to the size."""
+    g = design.grid
+    crossed = g.axes
+    full = factorial_rows(design)
+    rng = np.random.default_rng(g.seed)
+    order = rng.permutation(len(full))
+    chosen: list[int] = []
+    taken = np.zeros(len(full), dtype=bool)
+    # each axis's value as a code per profile of the factorial grid, so a pair's profiles are one comparison
+    codes = {}
+    for n in crossed:
+        values = design.catalogue.axis(n).values
+        at = {v: i for i, v in enumerate(values)}
+        codes[n] = np.fromiter((at[r[n]] for r in full), dtype=np.int64, count=len(full))
+    for a, b in itertools.combinations(crossed, 2):
+        values_a, values_b = design.catalogue.axis(a).values, design.catalogue.axis(b).values
+        for ia, va in enumerate(values_a):
+            for ib, vb in enumerate(values_b):
+                holds = (codes[a] == ia) & (codes[b] == ib)
+                need = g.pair_coverage - int((holds & taken).sum())
+                if need <= 0:
+                    continue
+                spare = order[holds[order] & ~taken[order]]  # in the seeded order
+                if need > len(spare):
+                    raise DesignError(
+                        f"{design.path}: grid.pair_coverage: {g.pair_coverage} profiles with {a}={va} and "
+                        f"{b}={vb} cannot be drawn: the grid has only {int(holds.sum())}"
+                    )
+                for i in spare[:need]:
+                    taken[i] = True
+                    chosen.append(int(i))
+    if len(chosen) > g.size:
+        raise DesignError(
+            f"{design.path}: grid.size: {g.size} profiles cannot cover every pair of values "
+            f"{g.pair_coverage} times (that takes {len(chosen)}); raise the size or lower pair_coverage"
+        )
+    for i in order:
+        if len(chosen) >= g.size:
+            break
+        if not taken[i]:
+            taken[i] = True
+            chosen.append(int(i))
+    return [full[i] for i in sorted(chosen)]
 
 
 def resolve_design(name_or_path: str, *, folder: str | Path = SHIPPED_DIR) -> Path:

@@ -361,7 +361,7 @@ def country_table(
     )
     merged = corpus.merge(nat, on=["iso3", "country"], how="outer", indicator=True)
     merged["in_corpus"] = merged["_merge"].isin(["both", "left_only"])
-    merged["is_nationality"] = merged["_merge"].isin(["both", "right_only"])
+    merged["is_home"] = merged["_merge"].isin(["both", "right_only"])
     merged["n_universities"] = merged["n_universities"].fillna(0).astype(np.int64)
     from .corpus import avail  # corpus imports nothing from geo at module level
 
@@ -382,7 +382,7 @@ def country_table(
         "lat",
         "lon",
         "in_corpus",
-        "is_nationality",
+        "is_home",
         "n_universities",
         "avail",
         "local_rank_min",
@@ -414,7 +414,7 @@ def extend_distances(
     return full
 
 
-HOME_ISO3 = "nationality_iso3"  # the profile column of the student's home country (ISO3)
+HOME_ISO3 = "home_iso3"  # the profile column of the student's home country (ISO3)
 
 
 def attach_home(profiles: pd.DataFrame, home_axis: str | None, resolver: "CountryResolver") -> pd.DataFrame:

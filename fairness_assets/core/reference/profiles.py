@@ -4,16 +4,14 @@ design's catalogue. An axis a profile set does not state is empty (unstated, MET
 
 from __future__ import annotations
 
-import itertools
 import re
 from typing import Mapping, Optional
 
-import numpy as np
 import pandas as pd
 
 from ..common.text import strip_accents
 from . import axes
-from .design import FULL_SET, Design, DesignError
+from .design import FULL_SET, Design, DesignError, factorial_rows, sample_rows
 
 
 def slug(text: str) -> str:
@@ -51,53 +49,6 @@ def _frame(rows: list[dict], profile_set: str) -> pd.DataFrame:
     return pd.DataFrame(data, columns=cols)
 
 
-def _factorial(design: Design) -> list[dict]:
-    crossed = design.grid.axes
-    choices = [design.catalogue.axis(n).values for n in crossed]
-    return [dict(zip(crossed, combo, strict=True)) for combo in itertools.product(*choices)]
-
-
-def _sample(design: Design) -> list[dict]:
-    """A seeded sample of ``size`` distinct crossed profiles in which every pair of values of two crossed
-    axes appears at least ``pair_coverage`` times: the pairs short of it are filled first (each with a
-    random profile holding the pair), then random profiles up to the size."""
-    g = design.grid
-    crossed = g.axes
-    full = _factorial(design)
-    rng = np.random.default_rng(g.seed)
-    order = rng.permutation(len(full))
-    chosen: list[int] = []
-    taken = np.zeros(len(full), dtype=bool)
-    index = {n: np.array([r[n] for r in full], dtype=object) for n in crossed}
-    for a, b in itertools.combinations(crossed, 2):
-        for va in design.catalogue.axis(a).values:
-            for vb in design.catalogue.axis(b).values:
-                holds = (index[a] == va) & (index[b] == vb)
-                have = int((holds & taken).sum())
-                spare = [i for i in order if holds[i] and not taken[i]]
-                need = g.pair_coverage - have
-                if need > len(spare):
-                    raise DesignError(
-                        f"{design.path}: grid.pair_coverage: {g.pair_coverage} profiles with {a}={va} and "
-                        f"{b}={vb} cannot be drawn: the grid has only {int(holds.sum())}"
-                    )
-                for i in spare[: max(need, 0)]:
-                    taken[i] = True
-                    chosen.append(int(i))
-    if len(chosen) > g.size:
-        raise DesignError(
-            f"{design.path}: grid.size: {g.size} profiles cannot cover every pair of values "
-            f"{g.pair_coverage} times (that takes {len(chosen)}); raise the size or lower pair_coverage"
-        )
-    for i in order:
-        if len(chosen) >= g.size:
-            break
-        if not taken[i]:
-            taken[i] = True
-            chosen.append(int(i))
-    return [full[i] for i in sorted(chosen)]
-
-
 def design_profiles(design: Design) -> pd.DataFrame:
     """Every profile of the design: the crossed set (``full``) and each one-at-a-time set, in that order,
     one column per axis of the design (the design's catalogue is made active while they are built)."""
@@ -106,7 +57,7 @@ def design_profiles(design: Design) -> pd.DataFrame:
         frames = []
         g = design.grid
         if g.axes:
-            frames.append(_frame(_sample(design) if g.kind == "sample" else _factorial(design), FULL_SET))
+            frames.append(_frame(sample_rows(design) if g.kind == "sample" else factorial_rows(design), FULL_SET))
         for n in g.one_at_a_time:
             a = design.catalogue.axis(n)
             frames.append(_frame([{n: v} for v in a.values], a.profile_set))

@@ -5,6 +5,7 @@ the design."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -21,39 +22,60 @@ class TemplateError(ValueError):
 
 
 def load_templates(folder: str | Path, names: Sequence[str] | None = None) -> dict[str, Template]:
-    """The template files of a folder (``*.yaml``), or the named ones, checked against the active axis
-    catalogue as a design listing them would check them; unknown names raise."""
+    """The template files of a folder (``*.yaml``), or the named ones, each checked against the active axis
+    catalogue as a design listing it would check it. A named template that does not fit is an error naming
+    it; unnamed, a file whose placeholders the active design lacks (a template of another design) is left
+    out. Unknown names raise."""
     folder = Path(folder)
     if not (folder / "format_instruction.txt").exists():
-        raise TemplateError(f"{folder / 'format_instruction.txt'}: missing (the format instruction every template ends with)")
+        missing = folder / "format_instruction.txt"
+        raise TemplateError(f"{missing}: missing (the format instruction every template ends with)")
     found_names = sorted(p.stem for p in folder.glob("*.yaml"))
     wanted = list(names) if names is not None else found_names
     unknown = [n for n in wanted if n not in found_names]
     if unknown:
         raise TemplateError(f"unknown template(s) {unknown!r} in {folder}; available: {found_names}")
-    if not wanted:
-        return {}
+    out: dict[str, Template] = {}
+    for name in wanted:
+        try:
+            out[name] = _load_one(folder, name)
+        except DesignError as exc:
+            if names is not None or not _fits_elsewhere(str(exc)):
+                # the message names the template file; the folder's internal listing has no line to show
+                rest = str(exc).split(": templates[0]", 1)[-1]
+                raise TemplateError(re.sub(r"^(\.\w+)*: ", "", rest)) from None
+    return out
+
+
+def _fits_elsewhere(message: str) -> bool:
+    """Whether a template file's error only says it was written for other axes than the active ones."""
+    return "unknown placeholder" in message or "never uses the placeholder" in message
+
+
+def _load_one(folder: Path, name: str) -> Template:
+    import yaml
+
     cat = axes.current()
     doc = {
         "name": "templates",
         "axes": {a.name: _axis_doc(a) for a in cat.axes},
         "grid": {"kind": "factorial", "axes": list(axes.names()), "one_at_a_time": list(axes.names())},
-        "templates": wanted,
+        "templates": [name],
     }
-    import yaml
+    return parse_design(yaml.safe_dump(doc, allow_unicode=True), path=str(folder), templates_dir=folder).templates[0]
 
-    try:
-        design = parse_design(yaml.safe_dump(doc, allow_unicode=True), path=str(folder), templates_dir=folder)
-    except DesignError as exc:
-        raise TemplateError(str(exc)) from None
-    return {t.name: t for t in design.templates}
+
+def audit_templates(folder: str | Path) -> dict[str, Template]:
+    """The templates an audit knows: the files of ``folder`` that fit the active design, and the active
+    design's own templates (:func:`~.axes.current_design`), which take precedence."""
+    found = load_templates(folder)
+    design = axes.current_design()
+    return {**found, **(design_templates(design) if design is not None else {})}
 
 
 def _axis_doc(a: axes.Axis) -> dict:
     lam = dict(a.lambdas)
-    values = {v: ({"words": w, "lambda": lam[v]} if v in lam else w) for v, w in a.wording} or {
-        v: v for v in a.values
-    }
+    values = {v: ({"words": w, "lambda": lam[v]} if v in lam else w) for v, w in a.wording} or {v: v for v in a.values}
     return {
         "label": a.label,
         "placeholder": a.word,
@@ -82,7 +104,10 @@ def prompt_words(template: Template, profiles: pd.DataFrame) -> list[dict[str, s
     for a in stated:
         col = profiles[a.name]
         if col.isna().any():
-            raise ValueError(f"template {template.name!r} needs {a.name} for every profile; some of set {template.profile_set!r} leave it unstated")
+            raise ValueError(
+                f"template {template.name!r} needs {a.name} for every profile; some of set "
+                f"{template.profile_set!r} leave it unstated"
+            )
         wording = dict(a.wording)
         for row, v in zip(out, col, strict=True):
             row[a.word] = wording.get(v, v)
@@ -113,3 +138,22 @@ def render_prompts(templates: Iterable[Template], profiles: pd.DataFrame) -> pd.
     cols = ["prompt_id", "template", "template_version", "template_hash", "profile_id", "prompt"]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=cols)
 
+
+def as_chat(prompt: str) -> str | list[dict]:
+    """What a model is sent for a stored prompt: the text of a plain question, or the messages of a
+    conversation template (a JSON list of ``{"role", "content"}`` ending with the user's question)."""
+    if not (isinstance(prompt, str) and prompt.startswith('[{"role"')):
+        return prompt
+    import json
+
+    try:
+        messages = json.loads(prompt)
+    except ValueError:
+        return prompt
+    ok = (
+        isinstance(messages, list)
+        and messages
+        and all(isinstance(m, dict) and set(m) == {"role", "content"} for m in messages)
+        and messages[-1]["role"] == "user"
+    )
+    return messages if ok else prompt

@@ -73,7 +73,7 @@ def region_of(iso3: Optional[str], column: str = "region", table: Optional[pd.Da
     return str(hit.iloc[0])
 
 
-def nationality_iso3(nationalities: Iterable[str], aliases: Mapping[str, str] | None = None) -> dict[str, str]:
+def home_iso3(nationalities: Iterable[str], aliases: Mapping[str, str] | None = None) -> dict[str, str]:
     """Profile nationality names -> ISO3 through the project's country resolver (core.reference.geo)."""
     from .geo import CountryResolver
 
@@ -82,7 +82,7 @@ def nationality_iso3(nationalities: Iterable[str], aliases: Mapping[str, str] | 
     for n in pd.unique(pd.Series(list(nationalities), dtype=object).dropna()):
         iso = res.iso3(n)
         if iso is None:
-            raise RegionError(f"nationality {n!r} does not resolve to a country")
+            raise RegionError(f"home {n!r} does not resolve to a country")
         out[n] = iso
     return out
 
@@ -113,16 +113,19 @@ def attach_regions(
 
 def attach_student_regions(
     frame: pd.DataFrame,
-    nationality_col: str = "nationality",
+    nationality_col: Optional[str] = None,
     columns: Sequence[str] = ("region", "north_south"),
     table: Optional[pd.DataFrame] = None,
     iso3_of: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """A copy of a profile-level frame (profiles, drs_responses) with ``student_iso3`` and the
     student's ``region`` / ``north_south`` (unprefixed: they are profile attributes). Profiles
-    without a nationality (reduced-context templates) get missing regions."""
-    nat = frame[nationality_col]
-    mapping = dict(iso3_of) if iso3_of is not None else nationality_iso3(nat.dropna().unique())
+    without a nationality (reduced-context templates) get missing regions. ``nationality_col``: the
+    design's home axis by default."""
+    from . import axes
+
+    nat = frame[nationality_col or axes.home()]
+    mapping = dict(iso3_of) if iso3_of is not None else home_iso3(nat.dropna().unique())
     out = frame.copy()
     out["student_iso3"] = nat.map(mapping).astype(object)
     return attach_regions(out, "student_iso3", "", columns, table)

@@ -30,6 +30,7 @@ import pandas as pd
 
 from ..common import metric_catalogue as catalogue
 from ..reference import axes
+from . import axis_words
 from . import report as rep
 
 TITLE = "Scorecard"
@@ -220,19 +221,23 @@ def _oriented(d: float, lo: float, hi: float, first_is_lower: bool) -> tuple[flo
 def _who(attribute: str, value: str) -> str:
     if value == "rest":
         return "the other students"
-    if attribute in ("economic_class", "gender"):
+    if attribute in axes.names(exclude=("home",)):  # the lambda and none axes (the study's class and gender)
         return rep.who(attribute, value)
     if attribute == "south_vs_north" or value in ("Global South", "Global North"):
         return f"students from the {value}"
     return f"students from {value}"
 
 
-_GEO_ATTRIBUTE = {
-    "south_vs_north": "region (Global South / North)",
-    "region_vs_rest": "region",
-    "nationality_vs_rest": "nationality",
-}
-_PAIR_ATTRIBUTE = axes.words()  # the axis catalogue (core/reference/axes.py)
+def _geo_attribute(analysis: str) -> str:
+    """The attribute a geographic contrast's analysis varies, in words: the region, North / South, or the
+    active design's home axis (``<home>_vs_rest``: the study's nationality)."""
+    home = axes.home()
+    names = {
+        "south_vs_north": "region (Global South / North)",
+        "region_vs_rest": "region",
+        **({f"{home}_vs_rest": axis_words.word(home)} if home else {}),
+    }
+    return names.get(analysis, analysis)
 
 
 def behaviour_findings(
@@ -267,14 +272,14 @@ def behaviour_findings(
                 # d = second - first: the first is lower when d >= 0
                 lower, higher = (first, second) if d >= 0 else (second, first)
                 est, lo, hi = _oriented(d, lo, hi, first_is_lower=d >= 0)
-                attribute = _PAIR_ATTRIBUTE.get(attr, attr)
+                attribute = axis_words.word(attr)  # the active design's word (core/reference/axes.py)
                 lower_who, higher_who = _who(attr, lower), f"otherwise identical {_who(attr, higher)}"
             else:
                 analysis, value, ref = str(r.get("analysis")), str(r.get("value")), str(r.get("reference"))
                 # d = value - reference: the value is lower when d < 0
                 lower, higher = (ref, value) if d >= 0 else (value, ref)
                 est, lo, hi = _oriented(d, lo, hi, first_is_lower=d >= 0)  # the reference is the first
-                attribute = _GEO_ATTRIBUTE.get(analysis, analysis)
+                attribute = _geo_attribute(analysis)
                 lower_who, higher_who = _who(analysis, lower), _who(analysis, higher)
             rows.append(
                 {

@@ -7,8 +7,9 @@ per-row Python loops over recommendations. The parameters are recorded with ever
 Inputs
 ------
 ``recs``       one row per recommended item (the ``recommendations`` table): ``response_id``,
-               ``item_index``, ``model``, ``template``, ``profile_id``, ``gender``,
-               ``economic_class``, ``nationality``, ``run``, ``university_text``,
+               ``item_index``, ``model``, ``template``, ``profile_id``, one column per axis of
+               the active design (core/reference/axes.py; the study's ``gender``,
+               ``economic_class``, ``nationality``), ``run``, ``university_text``,
                ``university_id`` (nullable), ``iso3`` (the item's country), ``program_norm``,
                ``tags`` (JSON list), ``parse_status``. Rows without ``university_text`` are
                responses without items; they count as responses, never as recommendations.
@@ -29,16 +30,30 @@ import pandas as pd
 from ..reference import axes
 from ..reference.corpus import RepParams, avail, global_rep, local_rep, parse_ranks
 
-DEFAULT_LAMBDAS = {"high": 0.0001, "middle": 0.0005, "low": 0.001}
 BandRule = Literal["lower", "mid", "upper"]
 BAND_RULES: tuple[str, ...] = get_args(BandRule)  # ("lower", "mid", "upper")
+
+
+def default_lambdas() -> dict[str, float]:
+    """{value: Acc decay per km} of the active design's ``lambda`` axis, in its order (the study's
+    high 0.0001, middle 0.0005, low 0.001); empty for a design without a lambda axis (Acc is then
+    missing: no distance decay is declared)."""
+    lam = axes.lambda_axis()
+    return dict(axes.axis(lam).lambdas) if lam else {}
+
+
+def __getattr__(name: str):
+    # DEFAULT_LAMBDAS, read at access time: the active design's (callers outside core read it)
+    if name == "DEFAULT_LAMBDAS":
+        return default_lambdas()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)
 class ScoringParams:
     """Every parameter of the scores; recorded with each result."""
 
-    lambdas: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_LAMBDAS))  # per km, by class
+    lambdas: Mapping[str, float] = field(default_factory=default_lambdas)  # per km, by lambda-axis value
     r_min: float = RepParams.r_min  # the scale's defaults are RepParams's (one definition)
     r_max: float = RepParams.r_max
     w_acc: float = 1 / 3
@@ -130,8 +145,9 @@ def drs_items(
 ) -> pd.DataFrame:
     """Per recommended item: distance, lambda, Acc, Rep, Acad, DRS and which components it used.
 
-    - Acc is missing when the item has no country, or the profile has no nationality or no
-      class (reduced-context profiles): d and lambda are undefined there.
+    - Acc is missing when the item has no country, or the profile has no value of the design's
+      home axis or of its lambda axis (reduced-context profiles; a design without such an axis):
+      d or lambda is undefined there.
     - Rep is 0 for an unmatched item or a university ranked beyond R_max (METHOD.md §5).
     - Acad is defined only for templates with a student interest, and missing where the
       program is missing or untagged.
@@ -147,9 +163,9 @@ def drs_items(
     items["rank"] = rank
     items["rep"] = global_rep(rank, RepParams(params.r_min, params.r_max))  # NaN rank -> 0
     # Acc: student capital -> item country capital
-    s_iso = items["nationality"].map(lambda v: student_iso3.get(v) if isinstance(v, str) else None)
+    s_iso = _axis_column(items, axes.home()).map(lambda v: student_iso3.get(v) if isinstance(v, str) else None)
     items["student_iso3"] = s_iso.to_numpy()
-    lam = items["economic_class"].map(lambda c: params.lambdas.get(c) if isinstance(c, str) else None)
+    lam = _axis_column(items, axes.lambda_axis()).map(lambda c: params.lambdas.get(c) if isinstance(c, str) else None)
     items["lambda_per_km"] = pd.to_numeric(lam, errors="coerce").to_numpy()
     pos = {c: i for i, c in enumerate(distances.index)}
     mat = distances.reindex(index=distances.index, columns=distances.index).to_numpy(dtype=float)
@@ -190,6 +206,16 @@ def drs_items(
         default="rep",
     )
     return items
+
+
+def _axis_column(frame: pd.DataFrame, name: Optional[str]) -> pd.Series:
+    """The column of axis ``name`` (the design's home or lambda axis); all missing where the design
+    has no such axis."""
+    if name is None:
+        return pd.Series(None, index=frame.index, dtype=object)
+    if name not in frame.columns:
+        raise ValueError(f"the recommendations lack the column {name!r} (an axis of the active design)")
+    return frame[name]
 
 
 def drs_responses(items: pd.DataFrame, recs: pd.DataFrame) -> pd.DataFrame:
@@ -278,15 +304,18 @@ def grs_by_country(items: pd.DataFrame, corpus: pd.DataFrame, params: ScoringPar
 
 
 # ----------------------------------------------------------------------------- analysis tables (§8)
-# the breakdowns of §8.1-8.2: every axis but the home country's (gender, class; the catalogue's order)
-BREAKDOWN_AXES = axes.names(exclude=("home",))
+def breakdown_axes() -> tuple[str, ...]:
+    """The breakdowns of §8.1-8.2: every axis of the active design but the home one, in its order
+    (the study's gender and class)."""
+    return axes.names(exclude=("home",))
 
 
 def drs_summary(responses: pd.DataFrame) -> pd.DataFrame:
-    """§8.1 DRS, Acc, Rep, Acad overall, by gender and by class (means over responses with items)."""
+    """§8.1 DRS, Acc, Rep, Acad overall and by each of :func:`breakdown_axes` (the study's gender and
+    class; means over responses with items)."""
     scored = responses[responses["n_items"] > 0]
     frames = []
-    for by in (None, *BREAKDOWN_AXES):
+    for by in (None, *breakdown_axes()):
         if by is None:
             g = scored.assign(_all="all").groupby("_all")
         else:
@@ -309,10 +338,11 @@ def drs_summary(responses: pd.DataFrame) -> pd.DataFrame:
 
 
 def academic_alignment(items: pd.DataFrame) -> pd.DataFrame:
-    """§8.2 mean Acad by gender and by class, over items where Acad is defined."""
+    """§8.2 mean Acad by each of :func:`breakdown_axes` (the study's gender and class), over items where
+    Acad is defined."""
     defined = items[items["acad"].notna()]
     frames = []
-    for by in BREAKDOWN_AXES:
+    for by in breakdown_axes():
         if defined.empty or defined[by].isna().all():
             continue
         t = defined.groupby(by).agg(items=("acad", "size"), acad=("acad", "mean")).reset_index()

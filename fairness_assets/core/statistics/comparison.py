@@ -15,9 +15,11 @@ paired over the units both audits hold:
 - ``geography`` (given the corpus): country coverage and GRS per corpus country, B - A; figures of a
   whole partition, so the units are the runs (the interval resamples the same runs for both models,
   the test swaps the two models' answers run by run).
-- ``gaps``: does B widen or narrow a group gap? The class gap (low - high income), the gender gaps
-  (female - male, transgender - male) and the Global-South gap (South - North nationalities), each
-  metric: per unit (the other attributes' stratum and the run) the gap of B minus the gap of A.
+- ``gaps``: does B widen or narrow a group gap (:func:`gaps`, from the active design's axes)? The
+  lambda axis's gap (its last value minus its first: the study's class gap, low - high income), the
+  gaps of each ``none`` axis (each value minus its first: the study's female - male, transgender -
+  male) and, with a home axis, the Global-South gap (South - North home countries), each metric: per
+  unit (the other attributes' stratum and the run) the gap of B minus the gap of A.
   ``direction`` says whether B's gap is wider or narrower than A's (the sign of the change against
   the sign of A's gap).
 
@@ -43,18 +45,13 @@ import numpy as np
 import pandas as pd
 
 from ..common import metric_catalogue as catalogue
+from ..reference import axes
 from ..reference import regions as rg
 from . import stats as st
 from .inference import DEFAULT_INFERENCE, Correction, InferenceParams
 
 METRICS = catalogue.names("response")
 HIGHER_IS_BETTER = catalogue.directions()
-GAPS = (
-    ("economic_class", "low", "high"),
-    ("gender", "female", "male"),
-    ("gender", "transgender", "male"),
-    ("north_south", "Global South", "Global North"),
-)
 DIFFERENCE_COLUMNS = (
     "template",
     "model_a",
@@ -78,6 +75,32 @@ DIFFERENCE_COLUMNS = (
     "correction",
 )
 _UNIT = ["profile_id", "run"]
+NORTH_SOUTH_GAP = ("north_south", "Global South", "Global North")
+
+
+def gaps() -> tuple[tuple[str, str, str], ...]:
+    """The group gaps of the family ``gaps``, (attribute, value, reference value: the gap is value -
+    reference), from the active design: the lambda axis's last value minus its first (the study's
+    ``economic_class: low - high``), each other value of each ``none`` axis minus its first (the
+    study's ``gender: female - male``, ``transgender - male``), then, with a home axis, the Global
+    South minus the North."""
+    out = []
+    lam = axes.lambda_axis()
+    if lam and len(axes.values(lam)) >= 2:
+        out.append((lam, axes.values(lam)[-1], axes.values(lam)[0]))
+    for name in axes.names(position="none"):
+        vals = axes.values(name)
+        out += [(name, v, vals[0]) for v in vals[1:]]
+    if axes.home():
+        out.append(NORTH_SOUTH_GAP)
+    return tuple(out)
+
+
+def __getattr__(name: str):
+    # GAPS, read at access time: the active design's
+    if name == "GAPS":
+        return gaps()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _response_values(responses: pd.DataFrame, items: Optional[pd.DataFrame], us_uk: Sequence[str]) -> pd.DataFrame:
@@ -101,7 +124,7 @@ def _north_south(nationalities: Iterable) -> dict:
         table = rg.load_regions()
     except Exception:  # noqa: BLE001 - no region table: no South/North gap
         return {}
-    iso = rg.nationality_iso3(sorted({str(n) for n in nationalities if pd.notna(n)}))
+    iso = rg.home_iso3(sorted({str(n) for n in nationalities if pd.notna(n)}))
     ns = table.drop_duplicates("iso3").set_index("iso3")["north_south"] if "north_south" in table else pd.Series()
     return {n: ns.get(i) for n, i in iso.items() if i in ns.index}
 
@@ -161,9 +184,10 @@ def compare_models(
     if missing:
         raise ValueError(f"compare_models: the responses lack the column(s) {sorted(missing)}")
     values = _response_values(responses, items, us_uk)
-    ns = _north_south(values["nationality"].dropna().unique()) if "nationality" in values else {}
+    home = axes.home()
+    ns = _north_south(values[home].dropna().unique()) if home is not None and home in values else {}
     if ns:
-        values["north_south"] = values["nationality"].map(ns)
+        values["north_south"] = values[home].map(ns)
     rows: list[dict] = []
     for template, part in values.groupby("template", sort=True):
         models = sorted(part["model"].astype(str).unique())
@@ -214,12 +238,13 @@ def _gap_rows(part: pd.DataFrame, a: str, b: str, base: dict, *, inference: Infe
     """B's group gaps against A's, per metric (family ``gaps``)."""
     rows = []
     mets = [m for m in METRICS if part[m].notna().any()]
-    for attr, hi_v, lo_v in GAPS:
+    strata = axes.names(exclude=("home",))  # the study's gender x class
+    for attr, hi_v, lo_v in gaps():
         if attr not in part or not mets:
             continue
-        others = [c for c in ("gender", "economic_class", "north_south") if c in part and c != attr]
+        others = [c for c in (*strata, "north_south") if c in part and c != attr]
         if attr == "north_south":
-            others = [c for c in ("gender", "economic_class") if c in part]
+            others = [c for c in strata if c in part]
         sub = part[part[attr].isin([hi_v, lo_v])]
         if sub[attr].nunique() < 2:
             continue

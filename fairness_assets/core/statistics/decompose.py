@@ -1,15 +1,17 @@
 """Behaviour and needs of every counterfactual contrast, and envy (issue 20, items 1-2;
 METHOD.md §10; docs/statistics.md, "Behaviour and needs of every counterfactual contrast").
 
-The counterfactual pairs are those of ``stats.counterfactual_disparity``: for an attribute
-(gender, economic class, nationality) and two of its values a < b (sorted), the strata are the
+The counterfactual pairs are those of ``stats.counterfactual_disparity``: for an attribute (an axis
+of the active design: the study's gender, economic class, nationality) and two of its values a < b
+(sorted), the strata are the
 groups of profiles that agree on every other profile attribute, within one model x template;
 each stratum gives one paired difference, the mean over its runs. Here each pair's outcome
 difference is split in two, with every list *scored for a given student*:
 
 - ``F[s, x, y]``: the mean over the runs of stratum s of the metric of the lists received by
-  value x's profile, scored with the position of value y's profile (its home country, hence the
-  capital distances, and its class, hence lambda).
+  value x's profile, scored with the position of value y's profile (its value of the design's
+  ``home`` axis: the home country, hence the capital distances; and of its ``lambda`` axis, the
+  study's class, hence lambda).
 - total     = F[b, b] - F[a, a]                        (the outcome, as the disparity reports it)
 - behaviour = 1/2 [F[b, a] - F[a, a]] + 1/2 [F[b, b] - F[a, b]]
   (b's lists minus a's lists, both scored for a's students, and both scored for b's students;
@@ -17,9 +19,10 @@ difference is split in two, with every list *scored for a given student*:
 - needs     = total - behaviour = 1/2 [F[b, b] - F[b, a]] + 1/2 [F[a, b] - F[a, a]]
   (the same lists scored for b's position minus for a's position).
 
-Rep, Acad and the US+UK share do not depend on the student, and no metric depends on gender
-(a gender pair shares nationality and class): there needs is 0 by construction. It is returned
-as exactly 0, with ``by_construction`` True and a note, and is not tested.
+Rep, Acad and the US+UK share do not depend on the student, and no metric depends on an axis of
+position kind ``none`` (METHOD.md §10-11: the study's gender, or a disability; a pair of its values
+shares the home and the lambda axis's value): there needs is 0 by construction. It is returned as
+exactly 0, with ``by_construction`` True and a note, and is not tested.
 
 Envy: for each value a and each other value b, the share of a's students (stratum x run) whose
 own list scores lower, for them, than the list b's profile received in the same stratum and run.
@@ -38,6 +41,7 @@ import numpy as np
 import pandas as pd
 
 from ..common import metric_catalogue as catalogue
+from ..reference import axes
 from ..scoring import metrics as mx
 from . import stats as st
 from .inference import DEFAULT_INFERENCE, InferenceParams
@@ -46,7 +50,6 @@ DECOMPOSE_METRICS = catalogue.names("decompose")
 ENVY_METRICS = catalogue.names("response")
 # metrics that change with the student's position
 STUDENT_DEPENDENT = catalogue.names("decompose", position_dependent=True)
-POSITION_ATTRIBUTES = ("economic_class", "nationality")  # attributes that move the position (lambda, home)
 COMPONENTS = ("total", "behaviour", "needs")
 BY_CONSTRUCTION_NOTE = "needs is 0 by construction"
 
@@ -86,6 +89,12 @@ ENVY_COLUMNS = [
 ]
 
 
+def position_attributes() -> tuple[str, ...]:
+    """The attributes that move the student's position: the active design's ``lambda`` and ``home``
+    axes (those it has). A pair of values of any other axis has needs 0 by construction."""
+    return axes.names(exclude=("none",))
+
+
 # ----------------------------------------------------------------------------- cross scores
 class _Cross:
     """Every list of one partition x attribute scored for every position of its stratum.
@@ -119,7 +128,7 @@ def _cross_scores(
     part = part[part[attr].notna()]
     if part.empty:
         return None
-    others = [a for a in st.PROFILE_ATTRIBUTES if a != attr and a in part.columns]
+    others = [a for a in st.profile_attributes() if a != attr and a in part.columns]
     keys = st.key_frame(part, others)
     s_code = keys.groupby(others, sort=True).ngroup().to_numpy() if others else np.zeros(len(part), np.int64)
     values = np.array(sorted(part[attr].unique()), dtype=object)
@@ -127,21 +136,21 @@ def _cross_scores(
     runs = np.array(sorted(part["run"].dropna().unique()))
     r_code = pd.Categorical(part["run"], categories=runs).codes.astype(np.int64)
     n_s, n_v, n_r = int(s_code.max()) + 1, len(values), len(runs)
-    # the position of the profile (stratum s, value v): its nationality and class
+    # the position of the profile (stratum s, value v): its value of the home axis and of the lambda axis
     first = np.unique(s_code, return_index=True)[1]  # one row per stratum, in stratum order
-    profile_of = {}
-    for col in ("nationality", "economic_class"):
-        if col == attr:
-            profile_of[col] = np.broadcast_to(values[None, :], (n_s, n_v))
-        elif col in part.columns:
-            profile_of[col] = np.broadcast_to(part[col].to_numpy(dtype=object)[first][:, None], (n_s, n_v))
-        else:
-            profile_of[col] = np.full((n_s, n_v), None, dtype=object)
+
+    def position(col: Optional[str]) -> np.ndarray:
+        if col is not None and col == attr:
+            return np.broadcast_to(values[None, :], (n_s, n_v))
+        if col is not None and col in part.columns:
+            return np.broadcast_to(part[col].to_numpy(dtype=object)[first][:, None], (n_s, n_v))
+        return np.full((n_s, n_v), None, dtype=object)  # no such axis: no home country / no lambda
+
     iso = np.vectorize(lambda n: student_iso3.get(n) if isinstance(n, str) else None, otypes=[object])(
-        profile_of["nationality"]
+        position(axes.home())
     )
     lam = np.vectorize(lambda c: params.lambdas.get(c, np.nan) if isinstance(c, str) else np.nan, otypes=[float])(
-        profile_of["economic_class"]
+        position(axes.lambda_axis())
     )
     pos_idx = np.vectorize(lambda c: pos_of.get(c, -1) if isinstance(c, str) else -1, otypes=[np.int64])(iso)
     item_iso = part["iso3"].to_numpy(dtype=object)
@@ -236,9 +245,14 @@ def _defined(part: pd.DataFrame, metrics: Sequence[str]) -> list[str]:
 def _each(items, distances, student_iso3, params, attributes, metrics):
     """(partition values, attribute, cross scores) for every partition and attribute."""
     it = scored_items(items)
-    unknown = [a for a in attributes if a not in st.PROFILE_ATTRIBUTES or a not in it.columns]
+    known = st.profile_attributes()
+    attributes = known if attributes is None else tuple(attributes)
+    unknown = [a for a in attributes if a not in known or a not in it.columns]
     if unknown:
-        raise ValueError(f"unknown attribute(s) {unknown}; the profile attributes are {st.PROFILE_ATTRIBUTES}")
+        raise ValueError(
+            f"unknown attribute(s) {unknown}; the profile attributes are {known} "
+            f"(the items' columns among them: {[a for a in known if a in it.columns]})"
+        )
     mat, pos_of = distance_table(distances)
     keys = [k for k in st.PARTITION_KEYS if k in it.columns]
     for pvals, part in st.partitions(it, keys):
@@ -258,19 +272,20 @@ def behaviour_needs(
     student_iso3: Mapping[str, str],
     params: mx.ScoringParams,
     *,
-    attributes: Sequence[str] = st.PROFILE_ATTRIBUTES,
+    attributes: Optional[Sequence[str]] = None,
     metrics: Sequence[str] = DECOMPOSE_METRICS,
     inference: InferenceParams = DEFAULT_INFERENCE,
     _cross: Optional[list] = None,
 ) -> pd.DataFrame:
     """Every counterfactual pair's outcome difference split into behaviour and needs.
 
-    ``items``: the ``drs_items`` table (``response_id``, ``model``, ``template``, ``gender``,
-    ``economic_class``, ``nationality``, ``run``, ``iso3``, ``rep``, ``acad``; rows without
-    ``university_text`` are left out). Acc and DRS are rescored here for every position with
-    ``distances`` (the square capital-distance table, ISO3) and ``params`` (lambdas, weights), with
-    the formulas of ``core.scoring.metrics``; Rep and Acad are the items' own; ``us_uk_share`` is the share
-    of an answer's located items in ``params.us_uk``.
+    ``items``: the ``drs_items`` table (``response_id``, ``model``, ``template``, one column per axis
+    of the active design, ``run``, ``iso3``, ``rep``, ``acad``; rows without ``university_text`` are
+    left out). ``attributes``: the axes whose pairs are split (None: every axis of the design). Acc
+    and DRS are rescored here for every position with ``distances`` (the square capital-distance
+    table, ISO3) and ``params`` (lambdas, weights), with the formulas of ``core.scoring.metrics``; Rep
+    and Acad are the items' own; ``us_uk_share`` is the share of an answer's located items in
+    ``params.us_uk``.
 
     One row per (model, template, attribute, value_a < value_b, metric, component), component in
     ``total`` / ``behaviour`` / ``needs`` (module docstring). ``mean_diff`` > 0: b higher. Units:
@@ -281,7 +296,8 @@ def behaviour_needs(
     students. Interval, sign-flip p (each component its own test, as
     ``stats.counterfactual_disparity``), and Holm (or BH) within each family (model, template,
     attribute, component). Needs rows where needs is 0 by construction (``by_construction``: a
-    metric independent of the student, or the gender attribute) hold exactly 0, no test, and the
+    metric independent of the student, or an attribute of position kind ``none``: the study's gender,
+    a disability) hold exactly 0, no test, and the
     marking / note ``"needs is 0 by construction"``. ``inference``: resamples, permutations, level,
     seed, correction, alpha.
     """
@@ -297,7 +313,8 @@ def behaviour_needs(
         k, n_m = len(pairs), len(mets)
         f_aa, f_bb = F[:, ia, ia, :], F[:, ib, ib, :]  # (S, K, M): own lists, own position
         f_ba, f_ab = F[:, ib, ia, :], F[:, ia, ib, :]  # b's lists for a's students; a's lists for b's
-        zero = np.array([(m not in STUDENT_DEPENDENT) or (attr not in POSITION_ATTRIBUTES) for m in mets])
+        moves = attr in position_attributes()  # a none axis: needs 0 by construction for every metric
+        zero = np.array([(m not in STUDENT_DEPENDENT) or not moves for m in mets])
         valid = ~(np.isnan(f_aa) | np.isnan(f_bb) | np.isnan(f_ba) | np.isnan(f_ab))
         total = np.where(valid, f_bb - f_aa, np.nan)
         beh_a = np.where(valid, f_ba - f_aa, np.nan)
@@ -382,7 +399,7 @@ def envy(
     student_iso3: Mapping[str, str],
     params: mx.ScoringParams,
     *,
-    attributes: Sequence[str] = st.PROFILE_ATTRIBUTES,
+    attributes: Optional[Sequence[str]] = None,
     metrics: Sequence[str] = ENVY_METRICS,
     inference: InferenceParams = DEFAULT_INFERENCE,
     _cross: Optional[list] = None,
@@ -461,7 +478,7 @@ def decompose(
     student_iso3: Mapping[str, str],
     params: mx.ScoringParams,
     *,
-    attributes: Sequence[str] = st.PROFILE_ATTRIBUTES,
+    attributes: Optional[Sequence[str]] = None,
     metrics: Sequence[str] = DECOMPOSE_METRICS,
     envy_metrics: Sequence[str] = ENVY_METRICS,
     inference: InferenceParams = DEFAULT_INFERENCE,

@@ -49,7 +49,7 @@ import pandas as pd
 import yaml
 
 from ..common import metric_catalogue as catalogue
-from .comparison import METRICS
+from .comparison import METRICS, gaps
 
 RATE_METRICS = catalogue.names("gate")
 RULES = ("must_not_drop_by", "must_not_rise_by", "must_not_widen_by")
@@ -182,12 +182,22 @@ def _line(path: Path, item) -> GateLine:
     margin = _margin(path, rule, fields[rule][1])
     gap = str(fields["gap"][1].value).strip() if "gap" in fields else ""
     if rule == "must_not_widen_by" and not gap:
-        _fail(path, item, 'must_not_widen_by needs a gap, e.g. gap: "economic_class: low - high"')
+        _fail(path, item, f'must_not_widen_by needs a gap, e.g. gap: "{_gap_example()}"')
     if gap and rule != "must_not_widen_by":
         _fail(path, fields["gap"][0], "a gap line takes must_not_widen_by")
     if gap and metric not in METRICS:
         _fail(path, fields["metric"][1], f"gaps are measured on {', '.join(METRICS)}, not {metric}")
     return GateLine(metric, rule, margin, gap, item.start_mark.line + 1)
+
+
+def _gap_example() -> str:
+    """A gap of the active design as a gate line writes it (the study's ``economic_class: low - high``):
+    the first of the comparison's gaps (:func:`comparison.gaps`)."""
+    found = gaps()
+    if not found:
+        return "<attribute>: <value> - <reference value>"
+    attr, value, reference = found[0]
+    return f"{attr}: {value} - {reference}"
 
 
 def _require_robust(path: Path, top: dict) -> bool:

@@ -8,8 +8,10 @@ model comparison (a difference between two models, ``core.statistics.comparison`
 every setting (same sign, still significant), **flips** sign in one, or **loses significance** in
 one. A finding that holds everywhere is ``robust``; any other is ``fragile``.
 
-The settings (:func:`settings_grid`): lambda x0.5 and x2 (every class), a user-given lambda triple
-(high, middle, low per km), R_max 1000 and 1500, and a second ranking file when one is given (THE,
+The settings (:func:`settings_grid`): lambda x0.5 and x2 (every value of the design's lambda axis:
+the study's classes), a user-given lambda triple (one lambda per km for each value of the lambda axis,
+in the design's order: the study's high, middle, low), R_max 1000 and 1500, and a second ranking file
+when one is given (THE,
 ARWU: ``core.understanding.ranking``; the items are matched to it again and get its ranks). Acc is
 ``exp(-lambda d)`` with the item's own capital distance; Rep is ``(R_max - rank) / (R_max - R_min)``
 (0 beyond R_max or unmatched); DRS the renormalised weighted mean (``core.scoring.metrics``'s formulas).
@@ -25,6 +27,7 @@ from typing import Mapping, Optional, Sequence
 import numpy as np
 import pandas as pd
 
+from ..reference import axes
 from ..reference.corpus import RepParams, global_rep  # noqa: F401 - used by callers re-scoring Rep
 from ..scoring import metrics as mx
 from . import comparison as comparison_core
@@ -56,7 +59,8 @@ VERDICT_COLUMNS = (
 
 @dataclass(frozen=True)
 class Setting:
-    """One re-scoring: ``lambda_scale`` times each class's lambda, or ``lambdas`` per class; ``r_max``."""
+    """One re-scoring: ``lambda_scale`` times each lambda, or ``lambdas`` per value of the design's lambda
+    axis (the study's classes); ``r_max``."""
 
     name: str
     lambda_scale: float = 1.0
@@ -74,16 +78,25 @@ def settings_grid(
     ranking: str = "",
     taggers: Sequence[str] = (),
 ) -> list[Setting]:
-    """lambda x0.5, x2, the user's (high, middle, low) triple when given, each R_max, and a second
-    ranking when given (``ranking``: its label; the items then need a ``rank_alt`` column)."""
-    out = [Setting("lambda x0.5", lambda_scale=0.5), Setting("lambda x2", lambda_scale=2.0)]
+    """lambda x0.5, x2, the user's lambda triple when given (one per value of the design's lambda
+    axis, in its order: the study's high, middle, low), each R_max, and a second ranking when given
+    (``ranking``: its label; the items then need a ``rank_alt`` column). A design without a lambda
+    axis has no lambda settings (nothing is scored with a lambda); a triple given then is an error."""
+    lam = axes.lambda_axis()
+    out = [Setting("lambda x0.5", lambda_scale=0.5), Setting("lambda x2", lambda_scale=2.0)] if lam else []
     if lambda_triple:
-        if len(lambda_triple) != 3 or any(not (float(v) >= 0) for v in lambda_triple):
+        if lam is None:
             raise ValueError(
-                f"the lambda triple must be three numbers >= 0 (high, middle, low per km), got {list(lambda_triple)}"
+                f"a lambda triple {list(lambda_triple)} was given, but the design has no lambda axis to apply it to"
             )
-        hi, mid, lo = map(float, lambda_triple)
-        out.append(Setting(f"lambda {hi:g}/{mid:g}/{lo:g}", lambdas={"high": hi, "middle": mid, "low": lo}))
+        values = axes.values(lam)
+        if len(lambda_triple) != len(values) or any(not (float(v) >= 0) for v in lambda_triple):
+            raise ValueError(
+                f"the lambda triple must be {len(values)} numbers >= 0 ({', '.join(values)} per km), "
+                f"got {list(lambda_triple)}"
+            )
+        lams = [float(v) for v in lambda_triple]
+        out.append(Setting(f"lambda {'/'.join(f'{v:g}' for v in lams)}", lambdas=dict(zip(values, lams, strict=True))))
     out += [Setting(f"R_max {r:g}", r_max=float(r)) for r in r_max_values]
     if ranking:
         out.append(Setting(ranking, rank_column="rank_alt"))
@@ -112,19 +125,23 @@ def acad_with_tags(
     return out
 
 
-def parse_triple(text: str) -> Optional[tuple[float, float, float]]:
-    """``"0.0002,0.001,0.002"`` -> (high, middle, low); empty -> None; anything else an error naming it."""
+def parse_triple(text: str) -> Optional[tuple[float, ...]]:
+    """``"0.0002,0.001,0.002"`` -> one lambda per value of the design's lambda axis, in its order (the
+    study's high, middle, low); empty -> None; anything else an error naming it."""
     if not str(text or "").strip():
         return None
+    lam = axes.lambda_axis()
+    if lam is None:
+        raise ValueError(f"the sensitivity lambda triple {text!r} was given, but the design has no lambda axis")
+    values = axes.values(lam)
+    n, words = len(values), ",".join(values)
     try:
         vals = tuple(float(v) for v in str(text).split(","))
     except ValueError as exc:
-        raise ValueError(
-            f"the sensitivity lambda triple {text!r} is not three numbers (high,middle,low per km)"
-        ) from exc
-    if len(vals) != 3 or min(vals) < 0:
-        raise ValueError(f"the sensitivity lambda triple {text!r} must be three numbers >= 0 (high,middle,low)")
-    return vals  # type: ignore[return-value]
+        raise ValueError(f"the sensitivity lambda triple {text!r} is not {n} numbers ({words} per km)") from exc
+    if len(vals) != n or min(vals) < 0:
+        raise ValueError(f"the sensitivity lambda triple {text!r} must be {n} numbers >= 0 ({words})")
+    return vals
 
 
 def rescore_items(items: pd.DataFrame, setting: Setting, params: mx.ScoringParams) -> pd.DataFrame:
@@ -132,7 +149,13 @@ def rescore_items(items: pd.DataFrame, setting: Setting, params: mx.ScoringParam
     out = items.copy()
     lam = pd.to_numeric(out["lambda_per_km"], errors="coerce").to_numpy(dtype=float)
     if setting.lambdas is not None:
-        lam = out["economic_class"].map(dict(setting.lambdas)).to_numpy(dtype=float)
+        axis = axes.lambda_axis()
+        if axis is None or axis not in out.columns:
+            raise ValueError(
+                f"setting {setting.name!r} gives a lambda per value of the lambda axis, but "
+                + ("the design has none" if axis is None else f"the items have no {axis!r} column")
+            )
+        lam = out[axis].map(dict(setting.lambdas)).to_numpy(dtype=float)
     lam = lam * setting.lambda_scale
     acc = mx.accessibility(pd.to_numeric(out["distance_km"], errors="coerce").to_numpy(dtype=float), lam)
     rep = pd.to_numeric(out["rep"], errors="coerce").to_numpy(dtype=float)

@@ -2,8 +2,9 @@
 counterfactual disparity, multiple-comparison correction (docs/statistics.md).
 
 Input: the ``drs_responses`` table (``core.scoring.metrics.drs_responses``), one row per model
-response with ``response_id, model, template, profile_id, gender, economic_class,
-nationality, run, n_items, acc, rep, acad, drs``. A response with ``n_items == 0`` counts as a
+response with ``response_id, model, template, profile_id``, one column per axis of the active
+design (core/reference/axes.py; the study's ``gender, economic_class, nationality``), ``run, n_items,
+acc, rep, acad, drs``. A response with ``n_items == 0`` counts as a
 response but never enters a mean; a missing component (Acad outside the ``academic``
 template) is missing, not 0.
 
@@ -36,7 +37,6 @@ from ..reference import axes
 from .inference import CORRECTIONS, DEFAULT_INFERENCE, Correction, InferenceParams
 
 METRICS = catalogue.names("response")
-PROFILE_ATTRIBUTES = axes.names()  # the axis catalogue (core/reference/axes.py)
 PARTITION_KEYS = ("model", "template")
 _NONE = "\x00none"  # stands for a missing attribute in grouping keys (reduced-context profiles)
 _CHUNK = 4_000_000  # at most this many floats in one (resamples x columns) block
@@ -113,6 +113,18 @@ DISPARITY_COLUMNS = [
     "mean_diff",
     *INFERENCE_COLUMNS,
 ]
+
+
+def profile_attributes() -> tuple[str, ...]:
+    """The profile attributes: every axis of the active design (core/reference/axes.py), in its
+    order; read at call time, so a design made active later is the one used."""
+    return axes.names()
+
+
+def breakdown_attributes() -> tuple[str, ...]:
+    """The attributes the headline means are broken down by: every axis but the home one (the
+    study's gender and economic class; a home axis's values are summarised by the geography)."""
+    return axes.names(exclude=("home",))
 
 
 # ----------------------------------------------------------------------------- p-value correction
@@ -364,14 +376,15 @@ def run_variability(
     responses: pd.DataFrame,
     *,
     metrics: Sequence[str] = METRICS,
-    by: Sequence[Optional[str]] = (None, "gender", "economic_class"),
+    by: Optional[Sequence[Optional[str]]] = None,
     inference: InferenceParams = DEFAULT_INFERENCE,
 ) -> pd.DataFrame:
     """Spread and bootstrap interval of every headline mean, over runs and over profiles
     (``inference``: its ``n_boot``, ``level`` and ``seed``).
 
     For each partition (model x template), grouping (``by``: None = overall, or a profile
-    attribute), group and metric, two rows:
+    attribute; by default overall and each of :func:`breakdown_attributes`, the study's gender and
+    economic class), group and metric, two rows:
 
     - ``unit == "run"``: the metric's mean per run (over the group's scored responses of that
       run); ``sd`` is the SD (ddof=1) of these per-run means; the interval resamples runs.
@@ -396,6 +409,7 @@ def run_variability(
     missing figures and a note.
     """
     n_boot, level, seed = inference.n_boot, inference.level, inference.seed
+    by = (None, *breakdown_attributes()) if by is None else tuple(by)
     metrics = list(metrics)
     df, keys = scored_responses(responses, metrics)
     if "run" not in df.columns or "profile_id" not in df.columns:
@@ -474,7 +488,7 @@ def run_variability(
 def counterfactual_disparity(
     responses: pd.DataFrame,
     *,
-    attributes: Sequence[str] = PROFILE_ATTRIBUTES,
+    attributes: Optional[Sequence[str]] = None,
     metrics: Sequence[str] = METRICS,
     inference: InferenceParams = DEFAULT_INFERENCE,
     family: Sequence[str] = ("model", "template", "attribute"),
@@ -482,6 +496,9 @@ def counterfactual_disparity(
     """Paired counterfactual disparity per attribute, with interval, permutation test and
     multiple-comparison correction (``inference``: resamples, permutations, level, seed, correction,
     alpha).
+
+    ``attributes``: the attributes tested (None: every axis of the active design,
+    :func:`profile_attributes`; a ``none`` axis such as a disability is tested like any other).
 
     For attribute A and each unordered pair of its values (a, b), a < b in sorted order: the
     strata are the groups of profiles that agree on every other profile attribute (within a
@@ -515,7 +532,8 @@ def counterfactual_disparity(
     correction, alpha = inference.correction, inference.alpha
     metrics = list(metrics)
     df, keys = scored_responses(responses, metrics)
-    profile_attrs = [a for a in PROFILE_ATTRIBUTES if a in df.columns]
+    profile_attrs = [a for a in profile_attributes() if a in df.columns]
+    attributes = profile_attributes() if attributes is None else tuple(attributes)
     unknown = [a for a in attributes if a not in profile_attrs]
     if unknown:
         raise ValueError(f"unknown attribute(s) {unknown}; the profile attributes are {profile_attrs}")

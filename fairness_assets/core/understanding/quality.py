@@ -1,8 +1,9 @@
 """Parse-quality indicators of a recommendations table (inputs of the expectation suite).
 
 Per response: parsed (ok/partial), exactly three items, duplicates. Per item: matched to the
-corpus, country resolved. Per group (gender, class, nationality): parse and match rates and
-the gap between the best and the worst group, a finding in itself.
+corpus, country resolved. Per group (each value of each axis of the active design: the study's
+gender, class, nationality): parse and match rates and the gap between the best and the worst group,
+a finding in itself.
 """
 
 from __future__ import annotations
@@ -12,7 +13,10 @@ import pandas as pd
 
 from ..reference import axes
 
-GROUP_ATTRIBUTES = axes.names()
+
+def group_attributes() -> tuple[str, ...]:
+    """The attributes the groups are made of: every axis of the active design, read at call time."""
+    return axes.names()
 
 
 def response_frame(recs: pd.DataFrame) -> pd.DataFrame:
@@ -24,7 +28,7 @@ def response_frame(recs: pd.DataFrame) -> pd.DataFrame:
     out = pd.DataFrame(
         {
             "response_id": first["response_id"].to_numpy(),
-            **{a: first[a].to_numpy() for a in GROUP_ATTRIBUTES if a in first},
+            **{a: first[a].to_numpy() for a in group_attributes() if a in first},
             "parse_status": first["parse_status"].to_numpy(),
         }
     )
@@ -60,7 +64,7 @@ def item_frame(recs: pd.DataFrame) -> pd.DataFrame:
 def group_rates(responses: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
     """Parse and match rates per attribute value, with the group size."""
     rows = []
-    for attr in GROUP_ATTRIBUTES:
+    for attr in group_attributes():
         if attr not in responses or responses[attr].isna().all():
             continue
         parse = responses.dropna(subset=[attr]).groupby(attr)["parsed"].agg(["mean", "size"])

@@ -92,7 +92,7 @@ _RULES: list[tuple[str, str]] = [
         r"pedagog|teaching|development studies|international development|development economics|communication|"
         r"journalism|media|statistic|operations research|social work|social scien|human resource|supply chain|logistic|"
         r"entrepreneur|hospitality|tourism|\bsports?\b|library|urban planning|planning|diplomacy|criminolog|"
-        r"gender studies|migration|demograph|commerce|banking|actuar|analytics",
+        r"gender studies|migration|demograph|commerce|banking|actuar|analytics",  # not an axis: subject names
     ),
     (
         ARTS,

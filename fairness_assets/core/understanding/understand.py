@@ -14,6 +14,7 @@ from typing import Callable, Optional
 import numpy as np
 import pandas as pd
 
+from ..reference import axes
 from ..reference.geo import CountryResolver, canonical_name
 from .match import MatchParams, UniversityIndex, match_universities
 from .parse import MAX_ANSWER_CHARS, MAX_ITEMS, STATUS_OK, check_limits, parse_response
@@ -206,18 +207,11 @@ def attach_tags(items: pd.DataFrame, tag_fn: Callable[[pd.Series], pd.DataFrame]
     return out
 
 
-GENERATION_FIELDS = [
-    "partition_key",
-    "audit_id",
-    "response_id",
-    "model",
-    "template",
-    "profile_id",
-    "gender",
-    "economic_class",
-    "nationality",
-    "run",
-]
+def generation_fields() -> list[str]:
+    """The columns of a generation each of its recommendations carries: its partition, audit, response,
+    model, template and profile, one column per axis of the active design (the study's gender,
+    economic_class, nationality; core/reference/axes.py) and the run."""
+    return ["partition_key", "audit_id", "response_id", "model", "template", "profile_id", *axes.names(), "run"]
 
 
 def build_recommendations(
@@ -240,7 +234,7 @@ def build_recommendations(
     items = parse_responses(texts, is_country_fn(resolver), progress, max_items, max_chars)
     items = match_items(items, resolver, index, params, max_items)
     items = attach_tags(items, tag_fn)
-    meta = generations[GENERATION_FIELDS].drop_duplicates("response_id")
+    meta = generations[generation_fields()].drop_duplicates("response_id")
     out = items.merge(meta, on="response_id", how="left", validate="many_to_one")
     if out["model"].isna().any():
         raise ValueError("recommendations: items whose response id is not among the generations")
@@ -285,7 +279,7 @@ def recommendations_from_items(
     items = df[ITEM_COLUMNS]
     items = match_items(items, resolver, index, params, max_items)
     items = attach_tags(items, tag_fn)
-    meta = df[GENERATION_FIELDS].drop_duplicates("response_id")
+    meta = df[generation_fields()].drop_duplicates("response_id")
     return items.merge(meta, on="response_id", how="left", validate="many_to_one")
 
 

@@ -37,7 +37,7 @@ def _import_file(context, guard, generation_source, reference, database) -> pd.D
     # staged once per file (FAIRNESS_STAGING_DIR): each run reads its own partitions, not the whole file
     imported = responses_core.import_responses(
         path,
-        prompts_core.load_templates(reference.templates_dir),
+        prompts_core.audit_templates(reference.templates_dir),
         resolver_for(reference).iso3,
         pairs=set(pairs),
         staging=generation_source.staging_folder(),
@@ -167,7 +167,10 @@ def _run_job(context, database, pairs, client, job: PartitionJob, params, commit
     )
     try:
         stats = runner.run(
-            list(job.todo["prompt"]), list(job.todo["seed"]), params, labels=list(job.todo["response_id"])
+            [prompts_core.as_chat(p) for p in job.todo["prompt"]],
+            list(job.todo["seed"]),
+            params,
+            labels=list(job.todo["response_id"]),
         )  # errors name the sample
     except IncompleteGenerationError as exc:  # never a silently short partition: a rerun fills in
         raise dg.Failure(str(exc)) from None

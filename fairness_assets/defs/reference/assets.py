@@ -9,9 +9,8 @@ import json
 import dagster as dg
 import pandas as pd
 
-from fairness_assets.core.reference import axes
+from fairness_assets.core.reference import axes, geo
 from fairness_assets.core.reference import corpus as corpus_core
-from fairness_assets.core.reference import geo
 from fairness_assets.core.reference import profiles as profiles_core
 from fairness_assets.core.reference import prompts as prompts_core
 from fairness_assets.core.reference import regions as regions_core
@@ -20,6 +19,7 @@ from resources.settings import AuditGridResource, ReferenceDataResource
 
 from ..decorators import stored_asset
 from ..metadata import number, preview, table_md
+from ..partitions import not_partitions_message, templates_not_partitions
 from ..services import resolver_for
 
 GROUP = "reference"
@@ -107,9 +107,9 @@ def country_geography(
             "dagster/row_count": len(table),
             "capital_overrides_applied": ", ".join(sorted(set(overrides) & set(table["iso3"]))) or "none",
             "corpus_countries": int(table["in_corpus"].sum()),
-            "grid_nationalities": int(table["is_nationality"].sum()),
+            "grid_home_countries": int(table["is_home"].sum()),
             "nationalities_without_corpus_university": ", ".join(
-                table.loc[table["is_nationality"] & ~table["in_corpus"], "country"]
+                table.loc[table["is_home"] & ~table["in_corpus"], "country"]
             )
             or "none",
             "countries": table_md(
@@ -121,7 +121,7 @@ def country_geography(
                         "lat",
                         "lon",
                         "in_corpus",
-                        "is_nationality",
+                        "is_home",
                         "n_universities",
                         "avail",
                     ]
@@ -167,11 +167,14 @@ def profiles(
     database: ResultsDatabase,
 ) -> dg.Output[pd.DataFrame]:
     cfg = audit_grid.resolve()
+    missing = templates_not_partitions(cfg.templates)
+    if missing:
+        raise dg.Failure(not_partitions_message(audit_grid.design, missing))
     table = profiles_core.design_profiles(cfg.design)
     table = geo.attach_home(table, axes.home(), resolver_for(reference))
     # the student's region (versioned region table, docs/statistics.md): a profile attribute
     table = regions_core.attach_regions(
-        table, "nationality_iso3", "", ("region", "north_south"), regions_core.load_regions()
+        table, geo.HOME_ISO3, "", ("region", "north_south"), regions_core.load_regions()
     )
     table = database.stamp(
         table,

@@ -44,9 +44,9 @@ from ..metadata import png_md, table_md
 from ..services import (
     RecordedQuality,
     distance_matrix,
+    home_iso3,
     inference_of,
     quality_frame,
-    resolver_for,
     scoring_params,
     software_provenance,
     write_report,
@@ -54,7 +54,12 @@ from ..services import (
 from ..understanding.assets import CHECK_SPECS
 from .geography import stored_geography
 
-SHOWN_IN_UI = ("top_locations", "recommended_locations", "nationality_heatmap")
+
+def shown_in_ui() -> tuple[str, ...]:
+    """The figures drawn in the UI's metadata too: the top locations, every location, the home heatmap."""
+    return ("top_locations", "recommended_locations", fig_core.heatmap_name())
+
+
 # the map of a partition's figures entry, by name: the first of these that is drawn (issue 23.1)
 MAP_FIGURES = ("world_map", "recommended_locations")
 
@@ -87,10 +92,7 @@ def audit_statistics(
     frames, shown, significant, behaviour = [], {}, 0, []
     guard = PartitionGuard(context, database, "audit_statistics")
     params = scoring_params(reference, scoring)
-    resolver = resolver_for(reference)
-    nats = pd.unique(drs_scores["nationality"].dropna()) if "nationality" in drs_scores else []
-    students = {n: resolver.iso3(n) for n in nats}
-    students = {k: v for k, v in students.items() if v}
+    students = {k: v for k, v in home_iso3(drs_scores, reference).items() if v}
     dist = distance_matrix(capital_distances, drs_scores, reference, students) if len(drs_scores) else None
     keys = list(guard.partitions(analysis_tables))
     inference = inference_of(report_settings)
@@ -173,10 +175,10 @@ BEHAVIOUR_SHOWN = (
 
 @partitioned_asset(
     group_name="reporting",
-    description="The figures of METHOD.md §8.8 (top-20 locations, universities and programs overall, by class and "
-    "by gender; every recommended location; nationality x university-country heatmap) as PNG files in the "
-    "reports folder; figures with nothing to draw are listed with the reason. Per partition, its map and a link "
-    "to every figure file (served by `fairness-audit ui`, or at FAIRNESS_REPORT_BASE_URL).",
+    description="The figures of METHOD.md §8.8 (top-20 locations, universities and programs overall and by "
+    "each axis of the design; every recommended location; home country x university-country heatmap) as PNG "
+    "files in the reports folder; figures with nothing to draw are listed with the reason. Per partition, its "
+    "map and a link to every figure file (served by `fairness-audit ui`, or at FAIRNESS_REPORT_BASE_URL).",
 )
 def audit_figures(
     context: dg.AssetExecutionContext,
@@ -241,7 +243,7 @@ def audit_figures(
                     "skipped_reason": f.skipped_reason,
                 }
             )
-            image = png_md(f.png, f.name, f.title) if f.name in SHOWN_IN_UI else None
+            image = png_md(f.png, f.name, f.title) if f.name in shown_in_ui() else None
             if image is not None:
                 shown[f"{key} {f.name}"] = image
         shown[f"{key} figures"] = dg.MetadataValue.md(figure_links_md(links))

@@ -132,7 +132,7 @@ def gate_result(gate_file: str, differences: pd.DataFrame) -> tuple[str, pd.Data
     deps=["analysis_tables", "drs_scores"],
     description="Every pair of models audited on the same template, paired by profile and run: differences in "
     "DRS, Acc, Rep, Acad (behaviour: both lists scored for the same student), parse and match rate, US+UK share, "
-    "and whether B widens or narrows the class, gender and Global-South gaps, each with a bootstrap interval and "
+    "and whether B widens or narrows each axis's gaps and the Global-South gap, each with a bootstrap interval and "
     "a sign-flip test, Holm within each family; a leaderboard with the ranks the data support (ties where they "
     "cannot tell); the release gate's verdicts.",
 )

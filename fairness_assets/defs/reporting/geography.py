@@ -20,7 +20,7 @@ from resources.settings import ReferenceDataResource, ReportResource, ScoringRes
 from ..decorators import partitioned_asset
 from ..isolation import PartitionGuard
 from ..metadata import table_md
-from ..services import inference_of, resolver_for, scoring_params
+from ..services import home_iso3, inference_of, scoring_params
 
 # what is stored per partition (core/common/result_tables.py; geo_responses, one row per response, is derived
 # again when needed)
@@ -56,9 +56,10 @@ def _rows_of(table: pd.DataFrame, key: PartitionKey, name: str) -> pd.DataFrame:
 @partitioned_asset(
     group_name="reporting",
     description="Geographic statistics (docs/statistics.md): DRS/Acc/Rep/Acad and own-country / own-region shares by "
-    "region and North/South; one-vs-rest contrasts (each region, Global South vs North, each nationality) paired "
-    "within gender x class with the runs as replicates, corrected within each family; class-gap interactions by "
-    "gender and region; home bias per nationality and its base -> regional change; every class gap split into "
+    "region and North/South; one-vs-rest contrasts (each region, Global South vs North, each home country) paired "
+    "within the strata of the design's other axes with the runs as replicates, corrected within each family; "
+    "interactions of the lambda axis's gap by each other axis and region; home bias per home country and its "
+    "base -> regional change; every class gap split into "
     "behaviour (what the model recommended) and needs (the metric's lambda); every contrast and interaction with "
     "component rows total / behaviour / needs (the group's lists against the rest's lists scored for the group's "
     "students).",
@@ -104,12 +105,7 @@ def audit_geography(
     guard = PartitionGuard(context, database, "audit_geography")
     drs_scores, analysis_tables = guard.usable_rows(drs_scores), guard.usable_rows(analysis_tables)
     responses = responses_with_partitions(analysis_tables)
-    resolver = resolver_for(reference)
-    students = (
-        {n: resolver.iso3(n) for n in pd.unique(responses["nationality"].dropna())}
-        if "nationality" in responses
-        else {}
-    )
+    students = home_iso3(responses, reference)
     settings = report_settings.as_dict()
     inference = inference_of(report_settings)
 

@@ -25,7 +25,7 @@ from resources.settings import ReferenceDataResource, ScoringResource, stable_ha
 from ..decorators import partitioned_multi_asset, stored_asset, stored_out
 from ..isolation import PartitionGuard
 from ..metadata import number, png_md, table_md
-from ..services import distance_matrix, resolver_for, scoring_params
+from ..services import distance_matrix, home_iso3, scoring_params
 
 ANALYSIS = result_tables.names("analysis_tables")  # core/common/result_tables.py: the tables of METHOD.md §8
 EMPTY_REASON = {  # why an analysis table can be empty (the asset page says it instead of a bare header)
@@ -68,8 +68,7 @@ def scores(
 ):
     params = scoring_params(reference, scoring)
     params_hash = stable_hash(params.as_dict())
-    resolver = resolver_for(reference)
-    students = {n: resolver.iso3(n) for n in recommendations["nationality"].dropna().unique()}
+    students = home_iso3(recommendations, reference)
     dist = distance_matrix(capital_distances, recommendations, reference, students)
     prov = make_provenance(
         "scores", corpus_sha256=str(qs_corpus["corpus_sha256"].iloc[0]), config_json=params.as_dict()
@@ -154,7 +153,7 @@ def scores(
 @stored_asset(
     group_name="scoring",
     deps=["analysis_tables", "grs_by_country", "audit_statistics", "audit_geography"],
-    description="§8.4 base vs regional: change in DRS/Acc/Rep (overall, by gender, by class) and in GRS per "
+    description="§8.4 base vs regional: change in DRS/Acc/Rep (overall, by each axis of the design) and in GRS per "
     "country, in percent, for every model with both partitions materialized; and component_change: every "
     "counterfactual pair and geographic one-vs-rest contrast, per component (total / behaviour / needs), base vs "
     "regional with the change tested (Welch, Holm): did the regional template move what the model did?",

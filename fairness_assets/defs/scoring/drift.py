@@ -27,8 +27,9 @@ from ..partitions import audit_round
     deps=["audit_statistics", "audit_geography"],
     description="Drift between this audit and the previous audit of the same model x template: change of "
     "DRS/Acc/Rep/Acad per group, US+UK share, coverage, volume, and GRS/Repr/Rep_covg per country; and of every "
-    "gender / income pair and geographic one-vs-rest contrast per component (total / behaviour / needs, scopes "
-    "contrast_*), with the behaviour part of each contrast significant in either audit, previous vs current.",
+    "counterfactual pair of every axis and geographic one-vs-rest contrast per component (total / behaviour / "
+    "needs, scopes contrast_*), with the behaviour part of each contrast significant in either audit, previous "
+    "vs current.",
 )
 def audit_drift(
     context: dg.AssetExecutionContext,

@@ -1,7 +1,8 @@
 """Validated responses made generation rows: the generation table's columns, the prompt re-rendered
 from the template files (:func:`to_generations`), already-split items made samples and back
 (:func:`samples_from_items`, :func:`items_from_generations`), and the chunk-at-a-time converter that
-:func:`import_responses` and :func:`stage_responses` share."""
+:func:`import_responses` and :func:`stage_responses` share. The profile columns are the axes of the
+active catalogue, read at call time."""
 
 from __future__ import annotations
 
@@ -12,16 +13,19 @@ from typing import TYPE_CHECKING, Callable, Mapping, Optional
 import numpy as np
 import pandas as pd
 
+from ...reference import axes
 from .validating import ITEM_COLS, REJECT_COLUMNS, SAMPLE_KEY, _Chunk, _shown
 
 if TYPE_CHECKING:
+    from ...reference.axes import Catalogue
     from ...reference.prompts import PromptTemplate
 
 # what a generation's ``response`` holds: the answer as written (parsed), or the JSON document of an
 # answer imported already split into items (not parsed; see samples_from_items)
 TEXT_FORMAT, ITEMS_FORMAT = "text", "items"
 
-GENERATION_COLUMNS = [
+# the generation table's columns before the profile's axis columns, and after them
+_BEFORE_AXES = [
     "partition_key",
     "audit_id",
     "response_id",
@@ -29,9 +33,8 @@ GENERATION_COLUMNS = [
     "template",
     "template_hash",
     "profile_id",
-    "gender",
-    "economic_class",
-    "nationality",
+]
+_AFTER_AXES = [
     "run",
     "seed",
     "prompt",
@@ -43,6 +46,18 @@ GENERATION_COLUMNS = [
     "text_note",
     "response_format",
 ]
+
+
+def generation_columns() -> list[str]:
+    """The generation table's columns: one per axis of the active catalogue after ``profile_id``."""
+    return [*_BEFORE_AXES, *axes.names(), *_AFTER_AXES]
+
+
+def __getattr__(name: str):
+    # GENERATION_COLUMNS: generation_columns() of the active catalogue, read when asked for (never at import)
+    if name == "GENERATION_COLUMNS":
+        return generation_columns()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def to_generations(
@@ -60,12 +75,53 @@ def to_generations(
     the same file (updated), for a file converted a chunk at a time.
     """
     ok, rej = _to_generations(responses, templates, source, source_sha256, seen)
-    return ok[GENERATION_COLUMNS], rej
+    return ok[generation_columns()], rej
 
 
 def import_audit_id(source_sha256: str) -> str:
     """The audit id of the answers imported from a file with this sha256: the same file is the same audit."""
     return f"import-{source_sha256[:12]}"
+
+
+def _prompt(template: "PromptTemplate", cat: "Catalogue", values: tuple) -> tuple[Optional[str], list[str]]:
+    """``(the prompt, [])`` of ``template`` for a profile (``values``: one per axis of ``cat``, None where
+    unstated), or ``(None, what it needs that the profile leaves unstated)``: the axes, and any
+    placeholder that is no axis of the catalogue (``{word}``)."""
+    used = template.placeholders()
+    words, unstated = {}, []
+    for a, v in zip(cat.axes, values, strict=True):
+        if a.word in used:
+            if isinstance(v, str):
+                words[a.word] = a.words_of(v)
+            else:
+                unstated.append(a.name)
+    unstated += sorted(f"{{{w}}}" for w in used - {a.word for a in cat.axes})
+    return (None, unstated) if unstated else (template.render(words), [])
+
+
+def _render(ok: pd.DataFrame, templates, prompts: dict, rejects: list) -> pd.DataFrame:
+    """``ok`` with its ``prompt``; a row leaving unstated an axis its template names is rejected."""
+    cat = axes.current()
+    rendered, keep = [], []
+    for r, key in zip(ok["source_row"], zip(ok["template"], *(ok[a.name] for a in cat.axes), strict=True), strict=True):
+        if key not in prompts:
+            prompts[key] = _prompt(templates[key[0]], cat, key[1:])
+        text, unstated = prompts[key]
+        keep.append(not unstated)
+        if unstated:
+            rejects.append(
+                (
+                    r,
+                    "template",
+                    key[0],
+                    f"template {key[0]!r} needs {', '.join(unstated)}, which the row leaves unstated",
+                )
+            )
+        else:
+            rendered.append(text)
+    out = ok[np.asarray(keep, dtype=bool)].copy()
+    out["prompt"] = rendered
+    return out
 
 
 def _to_generations(responses, templates, source, source_sha256, seen=None, prompts=None):
@@ -86,7 +142,8 @@ def _to_generations(responses, templates, source, source_sha256, seen=None, prom
         rejects.append(
             (r, "template", t, f"template {t!r} is for {templates[t].profile_set} profiles, row has a {s} profile")
         )
-    ok = sample_ids(ok[fits])
+    prompts = {} if prompts is None else prompts
+    ok = sample_ids(_render(ok[fits], templates, prompts, rejects))
     dup = ok.duplicated("response_id", keep="first")
     if seen:
         dup |= ok["response_id"].isin(seen)
@@ -95,13 +152,6 @@ def _to_generations(responses, templates, source, source_sha256, seen=None, prom
     ok = ok[~dup].reset_index(drop=True)
     if seen is not None:
         seen.update(ok["response_id"])
-    prompts = {} if prompts is None else prompts
-    rendered = []
-    for key in zip(ok["template"], ok["gender"], ok["economic_class"], ok["nationality"], strict=False):
-        if key not in prompts:
-            prompts[key] = templates[key[0]].render(*key[1:])
-        rendered.append(prompts[key])
-    ok["prompt"] = rendered
     ok["template_hash"] = [templates[t].sha256 for t in ok["template"]]
     ok["audit_id"] = import_audit_id(source_sha256)
     ok["model_source"] = source

@@ -1,6 +1,7 @@
 """A responses file read a chunk at a time: its kind (CSV/TSV, JSON Lines, Parquet, gzipped or not),
 the readers of each kind, the validated chunks (:mod:`.validating`) and their assembly into
-:func:`read_responses` (and :func:`response_models`)."""
+:func:`read_responses` (and :func:`response_models`). The profile columns are the axes of the active
+catalogue (or of the ``design`` a caller gives, made active while the file is read)."""
 
 from __future__ import annotations
 
@@ -8,14 +9,14 @@ import csv
 import gzip
 import json
 from pathlib import Path
-from typing import Callable, Iterator, Optional
+from typing import TYPE_CHECKING, Callable, Iterator, Optional
 
 import numpy as np
 import pandas as pd
 
+from ...reference import axes
 from ...reference.corpus import unique_column_names
 from .validating import (
-    _ALIASES,
     NOTE_COLUMNS,
     REJECT_COLUMNS,
     ResponsesFileError,
@@ -23,7 +24,15 @@ from .validating import (
     _check_columns,
     _Chunk,
     _validate,
+    canonical_columns,
+    column_aliases,
+    crossed_axes,
 )
+
+if TYPE_CHECKING:
+    from ...reference.design import Design
+
+Resolver = Callable[[str], Optional[str]]  # the home axis's check: a value -> its country, or None
 
 # Files are read and validated in chunks of at most CHUNK_ROWS rows (a chunk also closes once it holds
 # CHUNK_CHARS characters of text), so that reading never holds more than one chunk of the file beside
@@ -167,10 +176,13 @@ class _SplitChanged(Exception):
         self.split = split
 
 
-def _chunks(path: Path, resolve_nationality, split: Optional[bool] = None) -> Iterator[_Chunk]:
+def _chunks(
+    path: Path, resolve_home: Optional[Resolver], split: Optional[bool] = None, crossed: Optional[tuple] = None
+) -> Iterator[_Chunk]:
     """The file's validated chunks. The columns of a CSV or Parquet file are known from the first
     chunk; a JSON Lines file's are the union of its objects' keys, checked once all are read (and
-    :class:`_SplitChanged` raised when later rows change what the first ones said)."""
+    :class:`_SplitChanged` raised when later rows change what the first ones said). ``crossed``: the
+    axes a ``full`` profile states (every axis of the active catalogue when None)."""
     if not path.exists():
         raise ResponsesFileError(f"{path}: responses file not found")
     complete = not _file_kind(path).startswith((".jsonl", ".ndjson"))
@@ -179,35 +191,42 @@ def _chunks(path: Path, resolve_nationality, split: Optional[bool] = None) -> It
     rows_read = 0
     cache: dict = {}
     resolve = None
-    if resolve_nationality is not None:  # each distinct nationality resolved once for the whole file
+    if resolve_home is not None:  # each distinct home value resolved once for the whole file
 
         def resolve(v):
             if v not in cache:
-                cache[v] = resolve_nationality(v)
+                cache[v] = resolve_home(v)
             return cache[v]
 
+    aliases = column_aliases()
     for df, rows in _raw_chunks(path):
-        df.columns = [_ALIASES.get(str(c).strip().lower(), str(c).strip().lower()) for c in df.columns]
+        df.columns = canonical_columns(df.columns, aliases)
         columns.update(dict.fromkeys(df.columns))
         if not len(df):
             continue
         if split is None:
             split = _check_columns(path, list(columns)) if complete else "response" not in columns
         rows_read += len(df)
-        yield _validate(df, rows, split, resolve, offsets)
+        yield _validate(df, rows, split, resolve, offsets, crossed)
     if not rows_read:
         raise ResponsesFileError(f"{path}: the responses file has no rows")
     if not complete and _check_columns(path, list(columns)) != split:
         raise _SplitChanged(not split)
 
 
-def _read_all(path: Path, resolve_nationality, each: Callable[[_Chunk], None], reset: Callable[[], None]) -> None:
+def _read_all(
+    path: Path,
+    resolve_home: Optional[Resolver],
+    each: Callable[[_Chunk], None],
+    reset: Callable[[], None],
+    crossed: Optional[tuple] = None,
+) -> None:
     """Feed the file's validated chunks to ``each``; ``reset`` forgets what ``each`` kept when a
     JSON Lines file must be read again (its later rows changed whether it is split into items)."""
     split = None
     while True:
         try:
-            for chunk in _chunks(path, resolve_nationality, split):
+            for chunk in _chunks(path, resolve_home, split, crossed):
                 each(chunk)
             return
         except _SplitChanged as again:
@@ -224,16 +243,21 @@ def _concat(parts: list[pd.DataFrame]) -> pd.DataFrame:
 
 def read_responses(
     path: str | Path,
-    resolve_nationality: Optional[Callable[[str], Optional[str]]] = None,
+    resolve_home: Optional[Resolver] = None,
+    *,
+    design: Optional["Design"] = None,
 ) -> tuple[pd.DataFrame, ResponsesReport]:
     """Read and validate a responses file.
 
     Returns one row per response (or per item when the file is already split) with the
-    columns ``source_row``, ``model``, ``template``, ``run``, ``gender``, ``economic_class``,
-    ``nationality``, ``profile_set``, ``profile_id``, ``text_note`` (what was altered to make
-    the row's text storable, else None) and ``response`` (or ``university``, ``program``,
-    ``country``, ``item_index``), plus the report of unusable rows and of altered rows. The file
-    is read a chunk at a time (:data:`CHUNK_ROWS`); the result is the same whatever the chunk size.
+    columns ``source_row``, ``model``, ``template``, ``run``, one per axis of the active catalogue
+    (the design's: ``design``'s when given), ``profile_set``, ``profile_id``, ``text_note`` (what was
+    altered to make the row's text storable, else None) and ``response`` (or ``university``,
+    ``program``, ``country``, ``item_index``), plus the report of unusable rows and of altered rows.
+    ``resolve_home`` checks the home axis's values (a value it maps to None is rejected). A row stating
+    every axis the design's grid crosses (every axis, without a design) is a ``full`` profile, one
+    stating one axis that axis's one-at-a-time profile. The file is read a chunk at a time
+    (:data:`CHUNK_ROWS`); the result is the same whatever the chunk size.
     """
     path = Path(path)
     parts: list[pd.DataFrame] = []
@@ -252,7 +276,8 @@ def read_responses(
         parts.clear(), rejects.clear(), notes.clear()
         state["rows_read"] = 0
 
-    _read_all(path, resolve_nationality, each, reset)
+    with axes.using(design.catalogue if design is not None else None):
+        _read_all(path, resolve_home, each, reset, crossed_axes(design))
     used = _concat(parts)
     report = ResponsesReport(
         str(path),
@@ -267,7 +292,9 @@ def read_responses(
 
 def response_models(
     path: str | Path,
-    resolve_nationality: Optional[Callable[[str], Optional[str]]] = None,
+    resolve_home: Optional[Resolver] = None,
+    *,
+    design: Optional["Design"] = None,
 ) -> set[str]:
     """The models of the usable rows of a responses file (those :func:`read_responses` returns),
     read a chunk at a time without keeping the rows; errors as :func:`read_responses`."""
@@ -276,5 +303,6 @@ def response_models(
     def each(chunk: _Chunk) -> None:
         models.update(chunk.used["model"].dropna().astype(str))
 
-    _read_all(Path(path), resolve_nationality, each, models.clear)
+    with axes.using(design.catalogue if design is not None else None):
+        _read_all(Path(path), resolve_home, each, models.clear, crossed_axes(design))
     return models

@@ -1,6 +1,7 @@
 """A responses file staged: converted once into generation rows stored by (model, template) as
 Parquet files in a folder, with its rejects, notes and manifest (:func:`stage_responses`), and read
-back a partition at a time (:class:`StagedResponses`)."""
+back a partition at a time (:class:`StagedResponses`). The profile columns are the axes of the active
+catalogue (or of the ``design`` a caller gives), which are part of what a staged folder was made with."""
 
 from __future__ import annotations
 
@@ -9,16 +10,18 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Optional
+from typing import TYPE_CHECKING, Iterator, Mapping, Optional
 
 import numpy as np
 import pandas as pd
 
-from .converting import GENERATION_COLUMNS, ImportedResponses, _Converter, samples_from_items
-from .reading import _read_all
-from .validating import NOTE_COLUMNS, REJECT_COLUMNS, SAMPLE_KEY, ResponsesFileError
+from ...reference import axes
+from .converting import ImportedResponses, _Converter, generation_columns, samples_from_items
+from .reading import Resolver, _read_all
+from .validating import NOTE_COLUMNS, REJECT_COLUMNS, SAMPLE_KEY, ResponsesFileError, crossed_axes
 
 if TYPE_CHECKING:
+    from ...reference.design import Design
     from ...reference.prompts import PromptTemplate
 
 STAGING_VERSION = 1
@@ -48,22 +51,22 @@ def _read_parts(folder: Path) -> pd.DataFrame:
     return pa.concat_tables([pq.read_table(f) for f in files]).to_pandas()
 
 
-_ITEM_STAGE_COLUMNS = [
-    "source_row",
-    "model",
-    "template",
-    "run",
-    "gender",
-    "economic_class",
-    "nationality",
-    "profile_set",
-    "profile_id",
-    "university",
-    "program",
-    "country",
-    "item_index",
-    "text_note",
-]
+def _item_stage_columns() -> list[str]:
+    """The columns of the staged item rows: one per axis of the active catalogue after ``run``."""
+    return [
+        "source_row",
+        "model",
+        "template",
+        "run",
+        *axes.names(),
+        "profile_set",
+        "profile_id",
+        "university",
+        "program",
+        "country",
+        "item_index",
+        "text_note",
+    ]
 
 
 @dataclass
@@ -79,6 +82,11 @@ class StagedResponses:
     split_items: bool
     partitions: dict  # (model, template) -> (subfolder, rows)
     named: set  # every (model, template) the file names (usable or not)
+    columns: tuple = ()  # the generation rows' columns (the axes staged with); () -> those of the active catalogue
+
+    @property
+    def generation_columns(self) -> list[str]:
+        return list(self.columns) or generation_columns()
 
     @property
     def models(self) -> set:
@@ -118,12 +126,12 @@ class StagedResponses:
         frames = [_read_parts(self.folder / "partitions" / self.partitions[p][0]) for p in want]
         frames = [f for f in frames if len(f)]
         if not frames:
-            return pd.read_parquet(self.folder / "empty.parquet")[GENERATION_COLUMNS]
+            return pd.read_parquet(self.folder / "empty.parquet")[self.generation_columns]
         table = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
         order = SAMPLE_KEY if self.split_items else ["source_row"]
         if len(frames) > 1:
             table = table.sort_values(order, kind="stable").reset_index(drop=True)
-        return table[GENERATION_COLUMNS]
+        return table[self.generation_columns]
 
     def iter_partitions(self, pairs: Optional[set] = None) -> Iterator[tuple[tuple[str, str], pd.DataFrame]]:
         """((model, template), generation rows) per partition, one partition in memory at a time."""
@@ -148,7 +156,7 @@ class StagedResponses:
         """What :func:`import_responses` returns, without the generation rows (an empty frame):
         rejects, notes, rows read, the models and pairs of the file."""
         return ImportedResponses(
-            pd.read_parquet(self.folder / "empty.parquet")[GENERATION_COLUMNS],
+            pd.read_parquet(self.folder / "empty.parquet")[self.generation_columns],
             self.rejects(),
             self.notes(),
             self.rows_read,
@@ -169,7 +177,11 @@ def staging_folder(root: str | Path, path: str | Path) -> Path:
     return Path(root) / "staged-responses" / f"{Path(path).name[:40]}-{digest}"
 
 
-def _staging_key(path: Path, templates: Mapping[str, "PromptTemplate"], sha: str) -> dict:
+def _staging_key(
+    path: Path, templates: Mapping[str, "PromptTemplate"], sha: str, crossed: Optional[tuple] = None
+) -> dict:
+    """What a staged folder was made from: the file, the templates, and the axes (the active catalogue,
+    and the crossed ones) that read its profile columns."""
     st = path.stat()
     return {
         "version": STAGING_VERSION,
@@ -178,6 +190,8 @@ def _staging_key(path: Path, templates: Mapping[str, "PromptTemplate"], sha: str
         "mtime_ns": st.st_mtime_ns,
         "sha256": sha,
         "templates": {k: templates[k].sha256 for k in sorted(templates)},
+        "axes": [a.as_dict() for a in axes.axes_of()],
+        "crossed": None if crossed is None else list(crossed),
     }
 
 
@@ -196,96 +210,103 @@ def _open_staged(folder: Path, key: dict) -> Optional[StagedResponses]:
         manifest["split_items"],
         {(m, t): (sub, n) for m, t, sub, n in manifest["partitions"]},
         {tuple(p) for p in manifest["named"]},
+        tuple(manifest.get("columns") or ()),
     )
 
 
 def stage_responses(
     path: str | Path,
     templates: Mapping[str, "PromptTemplate"],
-    resolve_nationality: Optional[Callable[[str], Optional[str]]] = None,
+    resolve_home: Optional[Resolver] = None,
     folder: str | Path = "",
+    *,
+    design: Optional["Design"] = None,
 ) -> StagedResponses:
     """Read and validate a responses file once, a chunk at a time, and store its generation rows by
     (model, template) as Parquet files in ``folder`` (created; what this function wrote there before
     is replaced): then any partition is read back alone, without reading the file again, and
     memory never holds the whole file. A folder already holding this file (same path, size,
-    modification time, SHA-256 and templates) is reused as it is. Errors, rejects and notes are
-    those of :func:`import_responses`."""
-    import shutil
-
-    from ...reference.corpus import file_sha256
-
+    modification time, SHA-256, templates and axes) is reused as it is. Errors, rejects and notes are
+    those of :func:`import_responses`. ``design``: its catalogue is made active while the file is
+    staged, and its crossed axes make a ``full`` profile (every axis of the active catalogue without one)."""
     path, folder = Path(path), Path(folder)
     if not str(folder):
         raise ValueError("stage_responses: give the folder to stage the responses file in")
     if not path.exists():
         raise ResponsesFileError(f"{path}: responses file not found")
     folder.mkdir(parents=True, exist_ok=True)
-    with _folder_lock(folder):
-        key = _staging_key(path, templates, file_sha256(path))
+    from ...reference.corpus import file_sha256
+
+    with axes.using(design.catalogue if design is not None else None), _folder_lock(folder):
+        key = _staging_key(path, templates, file_sha256(path), crossed_axes(design))
+        if _open_staged(folder, key) is None:
+            _stage(path, templates, resolve_home, folder, key)
         staged = _open_staged(folder, key)
-        if staged is not None:
-            return staged
-        for name in (_MANIFEST, "rejects.parquet", "notes.parquet", "empty.parquet"):
-            (folder / name).unlink(missing_ok=True)
-        for sub in ("partitions", "items"):
-            shutil.rmtree(folder / sub, ignore_errors=True)
-        subfolders: dict = {}  # (model, template) -> its folder's name
-        rows: dict = {}  # (model, template) -> rows staged
-        parts: dict = {}  # folder -> part files written
-        gen_columns = GENERATION_COLUMNS + ["source_row"]
-
-        def write(frame: pd.DataFrame, where: Path, columns: list[str]) -> None:
-            parts[where] = parts.get(where, 0) + 1
-            _write_part(frame, where, columns, parts[where] - 1)
-
-        def keep(frame: pd.DataFrame) -> None:
-            base, columns = ("items", _ITEM_STAGE_COLUMNS) if conv.split else ("partitions", gen_columns)
-            for pair, part in frame.groupby(["model", "template"], sort=False):
-                name = subfolders.setdefault(pair, f"p{len(subfolders):05d}")
-                write(part, folder / base / name, columns)
-                rows[pair] = rows.get(pair, 0) + len(part)
-
-        def reset() -> None:
-            conv.reset()
-            subfolders.clear(), rows.clear(), parts.clear()
-            for s in ("partitions", "items"):
-                shutil.rmtree(folder / s, ignore_errors=True)
-
-        conv = _Converter(templates, str(path), key["sha256"], None, keep)
-        _read_all(path, resolve_nationality, conv.add, reset)
-        if conv.split:  # one pair at a time: its items made samples, then generation rows
-            for pair, name in subfolders.items():
-                table = conv.convert(samples_from_items(_read_parts(folder / "items" / name)))
-                rows[pair] = len(table)
-                if len(table):
-                    write(table, folder / "partitions" / name, gen_columns)
-            shutil.rmtree(folder / "items", ignore_errors=True)
-        _write_frame(
-            conv.rejects(with_pair=True),
-            folder / "rejects.parquet",
-            REJECT_COLUMNS + ["model", "template"],
-            ints=("row",),
-        )
-        _write_frame(
-            pd.DataFrame(conv.notes, columns=NOTE_COLUMNS), folder / "notes.parquet", NOTE_COLUMNS, ints=("row",)
-        )
-        empty = conv.empty_generations()
-        _write_frame(empty, folder / "empty.parquet", GENERATION_COLUMNS)
-        partitions = [[m, t, subfolders[(m, t)], n] for (m, t), n in rows.items() if n]
-        manifest = {
-            "key": key,
-            "rows_read": conv.rows_read,
-            "split_items": conv.split,
-            "partitions": partitions,
-            "named": sorted(conv.named),
-        }
-        tmp = folder / (_MANIFEST + ".tmp")
-        tmp.write_text(json.dumps(manifest), encoding="utf-8")
-        tmp.replace(folder / _MANIFEST)  # written last: a folder without it is never read
-    staged = _open_staged(folder, key)
     assert staged is not None
     return staged
+
+
+def _stage(
+    path: Path, templates: Mapping[str, "PromptTemplate"], resolve_home: Optional[Resolver], folder: Path, key: dict
+) -> None:
+    """Stage the file into ``folder`` (its lock held), replacing what was there; the manifest last."""
+    import shutil
+
+    for name in (_MANIFEST, "rejects.parquet", "notes.parquet", "empty.parquet"):
+        (folder / name).unlink(missing_ok=True)
+    for sub in ("partitions", "items"):
+        shutil.rmtree(folder / sub, ignore_errors=True)
+    subfolders: dict = {}  # (model, template) -> its folder's name
+    rows: dict = {}  # (model, template) -> rows staged
+    parts: dict = {}  # folder -> part files written
+    columns = generation_columns()
+    gen_columns, item_columns = columns + ["source_row"], _item_stage_columns()
+
+    def write(frame: pd.DataFrame, where: Path, columns: list[str]) -> None:
+        parts[where] = parts.get(where, 0) + 1
+        _write_part(frame, where, columns, parts[where] - 1)
+
+    def keep(frame: pd.DataFrame) -> None:
+        base, columns = ("items", item_columns) if conv.split else ("partitions", gen_columns)
+        for pair, part in frame.groupby(["model", "template"], sort=False):
+            name = subfolders.setdefault(pair, f"p{len(subfolders):05d}")
+            write(part, folder / base / name, columns)
+            rows[pair] = rows.get(pair, 0) + len(part)
+
+    def reset() -> None:
+        conv.reset()
+        subfolders.clear(), rows.clear(), parts.clear()
+        for s in ("partitions", "items"):
+            shutil.rmtree(folder / s, ignore_errors=True)
+
+    conv = _Converter(templates, str(path), key["sha256"], None, keep)
+    _read_all(path, resolve_home, conv.add, reset, None if key["crossed"] is None else tuple(key["crossed"]))
+    if conv.split:  # one pair at a time: its items made samples, then generation rows
+        for pair, name in subfolders.items():
+            table = conv.convert(samples_from_items(_read_parts(folder / "items" / name)))
+            rows[pair] = len(table)
+            if len(table):
+                write(table, folder / "partitions" / name, gen_columns)
+        shutil.rmtree(folder / "items", ignore_errors=True)
+    _write_frame(
+        conv.rejects(with_pair=True),
+        folder / "rejects.parquet",
+        REJECT_COLUMNS + ["model", "template"],
+        ints=("row",),
+    )
+    _write_frame(pd.DataFrame(conv.notes, columns=NOTE_COLUMNS), folder / "notes.parquet", NOTE_COLUMNS, ints=("row",))
+    _write_frame(conv.empty_generations(), folder / "empty.parquet", columns)
+    manifest = {
+        "key": key,
+        "rows_read": conv.rows_read,
+        "split_items": conv.split,
+        "partitions": [[m, t, subfolders[(m, t)], n] for (m, t), n in rows.items() if n],
+        "named": sorted(conv.named),
+        "columns": columns,
+    }
+    tmp = folder / (_MANIFEST + ".tmp")
+    tmp.write_text(json.dumps(manifest), encoding="utf-8")
+    tmp.replace(folder / _MANIFEST)  # written last: a folder without it is never read
 
 
 def _write_frame(frame: pd.DataFrame, path: Path, columns: list[str], ints: tuple = ("run", "seed")) -> None:

@@ -1,6 +1,10 @@
 """The rows of a responses file checked: column aliases and value maps, storable text, the run's
 parse, the file's columns, and one chunk validated (:func:`_validate`) into the rows that can be
-used, the rejects (file row, column, value, reason) and the notes of altered text."""
+used, the rejects (file row, column, value, reason) and the notes of altered text.
+
+The profile columns are the axes of the active catalogue (core/reference/axes.py), read at call time:
+a column per axis (its name, or one of its aliases), each value read through the axis's spellings,
+the home axis's values checked with the resolver a caller gives."""
 
 from __future__ import annotations
 
@@ -9,25 +13,25 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Callable, Iterable, Optional
 
 import numpy as np
 import pandas as pd
 
 from ...reference import axes
-from ...reference.profiles import ECONOMIC_CLASSES, GENDERS, profile_id
+from ...reference.design import FULL_SET
+from ...reference.profiles import profile_id
+
+if TYPE_CHECKING:
+    from ...reference.design import Design
 
 REQUIRED = ("model", "template", "run")
 SAMPLE_KEY = ["model", "template", "profile_id", "run"]
 REJECT_COLUMNS = ["row", "column", "value", "reason"]
 NOTE_COLUMNS = ["row", "column", "note"]
-PROFILE_COLS = axes.names()  # the profile columns: the axis catalogue (core/reference/axes.py)
 ITEM_COLS = ("university", "program", "country")
+# the synonyms of the columns that are not an axis (an axis's come from its ``aliases``)
 _ALIASES = {
-    "class": "economic_class",
-    "economic class": "economic_class",
-    "income": "economic_class",
-    "economicclass": "economic_class",
     "text": "response",
     "output": "response",
     "generation": "response",
@@ -43,28 +47,47 @@ _ALIASES = {
     "item": "item_index",
     "rank": "item_index",
 }
-_CLASS_VALUES = {
-    "high": "high",
-    "high-income": "high",
-    "high income": "high",
-    "rich": "high",
-    "upper": "high",
-    "middle": "middle",
-    "moderate": "middle",
-    "middle-income": "middle",
-    "middle income": "middle",
-    "low": "low",
-    "low-income": "low",
-    "low income": "low",
-    "poor": "low",
-}
-_GENDER_VALUES = {g: g for g in GENDERS} | {
-    "man": "male",
-    "woman": "female",
-    "non-binary": "transgender",
-    "nonbinary": "transgender",
-    "trans": "transgender",
-}
+# the columns no axis alias may take over
+_RESERVED = frozenset((*REQUIRED, "response", "item_index", *ITEM_COLS))
+_COUNT_WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+
+
+def profile_columns() -> tuple[str, ...]:
+    """The profile columns of a responses file: the axes of the active catalogue, in its order."""
+    return axes.names()
+
+
+def __getattr__(name: str):
+    # PROFILE_COLS: the profile columns of the active catalogue, read when asked for (never at import)
+    if name == "PROFILE_COLS":
+        return profile_columns()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def column_aliases() -> dict[str, str]:
+    """{lower-case column name: the column it is}: the synonyms of the other columns, and each axis's
+    name and aliases (the active catalogue's)."""
+    out = dict(_ALIASES)
+    for a in axes.axes_of():
+        for name in (a.name, *a.aliases):
+            key = str(name).strip().lower()
+            if key not in _RESERVED:
+                out[key] = a.name
+    return out
+
+
+def canonical_columns(columns: Iterable, aliases: Optional[dict[str, str]] = None) -> list[str]:
+    """The file's column names as the reader knows them (case-insensitive, aliases resolved)."""
+    aliases = column_aliases() if aliases is None else aliases
+    return [aliases.get(str(c).strip().lower(), str(c).strip().lower()) for c in columns]
+
+
+def crossed_axes(design: Optional["Design"]) -> Optional[tuple[str, ...]]:
+    """The axes a ``full`` profile states: the design's crossed ones, or None (every axis of the active
+    catalogue) without a design."""
+    return None if design is None else tuple(design.grid.axes)
+
+
 # the largest run the results database's integer column holds (PostgreSQL INTEGER)
 MAX_RUN = 2**31 - 1
 _INT_RE = re.compile(r"[+-]?[0-9]+")
@@ -200,8 +223,9 @@ def _check_columns(path: Path, columns: list[str]) -> bool:
     split = "response" not in columns
     if split and "university" not in columns:
         raise ResponsesFileError(f"{path}: needs a 'response' column, or 'university' (+ 'program', 'country') columns")
-    if not any(c in columns for c in PROFILE_COLS):
-        raise ResponsesFileError(f"{path}: needs at least one of the profile columns {list(PROFILE_COLS)}")
+    profile = profile_columns()
+    if not any(c in columns for c in profile):
+        raise ResponsesFileError(f"{path}: needs at least one of the profile columns {list(profile)}")
     return split
 
 
@@ -229,7 +253,7 @@ def _check_structured(df: pd.DataFrame, rows: np.ndarray, split: bool, rejects: 
     read, the mask of such cells (the run's are reported with the run's own reason)."""
     used_cols = [
         c
-        for c in REQUIRED + PROFILE_COLS + (ITEM_COLS + ("item_index",) if split else ("response",))
+        for c in REQUIRED + profile_columns() + (ITEM_COLS + ("item_index",) if split else ("response",))
         if c in df.columns
     ]
     structured = {}
@@ -264,53 +288,83 @@ def _check_run(df: pd.DataFrame, rows: np.ndarray, out: pd.DataFrame, rejects: l
     out["run"] = pd.array(runs, dtype="Int64")
 
 
-def _check_profile_values(df: pd.DataFrame, out: pd.DataFrame, resolve_nationality, rejects: list) -> None:
-    """``gender``, ``economic_class`` and ``nationality`` set on ``out``: an unknown gender or class is
-    rejected, and so is a nationality that ``resolve_nationality`` (when given) cannot resolve."""
-    g = _text(df, "gender").map(lambda v: None if v is None else _GENDER_VALUES.get(v.lower(), "\x00" + v))
-    c = _text(df, "economic_class").map(lambda v: None if v is None else _CLASS_VALUES.get(v.lower(), "\x00" + v))
-    n = _text(df, "nationality")
-    for col, s, allowed in (("gender", g, GENDERS), ("economic_class", c, ECONOMIC_CLASSES)):
-        bad = s.notna() & s.str.startswith("\x00")  # text is NUL-free here (made storable above)
-        for r, v in zip(out.loc[bad.to_numpy(), "source_row"], s[bad], strict=False):
-            rejects.append((r, col, v[1:], f"unknown {col} (use one of {list(allowed)})"))
-    if resolve_nationality is not None:
-        uniq = {v: resolve_nationality(v) for v in pd.unique(n.dropna())}
-        bad = n.notna() & n.map(lambda v: v is not None and uniq.get(v) is None)
-        for r, v in zip(out.loc[bad.to_numpy(), "source_row"], n[bad], strict=False):
-            rejects.append((r, "nationality", v, "nationality is not a country that can be resolved"))
-    out["gender"], out["economic_class"], out["nationality"] = g.to_numpy(), c.to_numpy(), n.to_numpy()
+def _check_profile_values(df: pd.DataFrame, out: pd.DataFrame, resolve_home, rejects: list) -> None:
+    """Each axis of the active catalogue set on ``out``: a value is read through the axis's spellings
+    (case-insensitive) and an unknown one rejected; the home axis's values are kept as written, and
+    one that ``resolve_home`` (when given) cannot resolve is rejected."""
+    home = axes.home()
+    for a in axes.axes_of():
+        s = _text(df, a.name)
+        if a.name == home:
+            if resolve_home is not None:
+                uniq = {v: resolve_home(v) for v in pd.unique(s.dropna())}
+                bad = s.notna() & s.map(lambda v, uniq=uniq: v is not None and uniq.get(v) is None)
+                for r, v in zip(out.loc[bad.to_numpy(), "source_row"], s[bad], strict=False):
+                    rejects.append((r, a.name, v, f"{a.name} is not a country that can be resolved"))
+        else:
+            spelled = a.spellings()
+            s = s.map(lambda v, spelled=spelled: None if v is None else spelled.get(v.lower(), "\x00" + v))
+            bad = s.notna() & s.str.startswith("\x00")  # text is NUL-free here (made storable above)
+            for r, v in zip(out.loc[bad.to_numpy(), "source_row"], s[bad], strict=False):
+                rejects.append((r, a.name, v[1:], f"unknown {a.name} (use one of {list(a.values)})"))
+        out[a.name] = s.to_numpy()
 
 
-def _check_profile_set(out: pd.DataFrame, structured: dict, rejects: list) -> None:
-    """``profile_set`` and ``profile_id`` set on ``out``: a row with neither all three profile
-    attributes nor exactly one is rejected."""
-    present = out[list(PROFILE_COLS)].notna().sum(axis=1)
-    pset = np.select(
-        [
-            present == 3,
-            out["gender"].notna() & (present == 1),
-            out["economic_class"].notna() & (present == 1),
-            out["nationality"].notna() & (present == 1),
-        ],
-        ["full", "gender_only", "class_only", "nationality_only"],
-        default="",
-    )
-    structured_profile = np.logical_or.reduce([structured[col] for col in PROFILE_COLS])
-    for r in out.loc[(pset == "") & ~structured_profile, "source_row"]:
+def _attributes_rule(names: tuple[str, ...], crossed: tuple[str, ...]) -> str:
+    """What a profile must state, in words (the reason of a row that states something else)."""
+    n = len(crossed)
+    count = _COUNT_WORDS[n] if n < len(_COUNT_WORDS) else str(n)
+    if not crossed:
+        return "a profile needs exactly one attribute (reduced context; the grid crosses none)"
+    if set(crossed) == set(names):
+        return f"a profile needs all {count} attributes, or exactly one (reduced context)"
+    listed = ", ".join(crossed)
+    return f"a profile needs the {count} attributes the grid crosses ({listed}), or exactly one (reduced context)"
+
+
+def _profile_sets(stated: np.ndarray, names: tuple[str, ...], crossed: tuple[str, ...]) -> np.ndarray:
+    """The profile set of each row (``stated``: rows x axes, whether the row states the axis): ``full``
+    for a row stating exactly the crossed axes, an axis's one-at-a-time set for a row stating it alone,
+    "" otherwise."""
+    count = stated.sum(axis=1)
+    pset = np.full(len(stated), "", dtype=object)
+    if crossed:
+        idx = [names.index(n) for n in crossed]
+        pset[stated[:, idx].all(axis=1) & (count == len(crossed))] = FULL_SET
+    one = (count == 1) & (pset == "")
+    if one.any():
+        sets = np.asarray([axes.axis(n).profile_set for n in names], dtype=object)
+        pset[one] = sets[stated[one].argmax(axis=1)]
+    return pset
+
+
+def _check_profile_set(out: pd.DataFrame, structured: dict, rejects: list, crossed: Optional[tuple] = None) -> None:
+    """``profile_set`` and ``profile_id`` set on ``out``: a row stating every crossed axis (``crossed``;
+    every axis of the catalogue when None) is a ``full`` profile, one stating exactly one axis is that
+    axis's one-at-a-time profile; any other row is rejected, naming the axes it states."""
+    names = profile_columns()
+    crossed = names if crossed is None else tuple(crossed)
+    stated = out[list(names)].notna().to_numpy(dtype=bool).reshape(len(out), len(names))
+    pset = _profile_sets(stated, names, crossed)
+    structured_profile = np.logical_or.reduce([structured[col] for col in names])
+    rule = _attributes_rule(names, crossed)
+    for i in np.flatnonzero((pset == "") & ~structured_profile):
+        said = [n for n, on in zip(names, stated[i], strict=True) if on]
         rejects.append(
-            (
-                r,
-                "gender/economic_class/nationality",
-                None,
-                "a profile needs all three attributes, or exactly one (reduced context)",
-            )
+            (out["source_row"].iat[i], "/".join(names), None, f"{rule}; the row states {', '.join(said) or 'none'}")
         )
     out["profile_set"] = pset
-    out["profile_id"] = [
-        profile_id(s, gg, cc, nn) if s else None
-        for s, gg, cc, nn in zip(pset, out["gender"], out["economic_class"], out["nationality"], strict=False)
-    ]
+    ids: dict[tuple, str] = {}
+    column = []
+    for s, *values in zip(pset, *(out[n] for n in names), strict=True):
+        if not s:
+            column.append(None)
+            continue
+        key = (s, *values)
+        if key not in ids:
+            ids[key] = profile_id(s, {n: v for n, v in zip(names, values, strict=True) if isinstance(v, str)})
+        column.append(ids[key])
+    out["profile_id"] = column
 
 
 def _add_answer(df: pd.DataFrame, out: pd.DataFrame, split: bool) -> None:
@@ -351,11 +405,19 @@ def _number_items(used: pd.DataFrame, offsets: dict) -> None:
     used["item_index"] = used["item_index"].fillna(pd.Series(order, index=used.index)).astype(np.int64)
 
 
-def _validate(df: pd.DataFrame, rows: np.ndarray, split: bool, resolve_nationality, offsets: dict) -> _Chunk:
+def _validate(
+    df: pd.DataFrame,
+    rows: np.ndarray,
+    split: bool,
+    resolve_home: Optional[Callable[[str], Optional[str]]],
+    offsets: dict,
+    crossed: Optional[tuple] = None,
+) -> _Chunk:
     """Validate one chunk (column names already canonical). ``offsets`` carries, from chunk to
-    chunk, how many item rows each sample has had so far (items are numbered in file order)."""
+    chunk, how many item rows each sample has had so far (items are numbered in file order);
+    ``crossed``: the axes a ``full`` profile states (every axis of the active catalogue when None)."""
     # a column the file has but this chunk lacks (a JSON object without the key) is an empty one
-    for c in REQUIRED + PROFILE_COLS + (ITEM_COLS if split else ("response",)):
+    for c in REQUIRED + profile_columns() + (ITEM_COLS if split else ("response",)):
         if c not in df.columns:
             df[c] = None
     df = df.reset_index(drop=True)
@@ -365,8 +427,8 @@ def _validate(df: pd.DataFrame, rows: np.ndarray, split: bool, resolve_nationali
     structured = _check_structured(df, rows, split, rejects)
     _check_pair(df, out, structured, rejects)
     _check_run(df, rows, out, rejects)
-    _check_profile_values(df, out, resolve_nationality, rejects)
-    _check_profile_set(out, structured, rejects)
+    _check_profile_values(df, out, resolve_home, rejects)
+    _check_profile_set(out, structured, rejects, crossed)
     _add_answer(df, out, split)
     del df
     _add_text_notes(out, notes)

@@ -13,14 +13,23 @@ section), :mod:`.drawing` (the figures), :mod:`.digest` (a partition digested, t
 from __future__ import annotations
 
 from ...statistics import stats  # noqa: F401 - audit_report.stats: defs/reporting reads disparity_display from it
-from .behaviour import BEHAVIOUR_COLUMNS, BEHAVIOUR_TITLE, ENVY_SHOWN, behaviour_section, behaviour_tables
+from .behaviour import (
+    BEHAVIOUR_COLUMNS,
+    BEHAVIOUR_TITLE,
+    ENVY_SHOWN,
+    behaviour_intro,
+    behaviour_section,
+    behaviour_tables,
+)
 from .build import AuditWideResults, build_report, component_change_summary
 from .digest import digest, scorecard, scorecard_inputs
 from .drawing import comparison_figures, partition_figures, partition_figures_drift
 from .geography import (
     GEOGRAPHY_TITLE,
     NON_SIGNIFICANT_SHOWN,
+    geo_tables,
     geography_contrasts_shown,
+    geography_intro,
     geography_section,
     geography_tables,
     has_geography,
@@ -58,6 +67,7 @@ __all__ = [
     "AuditWideResults",
     "PartitionDigest",
     "PartitionResult",
+    "behaviour_intro",
     "behaviour_section",
     "behaviour_tables",
     "build_report",
@@ -68,7 +78,9 @@ __all__ = [
     "component_change_tables",
     "cut_rows",
     "digest",
+    "geo_tables",
     "geography_contrasts_shown",
+    "geography_intro",
     "geography_section",
     "geography_tables",
     "has_geography",

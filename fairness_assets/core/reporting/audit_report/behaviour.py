@@ -8,6 +8,8 @@ from typing import Any, Optional, Sequence
 import pandas as pd
 
 from ...common import result_tables as rt
+from ...reference import axes
+from .. import axis_words
 from .. import report as rep
 from .partition import PartitionDigest, PartitionResult
 
@@ -96,16 +98,31 @@ def behaviour_section(parts: Sequence[Any]) -> Optional[rep.ReportSection]:
         tables.update(p.behaviour_tables if isinstance(p, PartitionDigest) else behaviour_tables(p))
     if not tables:
         return None
-    intro = [
-        "Every counterfactual pair (two values of gender, income or nationality, all else equal) is split in "
-        "two. Behaviour: the lists the two groups received, both scored for the same student (each side's "
-        "home country, capital distances and income weighting), averaged over both sides: what the model did "
-        "differently. Needs (position): the rest of the outcome gap, the same lists scored for where each "
-        "student lives and their income. For Rep, Acad and the US+UK share, and for every gender pair, the "
-        "needs part is 0 by construction and is not tested. Each component has a percentile bootstrap "
-        "interval over strata and a paired sign-flip test, adjusted within each attribute x component "
-        "family. Envy: the share of a group's students whose own lists score lower, for them, than the lists "
-        "of the other group's otherwise identical profile in the same run (a model that ignores the profile "
-        "gives each group about the same envy)."
-    ]
-    return rep.ReportSection("behaviour", BEHAVIOUR_TITLE, intro=intro, tables=tables)
+    return rep.ReportSection("behaviour", BEHAVIOUR_TITLE, intro=[behaviour_intro()], tables=tables)
+
+
+def behaviour_intro() -> str:
+    """The section's introduction, naming the active design's axes (core/reference/axes.py): the study's
+    "two values of gender, income or nationality", its position ("home country, capital distances and
+    income weighting") and its ``none`` axes, whose needs part is 0 by construction ("every gender pair")."""
+    inputs = axis_words.position_inputs()
+    free = [axis_words.word(a) for a in axes.names(position="none")]
+    if not inputs:
+        zero = ", and for every pair (no axis of this design moves the student's position),"
+    elif free:
+        zero = f", and for every {axis_words.join(free, 'or')} pair,"
+    else:
+        zero = ","
+    values_of = axis_words.join((axis_words.word(a) for a in axes.names()), "or")
+    scored_for = f" (each side's {axis_words.join(inputs)})" if inputs else ""
+    return (
+        f"Every counterfactual pair (two values of {values_of}, all else equal) is split in two. Behaviour: "
+        f"the lists the two groups received, both scored for the same student{scored_for}, averaged over both "
+        "sides: what the model did differently. Needs (position): the rest of the outcome gap, the same lists "
+        f"scored for {axis_words.position_of('each student')}. For Rep, Acad and the US+UK share{zero} the "
+        "needs part is 0 by construction and is not tested. Each component has a percentile bootstrap interval "
+        "over strata and a paired sign-flip test, adjusted within each attribute x component family. Envy: the "
+        "share of a group's students whose own lists score lower, for them, than the lists of the other "
+        "group's otherwise identical profile in the same run (a model that ignores the profile gives each "
+        "group about the same envy)."
+    )

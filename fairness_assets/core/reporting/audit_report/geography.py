@@ -1,5 +1,10 @@
 """The report's geography section (issue 15): metrics by region, the geographic contrasts (significant first), the
-families of tests, the class-gap interactions and decomposition, home bias and its change, and the region figures."""
+families of tests, the class-gap interactions and decomposition, home bias and its change, and the region figures.
+
+The section names the active design's axes (core/reference/axes.py), read when it is built: its home axis (the
+study's nationality) places the students in regions, its lambda axis has the gap (the study's class gap, low -
+high). A design without a home axis has no student geography: the section says so and draws no region figure; a
+design without a lambda axis has no gap, and says so too."""
 
 from __future__ import annotations
 
@@ -9,7 +14,9 @@ from typing import Callable, Mapping, Optional, Sequence
 import pandas as pd
 
 from ...common import result_tables as rt
+from ...reference import axes
 from ...statistics import geostats, stats
+from .. import axis_words
 from .. import figures as fig
 from .. import report as rep
 from ._frames import _cols
@@ -17,11 +24,25 @@ from .partition import PartitionResult
 
 GEOGRAPHY_TITLE = "Geography: regions, home bias, behaviour vs needs"
 NON_SIGNIFICANT_SHOWN = 5  # per model x template x analysis, the closest to significance
-_ANALYSIS_ORDER = {"south_vs_north": 0, "region_vs_rest": 1, "nationality_vs_rest": 2}
-_WHY_EMPTY = (
-    "no profile states a nationality in the region table, or no recommendation is located in a country "
-    "(e.g. a gender_only or class_only template only)"
-)
+
+
+def _analysis_order() -> dict[str, int]:
+    """South vs North, then regions, then each value of the design's home axis (the study's nationalities)."""
+    home = axes.home()
+    return {"south_vs_north": 0, "region_vs_rest": 1, **({f"{home}_vs_rest": 2} if home else {})}
+
+
+def _why_empty() -> str:
+    """Why a geography table is empty (the study's: no profile states a nationality in the region table, or
+    no recommendation is located in a country, e.g. a gender_only or class_only template only)."""
+    home = axes.home()
+    if home is None:
+        return axis_words.no_home_reason()
+    others = [axes.axis(a).profile_set for a in axes.names(exclude=("home",))]
+    return (
+        f"no profile states a {axis_words.label(home)} in the region table, or no recommendation is located in "
+        f"a country" + (f" (e.g. a {axis_words.join(others, 'or')} template only)" if others else "")
+    )
 
 
 def _geo_table(geography: Optional[Mapping[str, pd.DataFrame]], key: str) -> Optional[pd.DataFrame]:
@@ -103,7 +124,7 @@ def geography_contrasts_shown(
     c = contrasts.assign(
         significant=_significant(contrasts["significant"]),
         _sig=~_significant(contrasts["significant"]),
-        _an=contrasts["analysis"].map(_ANALYSIS_ORDER).fillna(9),
+        _an=contrasts["analysis"].map(_analysis_order()).fillna(9),
         _abs=-pd.to_numeric(contrasts["mean_diff"], errors="coerce").abs().fillna(-1),
         _p=pd.to_numeric(contrasts["p_adjusted"], errors="coerce").fillna(2.0),
     )
@@ -161,7 +182,13 @@ GAPS_SHOWN = _shown(  # the gaps themselves: estimates, no test
     inference=("ci_low", "ci_high"),
 )
 DECOMPOSITION_SHOWN = _shown(geostats.DECOMPOSITION_COLUMNS)
-HOME_SHOWN = [c for c in geostats.HOME_COLUMNS if c != "student_iso3"]
+
+
+def _home_shown() -> list[str]:
+    """The columns of the home-bias table the report shows (:func:`geostats.home_columns`, the active
+    design's, less ``student_iso3``)."""
+    return [c for c in geostats.home_columns() if c != "student_iso3"]
+
 
 Shown = tuple[dict[str, pd.DataFrame], list[str]]  # tables (title -> frame) and notes
 
@@ -203,19 +230,40 @@ def _interactions(i: pd.DataFrame) -> Shown:
         tables[rt.title("audit_geography", "class_gap_interactions")] = _cols(inter, INTERACTIONS_SHOWN)
     gaps = i[i["kind"] == "gap"] if "kind" in i else i.iloc[0:0]
     if len(gaps):
-        tables["Class gap (low - high) per gender and per region (estimates, 95% bootstrap interval)"] = _cols(
-            gaps, GAPS_SHOWN
-        ).rename(columns={"value_a": "group"})
+        tables[_gaps_title()] = _cols(gaps, GAPS_SHOWN).rename(columns={"value_a": "group"})
     return tables, []
+
+
+def _factors() -> list[str]:
+    """The factors the lambda axis's gap is split by, in words: every axis but the home and the lambda
+    one, then the region where the design has a home axis (the study's gender and region)."""
+    return [axis_words.word(a) for a in axes.names(exclude=("home", "lambda"))] + (["region"] if axes.home() else [])
+
+
+def _gaps_title() -> str:
+    """The title of the gaps table: the lambda axis's gap per value of each factor (the study's "Class gap
+    (low - high) per gender and per region (estimates, 95% bootstrap interval)")."""
+    gap = axis_words.lambda_gap()
+    head = axis_words.gap_name().capitalize() + " gap" + (f" ({gap[1]} - {gap[0]})" if gap else "")
+    per = axis_words.join(f"per {f}" for f in _factors())
+    return f"{head}{f' {per}' if per else ''} (estimates, 95% bootstrap interval)"
 
 
 def _decomposition(d: pd.DataFrame) -> Shown:
     return {rt.title("audit_geography", "class_gap_decomposition"): _cols(d, DECOMPOSITION_SHOWN)}, []
 
 
+def _home_label() -> str:
+    """The label of the design's home axis in the tables' titles (the study's "nationality"); "home country"
+    without one."""
+    home = axes.home()
+    return axis_words.label(home) if home else "home country"
+
+
 def _home_bias(h: pd.DataFrame) -> Shown:
-    h = h.sort_values(_keys(h) + [k for k in ("region", "nationality") if k in h], kind="stable")
-    return {rt.title("audit_geography", "home_bias"): _round_km(_cols(h, HOME_SHOWN))}, []
+    home = axes.home()
+    h = h.sort_values(_keys(h) + [k for k in ("region", home) if k and k in h], kind="stable")
+    return {rt.title("audit_geography", "home_bias", home=_home_label()): _round_km(_cols(h, _home_shown()))}, []
 
 
 def _home_bias_change(hc: pd.DataFrame) -> Shown:
@@ -225,12 +273,13 @@ def _home_bias_change(hc: pd.DataFrame) -> Shown:
         if c.startswith("own_region_") and c not in ("own_region_base", "own_region_change")
     ]
     other = others[0] if others else "regional"
-    cols = ["model", "nationality", "region", "north_south"] + [
+    cols = ["model", *([axes.home()] if axes.home() else []), "region", "north_south"] + [
         f"{m}_{s}"
         for m in ("own_country", "own_region", "abroad", "mean_distance_km")
         for s in ("base", other, "change")
     ]
-    return {rt.title("audit_geography", "home_bias_change", other=other): _round_km(_cols(hc, cols))}, []
+    title = rt.title("audit_geography", "home_bias_change", other=other, home=_home_label())
+    return {title: _round_km(_cols(hc, cols))}, []
 
 
 @dataclass(frozen=True)
@@ -245,37 +294,61 @@ class _GeoTable:
     absent_if: str = ""
 
 
-GEO_TABLES = (  # in reading order
-    _GeoTable("region_metrics", _region_metrics, f"Metrics by region: not shown, the table is empty ({_WHY_EMPTY})."),
-    _GeoTable(
-        "geo_contrasts",
-        _contrasts,
-        f"Geographic contrasts: none could be tested ({_WHY_EMPTY}; a contrast needs two values "
-        "of the attribute in at least two units).",
-    ),
-    _GeoTable("families", _families, "Families of tests: no family summary was given.", absent_if="geo_contrasts"),
-    _GeoTable(
-        "class_gap_interactions",
-        _interactions,
-        "Class-gap interactions: none could be computed (no low- and high-income profiles with a gender or a region).",
-    ),
-    _GeoTable(
-        "class_gap_decomposition",
-        _decomposition,
-        "Behaviour vs needs: no class gap could be split (the profiles state no economic class, or no item is scored).",
-    ),
-    _GeoTable(
-        "home_bias",
-        _home_bias,
-        f"Home bias: not shown, no located recommendation of a profile with a nationality ({_WHY_EMPTY}).",
-    ),
-    _GeoTable(
-        "home_bias_change",
-        _home_bias_change,
-        "Home bias change: not shown, the audit has no base and regional template of the same model.",
-        absent_if="home_bias",
-    ),
-)
+def _no_gap(what: str) -> str:
+    """Why the lambda axis's gap has no ``what`` (interactions, a split): the study's "(no low- and
+    high-income profiles with a gender or a region)"; a design without a lambda axis has no gap at all."""
+    gap, lam = axis_words.lambda_gap(), axes.lambda_axis()
+    if gap is None:
+        return f"{what}: not computed, the design has no lambda axis with two values (no gap to split)."
+    if what.startswith("Behaviour"):
+        return (
+            f"{what}: no {axis_words.gap_name()} gap could be split (the profiles state no "
+            f"{axis_words.label(lam)}, or no item is scored)."
+        )
+    both = axis_words.elided(axis_words.value_words(lam, gap[1]), axis_words.value_words(lam, gap[0]))
+    factors = _factors()
+    with_ = f" with {axis_words.join((f'a {f}' for f in factors), 'or')}" if factors else ""
+    return f"{what}: none could be computed (no {both} profiles{with_})."
+
+
+def geo_tables() -> tuple[_GeoTable, ...]:
+    """The tables of the section in reading order, with the notes of the active design's axes."""
+    why = _why_empty()
+    home = axes.home()
+    gap = axis_words.gap_name().capitalize()
+    return (
+        _GeoTable(
+            "region_metrics",
+            _region_metrics,
+            f"Metrics by region: not shown, the table is empty ({why})."
+            if home
+            else f"Metrics by region: skipped, {axis_words.no_home_reason()}.",
+        ),
+        _GeoTable(
+            "geo_contrasts",
+            _contrasts,
+            f"Geographic contrasts: none could be tested ({why}; a contrast needs two values "
+            "of the attribute in at least two units)."
+            if home
+            else f"Geographic contrasts: skipped, {axis_words.no_home_reason()}.",
+        ),
+        _GeoTable("families", _families, "Families of tests: no family summary was given.", absent_if="geo_contrasts"),
+        _GeoTable("class_gap_interactions", _interactions, _no_gap(f"{gap}-gap interactions")),
+        _GeoTable("class_gap_decomposition", _decomposition, _no_gap("Behaviour vs needs")),
+        _GeoTable(
+            "home_bias",
+            _home_bias,
+            f"Home bias: not shown, no located recommendation of a profile with a {axis_words.label(home)} ({why})."
+            if home
+            else f"Home bias: skipped, {axis_words.no_home_reason()}.",
+        ),
+        _GeoTable(
+            "home_bias_change",
+            _home_bias_change,
+            "Home bias change: not shown, the audit has no base and regional template of the same model.",
+            absent_if="home_bias",
+        ),
+    )
 
 
 def geography_tables(geography: Optional[Mapping[str, pd.DataFrame]]) -> tuple[dict[str, pd.DataFrame], list[str]]:
@@ -283,7 +356,7 @@ def geography_tables(geography: Optional[Mapping[str, pd.DataFrame]]) -> tuple[d
     which were not shown and why. Input: :func:`geostats.geo_statistics`'s dict."""
     tables: dict[str, pd.DataFrame] = {}
     notes: list[str] = []
-    for spec in GEO_TABLES:
+    for spec in geo_tables():
         t = _geo_table(geography, spec.key)
         if t is not None:
             shown, said = spec.show(t)
@@ -307,7 +380,11 @@ def geography_section(
     tables, notes = geography_tables(geography)
     items = (geography or {}).get("geo_items")
     given, figures = figures, []
-    if given is not None:
+    if axes.home() is None:  # no student has a home country: the region figures have nothing to draw
+        notes.append(
+            f"Figures: the region flow and the locations by region are not drawn: {axis_words.no_home_reason()}."
+        )
+    elif given is not None:
         figures = list(given)
     elif isinstance(items, pd.DataFrame):
         keys = [(p.model, p.template) for p in parts]
@@ -320,13 +397,31 @@ def geography_section(
             "Figures: no item geography (geo_items) was given, so the region flow and the locations by "
             "region are not drawn."
         )
-    intro = [
-        "Students are placed in regions by their nationality (data/regions/regions.csv: six regions and a "
-        "Global North/South split), recommended universities by their country. Each contrast compares one "
-        "group with the rest, paired within gender x income strata with the runs as replicates: the interval "
+    intro = [geography_intro()]
+    return rep.ReportSection("geography", GEOGRAPHY_TITLE, intro=intro, tables=tables, figures=figures, notes=notes)
+
+
+def geography_intro() -> str:
+    """The section's introduction, naming the active design's axes: its home axis places the students in
+    regions (the study's nationality), the other axes are the strata (the study's gender x income)."""
+    home = axes.home()
+    if home is None:
+        return (
+            "This design has no home axis: no student has a home country, capital or region, so the regional "
+            "contrasts, the home bias and the region figures are skipped; recommended universities are placed "
+            "by their country only. What the section shows does not need a student's home: the gap of the "
+            "lambda axis and its behaviour / needs split, where the design has one."
+        )
+    strata = " x ".join(axis_words.word(a) for a in axes.names(exclude=("home",)))
+    paired = f"paired within {strata} strata" if strata else "paired"
+    tests = (
+        f"Each contrast compares one group with the rest, {paired} with the runs as replicates: the interval "
         "is a percentile bootstrap over those units, the p-value a sign-flip permutation test adjusted within "
         "its family (every value and metric of one analysis of one model x template). The family table gives "
         "each family's size and the smallest p its test can reach: a family whose smallest attainable p is "
         "above alpha / size cannot show a significant result, whatever the data."
-    ]
-    return rep.ReportSection("geography", GEOGRAPHY_TITLE, intro=intro, tables=tables, figures=figures, notes=notes)
+    )
+    return (
+        f"Students are placed in regions by their {axis_words.label(home)} (data/regions/regions.csv: six regions "
+        "and a Global North/South split), recommended universities by their country. " + tests
+    )

@@ -8,6 +8,8 @@ from typing import Mapping, Optional
 import pandas as pd
 
 from ...common import result_tables as rt
+from ...reference import axes
+from .. import axis_words
 from .. import figures as fig
 from .. import report as rep
 
@@ -72,10 +74,12 @@ def sensitivity_section(verdicts: Optional[pd.DataFrame]) -> Optional[rep.Report
         return None
     v = verdicts.assign(robust=verdicts["robust"].map(rep.truthy).eq(True))
     v = v.assign(_r=v["robust"]).sort_values(["_r", "source", "template"], kind="stable").drop(columns="_r")
+    lam = axes.lambda_axis()  # the active design's (core/reference/axes.py): the study's economic class
+    every = f"every {axis_words.gap_name()}" if lam else "every student (the design has no lambda axis)"
     intro = [
         "Every significant finding of the audit (a counterfactual disparity) and of the model comparison is "
         "computed again from the stored items under the method's heuristics: lambda halved and doubled for "
-        "every class (and the lambda triple given, if any), R_max 1000 and 1500. A finding that keeps its "
+        f"{every} (and the lambda triple given, if any), R_max 1000 and 1500. A finding that keeps its "
         "sign and its significance in every setting is robust; one that flips sign or loses significance in "
         "any setting is fragile, and a decision should not rest on it alone. No answer is generated again."
     ]

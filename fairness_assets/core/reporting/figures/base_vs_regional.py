@@ -6,8 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ...reference import axes
+from .. import axis_words
 from .shared import (
-    ATTRIBUTE_LABELS,
     BAR,
     BAR_2,
     FONT,
@@ -20,6 +21,7 @@ from .shared import (
     _png,
     _skip,
     _title,
+    attribute_label,
     shorten,
 )
 
@@ -39,15 +41,16 @@ def base_vs_regional_drs(drs_change: pd.DataFrame, model: str = "") -> Figure:
     metrics = [m for m in ("drs", "acc", "rep") if f"{m}_change_pct" in df.columns]
     if df.empty or not metrics or df[[f"{m}_change_pct" for m in metrics]].isna().all().all():
         return _skip(name, title, "no group has both a base and a regional score", model, "")
-    order = {"overall": 0, "gender": 1, "economic_class": 2}
-    df = df.assign(_o=df["group_by"].map(order).fillna(3))
+    groups = axes.names(exclude=("home",))  # the breakdown axes of drs_summary, in the design's order
+    order = {"overall": 0, **{a: i + 1 for i, a in enumerate(groups)}}
+    df = df.assign(_o=df["group_by"].map(order).fillna(len(groups) + 1))
     within = {b: _ordered_values(df.loc[df["group_by"] == b, "group"], b) for b in df["group_by"].unique()}
     df = df.assign(
         _w=[within[b].index(g) if g in within[b] else 99 for b, g in zip(df["group_by"], df["group"], strict=False)]
     )
     df = df.sort_values(["_o", "group_by", "_w"], kind="stable").reset_index(drop=True)
     labels = [
-        ("all students" if b == "overall" else f"{ATTRIBUTE_LABELS.get(b, b)}: {_group_label(b, g)}")
+        ("all students" if b == "overall" else f"{attribute_label(b)}: {_group_label(b, g)}")
         for b, g in zip(df["group_by"], df["group"], strict=False)
     ]
     fig = _new_figure(8.0, 1.6 + 0.42 * len(df))
@@ -85,9 +88,10 @@ def base_vs_regional_drs(drs_change: pd.DataFrame, model: str = "") -> Figure:
         label_size=FONT - 1,
         xlabel_size=FONT - 1,
     )
+    by = axis_words.join(attribute_label(a) for a in groups)
     caption = (
         f"Percent change of the mean DRS, Accessibility and Reputation of {model or 'the model'}'s responses "
-        "from the base to the regional template, overall and by gender and economic class: "
+        f"from the base to the regional template, overall{f' and by {by}' if by else ''}: "
         "(regional - base) / |base| x 100. A missing bar: base value 0 or missing."
     )
     return Figure(name, title, caption, _png(fig), model, "")

@@ -7,7 +7,6 @@ import numpy as np
 import pandas as pd
 
 from .shared import (
-    ATTRIBUTE_LABELS,
     BAR,
     BAR_2,
     FONT,
@@ -20,6 +19,7 @@ from .shared import (
     _png,
     _skip,
     _title,
+    attribute_label,
     shorten,
 )
 
@@ -198,7 +198,7 @@ def drift(
         df["_label"] = [
             ("all students" if b == "overall" else g)
             if b in ("overall", None) or b != b
-            else f"{ATTRIBUTE_LABELS.get(b, b)}: {_group_label(b, g)}"
+            else f"{attribute_label(b)}: {_group_label(b, g)}"
             for b, g in zip(df["group_by"], df["group"].astype(str), strict=False)
         ]
     else:

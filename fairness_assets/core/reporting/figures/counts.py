@@ -9,8 +9,8 @@ from typing import Optional, Sequence
 import numpy as np
 import pandas as pd
 
+from .. import axis_words
 from .shared import (
-    ATTRIBUTE_LABELS,
     BAR,
     BAR_2,
     FONT,
@@ -25,6 +25,7 @@ from .shared import (
     _single,
     _skip,
     _title,
+    attribute_label,
     shorten,
 )
 
@@ -101,26 +102,31 @@ def _hbar(ax, labels: Sequence[str], values: np.ndarray, counts: np.ndarray, col
     ax.set_axisbelow(True)
 
 
+def figure_suffix(by: str) -> str:
+    """The ``_by_`` part of a top-20 figure's name: the axis's short name, file-safe (the study's
+    ``class`` for ``economic_class``, ``gender``)."""
+    return axis_words.short(by).replace(" ", "_")
+
+
 def top_figure(
     items: pd.DataFrame, kind: str, by: Optional[str] = None, *, model: str = "", template: str = "", n: int = TOP_N
 ) -> Figure:
     """Top-``n`` university countries / universities / programs, overall or one panel per value
-    of ``by`` (``gender`` or ``economic_class``); bars are shares of the panel's items, the
-    number beside each bar its count."""
+    of axis ``by`` (one of :func:`axis_words.by_axes`: the study's ``economic_class`` or ``gender``);
+    bars are shares of the panel's items, the number beside each bar its count. The figure is named
+    ``top_<kind>_by_<the axis's short name>`` (the study's ``top_locations_by_class``)."""
     if kind not in _TOP_KINDS:
         raise ValueError(f"unknown kind {kind!r}; use one of {sorted(_TOP_KINDS)}")
     model = model or _single(items, "model")
     template = template or _single(items, "template")
-    name = f"top_{kind}" + (f"_by_{'class' if by == 'economic_class' else by}" if by else "")
+    name = f"top_{kind}" + (f"_by_{figure_suffix(by)}" if by else "")
     what = {"locations": "university locations", "universities": "universities", "programs": "programs"}[kind]
-    by_txt = f" by {ATTRIBUTE_LABELS.get(by, by)}" if by else ""
+    by_txt = f" by {attribute_label(by)}" if by else ""
     title = _title(f"Top {n} recommended {what}{by_txt}", model, template)
     if items is None or items.empty:
         return _skip(name, title, "no recommended items in this partition", model, template)
     if by is not None and (by not in items.columns or items[by].isna().all()):
-        return _skip(
-            name, title, f"the profiles of this template state no {ATTRIBUTE_LABELS.get(by, by)}", model, template
-        )
+        return _skip(name, title, f"the profiles of this template state no {attribute_label(by)}", model, template)
     top = top_counts(items, kind, by, n)
     if top.empty:
         missing = {"locations": "country", "universities": "university", "programs": "program"}[kind]

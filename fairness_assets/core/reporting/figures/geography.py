@@ -9,6 +9,8 @@ from typing import Iterable, Optional, Sequence
 import numpy as np
 import pandas as pd
 
+from ...reference import axes
+from .. import axis_words
 from .counts import item_labels
 from .partition import partition_tables
 from .shared import FONT, TOP_N, Figure, _context, _new_figure, _png, _single, _skip, _title, shorten
@@ -59,6 +61,16 @@ def _region_order(values: Iterable) -> list:
     return known + [r for r in present if r not in known]
 
 
+def _no_region_reason() -> str:
+    """Why no student has a region: the design has no home axis, or this template's profiles state none
+    of its values (or none is in the region table)."""
+    home = axes.home()
+    if home is None:
+        return f"no student region: {axis_words.no_home_reason()}"
+    what = axis_words.label(home)
+    return f"no student region: the profiles of this template state no {what} (or no {what} is in the region table)"
+
+
 def region_flow(geo_items: Optional[pd.DataFrame], model: str = "", template: str = "") -> Figure:
     """Student region (rows) x university region (columns): each row is the share of that
     region's students' recommendations located in each region (rows sum to 100).
@@ -86,8 +98,7 @@ def region_flow(geo_items: Optional[pd.DataFrame], model: str = "", template: st
         return _skip(
             name,
             title,
-            "no student region: the profiles of this template state no nationality "
-            "(or no nationality is in the region table)",
+            _no_region_reason(),
             model,
             template,
         )

@@ -1,6 +1,11 @@
-"""Every figure of one partition (:func:`all_partition_figures`, :data:`FIGURE_NAMES`), of many partitions
+"""Every figure of one partition (:func:`all_partition_figures`, :func:`figure_names`), of many partitions
 in worker processes (:func:`many_partition_figures`), and one partition's rows of the tables
-(:func:`partition_tables`)."""
+(:func:`partition_tables`).
+
+The figures follow the active design's axes (core/reference/axes.py), read when called: a top-20 figure
+per value of each of :func:`axis_words.by_axes` (the study's ``_by_class`` and ``_by_gender``), the
+heatmap of the home axis (the study's ``nationality_heatmap``). ``FIGURE_NAMES`` is read at access time
+(:func:`figure_names`)."""
 
 from __future__ import annotations
 
@@ -8,8 +13,9 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from .counts import recommended_locations, top_figure
-from .heatmap import nationality_heatmap
+from .. import axis_words
+from .counts import figure_suffix, recommended_locations, top_figure
+from .heatmap import heatmap_name, home_heatmap
 from .shared import TOP_N, Figure, _single
 from .world import world_map
 
@@ -53,26 +59,38 @@ def all_partition_figures(
     template = template or _single(items, "template")
     figs = []
     for kind in ("locations", "universities", "programs"):
-        for by in (None, "economic_class", "gender"):
+        for by in (None, *axis_words.by_axes()):
             figs.append(top_figure(items, kind, by, model=model, template=template, n=n))
     figs.append(recommended_locations(items, tables.get("grs_by_country"), model=model, template=template))
-    figs.append(nationality_heatmap(items, model=model, template=template))
+    figs.append(home_heatmap(items, model=model, template=template))
     figs.append(world_map(items, tables.get("grs_by_country"), model=model, template=template))
     return figs
 
 
-FIGURE_NAMES = tuple(
-    [f"top_{k}{s}" for k in ("locations", "universities", "programs") for s in ("", "_by_class", "_by_gender")]
-    + [
-        "recommended_locations",
-        "nationality_heatmap",
-        "world_map",
-        "base_vs_regional_drs",
-        "base_vs_regional_grs",
-        "model_comparison",
-        "drift",
-    ]
-)
+def figure_names() -> tuple[str, ...]:
+    """The names of the figures of a partition, a model and the comparisons, under the active design: the
+    study's ``top_locations``, ``top_locations_by_class``, ``top_locations_by_gender``, ...,
+    ``nationality_heatmap``, ``world_map``, the base-vs-regional figures, ``model_comparison``, ``drift``."""
+    suffixes = ("", *(f"_by_{figure_suffix(a)}" for a in axis_words.by_axes()))
+    return tuple(
+        [f"top_{k}{s}" for k in ("locations", "universities", "programs") for s in suffixes]
+        + [
+            "recommended_locations",
+            heatmap_name(),
+            "world_map",
+            "base_vs_regional_drs",
+            "base_vs_regional_grs",
+            "model_comparison",
+            "drift",
+        ]
+    )
+
+
+def __getattr__(name: str):
+    # FIGURE_NAMES, read at access time: the active design's (callers outside core read it)
+    if name == "FIGURE_NAMES":
+        return figure_names()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _partition_job(job: tuple) -> list[Figure]:

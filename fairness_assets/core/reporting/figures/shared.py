@@ -16,6 +16,7 @@ from matplotlib.figure import Figure as MplFigure
 
 from ...common.naming import file_stem
 from ...reference import axes
+from .. import axis_words
 
 DPI = 100
 TOP_N = 20
@@ -24,11 +25,6 @@ FONT = 9
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]|^[.-]")  # a figure name that is not a file name as it is
 SAVE_METADATA = {"Software": None}  # PNG: no "Software" chunk; matplotlib writes no time for PNG
 
-ATTRIBUTE_LABELS = axes.labels()  # the axis catalogue's labels (core/reference/axes.py)
-# each axis's declared values in the catalogue's order; an axis whose values the grid chooses
-# (nationality) is drawn in the order of its data
-ORDER = {a.name: list(a.values) for a in axes.AXES if a.values is not None}
-CLASS_LABELS = {"high": "high-income", "middle": "middle-income", "low": "low-income"}
 BAR = "#3b6ea8"
 BAR_2 = "#c8a24a"
 POS = "#2e7d4f"
@@ -111,16 +107,36 @@ def _skip(name: str, title: str, reason: str, model: str, template: str) -> Figu
     )
 
 
+def attribute_labels() -> dict[str, str]:
+    """{axis: its label in figures}: the active design's (core/reference/axes.py), read when called."""
+    return axes.labels()
+
+
+def attribute_label(attr: Optional[str]) -> str:
+    """Axis ``attr``'s label in figures (``attr`` itself where the design has no such axis)."""
+    return axis_words.label(attr) if attr is not None else ""
+
+
+def value_orders() -> dict[str, list[str]]:
+    """{axis: its values in the design's order} of the axes drawn in that order; the home axis's values
+    (the study's nationalities) are drawn in the order of the data."""
+    return axes.orders()
+
+
+def lambda_value_labels() -> dict[str, str]:
+    """{value: its words} of the lambda axis (the study's high -> high-income); empty without one."""
+    lam = axes.lambda_axis()
+    return {v: axes.axis(lam).words_of(v) for v in axes.values(lam)} if lam else {}
+
+
 def _ordered_values(values: Iterable, attr: str) -> list:
     present = list(dict.fromkeys(v for v in values if isinstance(v, str)))
-    known = [v for v in ORDER.get(attr, []) if v in present]
+    known = [v for v in value_orders().get(attr, []) if v in present]
     return known + sorted(v for v in present if v not in known)
 
 
 def _group_label(attr: str, value) -> str:
-    if attr == "economic_class":
-        return CLASS_LABELS.get(value, str(value))
-    return str(value)
+    return axis_words.value_words(attr, value)
 
 
 def _single(df: pd.DataFrame, col: str) -> str:

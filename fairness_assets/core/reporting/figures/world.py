@@ -10,6 +10,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure as MplFigure
 
+from ...reference import axes
+from .. import axis_words
 from .shared import DPI, FONT, Figure, _context, _new_figure, _png, _single, _skip, _title, shorten
 
 WORLD_MAP_BOUND = 2.0  # log2 of the share ratio: the colour scale ends at 4x fewer / 4x more
@@ -87,23 +89,36 @@ def country_share_ratios(items: pd.DataFrame, grs: Optional[pd.DataFrame]) -> pd
 
 
 def _student_countries(items: pd.DataFrame) -> tuple[list[str], list[str]]:
-    """The ISO3 codes of the students' nationalities (``student_iso3`` of ``drs_items``, else the
-    ``nationality`` names resolved), and the nationalities that resolve to no country."""
-    if "nationality" not in items.columns or items["nationality"].isna().all():
+    """The ISO3 codes of the students' home countries (``student_iso3`` of ``drs_items``, else the values
+    of the design's home axis resolved: the study's nationalities), and the values that resolve to no
+    country. None of either for a design without a home axis."""
+    home = axes.home()
+    if home is None or home not in items.columns or items[home].isna().all():
         return [], []
     if "student_iso3" in items.columns:
-        pairs = items[["nationality", "student_iso3"]].dropna(subset=["nationality"]).drop_duplicates()
+        pairs = items[[home, "student_iso3"]].dropna(subset=[home]).drop_duplicates()
         codes = pairs["student_iso3"]
     else:
         from ...reference.geo import CountryResolver
 
-        pairs = items[["nationality"]].dropna().drop_duplicates()
+        pairs = items[[home]].dropna().drop_duplicates()
         resolver = CountryResolver()
-        codes = pairs["nationality"].map(resolver.iso3)
-    unresolved = sorted(
-        {str(n) for n, c in zip(pairs["nationality"], codes, strict=False) if not isinstance(c, str) or not c}
-    )
+        codes = pairs[home].map(resolver.iso3)
+    unresolved = sorted({str(n) for n, c in zip(pairs[home], codes, strict=False) if not isinstance(c, str) or not c})
     return sorted({str(c) for c in codes if isinstance(c, str) and c}), unresolved
+
+
+def _home_label() -> str:
+    """The label of the design's home axis (the study's "nationality"), "home country" without one."""
+    home = axes.home()
+    return axis_words.label(home) if home else "home country"
+
+
+def _no_students() -> str:
+    """The caption's sentence when no student country is marked."""
+    if axes.home() is None:
+        return f"No student country is marked: {axis_words.no_home_reason()}. "
+    return f"The profiles of this template state no {_home_label()}. "
 
 
 def world_map_colors(table: pd.DataFrame) -> pd.DataFrame:
@@ -264,7 +279,7 @@ def _world_map_figure(table: pd.DataFrame, students: Sequence[str], title: str, 
                 markerfacecolor="white",
                 markeredgecolor="black",
                 linestyle="none",
-                label=f"students' nationality ({len(student_drawn)} countries)",
+                label=f"students' {_home_label()} ({len(student_drawn)} countries)",
             )
         )
     if dots:
@@ -301,7 +316,8 @@ def world_map(
     ratio, clipped at +-:data:`WORLD_MAP_BOUND`, on ColorBrewer's PuOr: orange fewer, purple more);
     corpus countries never recommended dark grey and hatched; countries without corpus
     universities light grey (dotted when recommended anyway); the countries of the students'
-    nationalities marked with a triangle; countries too small to see also drawn as a dot.
+    home countries (the values of the design's home axis: the study's nationalities) marked with a
+    triangle; countries too small to see also drawn as a dot.
 
     Shapes: Natural Earth admin-0 countries shipped inside a package (:mod:`..world_shapes`),
     joined on ISO3; nothing is downloaded."""
@@ -366,11 +382,15 @@ def world_map(
         + (f"Most over-represented: {over}. " if over else "")
         + (f"Most under-represented among the recommended: {under_txt}. " if under_txt else "")
         + (
-            f"Triangles: the {_countries(len(drawn['students']))} of the students' nationalities. "
+            f"Triangles: the {_countries(len(drawn['students']))} of the students' {axis_words.plural(_home_label())}. "
             if drawn["students"]
-            else "The profiles of this template state no nationality. "
+            else _no_students()
         )
-        + (f"Nationalities that name no country: {', '.join(unresolved[:5])}. " if unresolved else "")
+        + (
+            f"{axis_words.plural(_home_label()).capitalize()} that name no country: {', '.join(unresolved[:5])}. "
+            if unresolved
+            else ""
+        )
         + (
             "Dots: countries too small to see ("
             f"{', '.join(shorten(c, 24) for c in table.set_index('iso3').loc[drawn['dots'], 'country'][:8])}"

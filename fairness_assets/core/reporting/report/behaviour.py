@@ -11,10 +11,10 @@ import pandas as pd
 
 from ...common import metric_catalogue as catalogue
 from ...reference import axes
+from .. import axis_words
 from .cells import _is_missing, truthy
 from .wording import _correction, _fmt_p, _norm_attr, _partition_keys, _under, who
 
-_ATTR_WORDS = axes.words()  # the axis catalogue (core/reference/axes.py)
 _METRIC_SHORT = catalogue.labels("decompose")  # the short names of the contrasts' metrics
 
 
@@ -27,6 +27,21 @@ def _ci(lo, hi, flip: bool = False) -> str:
     if flip:
         lo, hi = -hi, -lo
     return f"[{lo:+.3f}, {hi:+.3f}]" if np.isfinite(lo) and np.isfinite(hi) else "[no interval]"
+
+
+def _attr_word(attr: str) -> str:
+    """An attribute's word in the sentences (the active design's; core/reference/axes.py)."""
+    return axis_words.word(attr)
+
+
+def _who_pays() -> str:
+    """The students a model that ignores who asks leaves worse off: those far from the recommended
+    universities (a home axis) or whose distance weighting is stronger (a lambda axis)."""
+    home, lam = axes.home(), axes.lambda_axis()
+    parts = (["students far from the recommended universities"] if home else []) + (
+        [f"{'' if home else 'students '}whose {axis_words.word(lam)} weights distance more"] if lam else []
+    )
+    return ", or ".join(parts) if parts else "students in a weaker position"
 
 
 def _tests(n) -> str:
@@ -67,7 +82,8 @@ def behaviour_findings(
     behaviour finding, the metrics whose behaviour part did not change significantly. A
     partition without any significant behaviour part is described as a model that gave the same
     lists whoever asked; where outcome gaps exist, that students far from the recommended
-    universities (or with a stronger distance weighting) pay for it."""
+    universities (or with a stronger distance weighting) pay for it. The attributes are named by the
+    active design's words (core/reference/axes.py)."""
     d = _prepared_decomposition(decomposition, model, template)
     if d is None:
         return []
@@ -108,7 +124,7 @@ def behaviour_findings(
                 same = [x for x in dict.fromkeys(g["_metric"]) if x not in found]
                 if same:
                     out.append(
-                        f"{under}, by {_ATTR_WORDS.get(attr, attr)} the lists differed in "
+                        f"{under}, by {_attr_word(attr)} the lists differed in "
                         f"{', '.join(_METRIC_SHORT.get(x, x) for x in sorted(found))} but not in "
                         f"{', '.join(_METRIC_SHORT.get(x, x) for x in same)} (behaviour parts not "
                         "significant after correction)."
@@ -119,7 +135,7 @@ def behaviour_findings(
             continue
         fams = tested.groupby("_attr")["family_size"].max() if "family_size" in tested else pd.Series(dtype=float)
         metrics_tested = ", ".join(_METRIC_SHORT.get(x, x) for x in dict.fromkeys(tested["_metric"]))
-        attrs = ", ".join(f"{_ATTR_WORDS.get(a, a)}: {_tests(n)}" for a, n in fams.items())
+        attrs = ", ".join(f"{_attr_word(a)}: {_tests(n)}" for a, n in fams.items())
         tot = part[(part["component"].astype(str) == "total") & part["_sig"]]
         needs = part[(part["component"].astype(str) == "needs") & part["_sig"]]
         s = (
@@ -129,8 +145,7 @@ def behaviour_findings(
         )
         if len(tot):
             s += (
-                f"; yet {len(tot)} outcome gap(s) are significant: students far from the recommended "
-                "universities, or whose income weights distance more, pay for the same lists"
+                f"; yet {len(tot)} outcome gap(s) are significant: {_who_pays()} pay for the same lists"
                 + (f" (needs part significant in {len(needs)} pair(s) x metric(s))" if len(needs) else "")
                 + ". This is a finding: the model did not adapt its recommendations to who the student is"
             )
@@ -157,7 +172,7 @@ def _unattainable(tested: pd.DataFrame, under: str) -> list[str]:
         p_min = pd.to_numeric(g["p_min_attainable"], errors="coerce").min()
         if np.isfinite(size) and np.isfinite(p_min) and size > 0 and p_min > alpha / size:
             out.append(
-                f"{under}, the behaviour parts by {_ATTR_WORDS.get(attr, attr)} cannot reach significance: "
+                f"{under}, the behaviour parts by {_attr_word(attr)} cannot reach significance: "
                 f"with {_tests(size)} in the family the smallest attainable p ({p_min:.4f}) is above alpha / "
                 f"size ({alpha / size:.2g}); read their intervals, not their tests."
             )
@@ -202,14 +217,15 @@ def outcome_split_sentence(
         f"{_ci(b.get('ci_low'), b.get('ci_high'), flip)} ({correction}-{_fmt_p(b.get('p_adjusted'))}, {bsig}, "
         f"{_tests(b.get('family_size'))} in the family)"
     )
+    attr = _norm_attr(attribute)
     if n["_byc"]:
-        why = (
-            "gender does not move the student's position"
-            if _norm_attr(attribute) == "gender"
+        why = (  # a `none` axis (the study's gender) moves nothing of where the student stands (METHOD.md §10-11)
+            f"{_attr_word(attr)} does not move the student's position"
+            if axis_words.position(attr) == "none"
             else f"{name} does not depend on the student"
         )
         return f"Of this gap, all is {beh}; position (needs) is 0 by construction: {why}."
     return (
-        f"Of this gap, {beh}; position (needs: the same universities scored for where the student lives and "
-        f"their income) {sign * _num(n['mean_diff']):+.3f} {_ci(n.get('ci_low'), n.get('ci_high'), flip)}."
+        f"Of this gap, {beh}; position (needs: the same universities scored for {axis_words.position_of()}) "
+        f"{sign * _num(n['mean_diff']):+.3f} {_ci(n.get('ci_low'), n.get('ci_high'), flip)}."
     )

@@ -1,6 +1,6 @@
-"""Words shared by the report's English findings: the attributes' names and aliases, the groups as the
-sentences name them (:func:`who`), the partition a sentence is about (:func:`_under`), adjusted p-values and the
-name of the multiple-testing correction."""
+"""Words shared by the report's English findings: the attributes' names and aliases (the active design's,
+:mod:`..axis_words`), the groups as the sentences name them (:func:`who`), the partition a sentence is about
+(:func:`_under`), adjusted p-values and the name of the multiple-testing correction."""
 
 from __future__ import annotations
 
@@ -8,17 +8,8 @@ from typing import Optional
 
 import pandas as pd
 
+from .. import axis_words
 from .cells import _is_missing
-
-_ATTR_ALIASES = {
-    "gender": "gender",
-    "economic_class": "economic_class",
-    "economic class": "economic_class",
-    "class": "economic_class",
-    "income": "economic_class",
-    "nationality": "nationality",
-}
-_CLASS_WORDS = {"high": "high-income", "middle": "middle-income", "low": "low-income"}
 
 
 def _partition_keys(df: pd.DataFrame, model: str, template: str) -> pd.DataFrame:
@@ -41,16 +32,14 @@ def _under(model: str, template: str) -> str:
 
 
 def who(attr: str, value: str) -> str:
-    if attr == "economic_class":
-        return f"{_CLASS_WORDS.get(value, value)} students"
-    if attr == "gender":
-        return f"{value} students"
-    return f"students from {value}"
+    """The students of one value of axis ``attr`` as the sentences name them (the active design's:
+    :func:`axis_words.who`; the study's "low-income students", "female students", "students from Kenya")."""
+    return axis_words.who(attr, value)
 
 
 def _norm_attr(v) -> str:
-    s = str(v).strip().lower()
-    return _ATTR_ALIASES.get(s, s)
+    """The axis an attribute's spelling names (its name, label, word or an alias in the active design)."""
+    return axis_words.canonical(v)
 
 
 def _fmt_p(p) -> str:

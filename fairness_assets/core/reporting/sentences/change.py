@@ -10,6 +10,7 @@ import pandas as pd
 
 from ...reference import axes
 from ...statistics import component_change as cc
+from .. import axis_words
 
 
 def _who(r) -> tuple[str, str]:
@@ -23,17 +24,19 @@ def _who(r) -> tuple[str, str]:
             if an == "south_vs_north"
             else f"students from {a}"
         )
-        if an == "nationality_vs_rest":
+        if axes.home() and an == f"{axes.home()}_vs_rest":  # each home value vs the rest (the study's nationality)
             return f"students from {b}", other
         if an == "south_vs_north":
             return f"students of the {b}", other
         return f"students from {b}", other if a == "rest" else f"students from {a}"
-    attr = axes.words().get(an, an)
-    if an == "economic_class":
-        return f"{b}-income profiles", f"{a}-income profiles"
-    if an == "nationality":
+    kind = axis_words.position(an)  # the active design's axis kind (core/reference/axes.py); None: not an axis
+    if kind == "lambda":  # its values in their words (the study's low-income profiles)
+        return f"{axis_words.value_words(an, b)} profiles", f"{axis_words.value_words(an, a)} profiles"
+    if kind == "home":
         return f"profiles from {b}", f"profiles from {a}"
-    return f"{b} profiles", f"{a} profiles" + ("" if attr == "gender" else f" ({attr})")
+    if kind == "none":  # a value that names the group (the study's female profiles)
+        return f"{b} profiles", f"{a} profiles"
+    return f"{b} profiles", f"{a} profiles ({axis_words.word(an)})"
 
 
 def _ci(lo, hi) -> str:

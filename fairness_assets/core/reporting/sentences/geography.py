@@ -10,7 +10,9 @@ from typing import Mapping, Optional
 import numpy as np
 import pandas as pd
 
+from ...reference import axes
 from ...statistics.geostats import METRIC_LABELS
+from .. import axis_words
 
 
 def _fmt_p(p: float) -> str:
@@ -22,7 +24,11 @@ def _where(r) -> str:
     return (" / ".join(parts) + ": ") if parts else ""
 
 
-_ANALYSIS_ORDER = {"south_vs_north": 0, "region_vs_rest": 1, "nationality_vs_rest": 2}
+def _analysis_order() -> dict[str, int]:
+    """The geographic analyses in reading order: South vs North, regions, then each value of the active
+    design's home axis (the study's ``nationality_vs_rest``)."""
+    home = axes.home()
+    return {"south_vs_north": 0, "region_vs_rest": 1, **({f"{home}_vs_rest": 2} if home else {})}
 
 
 def _who(r) -> tuple[str, str]:
@@ -36,7 +42,7 @@ def _ci3(m: float, lo: float, hi: float) -> str:
 
 
 def _sorted_findings(t: pd.DataFrame) -> pd.DataFrame:
-    t = t.assign(_o=t["analysis"].map(_ANALYSIS_ORDER).fillna(9), _a=t["mean_diff"].abs())
+    t = t.assign(_o=t["analysis"].map(_analysis_order()).fillna(9), _a=t["mean_diff"].abs())
     return t.sort_values(["_o", "_a"], ascending=[True, False])
 
 
@@ -124,10 +130,15 @@ def _contrast_sentences(c: Optional[pd.DataFrame], max_findings: int) -> list[st
 
 
 def _decomposition_sentences(d: Optional[pd.DataFrame]) -> list[str]:
-    """The high vs low class gap of each metric, split into behaviour and needs."""
+    """The gap of the active design's lambda axis (its last value minus its first: the study's low minus
+    high income) of each metric, split into behaviour and needs; none without a lambda axis."""
     out: list[str] = []
-    if d is not None and len(d):
-        d = d[(d["value_a"] == "high") & (d["value_b"] == "low")]
+    gap = axis_words.lambda_gap()
+    if d is not None and len(d) and gap is not None:
+        first, last = gap
+        lam = axes.lambda_axis()
+        what = axis_words.word(lam)
+        d = d[(d["value_a"] == first) & (d["value_b"] == last)]
         kcols = [k for k in ("model", "template") if k in d.columns]
         sig_b = d[(d["component"] == "behaviour") & d["significant"].astype(bool)]
         adapted = (
@@ -148,7 +159,7 @@ def _decomposition_sentences(d: Optional[pd.DataFrame]) -> list[str]:
             where = " / ".join(str(k) for k in key[:-1])
             label = METRIC_LABELS.get(key[-1], key[-1])
             head = (
-                f"{where}: the {label} gap, low minus high income, is {t.mean_diff:+.3f} "
+                f"{where}: the {label} gap, {last} minus {first} {what}, is {t.mean_diff:+.3f} "
                 f"[{t.ci_low:+.3f}, {t.ci_high:+.3f}]; "
             )
             if not b.significant and not (b.ci_low <= 0 <= b.ci_high):
@@ -161,7 +172,7 @@ def _decomposition_sentences(d: Optional[pd.DataFrame]) -> list[str]:
             elif not b.significant and adapted.get(key[:-1]):
                 others = ", ".join(METRIC_LABELS.get(m, m) for m in adapted[key[:-1]])
                 out.append(
-                    head + f"the {label} of the recommendations did not differ by income (behaviour part "
+                    head + f"the {label} of the recommendations did not differ by {what} (behaviour part "
                     f"{b.mean_diff:+.3f} [{b.ci_low:+.3f}, {b.ci_high:+.3f}], adjusted p = "
                     f"{_fmt_p(b.p_adjusted)}; the behaviour part of {others} does differ); the {label} gap "
                     f"is the needs weighting (needs part {n.mean_diff:+.3f} [{n.ci_low:+.3f}, "
@@ -169,15 +180,15 @@ def _decomposition_sentences(d: Optional[pd.DataFrame]) -> list[str]:
                 )
             elif not b.significant:
                 out.append(
-                    head + f"the model did not adapt its recommendations to the student's income (behaviour "
+                    head + f"the model did not adapt its recommendations to the student's {what} (behaviour "
                     f"part {b.mean_diff:+.3f} [{b.ci_low:+.3f}, {b.ci_high:+.3f}], adjusted p = "
                     f"{_fmt_p(b.p_adjusted)}); the {label} gap comes from the same distant universities being "
-                    f"less accessible to low-income students (needs part {n.mean_diff:+.3f} "
+                    f"less accessible to {axis_words.who(lam, last)} (needs part {n.mean_diff:+.3f} "
                     f"[{n.ci_low:+.3f}, {n.ci_high:+.3f}])."
                 )
             else:
                 out.append(
-                    head + f"the model recommended different universities by income (behaviour part "
+                    head + f"the model recommended different universities by {what} (behaviour part "
                     f"{b.mean_diff:+.3f} [{b.ci_low:+.3f}, {b.ci_high:+.3f}], adjusted p = "
                     f"{_fmt_p(b.p_adjusted)}); the metric's needs weighting adds {n.mean_diff:+.3f} "
                     f"[{n.ci_low:+.3f}, {n.ci_high:+.3f}]."
@@ -186,9 +197,13 @@ def _decomposition_sentences(d: Optional[pd.DataFrame]) -> list[str]:
 
 
 def _interaction_sentences(i: Optional[pd.DataFrame], max_findings: int) -> list[str]:
-    """The significant interactions of the class gap, behaviour first."""
+    """The significant interactions of the lambda axis's gap (the study's class gap), behaviour first."""
     out: list[str] = []
-    if i is not None and len(i):
+    gap = axis_words.lambda_gap()
+    if i is not None and len(i) and gap is not None:
+        lam = axes.lambda_axis()
+        name = axis_words.gap_name()  # the study's "class"
+        both = axis_words.elided(axis_words.value_words(lam, gap[1]), axis_words.value_words(lam, gap[0]))
         if "component" not in i.columns:
             i = i.assign(component="total")
         sig = i[(i["kind"] == "interaction") & i["significant"].astype(bool) & (i["component"] != "needs")]
@@ -199,15 +214,15 @@ def _interaction_sentences(i: Optional[pd.DataFrame], max_findings: int) -> list
             label = METRIC_LABELS.get(r.metric, r.metric)
             if r.component == "behaviour":
                 out.append(
-                    f"{_where(r)}behaviour: how differently the model recommended to low- and high-income "
-                    f"students differs for {who} from {other}: the behaviour part of the {label} class gap "
-                    f"({r.gap}, both classes' lists scored for the same student) differs by "
+                    f"{_where(r)}behaviour: how differently the model recommended to {both} "
+                    f"students differs for {who} from {other}: the behaviour part of the {label} {name} gap "
+                    f"({r.gap}, both {axis_words.plural(name)}' lists scored for the same student) differs by "
                     f"{_ci3(r.mean_diff, r.ci_low, r.ci_high)} (adjusted p = {_fmt_p(r.p_adjusted)}, "
                     f"{int(r.family_size)} tests in the family)."
                 )
             else:
                 out.append(
-                    f"{_where(r)}outcome: the {label} class gap ({r.gap}) differs for {who} from {other} by "
+                    f"{_where(r)}outcome: the {label} {name} gap ({r.gap}) differs for {who} from {other} by "
                     f"{_ci3(r.mean_diff, r.ci_low, r.ci_high)} (adjusted p = {_fmt_p(r.p_adjusted)}, "
                     f"{int(r.family_size)} tests in the family)."
                 )
@@ -215,8 +230,10 @@ def _interaction_sentences(i: Optional[pd.DataFrame], max_findings: int) -> list
 
 
 def _home_bias_sentences(h: Optional[pd.DataFrame]) -> list[str]:
-    """The change of the own-region share and distance from the base to the regional template."""
+    """The change of the own-region share and distance from the base to the regional template, over the
+    values of the active design's home axis (the study's nationalities)."""
     out: list[str] = []
+    home = axes.home()
     if h is not None and len(h) and "own_region_change" in h:
         for model, g in h.groupby("model", sort=True):
             cols = [
@@ -228,8 +245,13 @@ def _home_bias_sentences(h: Optional[pd.DataFrame]) -> list[str]:
                 continue
             out.append(
                 f"{model}: with the regional template the share of recommendations in the student's own region "
-                f"goes from {g['own_region_base'].mean():.0%} to {g[cols[0]].mean():.0%} on average over "
-                f"{g['nationality'].nunique()} nationalities; mean distance changes by "
+                f"goes from {g['own_region_base'].mean():.0%} to {g[cols[0]].mean():.0%} on average"
+                + (
+                    f" over {g[home].nunique()} {axis_words.plural(axis_words.label(home))}"
+                    if home and home in g
+                    else ""
+                )
+                + "; mean distance changes by "
                 f"{g['mean_distance_km_change'].mean():+,.0f} km."
             )
     return out

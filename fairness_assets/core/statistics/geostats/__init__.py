@@ -8,13 +8,16 @@ region table of ``core.reference.regions``):
 - :func:`region_metrics` DRS/Acc/Rep/Acad and the own-country / own-region shares by region
   and by North/South, with run intervals (``stats.run_variability``).
 - :func:`group_contrasts` / :func:`geo_contrasts` one-vs-rest contrasts (each region vs the
-  rest, Global South vs North, each nationality vs the rest), paired within gender x class
-  strata with the runs as replicates, bootstrap interval, sign-flip permutation test, Holm/BH
-  within each family.
-- :func:`class_gap_interactions` the class gap (low - high) per gender and per region and
-  whether it differs between them (interaction), with intervals and tests.
-- :func:`home_bias` / :func:`home_bias_change` per nationality: own country, own region,
-  abroad, mean distance, and the change from the base to the regional template.
+  rest, Global South vs North, each value of the home axis vs the rest: the study's nationalities),
+  paired within the strata of the other axes (the study's gender x class) with the runs as
+  replicates, bootstrap interval, sign-flip permutation test, Holm/BH within each family.
+- :func:`class_gap_interactions` the gap of the lambda axis (its last value minus its first: the
+  study's class gap, low - high) per value of each other axis but the home one (the study's
+  gender) and per region, and whether it differs between them (interaction), with intervals and
+  tests.
+- :func:`home_bias` / :func:`home_bias_change` per value of the home axis (the study's
+  nationality): own country, own region, abroad, mean distance, and the change from the base to
+  the regional template.
 - :func:`class_gap_decomposition` every class gap split into the part due to what the model
   recommended (both classes' items scored with the same lambda) and the part due to the
   metric's needs weighting (the rest), with intervals and tests.
@@ -53,13 +56,19 @@ Modules:
 - :mod:`.class_gaps`: the class-gap interactions and the decomposition.
 - :mod:`.run`: :func:`geo_statistics`.
 
+The axes are the active design's (core/reference/axes.py), read at call time: its ``home`` axis
+gives the student's country (a design without one has no geographic contrasts and no home bias), its
+``lambda`` axis the class gap (a design without one has no class-gap tables); ``STRATA``,
+``HOME_COLUMNS`` and ``GEO_CONTRASTS`` are read at access time (:func:`strata`, :func:`home_columns`,
+:func:`geo_contrast_specs`).
+
 The findings in plain language are in ``core.reporting.sentences.geography``.
 """
 
 from __future__ import annotations
 
-from .class_gaps import class_gap_decomposition, class_gap_interactions
-from .contrasts import GEO_CONTRASTS, OneVsRest, geo_contrasts, group_contrasts
+from .class_gaps import class_gap_decomposition, class_gap_interactions, interaction_factors, lambda_gap
+from .contrasts import OneVsRest, geo_contrast_specs, geo_contrasts, group_contrasts
 from .frames import (
     BY_CONSTRUCTION_NOTE,
     COMPONENTS,
@@ -67,22 +76,34 @@ from .frames import (
     CROSS_METRICS,
     DECOMPOSITION_COLUMNS,
     GEO_METRICS,
-    HOME_COLUMNS,
     INTERACTION_COLUMNS,
     METRIC_LABELS,
     REPLICATES,
-    STRATA,
     STUDENT_INDEPENDENT,
     Replicates,
     family_summary,
     home_bias,
     home_bias_change,
+    home_columns,
     item_geography,
     region_metrics,
     response_geography,
+    strata,
 )
 from .positions import Positions
 from .run import geo_statistics
+
+
+def __getattr__(name: str):
+    # the names read from the active design at access time
+    if name == "STRATA":
+        return strata()
+    if name == "HOME_COLUMNS":
+        return home_columns()
+    if name == "GEO_CONTRASTS":
+        return geo_contrast_specs()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "BY_CONSTRUCTION_NOTE",
@@ -104,12 +125,17 @@ __all__ = [
     "class_gap_decomposition",
     "class_gap_interactions",
     "family_summary",
+    "geo_contrast_specs",
     "geo_contrasts",
     "geo_statistics",
     "group_contrasts",
     "home_bias",
     "home_bias_change",
+    "home_columns",
+    "interaction_factors",
     "item_geography",
+    "lambda_gap",
     "region_metrics",
     "response_geography",
+    "strata",
 ]

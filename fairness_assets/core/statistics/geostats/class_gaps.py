@@ -1,7 +1,10 @@
-"""The class gap (low - high income) and its parts: :func:`class_gap_interactions` (whether the gap
-differs between genders or regions, with its behaviour and needs rows given the items) and
-:func:`class_gap_decomposition` (every class gap split into what the model recommended and the
-metric's needs weighting), with intervals and tests."""
+"""The gap of the design's ``lambda`` axis (its last value minus its first, :func:`lambda_gap`: the
+study's class gap, low - high income) and its parts: :func:`class_gap_interactions` (whether the gap
+differs between the values of another axis or between regions, with its behaviour and needs rows
+given the items) and :func:`class_gap_decomposition` (every such gap split into what the model
+recommended and the metric's needs weighting), with intervals and tests. The axes are the active
+design's (core/reference/axes.py), read at call time; a design without a lambda axis has no such gap:
+the tables are empty."""
 
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ...common import metric_catalogue as catalogue
+from ...reference import axes
 from ...scoring import metrics as mx
 from .. import decompose as dc
 from .. import stats as st
@@ -23,52 +27,80 @@ from .paired import _cells, _correct, _prep, _ratio, _unit_cols
 from .positions import Positions
 
 
+def lambda_gap() -> Optional[tuple[str, str]]:
+    """(first, last) value of the active design's lambda axis in its order (the gap is last - first:
+    the study's ``("high", "low")``, low - high income); None without a lambda axis (or with fewer
+    than two values)."""
+    lam = axes.lambda_axis()
+    vals = axes.values(lam) if lam else ()
+    return (vals[0], vals[-1]) if len(vals) >= 2 else None
+
+
+def interaction_factors() -> tuple[str, ...]:
+    """The factors :func:`class_gap_interactions` splits the lambda axis's gap by in
+    ``run.geo_statistics``: every other axis but the home one (the study's gender; a disability), then
+    ``region`` where the design has a home axis (the student's home region). None without a lambda
+    axis."""
+    if axes.lambda_axis() is None:
+        return ()
+    return (*axes.names(exclude=("home", "lambda")), *(("region",) if axes.home() else ()))
+
+
+def _cell_axes() -> tuple[str, ...]:
+    """The axes of a cell of the gap's behaviour part: every axis but the lambda one (the study's
+    gender x nationality), in the design's order."""
+    return axes.names(exclude=("lambda",))
+
+
 def class_gap_interactions(
     responses: pd.DataFrame,
     factor: str,
     *,
     metrics: Sequence[str] = catalogue.names("response"),  # drs, acc, rep, acad
-    gap: tuple[str, str] = ("high", "low"),
+    gap: Optional[tuple[str, str]] = None,
     replicates: Replicates = "runs",
     inference: InferenceParams = DEFAULT_INFERENCE,
     positions: Optional[Positions] = None,
     _cache: Optional[dict] = None,
 ) -> pd.DataFrame:
-    """Is the class gap (``gap[1] - gap[0]``, low - high by default) larger for some genders
-    or regions?
+    """Is the gap of the lambda axis (``gap[1] - gap[0]``; by default its last value minus its first,
+    :func:`lambda_gap`: the study's low - high) larger for some values of another axis, or for some
+    regions?
 
-    ``factor="gender"``: units are the nationalities (x runs); per unit and gender, gap =
-    mean(low) - mean(high). Rows ``kind="gap"``: each gender's gap with interval (no test);
-    ``kind="interaction"``: for each pair of genders a < b, gap(b) - gap(a), paired over the
-    units, with interval and permutation test. ``factor="region"`` (or ``north_south``):
-    units are genders (x runs), gaps pool the region's nationalities, and each region's gap is
-    contrasted with the rest's (``value_b`` = "rest"). Interaction rows are corrected within
-    (model, template, analysis, component). Columns: ``INTERACTION_COLUMNS``. ``inference``:
-    resamples, permutations, level, seed, correction, alpha.
+    ``factor`` an axis (the study's ``gender``, a ``disability``): units are the values of the other
+    axes but the lambda one (the study's nationalities; x runs); per unit and factor value, gap =
+    mean(last) - mean(first). Rows ``kind="gap"``: each factor value's gap with interval (no test);
+    ``kind="interaction"``: for each pair of factor values a < b, gap(b) - gap(a), paired over the
+    units, with interval and permutation test. ``factor="region"`` (or ``north_south``): units are
+    the values of the axes other than the home and lambda ones (the study's genders; x runs), gaps
+    pool the region's home-axis values, and each region's gap is contrasted with the rest's
+    (``value_b`` = "rest"). A design without a lambda axis: an empty table. Interaction rows are
+    corrected within (model, template, analysis, component). Columns: ``INTERACTION_COLUMNS``.
+    ``inference``: resamples, permutations, level, seed, correction, alpha.
 
     With ``positions`` (:class:`positions.Positions`: its ``items``, the ``drs_items``, and its
     ``params``), every gap and interaction also gets its ``behaviour`` and ``needs`` rows
     (``component``; the reported ones are ``total``): the behaviour part of a gap scores both
-    classes' lists for the same student (same gender, nationality and run; each class's lambda
-    in turn, averaged, as :func:`class_gap_decomposition`), averaged over the unit's cells; needs
-    = total - behaviour.
+    values' lists for the same student (same value of every other axis and run: the study's gender,
+    nationality and run; each value's lambda in turn, averaged, as :func:`class_gap_decomposition`),
+    averaged over the unit's cells; needs = total - behaviour.
     Metrics that do not depend on lambda (Rep, Acad, the own-country / own-region shares): the
     whole gap is behaviour and needs is 0 by construction (not tested).
     """
     df, keys = _prep(responses, metrics)
-    if factor not in df.columns:
-        raise ValueError(f"responses lack {factor!r}")
-    nested = factor in ("region", "north_south")
-    strata = ("gender",) if nested else tuple(a for a in st.PROFILE_ATTRIBUTES if a not in (factor, "economic_class"))
+    setup = _interaction_setup(df, factor, gap)
+    if setup is None:  # no lambda axis: no gap to split
+        return pd.DataFrame(columns=[c for c in INTERACTION_COLUMNS if c in keys or c not in st.PARTITION_KEYS])
+    lam, gap, nested, strata = setup
     frames = []
     for pvals, part in st.partitions(df, keys):
-        part = part[part[factor].notna() & part["economic_class"].isin(gap)]
+        part = part[part[factor].notna() & part[lam].isin(gap)]
         mets = [m for m in metrics if m in part.columns and part[m].notna().any()]
         if part.empty or not mets or part[factor].nunique() < 2:
             continue
         ucols, unit_name = _unit_cols(part, strata, replicates)
         fvals = np.array(sorted(part[factor].unique()), dtype=object)
-        part = part.assign(_cell=part[factor].astype(str) + " | " + part["economic_class"].astype(str))
+        part = part.assign(_cell=part[factor].astype(str) + " | " + part[lam].astype(str))
         cells = [f"{f} | {c}" for f in fvals for c in gap]
         num, den, _ = _cells(part, ucols, "_cell", mets, groups=cells)
         n_u, n_m = num.shape[0], len(mets)
@@ -159,11 +191,30 @@ def class_gap_interactions(
     return out[cols]
 
 
+def _interaction_setup(df: pd.DataFrame, factor: str, gap: Optional[tuple[str, str]]):
+    """(the lambda axis, the gap's two values, whether ``factor`` is a region, the unit strata) of
+    :func:`class_gap_interactions`, or None for a design without a lambda axis; an error naming a
+    missing column."""
+    if factor not in df.columns:
+        raise ValueError(f"responses lack {factor!r}")
+    lam, home = axes.lambda_axis(), axes.home()
+    gap = lambda_gap() if gap is None else tuple(gap)
+    if lam is None or gap is None:
+        return None
+    if lam not in df.columns:
+        raise ValueError(f"responses lack the column {lam!r} of the design's lambda axis")
+    nested = factor in ("region", "north_south")
+    # units: a region's gap pools its home-axis values (the study's units: genders); an axis's gap
+    # is paired within the values of the other axes but the lambda one (the study's nationalities)
+    strata = tuple(a for a in axes.names() if a not in ((home, lam) if nested else (factor, lam)))
+    return lam, gap, nested, strata
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class _GapLayout:
-    """One partition's class gaps as :func:`class_gap_interactions` lays them out: ``part`` its
+    """One partition's lambda-axis gaps as :func:`class_gap_interactions` lays them out: ``part`` its
     responses, ``pvals`` its partition values, ``factor`` and its sorted values ``fvals``, the two
-    classes ``gap`` (a, b: the gap is b - a), the metrics ``mets``, the unit columns ``ucols`` and
+    values ``gap`` (a, b: the gap is b - a), the metrics ``mets``, the unit columns ``ucols`` and
     the number of units ``n_u``; ``nested``: a region factor (each value against the rest)."""
 
     part: pd.DataFrame
@@ -183,10 +234,10 @@ def _gap_behaviour(
     params: mx.ScoringParams,
     cache: Optional[dict] = None,
 ):
-    """The behaviour part of each unit's and factor value's class gap (U, F, M): per cell
-    (gender x nationality x run), both classes' lists scored for the cell's student with each
-    class's lambda in turn, averaged (``metrics.rescore_with_lambda``: the two students share
-    their home, so the items' own distances), then averaged over the cells
+    """The behaviour part of each unit's and factor value's lambda-axis gap (U, F, M): per cell (every
+    other axis x run: the study's gender x nationality x run), both values' lists scored for the
+    cell's student with each value's lambda in turn, averaged (``metrics.rescore_with_lambda``: the
+    two students share their home, so the items' own distances), then averaged over the cells
     of the unit and factor value (missing for metrics without lambda: the caller uses the total
     gap). Returns (behaviour, the rest's behaviour for a nested factor), or None when it cannot be
     computed."""
@@ -194,10 +245,11 @@ def _gap_behaviour(
     it = _gap_items(items, layout.pvals, gap, cache)
     if it is None:
         return None
+    cell_cols = (*_cell_axes(), "run")
     if (
         it.empty
-        or any(c not in it.columns for c in ("gender", "nationality", "run", "distance_km"))
-        or any(c not in ("gender", "nationality", "run") for c in layout.ucols)
+        or any(c not in it.columns for c in (*cell_cols, "distance_km"))
+        or any(c not in cell_cols for c in layout.ucols)
     ):
         return None
     n_f, n_m = len(layout.fvals), len(mets)
@@ -225,7 +277,7 @@ def _gap_behaviour(
 
 
 def _gap_items(items: pd.DataFrame, pvals: dict, gap, cache: Optional[dict]) -> Optional[pd.DataFrame]:
-    """The items of the partition ``pvals`` of the two classes of ``gap`` (kept in ``cache``, with
+    """The items of the partition ``pvals`` of the two lambda-axis values of ``gap`` (kept in ``cache``, with
     the items split by partition once), or None when the partition has no items."""
     ik = ("items", tuple(pvals.values()), tuple(gap))
     if cache is not None and ik in cache:
@@ -241,16 +293,20 @@ def _gap_items(items: pd.DataFrame, pvals: dict, gap, cache: Optional[dict]) -> 
     it = parts.get(tuple(v for k, v in pvals.items() if k in items.columns))
     if it is None:
         return None
-    it = it[it["economic_class"].isin(gap)] if "economic_class" in it.columns else it.iloc[0:0]
+    lam = axes.lambda_axis()
+    it = it[it[lam].isin(gap)] if lam is not None and lam in it.columns else it.iloc[0:0]
     if cache is not None:
         cache[ik] = it
     return it
 
 
 def _gap_cells(it: pd.DataFrame, gap, lam_mets: list, params: mx.ScoringParams) -> pd.DataFrame:
-    """Per cell (gender x nationality x run), each of ``lam_mets``' behaviour part of the class gap:
-    both classes' lists scored with each class's lambda (the student's home is the list's own: same
-    nationality, so the items' own distances), per response, then per cell and class."""
+    """Per cell (every other axis x run: the study's gender x nationality x run), each of ``lam_mets``'
+    behaviour part of the lambda-axis gap: both values' lists scored with each value's lambda (the
+    student's home is the list's own: same home-axis value, so the items' own distances), per
+    response, then per cell and value."""
+    lam = axes.lambda_axis()
+    by = [*_cell_axes(), "run", lam]
     cols = {}
     for c in gap:
         rs = mx.rescore_with_lambda(it, params.lambdas[c], params)
@@ -259,12 +315,10 @@ def _gap_cells(it: pd.DataFrame, gap, lam_mets: list, params: mx.ScoringParams) 
     sc = pd.DataFrame(cols, index=it.index)
     sc["response_id"] = it["response_id"].to_numpy()
     per = sc.groupby("response_id", sort=False).mean()
-    keys = it.drop_duplicates("response_id").set_index("response_id")[
-        ["gender", "nationality", "run", "economic_class"]
-    ]
+    keys = it.drop_duplicates("response_id").set_index("response_id")[by]
     per = per.join(keys, how="inner")
-    cm = per.groupby(["gender", "nationality", "run", "economic_class"], sort=True)[list(cols)].mean()
-    wide = cm.unstack("economic_class")
+    cm = per.groupby(by, sort=True)[list(cols)].mean()
+    wide = cm.unstack(lam)
     cells = wide.index.to_frame(index=False)
     for m in lam_mets:
         f = {
@@ -285,8 +339,13 @@ def _pool_gap_cells(layout: _GapLayout, cells: pd.DataFrame, lam_mets: list) -> 
     out."""
     part, factor, ucols = layout.part, layout.factor, layout.ucols
     n_u, n_f = layout.n_u, len(layout.fvals)
-    fmap = part.groupby("nationality")[factor].first() if factor != "gender" else None
-    cells["_f"] = cells["gender"] if fmap is None else cells["nationality"].map(fmap)
+    home = axes.home()
+    if factor in cells.columns:  # an axis of the cell
+        cells["_f"] = cells[factor]
+    elif home is not None and home in cells.columns:  # a region: the home-axis value's
+        cells["_f"] = cells[home].map(part.groupby(home)[factor].first())
+    else:
+        cells["_f"] = None
     vals = cells[lam_mets].to_numpy(dtype=float)
     unit_keys = st.key_frame(part, ucols)
     codes = unit_keys.groupby(ucols, sort=True).ngroup().to_numpy()
@@ -311,13 +370,13 @@ def class_gap_decomposition(
     metrics: Sequence[str] = ("acc", "drs"),
     inference: InferenceParams = DEFAULT_INFERENCE,
 ) -> pd.DataFrame:
-    """Every class gap split into behaviour (what the model recommended) and needs (the
-    metric's lambda).
+    """Every gap between two values of the design's lambda axis (the study's classes) split into
+    behaviour (what the model recommended) and needs (the metric's lambda).
 
-    For classes a < b (sorted, as ``stats.counterfactual_disparity``: the row "high, low" is
-    low - high), in each stratum (gender x nationality, runs averaged per profile, as the
-    counterfactual disparity), with ``f(lambda, X)`` the profile mean of a metric when the
-    items X are scored with lambda (``metrics.rescore_with_lambda``):
+    For values a < b (sorted, as ``stats.counterfactual_disparity``: the study's row "high, low" is
+    low - high), in each stratum (every other axis: the study's gender x nationality, runs averaged
+    per profile, as the counterfactual disparity), with ``f(lambda, X)`` the profile mean of a metric
+    when the items X are scored with lambda (``metrics.rescore_with_lambda``):
 
     - total     = f(lambda_b, X_b) - f(lambda_a, X_a): the gap as reported;
     - behaviour = 1/2 [f(lambda_a, X_b) - f(lambda_a, X_a)] + 1/2 [f(lambda_b, X_b) - f(lambda_b, X_a)]:
@@ -330,11 +389,19 @@ def class_gap_decomposition(
     Each component: mean over strata, bootstrap interval, sign-flip test; corrected within
     (model, template, component). ``share_of_total`` = component / total.
     Columns: ``DECOMPOSITION_COLUMNS``. ``inference``: resamples, permutations, level, seed, correction,
-    alpha.
+    alpha. A design without a lambda axis: an empty table.
     """
+    keys = [k for k in st.PARTITION_KEYS if k in responses.columns]
+    out_cols = [c for c in DECOMPOSITION_COLUMNS if c in keys or c not in st.PARTITION_KEYS]
+    lam = axes.lambda_axis()
+    if lam is None:  # no lambda axis: nothing to split
+        return pd.DataFrame(columns=out_cols)
+    missing = [f"{name} lack {lam!r}" for name, t in (("items", items), ("responses", responses)) if lam not in t]
+    if missing:
+        raise ValueError(f"class_gap_decomposition: the {' and the '.join(missing)} (the design's lambda axis)")
     it = items[items["university_text"].notna()] if "university_text" in items.columns else items
-    it = it[it["economic_class"].notna()]
-    classes = sorted(c for c in pd.unique(it["economic_class"].dropna()) if c in params.lambdas)
+    it = it[it[lam].notna()]
+    classes = sorted(c for c in pd.unique(it[lam].dropna()) if c in params.lambdas)
     cols = {}
     for c in classes:
         rs = mx.rescore_with_lambda(it, params.lambdas[c], params)
@@ -343,19 +410,18 @@ def class_gap_decomposition(
     scored = pd.DataFrame(cols, index=it.index)
     scored["response_id"] = it["response_id"].to_numpy()
     per_resp = scored.groupby("response_id").mean()
-    keys = [k for k in st.PARTITION_KEYS if k in responses.columns]
-    resp = responses[responses["economic_class"].isin(classes)]
+    resp = responses[responses[lam].isin(classes)]
     resp = resp.merge(per_resp, left_on="response_id", right_index=True, how="left")
     valcols = list(per_resp.columns)
     resp = resp.copy()
     resp.loc[pd.to_numeric(resp["n_items"], errors="coerce").fillna(0).to_numpy() <= 0, valcols] = np.nan
     frames = []
     for pvals, part in st.partitions(resp, keys):
-        strata = [a for a in ("gender", "nationality") if a in part.columns and part[a].notna().any()]
+        strata = [a for a in _cell_axes() if a in part.columns and part[a].notna().any()]
         part = part[part[strata].notna().all(axis=1)] if strata else part
         if part.empty:
             continue
-        num, den, _ = _cells(part.assign(_prof=part["economic_class"]), strata, "_prof", valcols, groups=classes)
+        num, den, _ = _cells(part.assign(_prof=part[lam]), strata, "_prof", valcols, groups=classes)
         prof = _ratio(num, den)  # (S, classes, valcols)
         idx = {v: i for i, v in enumerate(valcols)}
         for ia, ib in itertools.combinations(range(len(classes)), 2):
@@ -388,7 +454,6 @@ def class_gap_decomposition(
                     }
                 )
             )
-    out_cols = [c for c in DECOMPOSITION_COLUMNS if c in keys or c not in st.PARTITION_KEYS]
     if not frames:
         return pd.DataFrame(columns=out_cols)
     out = _correct(

@@ -1,7 +1,9 @@
-"""One-vs-rest contrasts (issue 15; issue 20 for behaviour and needs): each region, nationality, and
-the Global South, against the rest, paired within gender x class strata with the runs as replicates,
-bootstrap interval, sign-flip permutation test, correction within each family. Given the items,
-every contrast also has its ``behaviour`` and ``needs`` rows (the ``geostats`` package docstring)."""
+"""One-vs-rest contrasts (issue 15; issue 20 for behaviour and needs): each region, each value of the
+design's home axis (the study's nationality), and the Global South, against the rest, paired within
+the strata of the other axes (the study's gender x class) with the runs as replicates, bootstrap
+interval, sign-flip permutation test, correction within each family. Given the items, every contrast
+also has its ``behaviour`` and ``needs`` rows (the ``geostats`` package docstring). The three families
+need a home axis (:func:`geo_contrast_specs`): a design without one has none."""
 
 from __future__ import annotations
 
@@ -11,10 +13,12 @@ from typing import Mapping, Optional, Sequence, Union
 import numpy as np
 import pandas as pd
 
+from ...reference import axes
 from .. import stats as st
 from ..inference import DEFAULT_INFERENCE, InferenceParams
 from .cross import _behaviour_cells, _geo_cross, _GeoCross, _pool_to_units
-from .frames import BY_CONSTRUCTION_NOTE, CONTRAST_COLUMNS, GEO_METRICS, STRATA, STUDENT_INDEPENDENT, Replicates
+from .frames import BY_CONSTRUCTION_NOTE, CONTRAST_COLUMNS, GEO_METRICS, STUDENT_INDEPENDENT, Replicates
+from .frames import strata as default_strata
 from .paired import _cells, _correct, _prep, _ratio, _unit_cols
 from .positions import Positions
 
@@ -22,7 +26,7 @@ from .positions import Positions
 @dataclasses.dataclass(frozen=True)
 class OneVsRest:
     """One family of one-vs-rest contrasts: each value of ``attribute`` (``region``,
-    ``north_south``, ``nationality``) against all the other values.
+    ``north_south``, the home axis: the study's ``nationality``) against all the other values.
 
     ``values``: the values reported (None: every value), e.g. only "Global South" for the
     North/South split, whose two rows mirror each other; the family counts only the rows reported.
@@ -33,12 +37,26 @@ class OneVsRest:
     analysis: Optional[str] = None
 
 
-# the three geographic families of :func:`geo_contrasts`, in their order
-GEO_CONTRASTS = (
-    OneVsRest("region", analysis="region_vs_rest"),
-    OneVsRest("north_south", values=("Global South",), analysis="south_vs_north"),
-    OneVsRest("nationality", analysis="nationality_vs_rest"),
-)
+def geo_contrast_specs() -> tuple[OneVsRest, ...]:
+    """The three geographic families of :func:`geo_contrasts`, in their order: each region, the
+    Global South, each value of the active design's home axis (``{home}_vs_rest``: the study's
+    ``nationality_vs_rest``). None for a design without a home axis (no student has a home country,
+    hence no region)."""
+    home = axes.home()
+    if home is None:
+        return ()
+    return (
+        OneVsRest("region", analysis="region_vs_rest"),
+        OneVsRest("north_south", values=("Global South",), analysis="south_vs_north"),
+        OneVsRest(home, analysis=f"{home}_vs_rest"),
+    )
+
+
+def __getattr__(name: str):
+    # GEO_CONTRASTS, read at access time: the active design's families
+    if name == "GEO_CONTRASTS":
+        return geo_contrast_specs()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def group_contrasts(
@@ -46,18 +64,19 @@ def group_contrasts(
     contrast: Union[str, OneVsRest],
     metrics: Sequence[str] = GEO_METRICS,
     *,
-    strata: Sequence[str] = STRATA,
+    strata: Optional[Sequence[str]] = None,
     replicates: Replicates = "runs",
     inference: InferenceParams = DEFAULT_INFERENCE,
     family: Sequence[str] = ("model", "template", "analysis", "component"),
     cross: Optional[Mapping[tuple, "_GeoCross"]] = None,
 ) -> pd.DataFrame:
-    """Each value of the contrast's attribute (``region``, ``north_south``, ``nationality``) against
-    all the other values, paired within strata. ``contrast``: a :class:`OneVsRest` (the attribute,
-    the values reported, the analysis name), or the attribute alone (every value reported, analysis
-    ``"{attribute}_vs_rest"``).
+    """Each value of the contrast's attribute (``region``, ``north_south``, the home axis: the study's
+    ``nationality``) against all the other values, paired within strata. ``contrast``: a
+    :class:`OneVsRest` (the attribute, the values reported, the analysis name), or the attribute alone
+    (every value reported, analysis ``"{attribute}_vs_rest"``).
 
-    A *unit* is one stratum (``strata``: gender x class by default) and, with
+    A *unit* is one stratum (``strata``: every axis but the home one by default, :func:`frames.strata`:
+    the study's gender x class) and, with
     ``replicates="runs"``, one run: in each unit, ``d = mean(value) - mean(rest)`` over the
     scored responses of the unit's profiles (so with 10 runs and 9 strata there are 90 units;
     ``replicates="strata"`` averages the runs first: 9 units). ``mean_diff > 0``: the value
@@ -75,6 +94,8 @@ def group_contrasts(
     """
     spec = OneVsRest(contrast) if isinstance(contrast, str) else contrast
     attribute, values, analysis = spec.attribute, spec.values, spec.analysis
+    strata = default_strata() if strata is None else tuple(strata)
+    home = axes.home()
     df, keys = _prep(responses, metrics)
     if attribute not in df.columns:
         raise ValueError(f"responses lack the attribute {attribute!r} (attach regions with response_geography)")
@@ -99,10 +120,12 @@ def group_contrasts(
         if n_g == 0:
             continue
         flat = d.reshape(n_u, n_g * n_m)
-        cr = (cross or {}).get(tuple(pvals.values())) if "nationality" in part.columns else None
+        cr = (cross or {}).get(tuple(pvals.values())) if home is not None and home in part.columns else None
         key = ("geo_contrast", *pvals.values(), attribute, unit_name)
         split = (
-            _split(part, cr, attribute, groups, mets, ucols, d, st.cell_rng(inference.seed, "behaviour_pick", *key))
+            _split(
+                part, cr, (home, attribute), groups, mets, ucols, d, st.cell_rng(inference.seed, "behaviour_pick", *key)
+            )
             if cr is not None
             else None
         )
@@ -200,15 +223,18 @@ def group_contrasts(
     return out[cols]
 
 
-def _split(part, cr: _GeoCross, attribute: str, groups, mets, ucols, d, rng: np.random.Generator):
+def _split(part, cr: _GeoCross, home_attribute: tuple, groups, mets, ucols, d, rng: np.random.Generator):
     """Behaviour and needs per unit of one partition's one-vs-rest contrasts, flat columns
     (group, metric) as ``d`` (U, G, M), the total per unit: (behaviour, needs, the group's own
     lists, the rest's lists scored for the group's students, by_construction), or None.
     Behaviour per unit: the group's students' own lists minus the rest's lists scored for the
-    group's students (same cell: gender x class x run); needs = total - behaviour.
-    Student-independent metrics: behaviour = total, needs = 0 (not tested)."""
+    group's students (same cell: the other axes x run, the study's gender x class x run); needs =
+    total - behaviour. Student-independent metrics: behaviour = total, needs = 0 (not tested).
+    ``home_attribute``: (the home axis, the contrast's attribute: the home axis itself, or one of its
+    values' regions)."""
     n_u, n_g, n_m = d.shape
-    nat_val = part.groupby("nationality")[attribute].first() if attribute != "nationality" else None
+    home, attribute = home_attribute
+    nat_val = part.groupby(home)[attribute].first() if attribute != home else None
     member = np.full((len(cr.values), n_g), np.nan)
     present = set(part[attribute].dropna())
     for i, v in enumerate(cr.values):
@@ -255,29 +281,33 @@ def geo_contrasts(
     inference: InferenceParams = DEFAULT_INFERENCE,
     **kw,
 ) -> pd.DataFrame:
-    """The three geographic families (:data:`GEO_CONTRASTS`): ``region_vs_rest`` (each region vs the
-    others), ``south_vs_north`` (Global South vs Global North), ``nationality_vs_rest`` (each
-    nationality vs the others); each corrected on its own. Input: ``response_geography``.
+    """The three geographic families (:func:`geo_contrast_specs`): ``region_vs_rest`` (each region vs
+    the others), ``south_vs_north`` (Global South vs Global North), ``{home}_vs_rest`` (each value of
+    the design's home axis vs the others: the study's ``nationality_vs_rest``); each corrected on its
+    own; none (an empty table) for a design without a home axis. Input: ``response_geography``.
 
     With ``positions`` (:class:`positions.Positions`: the ``drs_items``, the scoring parameters and
     the student positions), each contrast also gets its ``behaviour`` and ``needs`` rows
     (``component``; the contrast itself is ``total``): behaviour is the group's students' own lists
     minus the rest's lists scored for the group's students (their home country, region and lambda;
-    same gender x class x run), needs = total - behaviour; Holm within each (model, template,
+    same cell of the other axes x run), needs = total - behaviour; Holm within each (model, template,
     analysis, component). A missing part of ``positions`` is filled in from ``geo_responses``
     (:meth:`positions.Positions.resolved`). ``inference`` and ``kw`` (the other options of
     :func:`group_contrasts`: ``strata``, ``family``) reach each family's :func:`group_contrasts`."""
     import warnings
 
     cross = None
-    if positions is not None and len(positions.items) and "nationality" in geo_responses.columns:
+    specs = geo_contrast_specs()
+    if not specs:
+        return pd.DataFrame(columns=CONTRAST_COLUMNS)
+    if positions is not None and len(positions.items) and axes.home() in geo_responses.columns:
         p = positions.resolved(geo_responses)
         cross = _geo_cross(p.items, metrics, p.params, p.distances, p.student_iso3, p.table)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # nanmean of an all-missing column
         parts = [
             group_contrasts(geo_responses, spec, metrics, replicates=replicates, cross=cross, inference=inference, **kw)
-            for spec in GEO_CONTRASTS
+            for spec in specs
         ]
     parts = [p for p in parts if len(p)]
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=CONTRAST_COLUMNS)

@@ -1,6 +1,8 @@
-"""Lists scored for other students: every list of a cell (gender x class x run) scored for every
-nationality's student of the same cell (home country, region, the cell's lambda), the capital distances
-this needs, and the behaviour cells of the one-vs-rest contrasts pooled into their units."""
+"""Lists scored for other students: every list of a cell (the axes other than the home one x run: the
+study's gender x class x run) scored for every home-axis value's student of the same cell (home
+country, region, the cell's lambda), the capital distances this needs, and the behaviour cells of the
+one-vs-rest contrasts pooled into their units. The home and lambda axes are the active design's
+(core/reference/axes.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from ...reference import axes
 from ...scoring import metrics as mx
 from .. import decompose as dc
 from .. import stats as st
@@ -107,10 +110,11 @@ def _list_cross(
         i_idx = item_iso_s.map(pos_of).fillna(-1).to_numpy(dtype=np.int64)
         dist = mat[np.maximum(p_idx, 0)[None, :], np.maximum(i_idx, 0)[:, None]]
         dist = np.where((p_idx >= 0)[None, :] & (i_idx >= 0)[:, None], dist, np.nan)
+        lam_axis = axes.lambda_axis()
         lam = (
-            part["economic_class"].map(dict(params.lambdas)).to_numpy(dtype=float)
-            if "economic_class" in part.columns
-            else np.full(len(part), np.nan)
+            part[lam_axis].map(dict(params.lambdas)).to_numpy(dtype=float)
+            if lam_axis is not None and lam_axis in part.columns
+            else np.full(len(part), np.nan)  # no lambda axis: no Acc
         )
         acc = mx.accessibility(dist, lam[:, None])
         n = len(part)
@@ -163,7 +167,8 @@ def _geo_cross(
     """Per partition (tuple of its model / template values): the lists of each cell (gender x
     class x run) scored for every nationality's student of that cell (:func:`_list_cross`)."""
     it = dc.scored_items(items)
-    it = it[it["nationality"].notna()] if "nationality" in it.columns else it.iloc[0:0]
+    home = axes.home()
+    it = it[it[home].notna()] if home is not None and home in it.columns else it.iloc[0:0]
     mets = [m for m in CROSS_METRICS if m in metrics]
     if it.empty or not mets:
         return {}
@@ -171,11 +176,11 @@ def _geo_cross(
     keys = [k for k in st.PARTITION_KEYS if k in it.columns]
     out = {}
     for pvals, part in st.partitions(it, keys):
-        others = [a for a in st.PROFILE_ATTRIBUTES if a != "nationality" and a in part.columns]
+        others = [a for a in st.profile_attributes() if a != home and a in part.columns]
         kf = st.key_frame(part, others)
         s_code = kf.groupby(others, sort=True).ngroup().to_numpy() if others else np.zeros(len(part), np.int64)
-        values = np.array(sorted(part["nationality"].unique()), dtype=object)
-        v_code = pd.Categorical(part["nationality"], categories=values).codes.astype(np.int64)
+        values = np.array(sorted(part[home].unique()), dtype=object)
+        v_code = pd.Categorical(part[home], categories=values).codes.astype(np.int64)
         runs = np.array(sorted(part["run"].dropna().unique()))
         r_code = pd.Categorical(part["run"], categories=runs).codes.astype(np.int64)
         n_s, n_r = int(s_code.max()) + 1, max(len(runs), 1)
@@ -199,10 +204,11 @@ def _distances_for(items: pd.DataFrame, student_iso3: Mapping[str, str]) -> pd.D
     DRS of a list scored for another student)."""
     countries = sorted({c for c in items["iso3"].dropna().unique()} | {c for c in student_iso3.values() if c})
     mat = _capital_distances(tuple(countries)).copy()
-    if "distance_km" in items.columns and "nationality" in items.columns:
+    home = axes.home()
+    if "distance_km" in items.columns and home is not None and home in items.columns:
         pairs = pd.DataFrame(
             {
-                "a": items["nationality"].map(dict(student_iso3)),
+                "a": items[home].map(dict(student_iso3)),
                 "b": items["iso3"],
                 "km": pd.to_numeric(items["distance_km"], errors="coerce"),
             }

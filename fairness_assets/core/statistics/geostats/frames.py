@@ -5,9 +5,13 @@ docs/statistics.md §7-11), and the constants and column lists every module of `
   recommendations located in the student's own country / region and their mean distance.
 - :func:`region_metrics` DRS/Acc/Rep/Acad and the own-country / own-region shares by region
   and by North/South, with run intervals (``stats.run_variability``).
-- :func:`item_geography`, :func:`home_bias` / :func:`home_bias_change` per nationality: own
-  country, own region, abroad, mean distance, and the change from the base to the regional template.
+- :func:`item_geography`, :func:`home_bias` / :func:`home_bias_change` per value of the design's
+  home axis (the study's nationality): own country, own region, abroad, mean distance, and the change
+  from the base to the regional template.
 - :func:`family_summary` family sizes and the smallest attainable p per family.
+
+The home axis is the active design's (core/reference/axes.py, :func:`axes.home`), read at call time;
+a design without one has no home country: the shares are missing and the home-bias tables empty.
 """
 
 from __future__ import annotations
@@ -25,7 +29,6 @@ from .. import stats as st
 from ..inference import DEFAULT_INFERENCE, InferenceParams
 
 GEO_METRICS = catalogue.names("geography")
-STRATA = axes.names(exclude=("home",))  # every axis but the home country: gender x class
 Replicates = Literal["runs", "strata"]  # a unit per stratum and run, or per stratum (runs averaged)
 REPLICATES: tuple[str, ...] = get_args(Replicates)
 METRIC_LABELS = {**catalogue.labels("geography"), "distance_km": catalogue.metric("distance_km").label}
@@ -82,10 +85,7 @@ DECOMPOSITION_COLUMNS = [
     "share_of_total",
     *st.INFERENCE_COLUMNS,
 ]
-HOME_COLUMNS = [
-    "model",
-    "template",
-    "nationality",
+_HOME_MEASURES = [
     "student_iso3",
     "region",
     "north_south",
@@ -96,6 +96,28 @@ HOME_COLUMNS = [
     "outside_region",
     "mean_distance_km",
 ]
+
+
+def strata() -> tuple[str, ...]:
+    """The strata of the one-vs-rest contrasts: every axis of the active design but the home one (the
+    study's gender x class)."""
+    return axes.names(exclude=("home",))
+
+
+def home_columns() -> list[str]:
+    """The columns of :func:`home_bias`: model, template, the design's home axis (the study's
+    ``nationality``; none without one), the student's country and region, and the shares."""
+    home = axes.home()
+    return ["model", "template", *([home] if home else []), *_HOME_MEASURES]
+
+
+def __getattr__(name: str):
+    # STRATA and HOME_COLUMNS, read at access time: the active design's (callers outside core read them)
+    if name == "STRATA":
+        return strata()
+    if name == "HOME_COLUMNS":
+        return home_columns()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # ----------------------------------------------------------------------------- per-response geography
@@ -111,10 +133,12 @@ def response_geography(
     student's region), ``distance_km`` (mean capital distance), ``n_located``.
 
     ``items``: the ``drs_items`` table (``response_id``, ``iso3``; ``distance_km`` when
-    present). A response without located items has these shares missing.
+    present). A response without located items has these shares missing. The student's country is
+    their value of the design's home axis (:func:`axes.home`); without one, the student's country,
+    region and own-country / own-region shares are missing (no home).
     """
     table = rg.load_regions() if table is None else table
-    out = rg.attach_student_regions(responses, table=table, iso3_of=student_iso3)
+    out = _student_regions(responses, table, student_iso3)
     it = items[items["iso3"].notna()][["response_id", "iso3"] + (["distance_km"] if "distance_km" in items else [])]
     it = rg.attach_regions(it, "iso3", "item_", ("region",), table, strict=False)
     s = out.set_index("response_id")
@@ -150,12 +174,17 @@ def region_metrics(
 
 # ----------------------------------------------------------------------------- home bias and reach
 def home_bias(geo_items: pd.DataFrame) -> pd.DataFrame:
-    """Per model x template x nationality, over the located items (``iso3`` known): shares in
-    the student's own country, own region, abroad (1 - own country), outside the region, and
-    the mean capital distance. ``geo_items``: ``drs_items`` passed through
-    :func:`item_geography`. Columns: ``HOME_COLUMNS``."""
-    it = geo_items[geo_items["iso3"].notna() & geo_items["nationality"].notna()]
-    keys = [k for k in st.PARTITION_KEYS if k in it.columns] + ["nationality", "student_iso3", "region", "north_south"]
+    """Per model x template x value of the home axis (the study's nationality), over the located
+    items (``iso3`` known): shares in the student's own country, own region, abroad (1 - own
+    country), outside the region, and the mean capital distance. ``geo_items``: ``drs_items`` passed
+    through :func:`item_geography`. Columns: :func:`home_columns`; no rows for a design without a
+    home axis."""
+    home = axes.home()
+    if home is None or home not in geo_items.columns:
+        cols = [c for c in home_columns() if c not in st.PARTITION_KEYS or c in geo_items.columns]
+        return pd.DataFrame(columns=cols)
+    it = geo_items[geo_items["iso3"].notna() & geo_items[home].notna()]
+    keys = [k for k in st.PARTITION_KEYS if k in it.columns] + [home, "student_iso3", "region", "north_south"]
     agg = (
         it.groupby(keys, dropna=False)
         .agg(
@@ -168,7 +197,7 @@ def home_bias(geo_items: pd.DataFrame) -> pd.DataFrame:
     )
     agg["abroad"] = 1.0 - agg["own_country"]
     agg["outside_region"] = 1.0 - agg["own_region"]
-    return agg[[c for c in HOME_COLUMNS if c in agg.columns]]
+    return agg[[c for c in home_columns() if c in agg.columns]]
 
 
 def item_geography(
@@ -180,7 +209,7 @@ def item_geography(
     table = rg.load_regions() if table is None else table
     out = items.copy()
     if "student_iso3" not in out.columns or student_iso3 is not None:
-        out = rg.attach_student_regions(out, table=table, iso3_of=student_iso3)
+        out = _student_regions(out, table, student_iso3)
     else:
         out = rg.attach_regions(out, "student_iso3", "", ("region", "north_south"), table)
     out = rg.attach_regions(out, "iso3", "item_", ("region",), table, strict=False)
@@ -195,17 +224,33 @@ def item_geography(
 
 
 def home_bias_change(home: pd.DataFrame, base: str = "base", other: str = "regional") -> pd.DataFrame:
-    """From the ``base`` to the ``other`` template, per model x nationality: each of
-    ``own_country, own_region, abroad, mean_distance_km`` as ``{m}_base``, ``{m}_{other}`` and
-    ``{m}_change`` (other - base: percentage points / 100 for shares, km for distance)."""
+    """From the ``base`` to the ``other`` template, per model x value of the home axis (the study's
+    nationality): each of ``own_country, own_region, abroad, mean_distance_km`` as ``{m}_base``,
+    ``{m}_{other}`` and ``{m}_change`` (other - base: percentage points / 100 for shares, km for
+    distance)."""
     mets = ["own_country", "own_region", "abroad", "mean_distance_km"]
-    keys = [k for k in ("model", "nationality", "student_iso3", "region", "north_south") if k in home.columns]
+    axis = [axes.home()] if axes.home() else []
+    keys = [k for k in ("model", *axis, "student_iso3", "region", "north_south") if k in home.columns]
     b = home[home["template"] == base][keys + mets]
     o = home[home["template"] == other][keys + mets]
     m = b.merge(o, on=keys, how="outer", suffixes=("_base", f"_{other}"))
     for k in mets:
         m[f"{k}_change"] = m[f"{k}_{other}"] - m[f"{k}_base"]
     return m.sort_values(keys).reset_index(drop=True)
+
+
+def _student_regions(
+    frame: pd.DataFrame, table: pd.DataFrame, student_iso3: Optional[Mapping[str, str]]
+) -> pd.DataFrame:
+    """``frame`` with the student's ``student_iso3``, ``region`` and ``north_south`` from the design's
+    home axis (``core.reference.regions.attach_student_regions``); all missing for a design without a
+    home axis (``student_iso3`` is then None, not looked up)."""
+    home = axes.home()
+    if home is not None:
+        return rg.attach_student_regions(frame, home, table=table, iso3_of=student_iso3)
+    out = frame.copy()
+    out["student_iso3"] = None
+    return rg.attach_regions(out, "student_iso3", "", ("region", "north_south"), table)
 
 
 # ----------------------------------------------------------------------------- families

@@ -9,6 +9,7 @@ from typing import Mapping, Optional
 
 import pandas as pd
 
+from ...reference import axes
 from ...reference import regions as rg
 from ...scoring import metrics as mx
 from .cross import _distances_for
@@ -30,9 +31,10 @@ class Positions:
     - ``distances``: the square capital-distance table (ISO3 index and columns). None: computed for
       the countries of the items and of the students, the items' own ``distance_km`` first, the
       others from the capitals (``cross._distances_for``).
-    - ``student_iso3``: nationality -> ISO3 of the student's home country. None: each nationality's
-      first ``student_iso3`` in the responses' geography (:func:`frames.response_geography`, which
-      then resolves the nationalities with the region table's own names).
+    - ``student_iso3``: value of the design's home axis (the study's nationality) -> ISO3 of the
+      student's home country. None: each value's first ``student_iso3`` in the responses' geography
+      (:func:`frames.response_geography`, which then resolves the nationalities with the region
+      table's own names); empty for a design without a home axis.
     - ``table``: the region table (``core.reference.regions``: ``iso3``, ``region``,
       ``north_south``). None: :func:`core.reference.regions.load_regions`.
 
@@ -57,11 +59,13 @@ class Positions:
         copy, or read from ``geo_responses``: :func:`frames.response_geography`'s output),
         ``table`` (:meth:`regions`), ``distances`` (computed for the items and those students when
         None)."""
-        iso = (
-            dict(self.student_iso3)
-            if self.student_iso3 is not None
-            else geo_responses.dropna(subset=["student_iso3"]).groupby("nationality")["student_iso3"].first().to_dict()
-        )
+        home = axes.home()
+        if self.student_iso3 is not None:
+            iso = dict(self.student_iso3)
+        elif home is None or home not in geo_responses.columns:
+            iso = {}  # no home axis: no student has a home country
+        else:
+            iso = geo_responses.dropna(subset=["student_iso3"]).groupby(home)["student_iso3"].first().to_dict()
         table = self.regions()
         dist = _distances_for(self.items, iso) if self.distances is None else self.distances
         return dataclasses.replace(self, distances=dist, student_iso3=iso, table=table)
