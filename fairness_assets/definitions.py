@@ -34,7 +34,7 @@ from resources.settings import FairnessSettings, load_settings
 from ._signals import restore_inherited_signals
 from .defs.catalog import catalogued
 from .defs.operations.executors import executor_for
-from .defs.operations.jobs import study_audit_job
+from .defs.operations.jobs import demo_audit_job, study_audit_job
 from .defs.operations.schedules import reaudit_schedule_for
 from .defs.reporting.comparison import gate_checks
 from .defs.resources import RESOURCE_CLASSES, build_resources
@@ -53,7 +53,7 @@ def settings_definitions(settings: FairnessSettings) -> dg.Definitions:
         asset_checks=gate_checks(settings.gate_file),
         resources=build_resources(settings),
         executor=executor_for(settings),
-        jobs=[study_audit_job(settings)],
+        jobs=[demo_audit_job(settings), study_audit_job(settings)],
         schedules=[reaudit_schedule_for(settings)],
     )
 

@@ -20,6 +20,17 @@ os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("DAGSTER_DISABLE_TELEMETRY", "1")
 
 
+@pytest.fixture(autouse=True)
+def _the_study_design_active():
+    """Each test starts with the study's axes active (core/reference/axes.py): a design a previous test
+    made active (a code location loaded with the demo design, a resolved audit grid) does not leak."""
+    from fairness_assets.core.reference import axes
+
+    axes.reset()
+    yield
+    axes.reset()
+
+
 @pytest.fixture(scope="session")
 def qs_export() -> Path:
     if not QS_EXPORT.exists():

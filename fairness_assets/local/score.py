@@ -27,6 +27,7 @@ from ..core.common.partition import PartitionKey
 from ..core.common.text import trim
 from ..core.reference import axes, geo
 from ..core.reference import corpus as corpus_core
+from ..core.reference import design as design_core
 from ..core.reference import prompts as prompts_core
 from .boxes import _box_keys, bounded_boxes, partition_boxes
 from .failures import MESSAGE_CHARS, ScoreFailed, StepFailure, UsageError, step_failures
@@ -127,11 +128,11 @@ def score_responses(
 
     outdir = output_folder(out)  # before any work
     responses, corpus_path = str(Path(responses).expanduser()), str(Path(corpus_path).expanduser())
-    # the design: --design, else FAIRNESS_DESIGN where set, else the study's (its axes take every value of a
-    # study-shaped file; the demo design, FAIRNESS_DESIGN's default, has fewer)
-    design = design or os.environ.get("FAIRNESS_DESIGN", "") or "study"
-    resolver, templates = _read_reference(corpus_path, rank_column, design)
+    # the design: --design, else FAIRNESS_DESIGN where set; else the study's (its axes take every value of a
+    # study-shaped file; the demo design has fewer), with the template files of FAIRNESS_TEMPLATES_DIR
+    design = design or os.environ.get("FAIRNESS_DESIGN", "")
     staging = tempfile.TemporaryDirectory(prefix="fairness-score-staged-")
+    design, resolver, templates = _read_reference(corpus_path, rank_column, design, staging.name)
     staged, imported = _stage(responses, templates, resolver, staging.name, outdir, log)
     pairs = staged.pairs
     _check_pairs(responses, pairs, imported.rows_rejected, outdir, require_models)
@@ -165,17 +166,20 @@ def score_responses(
     return tables
 
 
-def _read_reference(corpus_path: str, rank_column: str, design: str = ""):
-    """The country resolver and the templates the file is staged with (the template files and the design's
-    templates; the design's axes made active in this thread), the corpus read once so that a bad file is
-    named in one line before any run starts."""
+def _read_reference(corpus_path: str, rank_column: str, design: str = "", staging_dir: str = ""):
+    """``(design, resolver, templates)``: the design the runs read (``design``; the study's where none is
+    given, :func:`_study_design`), the country resolver and the templates the file is staged with (the
+    template files and the design's templates; the design's axes made active in this thread), the corpus
+    read once so that a bad file is named in one line before any run starts."""
     # the reference files the runs read (the templates of FAIRNESS_TEMPLATES_DIR, the alias files), with this corpus
     reference_config = load_settings(qs_corpus=corpus_path).resource_config("reference", env_vars=False)
     reference = ReferenceDataResource(**{**reference_config, "rank_column": rank_column})
     # the inputs are read once here so that a bad file is named in one line before any run starts
     corpus_core.read_qs_export(corpus_path, rank_column)
     resolver = geo.CountryResolver(geo.load_aliases(reference.country_aliases_path))
-    chosen = design_of(design or "study", reference.templates_dir)
+    if not design:
+        design = _study_design(reference.templates_dir, staging_dir)
+    chosen = design_of(design, reference.templates_dir)
     from ..defs.partitions import not_partitions_message, templates_not_partitions
 
     missing = templates_not_partitions(chosen.template_names())
@@ -183,7 +187,32 @@ def _read_reference(corpus_path: str, rank_column: str, design: str = ""):
         raise UsageError(not_partitions_message(design, missing))
     axes.use_design(chosen)  # the responses file's axis columns are the design's
     templates = prompts_core.audit_templates(reference.templates_dir)  # the files that fit, and the design's
-    return resolver, templates
+    return design, resolver, templates
+
+
+def _study_design(templates_dir: str, staging_dir: str) -> str:
+    """The design of a score given none: ``study``, whose templates are files of the configured folder
+    (FAIRNESS_TEMPLATES_DIR). Where that folder lacks some of them (a user's own folder), the study's axes
+    and grid with the folder's template files that fit them (its comparisons where both templates are
+    there), written to ``staging_dir`` so that the runs read the same design."""
+    from resources.settings import TEMPLATES_DIR, ConfigError
+
+    try:
+        design_of("study", templates_dir)
+        return "study"
+    except ConfigError:
+        if not staging_dir:
+            raise
+    study = design_of("study", TEMPLATES_DIR)  # the axes the folder's files are checked against
+    axes.use_design(study)
+    present = list(prompts_core.load_templates(templates_dir))
+    if not present:
+        raise UsageError(f"{templates_dir}: no template file fits the study's axes (FAIRNESS_TEMPLATES_DIR)")
+    path = Path(staging_dir) / "study.yaml"
+    path.write_text(
+        design_core.restricted_text(Path(study.path).read_text(encoding="utf-8"), present), encoding="utf-8"
+    )
+    return str(path)
 
 
 def _stage(responses: str, templates, resolver, staging_dir: str, outdir: Path, log: Callable[[str], None]):

@@ -51,9 +51,10 @@ from .openai_backend import (
     NOTHING_STORED,
     RETRY_STATUS,
     BrokenAnswerError,
-    OpenAIClient,
     RequestBudgetError,
-    _snippet,
+    chat_messages,
+    sample_name,
+    snippet,
 )
 from .streaming import RateLimiter, stream_async
 
@@ -272,7 +273,7 @@ class HTTPClient(TextsFromSamples):
     def _body_shown(self, content: bytes) -> str:
         """The first 200 characters of a body, masked before they are cut (no piece of a secret
         survives the cut)."""
-        return _snippet(self._scrub(content.decode("utf-8", errors="replace")).encode(), 200)
+        return snippet(self._scrub(content.decode("utf-8", errors="replace")).encode(), 200)
 
     def check(self) -> str:
         """What the endpoint is, in words (nothing is sent: a product API has no listing to ask;
@@ -285,10 +286,10 @@ class HTTPClient(TextsFromSamples):
 
     # ------------------------------------------------------------------ requests
     def _messages(self, prompt) -> list[dict]:
-        return OpenAIClient._messages(self, prompt)  # type: ignore[arg-type]  # system_role, system_prompt
+        return chat_messages(prompt, self.system_prompt, self.system_role)
 
     def _sample_name(self, index: int, total: int, seed: int, labels: Optional[Sequence[str]]) -> str:
-        return OpenAIClient._sample_name(self, index, total, seed, labels)  # type: ignore[arg-type]
+        return sample_name(index, total, seed, labels)
 
     def _check_prompt(self, prompt, sample: str) -> None:
         """Without ``{messages}`` in the body, only the last user turn is sent: refuse a prompt

@@ -68,9 +68,32 @@ NOTHING_STORED = (
 )
 
 
-def _snippet(body: bytes, limit: int = 120) -> str:
+def snippet(body: bytes, limit: int = 120) -> str:
     text = re.sub(r"\s+", " ", body[: limit * 4].decode("utf-8", errors="replace")).strip()
     return repr(text[:limit]) + (" ..." if len(text) > limit else "")
+
+
+def chat_messages(prompt, system_prompt: Optional[str], system_role: bool) -> list[dict]:
+    """The chat messages of one prompt (a string, or a conversation's messages): the system text in the
+    system role when ``system_role``, folded into the first user turn otherwise."""
+    if isinstance(prompt, list):  # already a chat
+        if prompt and prompt[0]["role"] == "system" and not system_role:
+            rest = list(prompt[1:])
+            rest[0] = {**rest[0], "content": f"{prompt[0]['content']}\n\n{rest[0]['content']}"}
+            return rest
+        return prompt
+    if system_prompt and system_role:
+        return [{"role": "system", "content": system_prompt}, {"role": "user", "content": prompt}]
+    if system_prompt:
+        return [{"role": "user", "content": f"{system_prompt}\n\n{prompt}"}]
+    return [{"role": "user", "content": prompt}]
+
+
+def sample_name(index: int, total: int, seed: int, labels: Optional[Sequence[str]]) -> str:
+    """How an error names one sample: its label (the response id) or its place, and its seed."""
+    if labels is not None:
+        return f"sample {labels[index]} (seed {seed})"
+    return f"sample {index + 1} of {total} (seed {seed})"
 
 
 def broken_answer(body: bytes, content_type: str = "") -> Optional[str]:
@@ -86,13 +109,13 @@ def broken_answer(body: bytes, content_type: str = "") -> Optional[str]:
     except ValueError as exc:  # JSONDecodeError, or bytes that are not UTF-8
         what = f"{exc.msg} (character {exc.pos})" if isinstance(exc, json.JSONDecodeError) else str(exc)
         looks = "truncated or malformed JSON" if body.lstrip()[:1] in (b"{", b"[") else "not JSON"
-        return f"the body is {looks}: {what}; {where}; it begins {_snippet(body)}"
+        return f"the body is {looks}: {what}; {where}; it begins {snippet(body)}"
     if not isinstance(doc, dict) or not isinstance(doc.get("choices"), list):
-        return f"no 'choices' list in the answer ({where}): {_snippet(body)}"
+        return f"no 'choices' list in the answer ({where}): {snippet(body)}"
     if not doc["choices"]:
-        return f"no choices (an empty 'choices' list; {where}): {_snippet(body)}"
+        return f"no choices (an empty 'choices' list; {where}): {snippet(body)}"
     choice = doc["choices"][0]
-    shown = _snippet(json.dumps(choice, ensure_ascii=False).encode(), 200)
+    shown = snippet(json.dumps(choice, ensure_ascii=False).encode(), 200)
     message = choice.get("message") if isinstance(choice, dict) else None
     if not isinstance(message, dict):
         return f"the first choice has no message: {shown}"
@@ -232,17 +255,7 @@ class OpenAIClient(TextsFromSamples):
 
     # ------------------------------------------------------------------ generation
     def _messages(self, prompt) -> list[dict]:
-        if isinstance(prompt, list):  # already a chat
-            if prompt and prompt[0]["role"] == "system" and not self.system_role:
-                rest = list(prompt[1:])
-                rest[0] = {**rest[0], "content": f"{prompt[0]['content']}\n\n{rest[0]['content']}"}
-                return rest
-            return prompt
-        if self.system_prompt and self.system_role:
-            return [{"role": "system", "content": self.system_prompt}, {"role": "user", "content": prompt}]
-        if self.system_prompt:
-            return [{"role": "user", "content": f"{self.system_prompt}\n\n{prompt}"}]
-        return [{"role": "user", "content": prompt}]
+        return chat_messages(prompt, self.system_prompt, self.system_role)
 
     def _body(self, prompt, seed: int, params: SamplingParams) -> dict:
         return {
@@ -256,9 +269,7 @@ class OpenAIClient(TextsFromSamples):
         }
 
     def _sample_name(self, index: int, total: int, seed: int, labels: Optional[Sequence[str]]) -> str:
-        if labels is not None:
-            return f"sample {labels[index]} (seed {seed})"
-        return f"sample {index + 1} of {total} (seed {seed})"
+        return sample_name(index, total, seed, labels)
 
     async def _on_response(self, response) -> None:
         """The HTTP client's response hook: the SDK retries quietly, so say so in the run's log; a

@@ -48,6 +48,7 @@ def design_text(crossed: list[str], alone: list[str], templates: list[dict]) -> 
     doc["axes"]["disability"] = DISABILITY
     doc["grid"] = {"kind": "factorial", "axes": crossed, "one_at_a_time": alone}
     doc["templates"] = templates
+    doc.pop("comparisons", None)  # the study's base vs regional: these templates are others
     return yaml.safe_dump(doc, allow_unicode=True, sort_keys=False)
 
 

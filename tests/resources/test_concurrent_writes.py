@@ -151,26 +151,21 @@ def test_provenance_recorded_twice_is_stored_once(url):
 def test_migration_removes_duplicates_left_by_an_earlier_release_and_logs_it(url, caplog):
     engine = sa.create_engine(_with_driver(url))
     M.upgrade(engine, "0004_geography")
-    country = sa.table(
+    columns = (
+        "partition_key",
+        "provenance_id",
+        "corpus_sha256",
+        "iso3",
         "country",
-        *[
-            sa.column(c)
-            for c in (
-                "partition_key",
-                "provenance_id",
-                "corpus_sha256",
-                "iso3",
-                "country",
-                "capital",
-                "lat",
-                "lon",
-                "in_corpus",
-                "is_home",
-                "n_universities",
-                "avail",
-            )
-        ],
+        "capital",
+        "lat",
+        "lon",
+        "in_corpus",
+        "is_nationality",  # as 0004 named it (is_home since 0012)
+        "n_universities",
+        "avail",
     )
+    country = sa.table("country", *[sa.column(c) for c in columns])
     row = dict(
         partition_key="",
         provenance_id="p",
@@ -180,7 +175,7 @@ def test_migration_removes_duplicates_left_by_an_earlier_release_and_logs_it(url
         lat=1.0,
         lon=2.0,
         in_corpus=True,
-        is_home=False,
+        is_nationality=False,
         n_universities=1,
         avail=0.1,
     )
@@ -195,8 +190,11 @@ def test_migration_removes_duplicates_left_by_an_earlier_release_and_logs_it(url
     assert isos == ["AAA", "BBB", "CCC"]
     assert "uq_country_natural_key" in names
     assert any("removed 3 duplicate row(s) of country" in r.getMessage() for r in caplog.records)
+    now = sa.table("country", *[sa.column("is_home" if c == "is_nationality" else c) for c in columns])
     with pytest.raises(sa.exc.IntegrityError), engine.begin() as conn:  # the key now holds
-        conn.execute(country.insert(), [dict(row, iso3="AAA")])
+        conn.execute(
+            now.insert(), [{("is_home" if k == "is_nationality" else k): v for k, v in row.items()} | {"iso3": "AAA"}]
+        )
     engine.dispose()
 
 

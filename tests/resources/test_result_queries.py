@@ -197,7 +197,12 @@ def _stored_and_migrated(db: D.ResultsDatabase, url: str) -> None:
 
 def _copy_other_tables(db: D.ResultsDatabase, engine: sa.Engine) -> None:
     """The tables the queries read besides the result tables (audit_metric, country, grs_country), as stored."""
+    old_names = {"is_home": "is_nationality"}  # the columns 0012 renamed, as 0009 has them
     for model in (D.AuditMetric, D.Country, D.GRSCountry):
         rows = db.read_rows(model)
+        table = model.__table__
+        if set(old_names) & set(rows.columns):
+            rows = rows.rename(columns=old_names)
+            table = sa.table(model.__tablename__, *[sa.column(c) for c in rows.columns])
         with engine.begin() as conn:
-            conn.execute(model.__table__.insert(), _records(rows, list(rows.columns)))
+            conn.execute(table.insert(), _records(rows, list(rows.columns)))

@@ -52,6 +52,17 @@ def parse_columns(spec: str) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
+# what a title's field reads where its caller gives none: the home axis's label; the templates compared (the study's)
+TITLE_DEFAULTS = {"home": "home country", "compared": "Base vs regional", "base": "base", "other": "regional"}
+
+
+class _Keep(dict):
+    """Fields for str.format_map: a field no one gave stays as written (``{correction}``)."""
+
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"
+
+
 @dataclass(frozen=True)
 class ResultTable:
     name: str
@@ -87,9 +98,10 @@ class ResultTable:
     def heading(self, **fields: Any) -> str:
         """Its title with its ``{...}`` fields filled (``{home}``: the label of the design's home axis, which
         the caller gives; "home country" where it does not)."""
-        if not fields:
-            return self.title.replace("{home}", "home country")
-        return self.title.format(**{"home": "home country", **fields})
+        if not fields and "{" not in self.title:
+            return self.title
+        filled = {**TITLE_DEFAULTS, **fields}
+        return self.title.format_map(_Keep(filled))
 
 
 # the assets whose tables are stored once for every partition (partition key ""): the comparisons
@@ -314,30 +326,32 @@ TABLES: tuple[ResultTable, ...] = (
     T(
         "drs_change",
         "base_vs_regional",
-        "Base vs regional: drs change (%)",
+        "{compared}: drs change (%)",
         "base_vs_regional_drs_change",
         spec=(
             "group_by:t group:t drs_base:f acc_base:f rep_base:f drs_regional:f acc_regional:f "
-            "rep_regional:f drs_change_pct:f acc_change_pct:f rep_change_pct:f model:t"
+            "rep_regional:f drs_change_pct:f acc_change_pct:f rep_change_pct:f model:t base_template:t "
+            "other_template:t"
         ),
-        key="model group_by group",
+        key="model base_template other_template group_by group",
     ),
     T(
         "grs_change",
         "base_vs_regional",
-        "Base vs regional: grs change (%)",
+        "{compared}: grs change (%)",
         "base_vs_regional_grs_change",
         spec=(
             "iso3:t country:t grs_base:f repr_base:f rep_covg_base:f grs_regional:f repr_regional:f "
-            "rep_covg_regional:f grs_change_pct:f repr_change_pct:f rep_covg_change_pct:f model:t"
+            "rep_covg_regional:f grs_change_pct:f repr_change_pct:f rep_covg_change_pct:f model:t base_template:t "
+            "other_template:t"
         ),
-        key="model iso3",
+        key="model base_template other_template iso3",
     ),
     T(
         "component_change",
         "base_vs_regional",
-        "Base vs regional: did the regional template move what the model "
-        "did? Behaviour / outcome (total) / needs parts tested and moved, per model (Welch test of regional - base, "
+        "{compared}: did the {other} template move what the model "
+        "did? Behaviour / outcome (total) / needs parts tested and moved, per model (Welch test of {other} - {base}, "
         "Holm within each analysis x component)",
         "base_vs_regional_component_change",
         packed=True,
@@ -347,9 +361,9 @@ TABLES: tuple[ResultTable, ...] = (
             "mean_regional:f ci_low_regional:f ci_high_regional:f p_adjusted_regional:f "
             "significant_regional:b change:f se_change:f df_change:f ci_low_change:f ci_high_change:f "
             "level:f p_change:f correction:t family_size:i p_change_adjusted:f alpha:f moved:b "
-            "direction:t intervals_overlap:b status:t rule:t note:t"
+            "direction:t intervals_overlap:b status:t rule:t note:t base_template:t other_template:t"
         ),
-        key="model source analysis value_a value_b metric component unit",
+        key="model base_template other_template source analysis value_a value_b metric component unit",
     ),
     T(
         "differences",

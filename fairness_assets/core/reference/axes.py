@@ -91,6 +91,14 @@ def current() -> Catalogue:
     return _study()
 
 
+def reset() -> None:
+    """Forget every design made active (this thread's and the process's): the study's catalogue is the
+    active one again. For a fresh start between independent audits in one process (the tests)."""
+    _stack().clear()
+    with _lock:
+        _process.clear()
+
+
 def use_in_process(catalogue: Catalogue, design=None) -> None:
     """Make ``catalogue`` the process's design: every thread reads it unless it made another active."""
     if design is not None:

@@ -57,15 +57,19 @@ import numpy as np
 import yaml
 
 from .catalogue import POSITIONS, Axis, Catalogue, DesignError
+from .grid_rows import sample_rows
 
 GridKind = Literal["factorial", "sample", "one_at_a_time"]
 GRID_KINDS: tuple[str, ...] = ("factorial", "sample", "one_at_a_time")
 FULL_SET = "full"  # the profile set of the crossed grid
 ROLES = ("user", "assistant")
 DEFAULT_MAX_PROMPTS = 100_000
+# the template comparison of a design that declares none, or of answers scored without a design: the study's
+# base vs regional (METHOD.md §8.4), drawn where a model has both partitions
+DEFAULT_COMPARISONS = (("base", "regional"),)
 SHIPPED_DIR = Path(__file__).resolve().parents[3] / "data" / "designs"
 
-_TOP_KEYS = {"name", "description", "sources", "axes", "grid", "templates", "runs", "models", "quality"}
+_TOP_KEYS = {"name", "description", "sources", "axes", "grid", "templates", "runs", "models", "quality", "comparisons"}
 _AXIS_KEYS = {
     "label",
     "placeholder",
@@ -201,6 +205,9 @@ class Design:
     quality: tuple[tuple[str, float], ...] = ()
     description: str = ""
     sources: tuple[str, ...] = field(default_factory=tuple)
+    # (base template, other template): the model compared with itself across two templates (METHOD.md §8.4's
+    # base vs regional; an operator system prompt or a conversation vs the bare question)
+    comparisons: tuple[tuple[str, str], ...] = ()
 
     @property
     def axes(self) -> tuple[Axis, ...]:
@@ -250,6 +257,7 @@ class Design:
                 "runs": self.runs,
                 "models": list(self.models),
                 "quality": list(self.quality),
+                **({"comparisons": [list(c) for c in self.comparisons]} if self.comparisons else {}),
             },
             sort_keys=True,
             default=list,
@@ -577,6 +585,36 @@ def _templates(src: _Located, cat: Catalogue, grid: Grid, folder: Path) -> tuple
     return tuple(out)
 
 
+def _comparisons(src: _Located, templates: tuple[Template, ...]) -> tuple[tuple[str, str], ...]:
+    """The design's template comparisons: pairs ``[base, other]`` of its templates, asked of the same
+    profiles (one profile set), each pair once."""
+    raw = src.doc.get("comparisons") or []
+    if not isinstance(raw, list):
+        raise src.error(("comparisons",), "comparisons are a list of [base template, other template] pairs")
+    sets = {t.name: t.profile_set for t in templates}
+    out: list[tuple[str, str]] = []
+    for i, pair in enumerate(raw):
+        at = ("comparisons", i)
+        if not (isinstance(pair, list) and len(pair) == 2 and all(isinstance(x, str) for x in pair)):
+            raise src.error(at, f"a comparison is [base template, other template], got {pair!r}")
+        base, other = pair
+        for name in pair:
+            if name not in sets:
+                raise src.error(at, f"no template {name!r} in the design (its templates: {', '.join(sets)})")
+        if base == other:
+            raise src.error(at, f"a template compared with itself ({base!r})")
+        if sets[base] != sets[other]:
+            raise src.error(
+                at,
+                f"{base!r} asks the {sets[base]!r} profiles and {other!r} the {sets[other]!r} ones: a comparison "
+                "pairs the same students",
+            )
+        if (base, other) in out:
+            raise src.error(at, f"the comparison {base!r} vs {other!r} is listed twice")
+        out.append((base, other))
+    return tuple(out)
+
+
 def _whole(src: _Located, key: str, default: Any, minimum: int) -> int:
     v = src.doc.get(key, default)
     if not isinstance(v, int) or isinstance(v, bool) or v < minimum:
@@ -622,8 +660,32 @@ def parse_design(text: str, *, path: str = "<design>", templates_dir: str | Path
         quality=tuple(sorted(quality.items())),
         description=str(src.doc.get("description") or "").strip(),
         sources=tuple(str(s) for s in (src.doc.get("sources") or ())),
+        comparisons=_comparisons(src, templates),
     )
     return design
+
+
+def comparisons_of(design: Optional[Design]) -> tuple[tuple[str, str], ...]:
+    """The template comparisons of ``design``: those it declares, else (none declared, or no design)
+    :data:`DEFAULT_COMPARISONS`, the study's base vs regional."""
+    if design is not None and design.comparisons:
+        return design.comparisons
+    return DEFAULT_COMPARISONS
+
+
+def restricted_text(text: str, templates: Sequence[str]) -> str:
+    """A design's text with its template list cut to ``templates`` (kept in the design's order, then the
+    others), and its comparisons to those whose two templates remain."""
+    doc = yaml.safe_load(text)
+    entries = doc.get("templates") or []
+    listed = [t if isinstance(t, str) else t.get("name") for t in entries]
+    kept_entries = [e for e, name in zip(entries, listed, strict=True) if name in templates]
+    doc["templates"] = kept_entries + [t for t in templates if t not in listed]
+    kept = [c for c in doc.get("comparisons") or [] if all(t in templates for t in c)]
+    doc.pop("comparisons", None)
+    if kept:
+        doc["comparisons"] = kept
+    return yaml.safe_dump(doc, allow_unicode=True, sort_keys=False)
 
 
 def check_size(design: Design, max_prompts: int = DEFAULT_MAX_PROMPTS) -> None:
@@ -661,61 +723,6 @@ def grid_size(design: Design) -> int:
     """Prompts per model, counted without drawing the profiles."""
     sets = set_sizes(design)
     return sum(sets.get(t.profile_set, 0) for t in design.templates)
-
-
-def factorial_rows(design: Design) -> list[dict]:
-    """Every combination of the crossed axes' values, the first axis varying slowest."""
-    crossed = design.grid.axes
-    choices = [design.catalogue.axis(n).values for n in crossed]
-    return [dict(zip(crossed, combo, strict=True)) for combo in itertools.product(*choices)]
-
-
-def sample_rows(design: Design) -> list[dict]:
-    """A seeded sample of ``size`` distinct crossed profiles in which every pair of values of two crossed
-    axes appears at least ``pair_coverage`` times: the pairs short of it are filled first (each with a
-    random profile holding the pair), then random profiles up to the size."""
-    g = design.grid
-    crossed = g.axes
-    full = factorial_rows(design)
-    rng = np.random.default_rng(g.seed)
-    order = rng.permutation(len(full))
-    chosen: list[int] = []
-    taken = np.zeros(len(full), dtype=bool)
-    # each axis's value as a code per profile of the factorial grid, so a pair's profiles are one comparison
-    codes = {}
-    for n in crossed:
-        values = design.catalogue.axis(n).values
-        at = {v: i for i, v in enumerate(values)}
-        codes[n] = np.fromiter((at[r[n]] for r in full), dtype=np.int64, count=len(full))
-    for a, b in itertools.combinations(crossed, 2):
-        values_a, values_b = design.catalogue.axis(a).values, design.catalogue.axis(b).values
-        for ia, va in enumerate(values_a):
-            for ib, vb in enumerate(values_b):
-                holds = (codes[a] == ia) & (codes[b] == ib)
-                need = g.pair_coverage - int((holds & taken).sum())
-                if need <= 0:
-                    continue
-                spare = order[holds[order] & ~taken[order]]  # in the seeded order
-                if need > len(spare):
-                    raise DesignError(
-                        f"{design.path}: grid.pair_coverage: {g.pair_coverage} profiles with {a}={va} and "
-                        f"{b}={vb} cannot be drawn: the grid has only {int(holds.sum())}"
-                    )
-                for i in spare[:need]:
-                    taken[i] = True
-                    chosen.append(int(i))
-    if len(chosen) > g.size:
-        raise DesignError(
-            f"{design.path}: grid.size: {g.size} profiles cannot cover every pair of values "
-            f"{g.pair_coverage} times (that takes {len(chosen)}); raise the size or lower pair_coverage"
-        )
-    for i in order:
-        if len(chosen) >= g.size:
-            break
-        if not taken[i]:
-            taken[i] = True
-            chosen.append(int(i))
-    return [full[i] for i in sorted(chosen)]
 
 
 def resolve_design(name_or_path: str, *, folder: str | Path = SHIPPED_DIR) -> Path:

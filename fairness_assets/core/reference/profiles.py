@@ -11,7 +11,8 @@ import pandas as pd
 
 from ..common.text import strip_accents
 from . import axes
-from .design import FULL_SET, Design, DesignError, factorial_rows, sample_rows
+from .design import FULL_SET, Design, DesignError
+from .grid_rows import factorial_rows, sample_rows
 
 
 def slug(text: str) -> str:

@@ -421,6 +421,18 @@ def component_change(
     return out[CHANGE_COLUMNS].reset_index(drop=True)
 
 
+def by_comparison(table: pd.DataFrame) -> list[tuple[tuple[str, str], pd.DataFrame]]:
+    """The rows of each template comparison of a base-vs-other table, in the order they first appear:
+    ``((base, other), rows)``; a table without the ``base_template`` / ``other_template`` columns (stored
+    before designs had comparisons) is the study's base vs regional."""
+    if table is None or not len(table) or not {"base_template", "other_template"} <= set(table.columns):
+        return [(("base", "regional"), table)]
+    return [
+        ((str(b), str(o)), table[(table["base_template"] == b) & (table["other_template"] == o)])
+        for b, o in dict.fromkeys(zip(table["base_template"], table["other_template"], strict=True))
+    ]
+
+
 def model_verdicts(change: pd.DataFrame) -> pd.DataFrame:
     """Per model: how many behaviour / outcome (total) / needs parts were tested and how many
     moved, and ``behaviour_moved`` (any behaviour part moved)."""

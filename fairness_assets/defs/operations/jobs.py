@@ -26,13 +26,32 @@ def grid_config(design: str, settings: FairnessSettings) -> dict:
     return {"resources": {"audit_grid": {"config": config}}}
 
 
-demo_audit = dg.define_asset_job(
-    name="demo_audit",
-    selection=AUDIT_ASSETS,
-    tags={"fairness/job": "demo_audit"},
-    description="The whole audit (reference data, generations, recommendations, scores, drift) on the configured "
-    "design (FAIRNESS_DESIGN, demo by default) for one model x template partition.",
-)
+def size_line(design: str, settings: FairnessSettings) -> str:
+    """What ``design`` asks, in one line for a job's description (shown in the UI before a launch): its
+    prompts a model, runs and models, or why it cannot be read."""
+    from resources.settings import ConfigError, design_of
+
+    try:
+        size = design_of(design, settings.templates_dir).size()
+    except ConfigError as exc:
+        return f"design {design!r} cannot be read: {exc}"
+    return (
+        f"design {design!r}: {size['prompts_per_model']:,} prompts a model x {size['runs']} run(s) x "
+        f"{size['models']} model(s) = {size['samples']:,} samples; `fairness-audit design show {design}` "
+        "adds the cost estimated from earlier audits"
+    )
+
+
+def demo_audit_job(settings: FairnessSettings):
+    """The ``demo_audit`` job: the whole audit on the configured design, its size in the description."""
+    return dg.define_asset_job(
+        name="demo_audit",
+        selection=AUDIT_ASSETS,
+        tags={"fairness/job": "demo_audit"},
+        description="The whole audit (reference data, generations, recommendations, scores, drift) on the "
+        f"configured design (FAIRNESS_DESIGN, demo by default) for one model x template partition. Now: "
+        f"{size_line(settings.design, settings)}.",
+    )
 
 
 def study_audit_job(settings: FairnessSettings):
@@ -45,7 +64,7 @@ def study_audit_job(settings: FairnessSettings):
         config=grid_config(JOB_DESIGNS["study_audit"], settings),
         description="The study grid of METHOD.md (360 + 46 profiles, six templates, 10 runs, the study's models): "
         "backfill every model x template partition (one run, weights loaded once per model), or run "
-        "`fairness-audit run study_audit`.",
+        f"`fairness-audit run study_audit`. {size_line(JOB_DESIGNS['study_audit'], settings)}.",
     )
 
 

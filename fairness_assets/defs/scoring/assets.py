@@ -15,6 +15,8 @@ import pandas as pd
 from fairness_assets.core.common import result_tables
 from fairness_assets.core.common import tables as tables_core
 from fairness_assets.core.common.partition import PartitionKey
+from fairness_assets.core.reference import axes
+from fairness_assets.core.reference.design import comparisons_of
 from fairness_assets.core.reporting import figures as fig_core
 from fairness_assets.core.reporting.sentences import change as change_sentences
 from fairness_assets.core.scoring import metrics
@@ -36,7 +38,7 @@ EMPTY_REASON = {  # why an analysis table can be empty (the asset page says it i
     "volume_diversity": "no recommendation was parsed",
     "drs_summary": "no item was scored",
 }
-NO_PAIR = "no model has both its base and regional partitions scored"
+NO_PAIR = "no model has both partitions of a comparison of the design scored (base and regional for the study)"
 
 
 @partitioned_multi_asset(
@@ -153,34 +155,30 @@ def scores(
 @stored_asset(
     group_name="scoring",
     deps=["analysis_tables", "grs_by_country", "audit_statistics", "audit_geography"],
-    description="§8.4 base vs regional: change in DRS/Acc/Rep (overall, by each axis of the design) and in GRS per "
-    "country, in percent, for every model with both partitions materialized; and component_change: every "
-    "counterfactual pair and geographic one-vs-rest contrast, per component (total / behaviour / needs), base vs "
-    "regional with the change tested (Welch, Holm): did the regional template move what the model did?",
+    description="§8.4 base vs regional, and every template comparison of the design (its `comparisons`: an "
+    "operator system prompt or a conversation against the bare question, ...): change in DRS/Acc/Rep (overall, by "
+    "each axis of the design) and in GRS per country, in percent, for every model with both partitions "
+    "materialized; and component_change: every counterfactual pair and geographic one-vs-rest contrast, per "
+    "component (total / behaviour / needs), base vs other with the change tested (Welch, Holm): did the other "
+    "template move what the model did?",
 )
 def base_vs_regional(context: dg.AssetExecutionContext, database: ResultsDatabase) -> dg.Output[pd.DataFrame]:
-    # the partitions stored, then each model's base and regional rows only (memory: not every partition at once)
+    # the partitions stored, then each model's two templates' rows only (memory: not every partition at once)
     stored = [set(database.distinct(table, ["partition_key"])["partition_key"]) for table in (MetricRow, GRSCountry)]
     keys = {PartitionKey.parse(k) for k in stored[0] & stored[1] if k}
-    models = sorted({m for m, _ in keys if (m, "base") in keys and (m, "regional") in keys})
-    drs, grs, components = [], [], []
-    for model in models:
-        pair = [str(PartitionKey(model, t)) for t in ("base", "regional")]
-        metric_rows, grs_rows = database.read_rows(MetricRow, pair), database.read_rows(GRSCountry, pair)
-        summaries = {
-            t: tables_core.from_long(metric_rows[metric_rows["partition_key"] == str(PartitionKey(model, t))])[
-                "drs_summary"
-            ]
-            for t in ("base", "regional")
-        }
-        grs_t = {t: grs_rows[grs_rows["partition_key"] == str(PartitionKey(model, t))] for t in ("base", "regional")}
-        out = metrics.base_vs_regional(summaries["base"], summaries["regional"], grs_t["base"], grs_t["regional"])
-        drs.append(out["drs_change"].assign(model=model))
-        grs.append(out["grs_change"].assign(model=model))
-        del metric_rows, grs_rows
-        change = _component_change(context, database, model, pair)
-        if change is not None:
-            components.append(change)
+    # the run's design (ResultsDatabase reads it from the run config): its comparisons, else base vs regional
+    pairs = list(comparisons_of(axes.current_design()))
+    drs, grs, components, compared = [], [], [], []
+    for base, other in pairs:
+        for model in sorted({m for m, _ in keys if (m, base) in keys and (m, other) in keys}):
+            compared.append((model, base, other))
+            tagged = {"base_template": base, "other_template": other}
+            out, change = _compare_templates(context, database, model, base, other)
+            drs.append(out["drs_change"].assign(model=model, **tagged))
+            grs.append(out["grs_change"].assign(model=model, **tagged))
+            if change is not None:
+                components.append(change.assign(**tagged))
+    models = sorted({m for m, _, _ in compared})
     tables = {
         "drs_change": pd.concat(drs, ignore_index=True) if drs else pd.DataFrame(columns=["model"]),
         "grs_change": pd.concat(grs, ignore_index=True) if grs else pd.DataFrame(columns=["model"]),
@@ -190,20 +188,27 @@ def base_vs_regional(context: dg.AssetExecutionContext, database: ResultsDatabas
     }
     if tables_core.all_empty(tables):
         context.log.warning(
-            "base_vs_regional: no model has both its base and regional partitions scored; nothing to compare, "
-            "nothing stored"
+            f"base_vs_regional: no model has both partitions of a comparison of the design scored ("
+            f"{', '.join(f'{b} vs {o}' for b, o in pairs)}); nothing to "
+            "compare, nothing stored"
         )
     long_df = database.stamp(
         tables_core.to_long(
             {} if tables_core.all_empty(tables) else tables, packed=result_tables.packed("base_vs_regional")
         ).assign(audit_id=database.cross_partition_audit_id("comparison"), params_hash=""),
         "base_vs_regional",
-        config_json={"models": models, "compared": "base vs regional, per model", "component_rule": cc.RULE_TEXT},
+        config_json={
+            "models": models,
+            "compared": [f"{m}: {b} vs {o}" for m, b, o in compared],
+            "component_rule": cc.RULE_TEXT,
+        },
     )
     shown = {
         f"figure {model} {f.name}": png_md(f.png, f.name)
-        for model in models
-        for f in fig_core.base_vs_regional_figures(tables["drs_change"], tables["grs_change"], model=model)
+        for model, base, other in compared
+        for f in fig_core.base_vs_regional_figures(
+            tables["drs_change"], tables["grs_change"], model=model, templates=(base, other)
+        )
     }
     figures = {k: v for k, v in shown.items() if v is not None}
     change = tables["component_change"]
@@ -219,7 +224,7 @@ def base_vs_regional(context: dg.AssetExecutionContext, database: ResultsDatabas
                 "\n".join(f"- {s}" for s in sentences) or "no model has the behaviour / needs split in both templates"
             ),
             "component_verdicts": table_md(
-                cc.model_verdicts(change),
+                _verdicts_by_comparison(change),
                 empty=NO_PAIR if not models else "no behaviour / needs split stored for both templates",
             ),
             "component_change": table_md(change[change["status"] == "moved"][COMPONENT_SHOWN].head(40))
@@ -249,14 +254,49 @@ COMPONENT_SHOWN = [
 ]
 
 
+def _verdicts_by_comparison(change: pd.DataFrame) -> pd.DataFrame:
+    """cc.model_verdicts of each template comparison, the comparison named in a first column."""
+    parts = [
+        cc.model_verdicts(rows).assign(compared=f"{base} vs {other}")
+        for (base, other), rows in cc.by_comparison(change)
+        if rows is not None and len(rows)
+    ]
+    if not parts:
+        return cc.model_verdicts(change)
+    out = pd.concat(parts, ignore_index=True)
+    return out[["compared", *(c for c in out.columns if c != "compared")]]
+
+
+def _compare_templates(
+    context: dg.AssetExecutionContext, database: ResultsDatabase, model: str, base: str, other: str
+) -> tuple[dict[str, pd.DataFrame], Optional[pd.DataFrame]]:
+    """One model's ``base`` and ``other`` partitions compared: the DRS and GRS change tables
+    (metrics.base_vs_regional) and the component change (None where neither has the split)."""
+    pair = [str(PartitionKey(model, t)) for t in (base, other)]
+    metric_rows, grs_rows = database.read_rows(MetricRow, pair), database.read_rows(GRSCountry, pair)
+    summaries = {
+        t: tables_core.from_long(metric_rows[metric_rows["partition_key"] == key])["drs_summary"]
+        for t, key in zip((base, other), pair, strict=True)
+    }
+    grs_t = {t: grs_rows[grs_rows["partition_key"] == key] for t, key in zip((base, other), pair, strict=True)}
+    out = metrics.base_vs_regional(summaries[base], summaries[other], grs_t[base], grs_t[other])
+    del metric_rows, grs_rows
+    return out, _component_change(context, database, model, pair, templates=(base, other))
+
+
 def _component_change(
-    context: dg.AssetExecutionContext, database: ResultsDatabase, model: str, pair: list[str]
+    context: dg.AssetExecutionContext,
+    database: ResultsDatabase,
+    model: str,
+    pair: list[str],
+    templates: tuple[str, str],
 ) -> Optional[pd.DataFrame]:
-    """One model's contrasts, base vs regional, per component (core.statistics.component_change), from the
-    stored statistics (behaviour_needs) and geography (geo_contrasts) of its two partitions only;
+    """One model's contrasts, base vs other template, per component (core.statistics.component_change), from
+    the stored statistics (behaviour_needs) and geography (geo_contrasts) of its two partitions only;
     None, with a line in the log, when neither template has them."""
+    base, other = templates
     side = {}
-    for template, key in zip(("base", "regional"), pair, strict=False):
+    for template, key in zip((base, other), pair, strict=True):
         tables = {}
         for row_model, name in ((StatisticRow, "behaviour_needs"), (GeographyRow, "geo_contrasts")):
             rows = database.read_rows(row_model, [key])
@@ -265,16 +305,16 @@ def _component_change(
             if table is not None:
                 tables[name] = table
         side[template] = tables
-    if not side["base"] and not side["regional"]:
+    if not side[base] and not side[other]:
         context.log.info(
-            f"{model}: no behaviour / needs split stored for base or regional (materialize "
+            f"{model}: no behaviour / needs split stored for {base} or {other} (materialize "
             "audit_statistics and audit_geography): component change not computed"
         )
         return None
-    change = cc.component_change(side["base"], side["regional"], model=model)
+    change = cc.component_change(side[base], side[other], model=model)
     moved = change[(change["component"] == "behaviour") & (change["status"] == "moved")]
     context.log.info(
-        f"{model}: base vs regional: {len(moved)} behaviour part(s) moved of "
+        f"{model}: {base} vs {other}: {len(moved)} behaviour part(s) moved of "
         f"{int(change[change['component'] == 'behaviour']['status'].isin(['moved', 'not moved']).sum())} "
         "tested"
     )

@@ -20,6 +20,11 @@ Two more columns named after the study's home axis take the role's name: ``profi
 becomes ``home_iso3`` (the ISO3 of the student's home country) and ``country.is_nationality`` becomes
 ``is_home`` (a country some profile has for home).
 
+The base-vs-regional tables (``base_vs_regional_drs_change``, ``_grs_change``, ``_component_change``) hold
+every template comparison of a design now: they gain ``base_template`` and ``other_template``, filled with
+``base`` and ``regional`` for the rows stored before (the only comparison there was), and their key
+indexes are rebuilt with them.
+
 The axis names and tables are frozen here as they were at this revision (a migration never reads the
 live catalogue).
 
@@ -65,12 +70,58 @@ def _rename_home(old: str, new: str, key: int) -> None:
     for table, keys in HOME_TABLES.items():
         if table not in tables or old not in _columns(table):
             continue
+        if new in _columns(table):  # made by create_all: the baseline added the old column, empty
+            with op.batch_alter_table(table, recreate=_recreate(bind.dialect.name)) as batch:
+                batch.drop_column(old)
+            continue
         index = f"ix_{table}_key"
         if index in {i["name"] for i in sa.inspect(bind).get_indexes(table)}:
             op.drop_index(index, table_name=table)
         with op.batch_alter_table(table, recreate=_recreate(bind.dialect.name)) as batch:
             batch.alter_column(old, new_column_name=new)
         op.create_index(index, table, ["audit_id", "partition_key", *keys[key]])
+
+
+# the template comparisons' tables: (their key after the model before, the same after)
+PAIR_TABLES = {
+    "base_vs_regional_drs_change": ("group_by", "group"),
+    "base_vs_regional_grs_change": ("iso3",),
+    "base_vs_regional_component_change": (
+        "source",
+        "analysis",
+        "value_a",
+        "value_b",
+        "metric",
+        "component",
+        "unit",
+    ),
+}
+PAIR_COLUMNS = (("base_template", "base"), ("other_template", "regional"))
+
+
+def _pair_columns(back: bool = False) -> None:
+    """Add (or, back, drop) the columns naming the templates compared; the key index follows."""
+    bind = op.get_bind()
+    tables = set(sa.inspect(bind).get_table_names())
+    for table, rest in PAIR_TABLES.items():
+        if table not in tables:
+            continue
+        columns = _columns(table)
+        if back != all(c in columns for c, _ in PAIR_COLUMNS):
+            continue
+        index = f"ix_{table}_key"
+        if index in {i["name"] for i in sa.inspect(bind).get_indexes(table)}:
+            op.drop_index(index, table_name=table)
+        if back:
+            with op.batch_alter_table(table, recreate=_recreate(bind.dialect.name)) as batch:
+                for c, _ in PAIR_COLUMNS:
+                    batch.drop_column(c)
+            op.create_index(index, table, ["audit_id", "partition_key", "model", *rest])
+            continue
+        for c, value in PAIR_COLUMNS:
+            op.add_column(table, sa.Column(c, sa.Text(), nullable=True))
+            op.execute(sa.text(f"UPDATE {table} SET {c} = :v").bindparams(v=value))
+        op.create_index(index, table, ["audit_id", "partition_key", "model", *(c for c, _ in PAIR_COLUMNS), *rest])
 
 
 # (table, the column's name before, after)
@@ -85,7 +136,10 @@ def _rename_columns(back: bool = False) -> None:
         if table not in tables or old not in _columns(table):
             continue
         with op.batch_alter_table(table, recreate=_recreate(bind.dialect.name)) as batch:
-            batch.alter_column(old, new_column_name=new)
+            if new in _columns(table):  # a database made by create_all: the baseline added the old one, empty
+                batch.drop_column(old)
+            else:
+                batch.alter_column(old, new_column_name=new)
 
 
 def _columns(table: str) -> list[str]:
@@ -116,6 +170,7 @@ def _recreate(dialect: str) -> str:
 def upgrade() -> None:
     _rename_home("nationality", "home", 1)
     _rename_columns()
+    _pair_columns()
     bind = op.get_bind()
     dialect = bind.dialect.name
     tables = set(sa.inspect(bind).get_table_names())
@@ -144,6 +199,7 @@ def upgrade() -> None:
 def downgrade() -> None:
     _rename_home("home", "nationality", 0)
     _rename_columns(back=True)
+    _pair_columns(back=True)
     bind = op.get_bind()
     dialect = bind.dialect.name
     tables = set(sa.inspect(bind).get_table_names())

@@ -51,7 +51,8 @@ def comparison_figures(
             out.append(fig.model_comparison(sub, template=str(template)))
     if base_vs_regional:
         drs_change, grs_change = base_vs_regional.get("drs_change"), base_vs_regional.get("grs_change")
-        models = sorted(set(drs_change["model"]) if drs_change is not None and "model" in drs_change else [])
-        for model in models:
-            out.extend(fig.base_vs_regional_figures(drs_change, grs_change, model=model))
+        for pair in fig.comparison_pairs(drs_change):  # each template comparison of the design, per model
+            rows = fig.comparison_rows(drs_change, pair)
+            for model in sorted(set(rows["model"]) if rows is not None and "model" in rows else []):
+                out.extend(fig.base_vs_regional_figures(drs_change, grs_change, model=model, templates=pair))
     return out

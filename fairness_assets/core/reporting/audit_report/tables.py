@@ -56,8 +56,15 @@ def headline_tables(
             if name == "component_change":
                 tables.update(component_change_tables(df))
             elif df is not None and len(df):
-                tables[rt.title("base_vs_regional", name)] = df
+                for (base, other), part in cc.by_comparison(df):
+                    shown = part.drop(columns=["base_template", "other_template"], errors="ignore")
+                    tables[rt.title("base_vs_regional", name, **compared_fields(base, other))] = shown
     return tables
+
+
+def compared_fields(base: str, other: str) -> dict[str, str]:
+    """The fields of a template comparison's titles: ``{compared}`` ("Base vs regional"), ``{base}``, ``{other}``."""
+    return {"compared": f"{base[:1].upper()}{base[1:]} vs {other}", "base": base, "other": other}
 
 
 def report_tables(
@@ -159,22 +166,26 @@ COMPONENT_CHANGE_SHOWN = (
 
 
 def component_change_tables(change: Optional[pd.DataFrame]) -> dict[str, pd.DataFrame]:
-    """Base vs regional, component by component (core.statistics.component_change): per model, how many
-    behaviour / outcome / needs parts were tested and moved; then the parts that moved, behaviour
-    first (largest change first). Empty when the table is missing or empty."""
+    """Base vs regional (and each other template comparison of the design), component by component
+    (core.statistics.component_change): per model, how many behaviour / outcome / needs parts were tested and
+    moved; then the parts that moved, behaviour first (largest change first). Empty when the table is missing
+    or empty."""
     if change is None or not len(change):
         return {}
-    ch = _integer_counts(change.assign(moved=change["moved"].map(rep.truthy).eq(True)))
-    out = {rt.title("base_vs_regional", "component_change"): cc.model_verdicts(ch)}
-    moved = ch[ch["moved"]]
-    if len(moved):
-        order = {"behaviour": 0, "total": 1, "needs": 2}
-        moved = moved.assign(
-            _c=moved["component"].map(order).fillna(9),
-            _a=-pd.to_numeric(moved["change"], errors="coerce").abs().fillna(0),
-        ).sort_values(["model", "_c", "_a"], kind="stable")
-        out[
-            "Base vs regional: the contrasts whose part moved (change = regional - base; behaviour = the lists, "
-            "scored for the same students)"
-        ] = _cols(moved, COMPONENT_CHANGE_SHOWN)
+    out: dict[str, pd.DataFrame] = {}
+    for (base, other), part in cc.by_comparison(change):
+        fields = compared_fields(base, other)
+        ch = _integer_counts(part.assign(moved=part["moved"].map(rep.truthy).eq(True)))
+        out[rt.title("base_vs_regional", "component_change", **fields)] = cc.model_verdicts(ch)
+        moved = ch[ch["moved"]]
+        if len(moved):
+            order = {"behaviour": 0, "total": 1, "needs": 2}
+            moved = moved.assign(
+                _c=moved["component"].map(order).fillna(9),
+                _a=-pd.to_numeric(moved["change"], errors="coerce").abs().fillna(0),
+            ).sort_values(["model", "_c", "_a"], kind="stable")
+            out[
+                f"{fields['compared']}: the contrasts whose part moved (change = {other} - {base}; behaviour = the "
+                "lists, scored for the same students)"
+            ] = _cols(moved, COMPONENT_CHANGE_SHOWN)
     return out

@@ -50,7 +50,13 @@ base-vs-regional figures of a model), :mod:`.comparisons` (``model_comparison``,
 
 from __future__ import annotations
 
-from .base_vs_regional import base_vs_regional_drs, base_vs_regional_figures, base_vs_regional_grs
+from .base_vs_regional import (
+    base_vs_regional_drs,
+    base_vs_regional_figures,
+    base_vs_regional_grs,
+    comparison_pairs,
+    comparison_rows,
+)
 from .comparisons import comparison_forest, drift, model_comparison
 from .counts import item_labels, recommended_locations, top_counts, top_figure
 from .geography import (
@@ -147,6 +153,8 @@ __all__ = [
     "base_vs_regional_figures",
     "base_vs_regional_grs",
     "comparison_forest",
+    "comparison_pairs",
+    "comparison_rows",
     "country_share_ratios",
     "drift",
     "figure_names",

@@ -25,22 +25,62 @@ from .shared import (
     shorten,
 )
 
+STUDY_PAIR = ("base", "regional")  # the study's comparison (METHOD.md §8.4), where a table names none
+
+
+def _n(word: str) -> str:
+    """The article's ``n`` before a word that starts with a vowel ("a base", "an advisor")."""
+    return "n" if word[:1].lower() in "aeiou" else ""
+
 
 def base_vs_regional_figures(
-    drs_change: pd.DataFrame, grs_change: pd.DataFrame, model: str = "", max_countries: int = 40
+    drs_change: pd.DataFrame,
+    grs_change: pd.DataFrame,
+    model: str = "",
+    max_countries: int = 40,
+    templates: tuple[str, str] = STUDY_PAIR,
 ) -> list[Figure]:
     """§8.4 for one model: percent change of DRS/Acc/Rep by group from the base to the regional
-    template, and GRS per country under both (the tables of :func:`metrics.base_vs_regional`)."""
-    return [base_vs_regional_drs(drs_change, model), base_vs_regional_grs(grs_change, model, max_countries)]
+    template, and GRS per country under both (the tables of :func:`metrics.base_vs_regional`); ``templates``:
+    the design's comparison drawn (base, other), the study's base and regional by default."""
+    return [
+        base_vs_regional_drs(drs_change, model, templates=templates),
+        base_vs_regional_grs(grs_change, model, max_countries, templates=templates),
+    ]
 
 
-def base_vs_regional_drs(drs_change: pd.DataFrame, model: str = "") -> Figure:
-    df, model = _for_model(drs_change, model)
-    name = "base_vs_regional_drs"
-    title = _title("Base \u2192 regional template: change in DRS, Acc, Rep", model, "")
+def comparison_pairs(table: pd.DataFrame | None) -> list[tuple[str, str]]:
+    """The template comparisons of a base-vs-other table (its ``base_template`` / ``other_template``
+    columns), in the order they appear; the study's base vs regional for a table without them."""
+    if table is None or not {"base_template", "other_template"} <= set(table.columns):
+        return [STUDY_PAIR]
+    return [
+        (str(b), str(o)) for b, o in dict.fromkeys(zip(table["base_template"], table["other_template"], strict=True))
+    ]
+
+
+def comparison_rows(df: pd.DataFrame | None, templates: tuple[str, str]) -> pd.DataFrame | None:
+    """The rows of one comparison (all rows of a table without the template columns)."""
+    if df is None or not {"base_template", "other_template"} <= set(df.columns):
+        return df
+    return df[(df["base_template"] == templates[0]) & (df["other_template"] == templates[1])]
+
+
+def _pair_name(templates: tuple[str, str], what: str) -> str:
+    """A comparison figure's name: ``base_vs_regional_drs`` for the study's."""
+    return f"{templates[0]}_vs_{templates[1]}_{what}"
+
+
+def base_vs_regional_drs(
+    drs_change: pd.DataFrame, model: str = "", *, templates: tuple[str, str] = STUDY_PAIR
+) -> Figure:
+    base, other = templates
+    df, model = _for_model(comparison_rows(drs_change, templates), model)
+    name = _pair_name(templates, "drs")
+    title = _title(f"{base[:1].upper()}{base[1:]} \u2192 {other} template: change in DRS, Acc, Rep", model, "")
     metrics = [m for m in ("drs", "acc", "rep") if f"{m}_change_pct" in df.columns]
     if df.empty or not metrics or df[[f"{m}_change_pct" for m in metrics]].isna().all().all():
-        return _skip(name, title, "no group has both a base and a regional score", model, "")
+        return _skip(name, title, f"no group has both a{_n(base)} {base} and a{_n(other)} {other} score", model, "")
     groups = axes.names(exclude=("home",))  # the breakdown axes of drs_summary, in the design's order
     order = {"overall": 0, **{a: i + 1 for i, a in enumerate(groups)}}
     df = df.assign(_o=df["group_by"].map(order).fillna(len(groups) + 1))
@@ -82,7 +122,7 @@ def base_vs_regional_drs(drs_change: pd.DataFrame, model: str = "") -> Figure:
     _finish_hbar(
         ax,
         labels,
-        xlabel="change from base to regional template (% of the base value)",
+        xlabel=f"change from {base} to {other} template (% of the {base} value)",
         title=title,
         legend_loc="best",
         label_size=FONT - 1,
@@ -91,19 +131,22 @@ def base_vs_regional_drs(drs_change: pd.DataFrame, model: str = "") -> Figure:
     by = axis_words.join(attribute_label(a) for a in groups)
     caption = (
         f"Percent change of the mean DRS, Accessibility and Reputation of {model or 'the model'}'s responses "
-        f"from the base to the regional template, overall{f' and by {by}' if by else ''}: "
-        "(regional - base) / |base| x 100. A missing bar: base value 0 or missing."
+        f"from the {base} to the {other} template, overall{f' and by {by}' if by else ''}: "
+        f"({other} - {base}) / |{base}| x 100. A missing bar: {base} value 0 or missing."
     )
     return Figure(name, title, caption, _png(fig), model, "")
 
 
-def base_vs_regional_grs(grs_change: pd.DataFrame, model: str = "", max_countries: int = 40) -> Figure:
-    df, model = _for_model(grs_change, model)
-    name = "base_vs_regional_grs"
-    title = _title("Base \u2192 regional template: GRS per country", model, "")
+def base_vs_regional_grs(
+    grs_change: pd.DataFrame, model: str = "", max_countries: int = 40, *, templates: tuple[str, str] = STUDY_PAIR
+) -> Figure:
+    base, other = templates
+    df, model = _for_model(comparison_rows(grs_change, templates), model)
+    name = _pair_name(templates, "grs")
+    title = _title(f"{base[:1].upper()}{base[1:]} \u2192 {other} template: GRS per country", model, "")
     need = {"grs_base", "grs_regional", "country"}
     if df.empty or not need <= set(df.columns):
-        return _skip(name, title, "no GRS table for both the base and the regional template", model, "")
+        return _skip(name, title, f"no GRS table for both the {base} and the {other} template", model, "")
     d = df.assign(grs_base=df["grs_base"].fillna(0.0), grs_regional=df["grs_regional"].fillna(0.0))
     d = d[(d["grs_base"] > 0) | (d["grs_regional"] > 0)]
     if d.empty:
@@ -115,8 +158,8 @@ def base_vs_regional_grs(grs_change: pd.DataFrame, model: str = "", max_countrie
     fig = _new_figure(8.0, 1.6 + 0.24 * len(d))
     ax = fig.subplots()
     y = np.arange(len(d))
-    ax.barh(y - 0.2, d["grs_base"], height=0.4, color=BAR, label="base")
-    ax.barh(y + 0.2, d["grs_regional"], height=0.4, color=BAR_2, label="regional")
+    ax.barh(y - 0.2, d["grs_base"], height=0.4, color=BAR, label=base)
+    ax.barh(y + 0.2, d["grs_regional"], height=0.4, color=BAR_2, label=other)
     for yi, b, r in zip(y, d["grs_base"], d["grs_regional"], strict=False):
         txt = "new" if b == 0 else (f"{(r - b) / b * 100:+.0f}%")
         ax.text(max(b, r) + 0.01, yi, txt, va="center", fontsize=FONT - 3)
@@ -130,8 +173,8 @@ def base_vs_regional_grs(grs_change: pd.DataFrame, model: str = "", max_countrie
         legend_loc="lower right",
     )
     caption = (
-        f"GRS per country under {model or 'the model'}'s base and regional templates, with the percent change "
-        "('new': GRS 0 under the base template). "
+        f"GRS per country under {model or 'the model'}'s {base} and {other} templates, with the percent change "
+        f"('new': GRS 0 under the {base} template). "
         + (
             f"The {max_countries} countries with the highest GRS under either template of {n_all} with GRS > 0. "
             if n_all > max_countries

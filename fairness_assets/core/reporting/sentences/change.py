@@ -1,4 +1,5 @@
-"""Base vs regional in words (core.statistics.component_change): per model, whether the regional template moved
+"""Base vs regional in words (core.statistics.component_change), and every other template comparison of a design
+(an operator system prompt or a conversation vs the bare question): per model, whether the other template moved
 what the model did (the behaviour part), each moved part in a sentence with its metric's own words.
 
 Reads the :func:`core.statistics.component_change.component_change` table; its labels and words are
@@ -50,11 +51,11 @@ def _p(p) -> str:
     return "< 0.001" if p < 0.001 else f"{p:.3f}"
 
 
-def describe(r) -> str:
+def describe(r, *, base: str = "base", other: str = "regional") -> str:
     """One row of :func:`core.statistics.component_change.component_change` in a sentence (what moved, for whom,
-    by how much)."""
+    by how much); ``base`` and ``other``: the two templates compared (the study's base and regional)."""
     label = cc.METRIC_LABELS.get(str(r["metric"]), str(r["metric"]))
-    who, other = _who(r)
+    who, them = _who(r)
     comp = str(r["component"])
     part = {
         "behaviour": "behaviour part (what the model did)",
@@ -62,8 +63,8 @@ def describe(r) -> str:
         "total": "outcome gap",
     }.get(comp, comp)
     nums = (
-        f"{label} {part}: {float(r['mean_base']):+.3f}{_ci(r['ci_low_base'], r['ci_high_base'])} in base, "
-        f"{float(r['mean_regional']):+.3f}{_ci(r['ci_low_regional'], r['ci_high_regional'])} in regional "
+        f"{label} {part}: {float(r['mean_base']):+.3f}{_ci(r['ci_low_base'], r['ci_high_base'])} in {base}, "
+        f"{float(r['mean_regional']):+.3f}{_ci(r['ci_low_regional'], r['ci_high_regional'])} in {other} "
         f"(change {float(r['change']):+.3f}{_ci(r['ci_low_change'], r['ci_high_change'])}"
     )
     if pd.notna(r.get("p_change_adjusted")):
@@ -72,37 +73,45 @@ def describe(r) -> str:
         nums += ")"
     more, fewer = cc.METRIC_WORDS.get(str(r["metric"]), (f"a higher {label}", f"a lower {label}"))
     if str(r["status"]) != "moved":
-        return f"{who} vs {other}: the {part} did not move beyond chance: {nums}."
+        return f"{who} vs {them}: the {part} did not move beyond chance: {nums}."
     words = more if float(r["change"]) > 0 else fewer
     if comp == "behaviour":
         what = (
-            f"the regional template made the model give {who} {words}, relative to what it gave {other} "
-            f"(both scored for the same students), than the base template did"
+            f"the {other} template made the model give {who} {words}, relative to what it gave {them} "
+            f"(both scored for the same students), than the {base} template did"
         )
     elif comp == "needs":
         what = (
-            f"under the regional template the students' position gives {who} {words} relative to {other} "
-            "than under the base template, for the same lists"
+            f"under the {other} template the students' position gives {who} {words} relative to {them} "
+            f"than under the {base} template, for the same lists"
         )
     else:
-        what = f"under the regional template {who} end up with {words} relative to {other} than under the base template"
-    return f"{who} vs {other}: {what}. {nums}."
+        what = f"under the {other} template {who} end up with {words} relative to {them} than under the {base} template"
+    return f"{who} vs {them}: {what}. {nums}."
 
 
 def summary_sentences(change: pd.DataFrame, max_per_model: int = 3) -> list[str]:
-    """Per model: whether the regional template moved what the model did (the behaviour part),
-    with the largest moved behaviour parts in words; a model whose behaviour did not move is
-    described as such, with what happened to the outcome."""
+    """Per model and template comparison (``base_template`` / ``other_template``; base and regional where the
+    table has no such columns): whether the other template moved what the model did (the behaviour part),
+    with the largest moved behaviour parts in words; a model whose behaviour did not move is described as
+    such, with what happened to the outcome."""
     out: list[str] = []
     if change is None or change.empty:
         return out
+    for (base, other), part in cc.by_comparison(change):
+        out += _pair_sentences(part, base, other, max_per_model)
+    return out
+
+
+def _pair_sentences(change: pd.DataFrame, base: str, other: str, max_per_model: int) -> list[str]:
+    out: list[str] = []
     ch = change.assign(moved=cc.as_flags(change["moved"]))
     verdicts = cc.model_verdicts(ch)
     for v in verdicts.itertuples(index=False):
         g = ch[ch["model"] == v.model]
         if v.behaviour_tested == 0:
             out.append(
-                f"{v.model}: base vs regional: no behaviour part could be compared (the behaviour / needs "
+                f"{v.model}: {base} vs {other}: no behaviour part could be compared (the behaviour / needs "
                 "split is missing in a template, or its contrasts have fewer than 2 units)."
             )
             continue
@@ -110,16 +119,16 @@ def summary_sentences(change: pd.DataFrame, max_per_model: int = 3) -> list[str]
             beh = g[(g["component"] == "behaviour") & g["moved"]]
             beh = beh.assign(_a=-pd.to_numeric(beh["change"], errors="coerce").abs()).sort_values("_a", kind="stable")
             head = (
-                f"{v.model}: the regional template moved what the model did: {v.behaviour_moved_n} of "
-                f"{v.behaviour_tested} behaviour parts changed beyond chance (Welch test of regional - base, Holm "
+                f"{v.model}: the {other} template moved what the model did: {v.behaviour_moved_n} of "
+                f"{v.behaviour_tested} behaviour parts changed beyond chance (Welch test of {other} - {base}, Holm "
                 "within each analysis)"
             )
             out.append(head + ".")
-            out += [f"{v.model}: {describe(r)}" for _, r in beh.head(max_per_model).iterrows()]
+            out += [f"{v.model}: {describe(r, base=base, other=other)}" for _, r in beh.head(max_per_model).iterrows()]
             continue
         line = (
-            f"{v.model}: the regional template did not move what the model did: none of the "
-            f"{v.behaviour_tested} behaviour parts tested changed beyond chance (Welch test of regional - base, "
+            f"{v.model}: the {other} template did not move what the model did: none of the "
+            f"{v.behaviour_tested} behaviour parts tested changed beyond chance (Welch test of {other} - {base}, "
             "Holm within each analysis)"
         )
         if v.total_moved_n:
