@@ -113,7 +113,7 @@ def test_component_change_is_stored_and_says_what_moved(comparison):
     assert {"drs_change", "grs_change", "component_change"} <= set(stored)
     ch = stored["component_change"]
     assert list(ch.columns) == [*cc.CHANGE_COLUMNS, "base_template", "other_template"]  # the comparison named
-    assert set(zip(ch["base_template"], ch["other_template"])) == {("base", "regional")}
+    assert set(zip(ch["base_template"], ch["other_template"], strict=True)) == {("base", "regional")}
     assert set(ch["model"]) == {"steering", "blind"}  # plain has no split stored: no rows, no failure
     moved = ch["moved"].astype(str) == "True"
     beh = ch[(ch["component"] == "behaviour") & moved]
