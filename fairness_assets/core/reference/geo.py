@@ -1,7 +1,8 @@
 """Countries: resolving free-text names, capitals and geodesic distances between them.
 
 Country knowledge comes from maintained libraries (country_converter for names and ISO
-codes, countryinfo for capitals and native names) plus a small reviewed alias table kept in
+codes, countryinfo for capitals and native names, babel's CLDR data for the names of the countries in
+other languages: "Allemagne", "Estados Unidos", "美国", "الهند") plus a small reviewed alias table kept in
 ``data/aliases/countries.csv`` for what they do not know. Every distinct text is resolved
 once (cached), so resolving a million model answers costs as much as resolving their
 distinct spellings.
@@ -187,6 +188,48 @@ def _countryinfo_iso3(text: str) -> str | None:
     return _countryinfo_names().get(fold(raw))
 
 
+# the languages whose names of the countries resolve (CLDR, through babel), beside English and the native
+# names countryinfo knows: the prompt languages of issue 35 (French, Spanish, Portuguese, German, Arabic, Hindi,
+# Chinese in both scripts) and other languages models answer in
+NAME_LANGUAGES = ("fr", "es", "pt", "de", "ar", "hi", "zh", "zh_Hant", "it", "nl", "ru", "ja", "ko", "tr")
+
+
+@lru_cache(maxsize=1)
+def _cldr_names() -> dict[str, str]:
+    """Folded name of a country in one of :data:`NAME_LANGUAGES` -> ISO3, from CLDR (babel's territory
+    names). Only territories with an ISO 3166 code the project knows; a name that two countries share in
+    any two of the languages is left out (never a guess), as is a Latin-script name under three letters."""
+    from babel import Locale
+
+    codes = iso2_to_iso3()
+    seen: dict[str, set[str]] = {}
+    for language in NAME_LANGUAGES:
+        for code, name in Locale.parse(language).territories.items():
+            if not (len(code) == 2 and code.isalpha() and code.upper() in codes):
+                continue  # regions ("001", "419"), "EU", "UN" and the like
+            key = fold(str(name))
+            if len(key) < 2 or (key.isascii() and len(key) < 3):
+                continue
+            seen.setdefault(key, set()).add(codes[code.upper()])
+    return {k: next(iter(v)) for k, v in seen.items() if len(v) == 1}
+
+
+@lru_cache(maxsize=1)
+def iso2_to_iso3() -> dict[str, str]:
+    """ISO 3166 alpha-2 -> alpha-3 of every country country_converter knows (its ISO2 column holds a
+    pattern for some: ``^GB$|^UK$``; each code of it is read)."""
+    data = _coco().data
+    out: dict[str, str] = {}
+    for iso3, iso2 in zip(data["ISO3"], data["ISO2"], strict=True):
+        for code in re.findall(r"[A-Z]{2}", str(iso2).upper()):
+            out.setdefault(code, str(iso3).upper())
+    return out
+
+
+def _cldr_iso3(text: str) -> str | None:
+    return _cldr_names().get(re.sub(r"^the ", "", fold(text)))
+
+
 @lru_cache(maxsize=1)
 def _short_names() -> dict[str, str]:
     data = _coco().data
@@ -236,6 +279,12 @@ class CountryResolver:
         # QS spellings like "China (Mainland)", "Hong Kong SAR": country_converter, strictly
         for candidate in candidates:
             iso = _coco_iso3(candidate)
+            if iso:
+                return iso
+        # the name in another language (CLDR): "Allemagne", "Estados Unidos", "美国", "الهند"; last, so that
+        # every text the sources above resolve resolves as before
+        for candidate in candidates:
+            iso = _cldr_iso3(candidate)
             if iso:
                 return iso
         return None

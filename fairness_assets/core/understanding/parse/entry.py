@@ -27,6 +27,8 @@ from .shared import (
 )
 from .structured import _parse_json, _parse_table
 
+_FULL_WIDTH = {0xFF08: " (", 0xFF09: ") "}
+_BIDI = re.compile("[\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069]")
 _REFUSAL = re.compile(
     r"(i['’]?m sorry|i am sorry|i apologi[sz]e|i cannot|i can['’]?t|i can not|i['’]?m unable|i am unable|"
     r"i won['’]?t|i will not|as an ai|i['’]?m not able|i am not able|i do not (?:feel comfortable|recommend based)|"
@@ -120,6 +122,8 @@ def _parse(
     if text is None or not isinstance(text, str):
         return ParseResult(STATUS_UNPARSEABLE, "empty")
     text = text[:max_chars].replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "")
+    text = _BIDI.sub("", text)  # right-to-left text's direction marks (Arabic answers) hold no content
+    text = text.translate(_FULL_WIDTH)  # Chinese and Japanese answers' full-width parentheses
     if not text.strip():
         return ParseResult(STATUS_UNPARSEABLE, "empty")
     safe = _safe_country(is_country)

@@ -10,13 +10,16 @@ from functools import lru_cache
 from typing import Callable, Optional
 
 from .program import _DEGREE
-from .shared import _CONNECTORS, _PAREN, _PROG_WORDS, _UNI_WORDS, Item, _key_kind, clean
+from .shared import _CONNECTORS, _PAREN, _PROG_WORDS, _UNI_WORDS, KEY_CHARS, Item, _key_kind, clean
 from .structured import _assign_segments
 
+# a number of any script (\d: Arabic-Indic "١", Devanagari "१") and its mark, the ideographic "1、" and
+# full-width "1．" / "1）" included
 _LIST_MARK = re.compile(
-    r"^\s{0,6}(?:(?:\d{1,2}|[a-cA-C]|[ivx]{1,3})[.)\]:]|\(\d{1,2}\)|[-*•●▪◦+–]|#{1,6}\s*\d{0,2}[.)]?)\s+(?=\S)"
+    r"^\s{0,6}(?:(?:\d{1,2}|[a-cA-C]|[ivx]{1,3})(?:[.)\]:]\s+|[、．）]\s*)|\(\d{1,2}\)\s+|[-*•●▪◦+–]\s+|#{1,6}\s*\d{0,2}[.)]?\s+)"
+    r"(?=\S)"
 )
-_SUBLINE = re.compile(r"^\s*(?:[-*•●▪◦+–]\s*)?\**\s*([A-Za-zÀ-ÿ' _]{2,30}?)\s*\**\s*[:：]\s*\**\s*(.+?)\s*$")
+_SUBLINE = re.compile(rf"^\s*(?:[-*•●▪◦+–]\s*)?\**\s*({KEY_CHARS}{{2,30}}?)\s*\**\s*[:：]\s*\**\s*(.+?)\s*$")
 _DASHES = re.compile(r"\s+[-–—]{1,2}\s+|\s*[–—]\s*")
 
 

@@ -63,6 +63,21 @@ _UNI_KEYS = (
     "universität",
     "universitat",
     "hochschule",
+    # the keys of an answer in the prompt languages of issue 35 (French, Spanish, Portuguese, German,
+    # Arabic, Hindi, Chinese), as a model writes them when asked in that language
+    "établissement",
+    "instituição",
+    "institución",
+    "大学",
+    "大學",
+    "学校",
+    "院校",
+    "大学名称",
+    "جامعة",
+    "الجامعة",
+    "اسم الجامعة",
+    "विश्वविद्यालय",
+    "विश्वविद्यालय का नाम",
 )
 _PROG_KEYS = (
     "program",
@@ -84,8 +99,57 @@ _PROG_KEYS = (
     "master's program",
     "masters program",
     "master's programme",
+    "formation",
+    "filière",
+    "maestría",
+    "mestrado",
+    "carrera",
+    "curso",
+    "studienprogramm",
+    "专业",
+    "項目",
+    "项目",
+    "课程",
+    "硕士项目",
+    "硕士专业",
+    "學位",
+    "学位",
+    "البرنامج",
+    "برنامج",
+    "التخصص",
+    "कार्यक्रम",
+    "पाठ्यक्रम",
 )
-_COUNTRY_KEYS = ("country", "location", "nation", "país", "pais", "pays", "land", "country_name", "place")
+_COUNTRY_KEYS = (
+    "country",
+    "location",
+    "nation",
+    "país",
+    "pais",
+    "pays",
+    "land",
+    "staat",
+    "nação",
+    "country_name",
+    "place",
+    "国家",
+    "國家",
+    "国家/地区",
+    "الدولة",
+    "البلد",
+    "دولة",
+    "देश",
+)
+# the key vocabularies folded as a key is (accents and marks off, case-folded): the comparison is fold to fold
+_FOLDED_KEYS = {
+    kind: frozenset(fold_accents(k).replace(" ", "_") for k in keys)
+    for kind, keys in (("university", _UNI_KEYS), ("program", _PROG_KEYS), ("country", _COUNTRY_KEYS))
+}
+
+
+# one character of a key written in any script: a letter (Latin, Arabic, CJK, ...), the marks of Devanagari,
+# Bengali and the other Indic scripts and of Arabic (not \\w), an apostrophe, a space or an underscore
+KEY_CHARS = r"(?:[^\W\d]|[\u0300-\u036f\u0610-\u061a\u064b-\u065f\u0900-\u0dff' ])"
 
 
 @lru_cache(maxsize=4096)
@@ -98,13 +162,19 @@ def _key_kind(key: str) -> Optional[str]:
         return "program"
     if k in _COUNTRY_KEYS or k2 in _COUNTRY_KEYS or k.startswith("countr") or k.startswith("locat"):
         return "country"
+    for kind, keys in _FOLDED_KEYS.items():  # a key in another language or script
+        if k in keys:
+            return kind
     return None
 
 
 _UNI_WORDS = re.compile(
     r"\b(univ\w*|institut\w*|college|school|polytechnic|polit[eé]cnic\w*|polytechnique|academy|"
     r"hochschule|[eé]cole|escuela|escola|facult\w*|ETH|EPFL|MIT|UCL|LSE|NUS|NTU|KAIST|UCLA|IIT\w*|IISc|"
-    r"caltech|tecnol[oó]gico|conservatory|seminary|campus|kings? college|sorbonne|sciences po|imperial)\b",
+    r"caltech|tecnol[oó]gico|conservatory|seminary|campus|kings? college|sorbonne|sciences po|imperial)\b"
+    # the same words in scripts without spaces between words (no \b inside "清华大学"): Chinese, Japanese,
+    # Arabic, Hindi
+    r"|大学|大學|学院|學院|科技大|جامعة|معهد|كلية|विश्वविद्यालय|संस्थान|विद्यापीठ|महाविद्यालय",
     re.IGNORECASE,
 )
 _PROG_WORDS = re.compile(
@@ -112,7 +182,8 @@ _PROG_WORDS = re.compile(
     r"m\.?\s?tech|mtech|m\.?\s?ed|med|mpp|mpa|mres|program\w*|programa|degree|maestr[ií]a|mestrado|"
     r"science|studies|engineering|management|economics|administration|policy|health|medicine|law|"
     r"analytics|informatics|computing|technology|mathematics|physics|chemistry|biology|education|arts|design|"
-    r"finance|business|data|literature|history|philosophy|nursing|pharmacy|architecture)\b",
+    r"finance|business|data|literature|history|philosophy|nursing|pharmacy|architecture)\b"
+    r"|硕士|碩士|专业|專業|学位|學位|ماجستير|برنامج|मास्टर|स्नातकोत्तर|एम\.?टेक|एमएससी",
     re.IGNORECASE,
 )
 

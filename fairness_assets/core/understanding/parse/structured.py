@@ -12,7 +12,7 @@ import re
 from typing import Callable, Optional
 
 from .program import holds_program, split_program
-from .shared import _PROG_WORDS, _UNI_WORDS, Item, _fold, _key_kind, clean
+from .shared import _PROG_WORDS, _UNI_WORDS, KEY_CHARS, Item, _fold, _key_kind, clean
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n?(.*?)(?:```|$)", re.DOTALL)
 
@@ -92,7 +92,7 @@ def _walk(obj, out: list[Item], depth: int = 0) -> None:
 
 
 _KV = re.compile(
-    r"""["']?\s*([A-Za-zÀ-ÿ_' ]{2,30}?)\s*["']?\s*:\s*("(?:[^"\\\n]|\\.)*"|"""
+    rf"""["']?\s*({KEY_CHARS}{{2,30}}?)\s*["']?\s*:\s*("(?:[^"\\\n]|\\.)*"|"""
     r"""'(?:[^'\\\n]|\\.)*(?:'(?=\s*[,}\n])|$)|[^,}\n]+)""",
 )
 
