@@ -83,7 +83,20 @@ _AXIS_KEYS = {
     "sources",
 }
 _GRID_KEYS = {"kind", "axes", "one_at_a_time", "size", "seed", "pair_coverage"}
-_TEMPLATE_KEYS = {"name", "version", "system", "turns", "question", "student_interest", "profile_set", "description"}
+_TEMPLATE_KEYS = {
+    "name",
+    "version",
+    "system",
+    "turns",
+    "question",
+    "student_interest",
+    "profile_set",
+    "description",
+    "language",
+    "format_instruction",
+    "words",
+}
+ENGLISH = "en"  # the language of a template that names none, and of the shipped format instruction
 
 
 # ---- reading the YAML with the line of every field ------------------------------------------------
@@ -164,6 +177,14 @@ class Template:
     system: Optional[str] = None
     turns: tuple[tuple[str, str], ...] = ()
     student_interest: tuple[str, ...] = ()
+    # the prompt's language (a BCP 47 code, METHOD.md §11) and, for another language than English, the words
+    # of the axes' values in it: ((axis, ((value, words), ...)), ...)
+    language: str = ENGLISH
+    words: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
+
+    def words_of(self, axis: str) -> dict[str, str]:
+        """{value: words} this template gives for ``axis`` (in its language); empty where it gives none."""
+        return dict(dict(self.words).get(axis, ()))
 
     @property
     def text(self) -> str:
@@ -469,8 +490,18 @@ def _template_spec(src: _Located, at: tuple, spec: dict, source: str, sha: str, 
     if not spec.get("question"):
         raise err((), "a template needs its question")
     question = str(spec["question"]).strip()
-    if instruction and not question.endswith(instruction):
+    language = _language(spec, err)
+    if language != ENGLISH:  # the format instruction in the template's own language
+        own = str(spec.get("format_instruction") or "").strip()
+        if not own:
+            raise err(("language",), f"a template in {language!r} gives its format_instruction in that language")
+        if not question.endswith(own):
+            raise err(("question",), f"the question must end with its format_instruction {own!r}")
+    elif spec.get("format_instruction"):
+        raise err(("format_instruction",), "an English template ends with the shipped format instruction")
+    elif instruction and not question.endswith(instruction):
         raise err(("question",), f"the question must end with the format instruction {instruction!r}")
+    words = _template_words(spec.get("words"), err)
     turns = []
     for i, turn in enumerate(spec.get("turns") or []):
         if not isinstance(turn, dict) or turn.get("role") not in ROLES or not turn.get("content"):
@@ -495,7 +526,41 @@ def _template_spec(src: _Located, at: tuple, spec: dict, source: str, sha: str, 
         system=str(spec["system"]).strip() if spec.get("system") else None,
         turns=tuple(turns),
         student_interest=interest,
+        language=language,
+        words=words,
     )
+
+
+def _language(spec: dict, err) -> str:
+    """The template's ``language`` (default English), a BCP 47 code CLDR knows ("fr", "pt-BR", "zh-Hant")."""
+    raw = spec.get("language")
+    if raw is None:
+        return ENGLISH
+    code = str(raw).strip()
+    try:
+        from babel import Locale, UnknownLocaleError
+
+        Locale.parse(code.replace("-", "_"))
+    except (ValueError, TypeError, UnknownLocaleError):
+        raise err(("language",), f"unknown language {code!r} (a BCP 47 code: en, fr, pt-BR, zh-Hant)") from None
+    return code
+
+
+def _template_words(raw: Any, err) -> tuple[tuple[str, tuple[tuple[str, str], ...]], ...]:
+    """``words: {axis: {value: words}}``: the values' words in the template's language."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, dict):
+        raise err(("words",), "words is a mapping {axis: {value: words in the template's language}}")
+    out = []
+    for axis, values in raw.items():
+        if not isinstance(values, dict) or not values:
+            raise err(("words", axis), f"the words of {axis!r} are a mapping {{value: words}}")
+        for value, text in values.items():
+            if not str(text or "").strip():
+                raise err(("words", axis, value), f"value {value!r} of {axis!r} has no words")
+        out.append((str(axis), tuple((str(v), str(t).strip()) for v, t in values.items())))
+    return tuple(out)
 
 
 def _profile_set(src: _Located, at: tuple, t: Template, cat: Catalogue, grid: Grid) -> Template:
@@ -582,7 +647,43 @@ def _templates(src: _Located, cat: Catalogue, grid: Grid, folder: Path) -> tuple
         if t.name in {o.name for o in out}:
             raise src.error(at, f"template {t.name!r} listed twice")
         out.append(_profile_set(src, at, t, cat, grid))
+        _check_words(src, at, t, cat)
     return tuple(out)
+
+
+def _check_words(src: _Located, at: tuple, t: Template, cat: Catalogue) -> None:
+    """A template's ``words`` name axes and values of the design; a template in another language than English
+    gives the words of every value of each axis it states, but for the home axis, whose countries CLDR names
+    in that language (core/reference/localized.py)."""
+    names = {a.name: a for a in cat.axes}
+    inline = t.source.startswith(f"{src.path}#")
+    where = (lambda *sub: (*at, *sub)) if inline else (lambda *sub: at)
+    for axis, values in t.words:
+        if axis not in names:
+            raise src.error(where("words", axis), f"template {t.name!r}: words of unknown axis {axis!r}")
+        unknown = [v for v, _ in values if v not in names[axis].values]
+        if unknown:
+            raise src.error(
+                where("words", axis, unknown[0]),
+                f"template {t.name!r}: {axis!r} has no value {unknown[0]!r} (its values: {list(names[axis].values)})",
+            )
+    if t.language == ENGLISH:
+        return
+    from .localized import country_name
+
+    used = t.placeholders()
+    for a in cat.axes:
+        if a.word not in used:
+            continue
+        given = t.words_of(a.name)
+        for value in a.values:
+            if value in given or (a.position == "home" and country_name(value, t.language)):
+                continue
+            raise src.error(
+                where("words", a.name),
+                f"template {t.name!r} ({t.language}): value {value!r} of {a.name!r} has no wording in "
+                f"{t.language!r} (give it under words.{a.name})",
+            )
 
 
 def _comparisons(src: _Located, templates: tuple[Template, ...]) -> tuple[tuple[str, str], ...]:

@@ -12,7 +12,7 @@ from typing import Iterable, Sequence
 import pandas as pd
 
 from . import axes
-from .design import Design, DesignError, Template, parse_design
+from .design import ENGLISH, Design, DesignError, Template, parse_design
 
 PromptTemplate = Template  # the name the rest of the code knew
 
@@ -108,9 +108,28 @@ def prompt_words(template: Template, profiles: pd.DataFrame) -> list[dict[str, s
                 f"template {template.name!r} needs {a.name} for every profile; some of set "
                 f"{template.profile_set!r} leave it unstated"
             )
-        wording = dict(a.wording)
+        wording = dict(a.wording) if template.language == ENGLISH else _localized_words(template, a, pd.unique(col))
         for row, v in zip(out, col, strict=True):
             row[a.word] = wording.get(v, v)
+    return out
+
+
+def _localized_words(template: Template, axis: axes.Axis, values) -> dict[str, str]:
+    """The words of ``values`` of ``axis`` in the template's language: the template's ``words``, and for the
+    home axis CLDR's name of the country; ValueError naming the template, the axis and the value otherwise
+    (a values override may bring countries the design does not list)."""
+    from .localized import country_name
+
+    given = template.words_of(axis.name)
+    out = {}
+    for v in values:
+        words = given.get(v) or (country_name(str(v), template.language) if axis.position == "home" else None)
+        if not words:
+            raise ValueError(
+                f"template {template.name!r} ({template.language}): value {v!r} of {axis.name!r} has no wording in "
+                f"{template.language!r}"
+            )
+        out[v] = words
     return out
 
 
