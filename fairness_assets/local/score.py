@@ -26,8 +26,8 @@ from resources.settings import ReferenceDataResource, design_of, load_settings
 from ..core.common.partition import PartitionKey
 from ..core.common.text import trim
 from ..core.reference import axes, geo
+from ..core.reference import comparisons as comparisons_core
 from ..core.reference import corpus as corpus_core
-from ..core.reference import design as design_core
 from ..core.reference import prompts as prompts_core
 from .boxes import _box_keys, bounded_boxes, partition_boxes
 from .failures import MESSAGE_CHARS, ScoreFailed, StepFailure, UsageError, step_failures
@@ -210,7 +210,7 @@ def _study_design(templates_dir: str, staging_dir: str) -> str:
         raise UsageError(f"{templates_dir}: no template file fits the study's axes (FAIRNESS_TEMPLATES_DIR)")
     path = Path(staging_dir) / "study.yaml"
     path.write_text(
-        design_core.restricted_text(Path(study.path).read_text(encoding="utf-8"), present), encoding="utf-8"
+        comparisons_core.restricted_text(Path(study.path).read_text(encoding="utf-8"), present), encoding="utf-8"
     )
     return str(path)
 

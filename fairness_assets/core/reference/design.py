@@ -57,16 +57,15 @@ import numpy as np
 import yaml
 
 from .catalogue import POSITIONS, Axis, Catalogue, DesignError
+from .comparisons import read_comparisons
 from .grid_rows import sample_rows
+from .languages import ENGLISH, check_words, template_language, template_words
 
 GridKind = Literal["factorial", "sample", "one_at_a_time"]
 GRID_KINDS: tuple[str, ...] = ("factorial", "sample", "one_at_a_time")
 FULL_SET = "full"  # the profile set of the crossed grid
 ROLES = ("user", "assistant")
 DEFAULT_MAX_PROMPTS = 100_000
-# the template comparison of a design that declares none, or of answers scored without a design: the study's
-# base vs regional (METHOD.md §8.4), drawn where a model has both partitions
-DEFAULT_COMPARISONS = (("base", "regional"),)
 SHIPPED_DIR = Path(__file__).resolve().parents[3] / "data" / "designs"
 
 _TOP_KEYS = {"name", "description", "sources", "axes", "grid", "templates", "runs", "models", "quality", "comparisons"}
@@ -96,7 +95,6 @@ _TEMPLATE_KEYS = {
     "format_instruction",
     "words",
 }
-ENGLISH = "en"  # the language of a template that names none, and of the shipped format instruction
 
 
 # ---- reading the YAML with the line of every field ------------------------------------------------
@@ -490,7 +488,7 @@ def _template_spec(src: _Located, at: tuple, spec: dict, source: str, sha: str, 
     if not spec.get("question"):
         raise err((), "a template needs its question")
     question = str(spec["question"]).strip()
-    language = _language(spec, err)
+    language = template_language(spec, err)
     if language != ENGLISH:  # the format instruction in the template's own language
         own = str(spec.get("format_instruction") or "").strip()
         if not own:
@@ -501,7 +499,7 @@ def _template_spec(src: _Located, at: tuple, spec: dict, source: str, sha: str, 
         raise err(("format_instruction",), "an English template ends with the shipped format instruction")
     elif instruction and not question.endswith(instruction):
         raise err(("question",), f"the question must end with the format instruction {instruction!r}")
-    words = _template_words(spec.get("words"), err)
+    words = template_words(spec.get("words"), err)
     turns = []
     for i, turn in enumerate(spec.get("turns") or []):
         if not isinstance(turn, dict) or turn.get("role") not in ROLES or not turn.get("content"):
@@ -529,38 +527,6 @@ def _template_spec(src: _Located, at: tuple, spec: dict, source: str, sha: str, 
         language=language,
         words=words,
     )
-
-
-def _language(spec: dict, err) -> str:
-    """The template's ``language`` (default English), a BCP 47 code CLDR knows ("fr", "pt-BR", "zh-Hant")."""
-    raw = spec.get("language")
-    if raw is None:
-        return ENGLISH
-    code = str(raw).strip()
-    try:
-        from babel import Locale, UnknownLocaleError
-
-        Locale.parse(code.replace("-", "_"))
-    except (ValueError, TypeError, UnknownLocaleError):
-        raise err(("language",), f"unknown language {code!r} (a BCP 47 code: en, fr, pt-BR, zh-Hant)") from None
-    return code
-
-
-def _template_words(raw: Any, err) -> tuple[tuple[str, tuple[tuple[str, str], ...]], ...]:
-    """``words: {axis: {value: words}}``: the values' words in the template's language."""
-    if raw is None:
-        return ()
-    if not isinstance(raw, dict):
-        raise err(("words",), "words is a mapping {axis: {value: words in the template's language}}")
-    out = []
-    for axis, values in raw.items():
-        if not isinstance(values, dict) or not values:
-            raise err(("words", axis), f"the words of {axis!r} are a mapping {{value: words}}")
-        for value, text in values.items():
-            if not str(text or "").strip():
-                raise err(("words", axis, value), f"value {value!r} of {axis!r} has no words")
-        out.append((str(axis), tuple((str(v), str(t).strip()) for v, t in values.items())))
-    return tuple(out)
 
 
 def _profile_set(src: _Located, at: tuple, t: Template, cat: Catalogue, grid: Grid) -> Template:
@@ -647,72 +613,7 @@ def _templates(src: _Located, cat: Catalogue, grid: Grid, folder: Path) -> tuple
         if t.name in {o.name for o in out}:
             raise src.error(at, f"template {t.name!r} listed twice")
         out.append(_profile_set(src, at, t, cat, grid))
-        _check_words(src, at, t, cat)
-    return tuple(out)
-
-
-def _check_words(src: _Located, at: tuple, t: Template, cat: Catalogue) -> None:
-    """A template's ``words`` name axes and values of the design; a template in another language than English
-    gives the words of every value of each axis it states, but for the home axis, whose countries CLDR names
-    in that language (core/reference/localized.py)."""
-    names = {a.name: a for a in cat.axes}
-    inline = t.source.startswith(f"{src.path}#")
-    where = (lambda *sub: (*at, *sub)) if inline else (lambda *sub: at)
-    for axis, values in t.words:
-        if axis not in names:
-            raise src.error(where("words", axis), f"template {t.name!r}: words of unknown axis {axis!r}")
-        unknown = [v for v, _ in values if v not in names[axis].values]
-        if unknown:
-            raise src.error(
-                where("words", axis, unknown[0]),
-                f"template {t.name!r}: {axis!r} has no value {unknown[0]!r} (its values: {list(names[axis].values)})",
-            )
-    if t.language == ENGLISH:
-        return
-    from .localized import country_name
-
-    used = t.placeholders()
-    for a in cat.axes:
-        if a.word not in used:
-            continue
-        given = t.words_of(a.name)
-        for value in a.values:
-            if value in given or (a.position == "home" and country_name(value, t.language)):
-                continue
-            raise src.error(
-                where("words", a.name),
-                f"template {t.name!r} ({t.language}): value {value!r} of {a.name!r} has no wording in "
-                f"{t.language!r} (give it under words.{a.name})",
-            )
-
-
-def _comparisons(src: _Located, templates: tuple[Template, ...]) -> tuple[tuple[str, str], ...]:
-    """The design's template comparisons: pairs ``[base, other]`` of its templates, asked of the same
-    profiles (one profile set), each pair once."""
-    raw = src.doc.get("comparisons") or []
-    if not isinstance(raw, list):
-        raise src.error(("comparisons",), "comparisons are a list of [base template, other template] pairs")
-    sets = {t.name: t.profile_set for t in templates}
-    out: list[tuple[str, str]] = []
-    for i, pair in enumerate(raw):
-        at = ("comparisons", i)
-        if not (isinstance(pair, list) and len(pair) == 2 and all(isinstance(x, str) for x in pair)):
-            raise src.error(at, f"a comparison is [base template, other template], got {pair!r}")
-        base, other = pair
-        for name in pair:
-            if name not in sets:
-                raise src.error(at, f"no template {name!r} in the design (its templates: {', '.join(sets)})")
-        if base == other:
-            raise src.error(at, f"a template compared with itself ({base!r})")
-        if sets[base] != sets[other]:
-            raise src.error(
-                at,
-                f"{base!r} asks the {sets[base]!r} profiles and {other!r} the {sets[other]!r} ones: a comparison "
-                "pairs the same students",
-            )
-        if (base, other) in out:
-            raise src.error(at, f"the comparison {base!r} vs {other!r} is listed twice")
-        out.append((base, other))
+        check_words(src, at, t, cat)
     return tuple(out)
 
 
@@ -761,32 +662,9 @@ def parse_design(text: str, *, path: str = "<design>", templates_dir: str | Path
         quality=tuple(sorted(quality.items())),
         description=str(src.doc.get("description") or "").strip(),
         sources=tuple(str(s) for s in (src.doc.get("sources") or ())),
-        comparisons=_comparisons(src, templates),
+        comparisons=read_comparisons(src, templates),
     )
     return design
-
-
-def comparisons_of(design: Optional[Design]) -> tuple[tuple[str, str], ...]:
-    """The template comparisons of ``design``: those it declares, else (none declared, or no design)
-    :data:`DEFAULT_COMPARISONS`, the study's base vs regional."""
-    if design is not None and design.comparisons:
-        return design.comparisons
-    return DEFAULT_COMPARISONS
-
-
-def restricted_text(text: str, templates: Sequence[str]) -> str:
-    """A design's text with its template list cut to ``templates`` (kept in the design's order, then the
-    others), and its comparisons to those whose two templates remain."""
-    doc = yaml.safe_load(text)
-    entries = doc.get("templates") or []
-    listed = [t if isinstance(t, str) else t.get("name") for t in entries]
-    kept_entries = [e for e, name in zip(entries, listed, strict=True) if name in templates]
-    doc["templates"] = kept_entries + [t for t in templates if t not in listed]
-    kept = [c for c in doc.get("comparisons") or [] if all(t in templates for t in c)]
-    doc.pop("comparisons", None)
-    if kept:
-        doc["comparisons"] = kept
-    return yaml.safe_dump(doc, allow_unicode=True, sort_keys=False)
 
 
 def check_size(design: Design, max_prompts: int = DEFAULT_MAX_PROMPTS) -> None:

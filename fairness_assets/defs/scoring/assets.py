@@ -16,7 +16,7 @@ from fairness_assets.core.common import result_tables
 from fairness_assets.core.common import tables as tables_core
 from fairness_assets.core.common.partition import PartitionKey
 from fairness_assets.core.reference import axes
-from fairness_assets.core.reference.design import comparisons_of
+from fairness_assets.core.reference.comparisons import comparisons_of
 from fairness_assets.core.reporting import figures as fig_core
 from fairness_assets.core.reporting.sentences import change as change_sentences
 from fairness_assets.core.scoring import metrics
