@@ -108,3 +108,41 @@ def test_the_language_countries_are_cldr_territory_languages():
     assert "USA" not in la.language_countries("fr") and "FRA" not in la.language_countries("es")
     with pytest.raises(la.AffinityError, match="'xx'"):
         la.language_countries("xx")
+
+
+def test_the_affinity_of_a_designs_comparisons_across_languages_and_its_report():
+    from fairness_assets.core.reporting import audit_report
+    from fairness_assets.core.reporting.sentences import change as change_sentences
+
+    items, responses = synthetic(steer={"fr": 0.6}, seed=5)
+    template = {"en": "base", "fr": "base_fr", "es": "base_es"}
+    responses = responses.assign(template=responses["language"].map(template), profile_id=responses["student"]).drop(
+        columns=["language", "student"]
+    )
+    items = items.merge(responses[["response_id", "template"]], on="response_id")
+    out = la.comparison_affinity(
+        items,
+        responses,
+        languages={"base": "en", "base_fr": "fr", "base_es": "es", "regional": "en"},
+        comparisons=[("base", "base_fr"), ("base", "base_es"), ("base", "regional")],  # regional: same language
+        model="m",
+        inference=FAST,
+    )
+    assert list(out["template"]) == ["base_fr", "base_es"] and set(out["reference_template"]) == {"base"}
+    assert list(out["significant"]) == [True, False] and (out["model"] == "m").all()
+    text = change_sentences.affinity_sentences(out)
+    assert text[0].startswith("m: the language moved the lists toward the countries where it is spoken")
+    assert "no language-country affinity beyond chance" in text[1]
+    tables = audit_report.headline_tables([], {"language_affinity": out})
+    (title,) = tables
+    assert title.startswith("Language-country affinity") and "holm across the languages" in title
+    assert audit_report.component_change_summary({"language_affinity": out}) == text
+    # two templates of one language compared with the same reference cannot be told apart: refused by name
+    with pytest.raises(la.AffinityError, match="two of them in one language"):
+        la.comparison_affinity(
+            items,
+            responses,
+            languages={"base": "en", "base_fr": "fr", "base_es": "fr"},
+            comparisons=[("base", "base_fr"), ("base", "base_es")],
+            model="m",
+        )

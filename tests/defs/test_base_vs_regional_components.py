@@ -19,6 +19,7 @@ from fairness_assets.core.reporting import audit_report
 from fairness_assets.core.statistics import component_change as cc
 from fairness_assets.defs.scoring import assets as sco
 from resources import database as D
+from resources.settings import ReportResource
 from tests.core.test_component_change import _template
 
 pytestmark = pytest.mark.slow
@@ -101,7 +102,12 @@ def comparison(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(D.ResultsDatabase, "read_rows", watched)
         result = dg.materialize(
-            [sco.base_vs_regional], resources={"database": db, "results_io": D.SQLResultsIOManager(database=db)}
+            [sco.base_vs_regional],
+            resources={
+                "database": db,
+                "results_io": D.SQLResultsIOManager(database=db),
+                "report_settings": ReportResource(),
+            },
         )
     assert result.success
     return db, result, reads

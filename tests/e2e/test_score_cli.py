@@ -26,6 +26,7 @@ from resources.settings import (
     GenerationSourceResource,
     ParseQualityResource,
     ReferenceDataResource,
+    ReportResource,
     ScoringResource,
 )
 from resources.tagger import SubjectTaggerResource
@@ -62,6 +63,7 @@ def test_cli_and_assets_give_identical_tables(tmp_path):
         "parse_quality": ParseQualityResource(min_parse_rate=0.5, max_group_gap=1),
         "scoring": ScoringResource(),
         "llm": LLMResource(),
+        "report_settings": ReportResource(),
     }
     assets = [
         ref.qs_corpus,

@@ -366,6 +366,22 @@ TABLES: tuple[ResultTable, ...] = (
         key="model base_template other_template source analysis value_a value_b metric component unit",
     ),
     T(
+        "language_affinity",
+        "base_vs_regional",
+        "Language-country affinity: the share of recommendations in the countries where the prompt's language is "
+        "spoken, asked in the language minus asked in the reference language, the same students and runs "
+        "(behaviour; bootstrap interval, sign-flip test, {correction} across the languages of each model)",
+        "base_vs_regional_language_affinity",
+        packed=True,
+        spec=(
+            "model:t template:t reference_template:t language:t reference:t n_countries:i countries:t n_pairs:i "
+            "n_pairs_excluded:i share_reference:f share_language:f mean_diff:f sd_diff:f ci_low:f ci_high:f "
+            "level:f n_boot:i p_value:f p_method:t n_perm:i p_min_attainable:f correction:t family_size:i "
+            "p_adjusted:f alpha:f significant:b component:t marking:t"
+        ),
+        key="model reference_template template",
+    ),
+    T(
         "differences",
         "model_comparison",
         "Differences B - A, paired by profile and run (significant first)",

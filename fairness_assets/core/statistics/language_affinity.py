@@ -160,3 +160,49 @@ def language_affinity(
         component="behaviour",  # the language moves no student's position (METHOD.md §11): no needs part
     )
     return out[AFFINITY_COLUMNS]
+
+
+def comparison_affinity(
+    items: pd.DataFrame,
+    responses: pd.DataFrame,
+    *,
+    languages: Mapping[str, str],
+    comparisons: Sequence[tuple[str, str]],
+    model: str,
+    inference: InferenceParams = DEFAULT_INFERENCE,
+) -> pd.DataFrame:
+    """The affinity of one model over a design's template comparisons across languages: for each reference
+    template (the first of a pair) whose comparisons name templates of other languages (``languages``:
+    {template: BCP 47 code}), :func:`language_affinity` of those templates against it, the students paired by
+    ``profile_id`` and ``run``; one Holm family per reference template. ``items`` and ``responses`` hold the rows
+    of every template named (a ``template`` column; responses: ``response_id``, ``profile_id``, ``run``).
+    Columns ``model``, ``template``, ``reference_template`` first, then :data:`AFFINITY_COLUMNS`; empty where no
+    comparison crosses languages."""
+    crossing: dict[str, list[str]] = {}
+    for base, other in comparisons:
+        if languages.get(base) and languages.get(other) and languages[base] != languages[other]:
+            crossing.setdefault(base, []).append(other)
+    frames = []
+    for base, others in crossing.items():
+        wanted = [base, *others]
+        seen = [languages[t] for t in others]
+        if len(set(seen)) != len(seen):
+            raise AffinityError(
+                f"{model}: the templates compared with {base!r} ask two of them in one language ({seen}): "
+                "compare each language with the reference once"
+            )
+        resp = responses[responses["template"].isin(wanted)].assign(_language=lambda d: d["template"].map(languages))
+        out = language_affinity(
+            items[items["template"].isin(wanted)],
+            resp,
+            language_axis="_language",
+            unit_keys=["profile_id", "run"],
+            reference=languages[base],
+            inference=inference,
+        )
+        template_of = {languages[t]: t for t in others}
+        frames.append(out.assign(model=model, template=out["language"].map(template_of), reference_template=base))
+    columns = ["model", "template", "reference_template", *AFFINITY_COLUMNS]
+    if not frames:
+        return pd.DataFrame(columns=columns)
+    return pd.concat(frames, ignore_index=True)[columns]

@@ -21,13 +21,22 @@ from fairness_assets.core.reporting import figures as fig_core
 from fairness_assets.core.reporting.sentences import change as change_sentences
 from fairness_assets.core.scoring import metrics
 from fairness_assets.core.statistics import component_change as cc
-from resources.database import GeographyRow, GRSCountry, MetricRow, ResultsDatabase, StatisticRow, make_provenance
-from resources.settings import ReferenceDataResource, ScoringResource, stable_hash
+from fairness_assets.core.statistics import language_affinity as la
+from resources.database import (
+    DRSItem,
+    GeographyRow,
+    GRSCountry,
+    MetricRow,
+    ResultsDatabase,
+    StatisticRow,
+    make_provenance,
+)
+from resources.settings import ReferenceDataResource, ReportResource, ScoringResource, stable_hash
 
 from ..decorators import partitioned_multi_asset, stored_asset, stored_out
 from ..isolation import PartitionGuard
 from ..metadata import number, png_md, table_md
-from ..services import distance_matrix, home_iso3, scoring_params
+from ..services import distance_matrix, home_iso3, inference_of, scoring_params
 
 ANALYSIS = result_tables.names("analysis_tables")  # core/common/result_tables.py: the tables of METHOD.md §8
 EMPTY_REASON = {  # why an analysis table can be empty (the asset page says it instead of a bare header)
@@ -162,12 +171,15 @@ def scores(
     "component (total / behaviour / needs), base vs other with the change tested (Welch, Holm): did the other "
     "template move what the model did?",
 )
-def base_vs_regional(context: dg.AssetExecutionContext, database: ResultsDatabase) -> dg.Output[pd.DataFrame]:
+def base_vs_regional(
+    context: dg.AssetExecutionContext, database: ResultsDatabase, report_settings: ReportResource
+) -> dg.Output[pd.DataFrame]:
     # the partitions stored, then each model's two templates' rows only (memory: not every partition at once)
     stored = [set(database.distinct(table, ["partition_key"])["partition_key"]) for table in (MetricRow, GRSCountry)]
     keys = {PartitionKey.parse(k) for k in stored[0] & stored[1] if k}
     # the run's design (ResultsDatabase reads it from the run config): its comparisons, else base vs regional
-    pairs = list(comparisons_of(axes.current_design()))
+    design = axes.current_design()
+    pairs = list(comparisons_of(design))
     drs, grs, components, compared = [], [], [], []
     for base, other in pairs:
         for model in sorted({m for m, _ in keys if (m, base) in keys and (m, other) in keys}):
@@ -185,6 +197,8 @@ def base_vs_regional(context: dg.AssetExecutionContext, database: ResultsDatabas
         "component_change": pd.concat(components, ignore_index=True)
         if components
         else pd.DataFrame(columns=cc.CHANGE_COLUMNS),
+        # the comparisons across languages: does the language move the lists toward its countries?
+        "language_affinity": _affinity(context, database, design, pairs, keys, inference_of(report_settings)),
     }
     if tables_core.all_empty(tables):
         context.log.warning(
@@ -212,7 +226,9 @@ def base_vs_regional(context: dg.AssetExecutionContext, database: ResultsDatabas
     }
     figures = {k: v for k, v in shown.items() if v is not None}
     change = tables["component_change"]
-    sentences = change_sentences.summary_sentences(change)
+    sentences = change_sentences.summary_sentences(change) + change_sentences.affinity_sentences(
+        tables["language_affinity"]
+    )
     return dg.Output(
         long_df,
         metadata={
@@ -231,6 +247,9 @@ def base_vs_regional(context: dg.AssetExecutionContext, database: ResultsDatabas
             if len(change) and (change["status"] == "moved").any()
             else "no component moved",
             "component_rule": cc.RULE_TEXT,
+            "language_affinity": table_md(
+                tables["language_affinity"][AFFINITY_SHOWN], empty="no comparison of the design crosses languages"
+            ),
             **figures,
         },
     )
@@ -252,6 +271,58 @@ COMPONENT_SHOWN = [
     "p_change_adjusted",
     "family_size",
 ]
+
+
+AFFINITY_SHOWN = [
+    "model",
+    "reference_template",
+    "template",
+    "language",
+    "n_pairs",
+    "n_pairs_excluded",
+    "share_reference",
+    "share_language",
+    "mean_diff",
+    "ci_low",
+    "ci_high",
+    "p_adjusted",
+    "significant",
+]
+
+
+def _affinity(context, database: ResultsDatabase, design, pairs, keys, inference) -> pd.DataFrame:
+    """Language-country affinity (core.statistics.language_affinity) of each model over the comparisons of the
+    design whose two templates are in different languages, from the stored items and responses of those
+    partitions only; a model whose comparisons cannot be paired is named in the log, never dropped silently."""
+    languages = {t.name: t.language for t in design.templates} if design is not None else {}
+    crossing = [(b, o) for b, o in pairs if b in languages and o in languages and languages[b] != languages[o]]
+    frames = []
+    for model in sorted({m for m, _ in keys}):
+        mine = [(b, o) for b, o in crossing if (model, b) in keys and (model, o) in keys]
+        if not mine:
+            continue
+        part_keys = [str(PartitionKey(model, t)) for t in sorted({t for pair in mine for t in pair})]
+        metric_rows = database.read_rows(MetricRow, part_keys)
+        responses = pd.concat(
+            [tables_core.from_long(metric_rows[metric_rows["partition_key"] == k])["drs_responses"] for k in part_keys],
+            ignore_index=True,
+        )
+        try:
+            frames.append(
+                la.comparison_affinity(
+                    database.read_rows(DRSItem, part_keys),
+                    responses,
+                    languages=languages,
+                    comparisons=mine,
+                    model=model,
+                    inference=inference,
+                )
+            )
+        except la.AffinityError as exc:
+            context.log.warning(f"language_affinity: {exc}; not computed for {model}")
+    if not frames:
+        return pd.DataFrame(columns=["model", "template", "reference_template", *la.AFFINITY_COLUMNS])
+    return pd.concat(frames, ignore_index=True)
 
 
 def _verdicts_by_comparison(change: pd.DataFrame) -> pd.DataFrame:

@@ -29,9 +29,10 @@ def component_change_summary(base_vs_regional: Optional[Mapping[str, pd.DataFram
     """The summary's base-vs-regional sentences: per model, whether the regional template moved
     what the model did (core.reporting.sentences.change.summary_sentences)."""
     change = (base_vs_regional or {}).get("component_change")
+    affinity = change_sentences.affinity_sentences((base_vs_regional or {}).get("language_affinity"))
     if change is None or not len(change):
-        return []
-    return change_sentences.summary_sentences(_integer_counts(change))
+        return affinity
+    return change_sentences.summary_sentences(_integer_counts(change)) + affinity
 
 
 @dataclass(frozen=True)

@@ -55,11 +55,35 @@ def headline_tables(
         for name, df in base_vs_regional.items():
             if name == "component_change":
                 tables.update(component_change_tables(df))
+            elif name == "language_affinity":
+                if df is not None and len(df):
+                    title = rt.title("base_vs_regional", name, correction=str(df["correction"].iloc[0]))
+                    tables[title] = _cols(df, AFFINITY_SHOWN)
             elif df is not None and len(df):
                 for (base, other), part in cc.by_comparison(df):
                     shown = part.drop(columns=["base_template", "other_template"], errors="ignore")
                     tables[rt.title("base_vs_regional", name, **compared_fields(base, other))] = shown
     return tables
+
+
+AFFINITY_SHOWN = (
+    "model",
+    "reference_template",
+    "template",
+    "language",
+    "n_countries",
+    "n_pairs",
+    "n_pairs_excluded",
+    "share_reference",
+    "share_language",
+    "mean_diff",
+    "ci_low",
+    "ci_high",
+    "p_value",
+    "p_adjusted",
+    "family_size",
+    "significant",
+)
 
 
 def compared_fields(base: str, other: str) -> dict[str, str]:

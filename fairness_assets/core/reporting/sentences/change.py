@@ -140,3 +140,33 @@ def _pair_sentences(change: pd.DataFrame, base: str, other: str, max_per_model: 
             line += "; nor did any outcome gap"
         out.append(line + ".")
     return out
+
+
+def affinity_sentences(affinity: pd.DataFrame) -> list[str]:
+    """Per model and language (core.statistics.language_affinity): whether asking in the language moved the
+    recommendations toward the countries where it is spoken, with the shares, the interval and the adjusted p;
+    the significant ones first."""
+    if affinity is None or affinity.empty:
+        return []
+    out = []
+    rows = affinity.assign(_s=~cc.as_flags(affinity["significant"])).sort_values(["_s", "model"], kind="stable")
+    for _, r in rows.iterrows():
+        lang, ref = str(r["language"]), str(r["reference"])
+        shares = (
+            f"{float(r['share_language']):.1%} of the located recommendations in the {int(r['n_countries'])} "
+            f"countries where {lang!r} is spoken when asked in {lang!r} ({r['template']}), "
+            f"{float(r['share_reference']):.1%} when the same {int(r['n_pairs'])} students asked in {ref!r} "
+            f"({r['reference_template']}); difference {float(r['mean_diff']):+.3f}{_ci(r['ci_low'], r['ci_high'])}"
+        )
+        if pd.notna(r.get("p_adjusted")):
+            shares += f", {r['correction']}-adjusted p {_p(r['p_adjusted'])}"
+        if bool(cc.as_flags(pd.Series([r["significant"]])).iloc[0]):
+            verdict = (
+                "the language moved the lists toward the countries where it is spoken"
+                if float(r["mean_diff"]) > 0
+                else "the language moved the lists away from the countries where it is spoken"
+            )
+        else:
+            verdict = "no language-country affinity beyond chance"
+        out.append(f"{r['model']}: {verdict}: {shares} (behaviour: the same students, only the language changed).")
+    return out
