@@ -64,7 +64,9 @@ def table(model: str) -> str:
     seconds = time.perf_counter() - started
     by_norm = {n: (t, s) for n, t, s in out.itertuples(index=False)}
     lines = [
-        "| program | normalised | rules (`rules-1`) | LLM (`" + tagger.tagger_name() + "`) | LLM source | same |",
+        f"| program | normalised | rules (`{T.RULES_VERSION}`) | LLM (`"
+        + tagger.tagger_name()
+        + "`) | LLM source | same |",
         "| --- | --- | --- | --- | --- | --- |",
     ]
     seen, same, answered = set(), 0, 0

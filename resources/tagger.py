@@ -16,7 +16,7 @@ tagged once per tagger. In the assets, :meth:`SubjectTaggerResource.session` giv
 function of one step: the model is loaded from ``LLMResource`` only when some program is not
 cached, at most once, and released when the step's tagging is done.
 
-``source`` of a tagged program: ``override``; ``rules-1`` (rules, fresh); ``llm`` or
+``source`` of a tagged program: ``override``; ``rules-2`` (rules, fresh); ``llm`` or
 ``llm-fallback-rules`` (LLM, fresh); ``cache`` (rules, cached); ``cache:llm`` or
 ``cache:llm-fallback-rules`` (LLM, cached).
 """
