@@ -42,6 +42,27 @@ AFFINITY_COLUMNS = [
 _FAMILY = ("correction", "family_size", "p_adjusted", "alpha", "significant", "component")  # set over the table
 
 
+# the columns a reader is shown (the asset's page, the report's table): the comparison, the shares, the test
+SHOWN = (
+    "model",
+    "reference_template",
+    "template",
+    "language",
+    "n_countries",
+    "n_pairs",
+    "n_pairs_excluded",
+    "share_reference",
+    "share_language",
+    "mean_diff",
+    "ci_low",
+    "ci_high",
+    "p_value",
+    "p_adjusted",
+    "family_size",
+    "significant",
+)
+
+
 class AffinityError(ValueError):
     """A language the CLDR data does not know, or responses the analysis cannot pair; names the value."""
 

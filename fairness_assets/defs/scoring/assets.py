@@ -248,7 +248,7 @@ def base_vs_regional(
             else "no component moved",
             "component_rule": cc.RULE_TEXT,
             "language_affinity": table_md(
-                tables["language_affinity"][AFFINITY_SHOWN], empty="no comparison of the design crosses languages"
+                tables["language_affinity"][list(la.SHOWN)], empty="no comparison of the design crosses languages"
             ),
             **figures,
         },
@@ -270,23 +270,6 @@ COMPONENT_SHOWN = [
     "ci_high_change",
     "p_change_adjusted",
     "family_size",
-]
-
-
-AFFINITY_SHOWN = [
-    "model",
-    "reference_template",
-    "template",
-    "language",
-    "n_pairs",
-    "n_pairs_excluded",
-    "share_reference",
-    "share_language",
-    "mean_diff",
-    "ci_low",
-    "ci_high",
-    "p_adjusted",
-    "significant",
 ]
 
 

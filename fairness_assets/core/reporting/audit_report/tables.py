@@ -10,6 +10,7 @@ import pandas as pd
 from ...common import result_tables as rt
 from ...scoring import drift as drift_core
 from ...statistics import component_change as cc
+from ...statistics import language_affinity as la
 from ...statistics import stats
 from .. import report as rep
 from ._frames import _cols, _integer_counts
@@ -58,32 +59,12 @@ def headline_tables(
             elif name == "language_affinity":
                 if df is not None and len(df):
                     title = rt.title("base_vs_regional", name, correction=str(df["correction"].iloc[0]))
-                    tables[title] = _cols(df, AFFINITY_SHOWN)
+                    tables[title] = _cols(df, la.SHOWN)
             elif df is not None and len(df):
                 for (base, other), part in cc.by_comparison(df):
                     shown = part.drop(columns=["base_template", "other_template"], errors="ignore")
                     tables[rt.title("base_vs_regional", name, **compared_fields(base, other))] = shown
     return tables
-
-
-AFFINITY_SHOWN = (
-    "model",
-    "reference_template",
-    "template",
-    "language",
-    "n_countries",
-    "n_pairs",
-    "n_pairs_excluded",
-    "share_reference",
-    "share_language",
-    "mean_diff",
-    "ci_low",
-    "ci_high",
-    "p_value",
-    "p_adjusted",
-    "family_size",
-    "significant",
-)
 
 
 def compared_fields(base: str, other: str) -> dict[str, str]:
