@@ -69,14 +69,17 @@ def describe(design: Design, costs: pd.DataFrame, max_prompts: int) -> str:
         "",
         f"## Grid: {grid}",
         "",
-        "| template | profile set | conversation | prompts | sha256 |",
-        "|---|---|---|---|---|",
+        "| template | language | profile set | conversation | prompts | sha256 |",
+        "|---|---|---|---|---|---|",
     ]
     for t in design.templates:
         conv = "system + %d turn(s)" % len(t.turns) if t.system else ("%d turn(s)" % len(t.turns) if t.turns else "no")
         lines.append(
-            f"| {t.name} | {t.profile_set} | {conv} | {size['prompts_per_template'][t.name]:,} | {t.sha256[:12]} |"
+            f"| {t.name} | {t.language} | {t.profile_set} | {conv} | {size['prompts_per_template'][t.name]:,} | "
+            f"{t.sha256[:12]} |"
         )
+    if design.comparisons:
+        lines += ["", "Compared: " + "; ".join(f"{b} vs {o}" for b, o in design.comparisons)]
     try:
         check_size(design, max_prompts)
         limit = f"within the limit of {max_prompts:,} prompts a model (FAIRNESS_MAX_PROMPTS)"

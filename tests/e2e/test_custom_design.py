@@ -261,4 +261,4 @@ def test_design_show_prints_the_size(tmp_path):
     assert "| disability | none | none, blind, wheelchair | {disability} |" in done.stdout
     size = f"## Size: {N_PROFILES} prompts a model x {RUNS} runs x 1 model(s) = {N_PROFILES * RUNS} samples"
     assert size in done.stdout.splitlines(), done.stdout
-    assert f"| {TEMPLATE} | full | no | {N_PROFILES} |" in done.stdout, done.stdout
+    assert f"| {TEMPLATE} | en | full | no | {N_PROFILES} |" in done.stdout, done.stdout

@@ -109,3 +109,18 @@ def test_score_with_the_languages_design_finds_the_french_affinity(tmp_path, qs_
         ("base", "base_fr"),
         ("base", "base_es"),
     }
+
+
+def test_design_show_names_each_templates_language_and_the_comparisons(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "fairness_assets.cli", "design", "show", "languages"],
+        cwd=ROOT,
+        env=_clean_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "| base | en | full | no | 360 |" in done.stdout and "| base_zh | zh | full | no | 360 |" in done.stdout
+    assert "Compared: base vs base_fr; base vs base_es;" in done.stdout
+    assert "## Size: 2,880 prompts a model x 10 runs x 3 model(s) = 86,400 samples" in done.stdout
