@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 from pathlib import Path
 
@@ -53,12 +54,27 @@ def responses_file(path: Path) -> Path:
 
 
 def scored_tables(tmp_dir: Path, qs_export: Path) -> dict[str, pd.DataFrame]:
-    """The CLI's tables (all partitions, with model/template columns); computed once per session."""
+    """The CLI's tables (all partitions, with model/template columns); computed once per test session and
+    shared by the xdist workers (tests/core/test_report.py reads the same tables): the first worker to ask
+    scores the file into the session's temporary folder under a lock, the others read what it exported."""
     if "tables" not in _SCORED:
+        from filelock import FileLock
+
+        from fairness_assets.export import ExportedTables
         from fairness_assets.local import score_responses
 
-        src = responses_file(tmp_dir / "responses.jsonl")
-        _SCORED["tables"] = score_responses(str(src), str(qs_export), str(tmp_dir / "out"), log=lambda *_: None)
+        # a worker's temp folder is SESSION/popen-gwN/NAME: the session's folder is shared by its workers only
+        shared = tmp_dir.parents[1] if os.environ.get("PYTEST_XDIST_WORKER") else tmp_dir
+        names = shared / "eval-scored" / "tables.json"
+        with FileLock(str(shared / "eval-scored.lock")):
+            if names.exists():
+                _SCORED["tables"] = ExportedTables(names.parent / "out", json.loads(names.read_text()))
+            else:
+                names.parent.mkdir(parents=True, exist_ok=True)
+                src = responses_file(names.parent / "responses.jsonl")
+                tables = score_responses(str(src), str(qs_export), str(names.parent / "out"), log=lambda *_: None)
+                names.write_text(json.dumps(list(tables)))
+                _SCORED["tables"] = tables
     return _SCORED["tables"]
 
 
