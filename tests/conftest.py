@@ -18,6 +18,9 @@ POSTGRES_ADMIN_URL = os.environ.get("FAIRNESS_TEST_POSTGRES_URL", "postgresql://
 
 os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("DAGSTER_DISABLE_TELEMETRY", "1")
+# the figures of several partitions drawn in the step's own process: the two test workers keep both cores busy,
+# so a pool of drawing processes only adds their start (tests/core/test_figures.py tests the pool itself)
+os.environ.setdefault("FAIRNESS_FIGURE_WORKERS", "1")
 
 
 @pytest.fixture(autouse=True)
@@ -111,3 +114,34 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if e2e in Path(str(item.fspath)).resolve().parents:
             item.add_marker(pytest.mark.slow)
+    # the longest files first (a stable sort: the order within a file and of the rest is kept): `-n 2 --dist
+    # loadfile` hands out whole files in this order, so a long file no longer starts last while the other
+    # worker has nothing left to do (the suite's last minutes were one worker alone)
+    rank = {(ROOT / name).resolve(): i for i, name in enumerate(LONGEST_FILES)}
+    items.sort(key=lambda item: rank.get(Path(str(item.fspath)).resolve(), len(rank)))
+
+
+ROOT = Path(__file__).resolve().parents[1]
+# the files whose tests took longest together (--durations of a full run on 2 cores, 2026-12-03), longest first
+LONGEST_FILES = (
+    "tests/e2e/test_cli_demo.py",
+    "tests/resources/test_continuous_engine.py",
+    "tests/resources/test_generation_engine.py",
+    "tests/e2e/test_score_cli.py",
+    "tests/defs/test_llm_tagger_pipeline.py",
+    "tests/resources/test_result_queries.py",
+    "tests/test_benchmark_scripts.py",
+    "tests/e2e/test_lost_lease_export.py",
+    "tests/defs/test_alert_sensors.py",
+    "tests/defs/test_reporting.py",
+    "tests/e2e/test_languages_score.py",
+    "tests/core/test_figures.py",
+    "tests/core/test_report.py",
+    "tests/e2e/test_celery_executor.py",
+    "tests/e2e/test_docs.py",
+    "tests/e2e/test_ui_browser.py",
+    "tests/e2e/test_report_link_browser.py",
+    "tests/e2e/test_concurrent_score.py",
+    "tests/e2e/test_score_templates_dir.py",
+    "tests/e2e/test_custom_design.py",
+)

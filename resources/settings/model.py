@@ -132,6 +132,17 @@ class FairnessSettings(BaseSettings):
         le=65535,
         used_by="`fairness-audit ui` (the report server); assets `audit_report`, `audit_figures` (their links)",
     )
+    figure_workers: int = setting(
+        0,
+        "Processes drawing the figures of several partitions at once: 0, one per CPU core (at most 8); 1, draw in "
+        "the step's own process, with no process to start (the faster choice where the cores are busy with other "
+        "work, as in the test suite, which sets 1).",
+        group="storage",
+        read=RUN,
+        targets=(("report_settings", "figure_workers"),),
+        ge=0,
+        used_by="asset `audit_figures`",
+    )
     report_base_url: str = setting(
         "",
         "Where a deployment publishes the reports folder (object storage or a web server serving it as it "

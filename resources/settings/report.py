@@ -61,11 +61,11 @@ class ReportResource(ConfigurableResource):
         description="Where a deployment publishes the "
         "reports folder (FAIRNESS_REPORT_BASE_URL); empty: the local report server.",
     )
+    # no ge here: a variable set is passed as an EnvVar, checked by the settings model (>= 0)
     figure_workers: int = Field(
-        default=0,
-        ge=0,
+        default=default_of("figure_workers"),
         description="Processes drawing the figures of several partitions "
-        "at once (0: one per CPU core, at most 8; 1: draw in the step's own process).",
+        "at once (FAIRNESS_FIGURE_WORKERS; 0: one per CPU core, at most 8; 1: draw in the step's own process).",
     )
 
     def folder(self) -> Path:
