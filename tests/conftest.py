@@ -114,7 +114,7 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if e2e in Path(str(item.fspath)).resolve().parents:
             item.add_marker(pytest.mark.slow)
-    # the longest files first (a stable sort: the order within a file and of the rest is kept): `-n 2 --dist
+    # the longest files first (a stable sort: the order within a file and of the rest is kept): `-n 3 --dist
     # loadfile` hands out whole files in this order, so a long file no longer starts last while the other
     # worker has nothing left to do (the suite's last minutes were one worker alone)
     rank = {(ROOT / name).resolve(): i for i, name in enumerate(LONGEST_FILES)}
