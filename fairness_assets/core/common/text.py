@@ -3,6 +3,7 @@ the user's exception inside a framework's error wrappers. Pure functions: no Dag
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from typing import Any
 
@@ -33,3 +34,10 @@ def user_exception(error: Any) -> Any:
     while error is not None and error.cause is not None and (error.cls_name or "").startswith("Dagster"):
         error = error.cause
     return error
+
+
+def slug(text: str) -> str:
+    """``text`` as an id part: accents folded, lower case, every run of other characters than a-z and 0-9 one
+    hyphen, no hyphen at either end."""
+    t = strip_accents(text).lower()
+    return re.sub(r"[^a-z0-9]+", "-", t).strip("-")

@@ -58,8 +58,9 @@ import yaml
 
 from .catalogue import POSITIONS, Axis, Catalogue, DesignError
 from .comparisons import read_comparisons
-from .grid_rows import sample_rows
+from .grid_rows import crossed_rows, sample_rows
 from .languages import ENGLISH, check_words, template_language, template_words
+from .names import NamesSpec, check_named_template, named_sizes, read_names
 
 GridKind = Literal["factorial", "sample", "one_at_a_time"]
 GRID_KINDS: tuple[str, ...] = ("factorial", "sample", "one_at_a_time")
@@ -69,6 +70,7 @@ DEFAULT_MAX_PROMPTS = 100_000
 SHIPPED_DIR = Path(__file__).resolve().parents[3] / "data" / "designs"
 
 _TOP_KEYS = {"name", "description", "sources", "axes", "grid", "templates", "runs", "models", "quality", "comparisons"}
+_TOP_KEYS |= {"names"}  # identity by name (core/reference/names.py)
 _AXIS_KEYS = {
     "label",
     "placeholder",
@@ -227,6 +229,7 @@ class Design:
     # (base template, other template): the model compared with itself across two templates (METHOD.md §8.4's
     # base vs regional; an operator system prompt or a conversation vs the bare question)
     comparisons: tuple[tuple[str, str], ...] = ()
+    names: Optional[NamesSpec] = None  # identity by name: the axes a name signals, its source (names.py)
 
     @property
     def axes(self) -> tuple[Axis, ...]:
@@ -529,8 +532,11 @@ def _template_spec(src: _Located, at: tuple, spec: dict, source: str, sha: str, 
     )
 
 
-def _profile_set(src: _Located, at: tuple, t: Template, cat: Catalogue, grid: Grid) -> Template:
-    """The template with its profile set: the one that states exactly the axes its placeholders name."""
+def _profile_set(
+    src: _Located, at: tuple, t: Template, cat: Catalogue, grid: Grid, names: Optional[NamesSpec] = None
+) -> Template:
+    """The template with its profile set: the one that states exactly the axes its placeholders name (a template
+    using the names' placeholder: the named set, names.py)."""
     by_word = {a.word: a for a in cat.axes}
     if not t.source.startswith(f"{src.path}#"):
         located = src
@@ -543,6 +549,8 @@ def _profile_set(src: _Located, at: tuple, t: Template, cat: Catalogue, grid: Gr
 
         src = _Named()  # type: ignore[assignment]
     used = t.placeholders()
+    named = names is not None and names.placeholder in used
+    used -= {names.placeholder} if named else set()
     unknown = sorted(used - set(by_word))
     if unknown:
         part = (
@@ -558,6 +566,11 @@ def _profile_set(src: _Located, at: tuple, t: Template, cat: Catalogue, grid: Gr
             f"{', '.join('{' + w + '}' for w in by_word)})",
         )
     stated = {by_word[w].name for w in used}
+    if named:
+        check_named_template(src, at, t.name, names, stated, grid.axes)
+        from dataclasses import replace
+
+        return replace(t, profile_set=names.profile_set)
     sets = {FULL_SET: set(grid.axes)} if grid.axes else {}
     sets |= {cat.axis(n).profile_set: {n} for n in grid.one_at_a_time}
     fits = [s for s, axes in sets.items() if axes == stated]
@@ -593,7 +606,9 @@ def _profile_set(src: _Located, at: tuple, t: Template, cat: Catalogue, grid: Gr
     return replace(t, profile_set=fits[0])
 
 
-def _templates(src: _Located, cat: Catalogue, grid: Grid, folder: Path) -> tuple[Template, ...]:
+def _templates(
+    src: _Located, cat: Catalogue, grid: Grid, folder: Path, names: Optional[NamesSpec] = None
+) -> tuple[Template, ...]:
     raw = src.doc.get("templates")
     if not isinstance(raw, list) or not raw:
         raise src.error(("templates",), "a design lists its templates (file names, or inline templates)")
@@ -612,7 +627,7 @@ def _templates(src: _Located, cat: Catalogue, grid: Grid, folder: Path) -> tuple
             raise src.error(at, "a template is a file name, or a mapping with name and question")
         if t.name in {o.name for o in out}:
             raise src.error(at, f"template {t.name!r} listed twice")
-        out.append(_profile_set(src, at, t, cat, grid))
+        out.append(_profile_set(src, at, t, cat, grid, names))
         check_words(src, at, t, cat)
     return tuple(out)
 
@@ -638,7 +653,8 @@ def parse_design(text: str, *, path: str = "<design>", templates_dir: str | Path
         raise src.error(("name",), "a design needs a name")
     cat = _catalogue(src)
     grid = _grid(src, cat)
-    templates = _templates(src, cat, grid, Path(templates_dir))
+    names = read_names(src, cat, grid.axes)
+    templates = _templates(src, cat, grid, Path(templates_dir), names)
     if grid.kind == "sample":  # a pair coverage the grid cannot meet is refused now, with its line
         try:
             sample_rows(Design(name, path, cat, grid, templates, 1, ()))
@@ -663,6 +679,7 @@ def parse_design(text: str, *, path: str = "<design>", templates_dir: str | Path
         description=str(src.doc.get("description") or "").strip(),
         sources=tuple(str(s) for s in (src.doc.get("sources") or ())),
         comparisons=read_comparisons(src, templates),
+        names=names,
     )
     return design
 
@@ -695,6 +712,8 @@ def set_sizes(design: Design) -> dict[str, int]:
     if g.axes:
         sets[FULL_SET] = g.size if g.kind == "sample" else int(np.prod([len(cat.axis(n).values) for n in g.axes]))
     sets |= {cat.axis(n).profile_set: len(cat.axis(n).values) for n in g.one_at_a_time}
+    if design.names is not None and g.axes:  # the named profiles: each covered cell's names (names.py)
+        sets[design.names.profile_set] = named_sizes(design.names, crossed_rows(design))
     return sets
 
 

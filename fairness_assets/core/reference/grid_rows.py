@@ -68,3 +68,8 @@ def sample_rows(design: Design) -> list[dict]:
             taken[i] = True
             chosen.append(int(i))
     return [full[i] for i in sorted(chosen)]
+
+
+def crossed_rows(design: Design) -> list[dict]:
+    """The rows of the design's crossed grid: the sample's for a sampled grid, else every combination."""
+    return sample_rows(design) if design.grid.kind == "sample" else factorial_rows(design)

@@ -4,20 +4,15 @@ design's catalogue. An axis a profile set does not state is empty (unstated, MET
 
 from __future__ import annotations
 
-import re
 from typing import Mapping, Optional
 
 import pandas as pd
 
-from ..common.text import strip_accents
+from ..common.text import slug
 from . import axes
 from .design import FULL_SET, Design, DesignError
-from .grid_rows import factorial_rows, sample_rows
-
-
-def slug(text: str) -> str:
-    t = strip_accents(text).lower()
-    return re.sub(r"[^a-z0-9]+", "-", t).strip("-")
+from .grid_rows import crossed_rows
+from .names import NAME_COLUMN, name_key, named_rows
 
 
 def profile_columns() -> list[str]:
@@ -25,13 +20,13 @@ def profile_columns() -> list[str]:
     return ["profile_id", "profile_set", *axes.names()]
 
 
-def profile_id(profile_set: str, values: Mapping[str, Optional[str]]) -> str:
+def profile_id(profile_set: str, values: Mapping[str, Optional[str]], name: Optional[str] = None) -> str:
     """The stable, readable id of a profile, e.g. ``full:female:low:nigeria``: its set, then the slug of
-    each stated value in the catalogue's order."""
+    each stated value in the catalogue's order; a named profile's name last (names.name_key)."""
     stated = [slug(str(values[n])) for n in axes.names() if values.get(n) is not None]
     if not stated:
         raise ValueError(f"a profile of set {profile_set!r} states no axis")
-    return ":".join([profile_set, *stated])
+    return ":".join([profile_set, *stated, *([name_key(name)] if name else [])])
 
 
 def _check_slugs(design: Design) -> None:
@@ -46,8 +41,13 @@ def _check_slugs(design: Design) -> None:
 
 def _frame(rows: list[dict], profile_set: str) -> pd.DataFrame:
     cols = profile_columns()
-    data = [[profile_id(profile_set, r), profile_set, *(r.get(n) for n in axes.names())] for r in rows]
-    return pd.DataFrame(data, columns=cols)
+    data = [
+        [profile_id(profile_set, r, r.get(NAME_COLUMN)), profile_set, *(r.get(n) for n in axes.names())] for r in rows
+    ]
+    out = pd.DataFrame(data, columns=cols)
+    if any(NAME_COLUMN in r for r in rows):
+        out[NAME_COLUMN] = [r.get(NAME_COLUMN) for r in rows]
+    return out
 
 
 def design_profiles(design: Design) -> pd.DataFrame:
@@ -58,7 +58,10 @@ def design_profiles(design: Design) -> pd.DataFrame:
         frames = []
         g = design.grid
         if g.axes:
-            frames.append(_frame(sample_rows(design) if g.kind == "sample" else factorial_rows(design), FULL_SET))
+            crossed = crossed_rows(design)
+            frames.append(_frame(crossed, FULL_SET))
+            if design.names is not None:  # each crossed profile once per name drawn for it (names.py)
+                frames.append(_frame(named_rows(design.names, crossed), design.names.profile_set))
         for n in g.one_at_a_time:
             a = design.catalogue.axis(n)
             frames.append(_frame([{n: v} for v in a.values], a.profile_set))
@@ -76,8 +79,8 @@ def full_set(design: Design) -> pd.DataFrame:
 
 
 def stated_axes(profile_set: str, design: Design) -> tuple[str, ...]:
-    """The axes a profile set states."""
-    if profile_set == FULL_SET:
+    """The axes a profile set states (a named profile's signalled axes: the values its name signals)."""
+    if profile_set == FULL_SET or (design.names is not None and profile_set == design.names.profile_set):
         return design.grid.axes
     for a in design.axes:
         if a.profile_set == profile_set:

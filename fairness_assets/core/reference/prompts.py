@@ -13,6 +13,7 @@ import pandas as pd
 
 from . import axes
 from .design import ENGLISH, Design, DesignError, Template, parse_design
+from .names import NAME_COLUMN
 
 PromptTemplate = Template  # the name the rest of the code knew
 
@@ -111,7 +112,25 @@ def prompt_words(template: Template, profiles: pd.DataFrame) -> list[dict[str, s
         wording = dict(a.wording) if template.language == ENGLISH else _localized_words(template, a, pd.unique(col))
         for row, v in zip(out, col, strict=True):
             row[a.word] = wording.get(v, v)
+    _name_words(template, profiles, used, out)
     return out
+
+
+def _name_words(template: Template, profiles: pd.DataFrame, used: set, out: list[dict]) -> None:
+    """The student's name for a named template's {name} (core/reference/names.py): the profile's recorded
+    name; an error naming the template where a profile has none."""
+    design = axes.current_design()
+    spec = design.names if design is not None else None
+    if spec is None or spec.placeholder not in used:
+        return
+    names = profiles[NAME_COLUMN] if NAME_COLUMN in profiles.columns else pd.Series([None] * len(profiles))
+    if names.isna().any():
+        raise ValueError(
+            f"template {template.name!r} says the student's name ({{{spec.placeholder}}}); some profiles of set "
+            f"{template.profile_set!r} have none (the named profiles carry it in {NAME_COLUMN!r})"
+        )
+    for row, name in zip(out, names, strict=True):
+        row[spec.placeholder] = str(name)
 
 
 def _localized_words(template: Template, axis: axes.Axis, values) -> dict[str, str]:
