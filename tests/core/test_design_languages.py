@@ -30,10 +30,18 @@ def languages():
 
 def test_the_languages_design_asks_the_study_grid_in_eight_languages(languages):
     design, prompts = languages
-    assert [t.language for t in design.templates] == ["en", *LANGUAGES]
-    assert design.size()["prompts_per_model"] == 8 * 360
-    assert design.comparisons == tuple(("base", f"base_{lang}") for lang in LANGUAGES)
-    assert prompts.groupby("template").size().to_dict() == {t.name: 360 for t in design.templates}
+    named = ("base_named", "base_fr_named")  # the name-based variant (tests/core/test_signalled.py)
+    stated = [t for t in design.templates if t.name not in named]
+    assert [t.language for t in stated] == ["en", *LANGUAGES] * 3
+    assert [design.template(t).language for t in named] == ["en", "fr"]
+    # 29 countries with names x 2 gendered name lists x 3 classes x 7 names
+    assert design.size()["prompts_per_model"] == 24 * 360 + 2 * 29 * 2 * 3 * 7
+    assert design.comparisons == (("base", "base_named"), ("base_fr", "base_fr_named")) + tuple(
+        (q, f"{q}_{lang}") for q in ("base", "regional", "academic") for lang in LANGUAGES
+    )
+    assert prompts.groupby("template").size().to_dict() == {
+        t.name: 29 * 2 * 3 * 7 if t.name in named else 360 for t in design.templates
+    }
     base = load_design("study", templates_dir=TEMPLATES_DIR).template("base")
     assert design.template("base").sha256 == base.sha256  # the English question is the study's file
 

@@ -122,5 +122,5 @@ def test_design_show_names_each_templates_language_and_the_comparisons(tmp_path)
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "| base | en | full | no | 360 |" in done.stdout and "| base_zh | zh | full | no | 360 |" in done.stdout
-    assert "Compared: base vs base_fr; base vs base_es;" in done.stdout
-    assert "## Size: 2,880 prompts a model x 10 runs x 3 model(s) = 86,400 samples" in done.stdout
+    assert "Compared: base vs base_named; base_fr vs base_fr_named; base vs base_fr; base vs base_es;" in done.stdout
+    assert "## Size: 11,076 prompts a model x 10 runs x 3 model(s) = 332,280 samples" in done.stdout
