@@ -118,6 +118,8 @@ class Profile(_Row, table=True):
     # the student's region (data/regions/regions.csv, versioned; migration 0004)
     region: Optional[str] = None
     north_south: Optional[str] = None
+    # the name a named profile is called by (core/reference/names.py; migration 0014)
+    student_name: Optional[str] = None
 
 
 class PromptRow(_Row, table=True):

@@ -509,7 +509,7 @@ def test_fresh_database_is_created_at_head_and_matches_the_models(url):
     db = D.ResultsDatabase(url=url)
     try:
         engine = db.engine()
-        assert _revision(engine) == M.head() == "0013_language_affinity"
+        assert _revision(engine) == M.head() == "0014_names"
         assert set(SQLModel.metadata.tables) <= set(sa.inspect(engine).get_table_names())
         assert _differences(engine) == []  # a model changed without a revision fails here
     finally:

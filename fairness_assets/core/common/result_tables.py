@@ -382,6 +382,24 @@ TABLES: tuple[ResultTable, ...] = (
         key="model reference_template template",
     ),
     T(
+        "signalled",
+        "base_vs_regional",
+        "Stated vs signalled: each contrast of an axis a name signals, when the student states the attribute and when "
+        "only a name signals it, and the difference (signalled - stated gap: behaviour, the same cells; Welch "
+        "intervals, {correction} within each quantity of a model's comparison)",
+        "base_vs_regional_signalled",
+        packed=True,
+        spec=(
+            "model:t stated_template:t signalled_template:t axis:t value:t metric:t n_stated:i n_signalled:i "
+            "n_cells:i n_cells_excluded:i gap_stated:f ci_low_stated:f ci_high_stated:f p_stated:f "
+            "p_adjusted_stated:f significant_stated:b gap_signalled:f ci_low_signalled:f ci_high_signalled:f "
+            "p_signalled:f p_adjusted_signalled:f significant_signalled:b difference:f ci_low_difference:f "
+            "ci_high_difference:f p_difference:f p_adjusted_difference:f significant_difference:b level:f "
+            "correction:t family_size:i alpha:f component_gap:t component:t marking:t"
+        ),
+        key="model stated_template signalled_template axis value metric",
+    ),
+    T(
         "differences",
         "model_comparison",
         "Differences B - A, paired by profile and run (significant first)",

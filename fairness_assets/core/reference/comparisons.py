@@ -14,9 +14,11 @@ import yaml
 DEFAULT_COMPARISONS = (("base", "regional"),)
 
 
-def read_comparisons(src, templates) -> tuple[tuple[str, str], ...]:
+def read_comparisons(src, templates, named_set: str | None = None) -> tuple[tuple[str, str], ...]:
     """The design's template comparisons: pairs ``[base, other]`` of its templates, asked of the same
-    profiles (one profile set), each pair once."""
+    profiles (one profile set; or the crossed profiles stating who they are, ``base``, and the same students
+    called by a name, ``other`` of the ``named_set``: stated vs signalled, core/reference/names.py), each pair
+    once."""
     raw = src.doc.get("comparisons") or []
     if not isinstance(raw, list):
         raise src.error(("comparisons",), "comparisons are a list of [base template, other template] pairs")
@@ -32,11 +34,12 @@ def read_comparisons(src, templates) -> tuple[tuple[str, str], ...]:
                 raise src.error(at, f"no template {name!r} in the design (its templates: {', '.join(sets)})")
         if base == other:
             raise src.error(at, f"a template compared with itself ({base!r})")
-        if sets[base] != sets[other]:
+        stated_vs_named = named_set is not None and (sets[base], sets[other]) == ("full", named_set)
+        if sets[base] != sets[other] and not stated_vs_named:
             raise src.error(
                 at,
                 f"{base!r} asks the {sets[base]!r} profiles and {other!r} the {sets[other]!r} ones: a comparison "
-                "pairs the same students",
+                "pairs the same students (or a stated template, first, with a named one)",
             )
         if (base, other) in out:
             raise src.error(at, f"the comparison {base!r} vs {other!r} is listed twice")

@@ -678,7 +678,7 @@ def parse_design(text: str, *, path: str = "<design>", templates_dir: str | Path
         quality=tuple(sorted(quality.items())),
         description=str(src.doc.get("description") or "").strip(),
         sources=tuple(str(s) for s in (src.doc.get("sources") or ())),
-        comparisons=read_comparisons(src, templates),
+        comparisons=read_comparisons(src, templates, names.profile_set if names else None),
         names=names,
     )
     return design

@@ -24,8 +24,8 @@ The source: ``faker`` (MIT licence; the given and family names of its person loc
 its contributors, most from national name statistics), read from faker's lists directly and drawn with the
 design's seed (the same names for the same faker version and seed; the names used are recorded with the
 profiles, column ``student_name``). ``data/names/faker_locales.csv`` is the reviewed map of country to locales
-(29 of the study's 40 countries; docs/designs.md, "Names"). A CSV file (``country,gender,given,family``: one
-full name a row, gender ``male``/``female``, country any name the country resolver reads) gives a user's own
+(29 of the study's 40 countries; docs/designs.md, "Names"). A CSV file (``country,list,given,family``: one
+full name a row, list ``male``/``female``, country any name the country resolver reads) gives a user's own
 names. A cell without names (a country no locale covers, a gender value no list signals) has no named
 profiles: :func:`coverage` lists such cells, and the design's size counts only the covered ones.
 
@@ -52,7 +52,7 @@ FAKER_LOCALES = NAMES_DIR / "faker_locales.csv"
 EXCLUDED = NAMES_DIR / "excluded.csv"  # names the review took out of faker's lists, with why
 NAME_COLUMN = "student_name"  # the profile's name, recorded with the profiles
 NAMED_SET = "named"
-GENDER_LISTS = ("male", "female")
+GIVEN_LISTS = ("male", "female")  # not an axis: the names of faker's given-name lists
 ORDERS = ("given_family", "family_given", "family_given_joined")
 _KEYS = {"placeholder", "signals", "per_cell", "seed", "source", "profile_set"}
 
@@ -63,8 +63,8 @@ class NamesSpec:
 
     placeholder: str
     country_axis: str  # the home axis: the name's country
-    gender_axis: Optional[str] = None
-    gender_lists: tuple[tuple[str, str], ...] = ()  # (axis value, "male" | "female")
+    list_axis: Optional[str] = None
+    given_lists: tuple[tuple[str, str], ...] = ()  # (axis value, "male" | "female")
     per_cell: int = 20
     seed: int = 0
     source: str = "faker"
@@ -73,11 +73,11 @@ class NamesSpec:
     @property
     def signalled(self) -> tuple[str, ...]:
         """The axes a name signals."""
-        return (self.country_axis,) + ((self.gender_axis,) if self.gender_axis else ())
+        return (self.country_axis,) + ((self.list_axis,) if self.list_axis else ())
 
     def list_of(self, gender_value: Any) -> Optional[str]:
-        """The source's list (``male`` / ``female``) for a value of the gender axis; None where none signals it."""
-        return dict(self.gender_lists).get(str(gender_value))
+        """The source's list (``male`` / ``female``) for a value of the listed axis; None where none signals it."""
+        return dict(self.given_lists).get(str(gender_value))
 
 
 def read_names(src, cat: Catalogue, crossed: Sequence[str]) -> Optional[NamesSpec]:
@@ -98,7 +98,7 @@ def read_names(src, cat: Catalogue, crossed: Sequence[str]) -> Optional[NamesSpe
     signals = raw.get("signals")
     if not isinstance(signals, dict) or not signals:
         raise src.error((*at, "signals"), "names.signals maps the axes a name signals: {home axis: country, ...}")
-    country, gender, lists = _read_signals(src, at, signals, cat, crossed)
+    country, listed, lists = _read_signals(src, at, signals, cat, crossed)
     per_cell, seed = raw.get("per_cell", 20), raw.get("seed", 0)
     for key, v, low in (("per_cell", per_cell, 1), ("seed", seed, 0)):
         if not isinstance(v, int) or isinstance(v, bool) or v < low:
@@ -112,8 +112,8 @@ def read_names(src, cat: Catalogue, crossed: Sequence[str]) -> Optional[NamesSpe
     return NamesSpec(
         placeholder=placeholder,
         country_axis=country,
-        gender_axis=gender,
-        gender_lists=tuple(lists.items()),
+        list_axis=listed,
+        given_lists=tuple(lists.items()),
         per_cell=per_cell,
         seed=seed,
         source=source,
@@ -122,8 +122,8 @@ def read_names(src, cat: Catalogue, crossed: Sequence[str]) -> Optional[NamesSpe
 
 
 def _read_signals(src, at: tuple, signals: dict, cat: Catalogue, crossed: Sequence[str]):
-    """(the country axis, the gender axis or None, {gender value: male | female}) of ``names.signals``."""
-    country = gender = None
+    """(the country axis, the listed axis or None, {listed value: male | female}) of ``names.signals``."""
+    country = listed = None
     lists: dict[str, str] = {}
     known = [a.name for a in cat.axes]
     for axis_name, what in signals.items():
@@ -138,22 +138,22 @@ def _read_signals(src, at: tuple, signals: dict, cat: Catalogue, crossed: Sequen
                 raise src.error(where, f"names.signals: {axis_name!r} signals a country, so it must be the home axis")
             country = axis_name
             continue
-        if not isinstance(what, dict) or not what or gender is not None:
+        if not isinstance(what, dict) or not what or listed is not None:
             raise src.error(
                 where,
-                "names.signals: a country (the home axis: country) and at most one gender axis "
-                "({value: male | female})",
+                "names.signals: a country (the home axis: country) and at most one axis mapped to the source's "
+                f"given-name lists ({{value: {' | '.join(GIVEN_LISTS)}}})",
             )
         for value, target in what.items():
             if str(value) not in a.values:
                 raise src.error(where, f"names.signals.{axis_name}: {value!r} is not a value of the axis")
-            if target not in GENDER_LISTS:
-                raise src.error(where, f"names.signals.{axis_name}.{value}: {target!r} is not male or female")
+            if target not in GIVEN_LISTS:
+                raise src.error(where, f"names.signals.{axis_name}.{value}: {target!r} is not a list ({GIVEN_LISTS})")
             lists[str(value)] = str(target)
-        gender = axis_name
+        listed = axis_name
     if country is None:
         raise src.error((*at, "signals"), "names.signals names no home axis: a name signals the student's country")
-    return country, gender, lists
+    return country, listed, lists
 
 
 # ---- the sources ----------------------------------------------------------------------------------------
@@ -185,7 +185,7 @@ def excluded() -> frozenset:
 
 
 @lru_cache(maxsize=256)
-def faker_names(iso3: str, gender: Optional[str]) -> tuple[tuple[tuple[str, ...], tuple[str, ...], str], ...]:
+def faker_names(iso3: str, listed: Optional[str]) -> tuple[tuple[tuple[str, ...], tuple[str, ...], str], ...]:
     """Per locale of country ``iso3`` (data/names/faker_locales.csv): (given names, family names, order) for the
     ``male``/``female`` list (None: both), less the names review took out (:func:`excluded`); () where no
     locale covers the country. A full name is drawn within one locale (a Yoruba given name with a Yoruba family
@@ -202,7 +202,7 @@ def faker_names(iso3: str, gender: Optional[str]) -> tuple[tuple[tuple[str, ...]
         p = importlib.import_module(f"faker.providers.person.{locale}").Provider
         given: set[str] = set()
         family: set[str] = set()
-        for g in (gender,) if gender else GENDER_LISTS:
+        for g in (listed,) if listed else GIVEN_LISTS:
             given |= {
                 n for n in _faker_list(p, [f"{first}_{g}", f"first_names_{g}"]) if (locale, g, n) not in excluded()
             }
@@ -227,9 +227,9 @@ def _draw(rng: np.random.Generator, given: Sequence[str], family: Sequence[str],
 @lru_cache(maxsize=8)
 def _csv_table(path: str) -> pd.DataFrame:
     table = pd.read_csv(path, dtype=str, keep_default_na=False)
-    missing = sorted({"country", "gender", "given", "family"} - set(table.columns))
+    missing = sorted({"country", "list", "given", "family"} - set(table.columns))
     if missing:
-        raise ValueError(f"{path}: a names file needs columns country, gender, given, family; lacks {missing}")
+        raise ValueError(f"{path}: a names file needs columns country, list, given, family; lacks {missing}")
     from .geo import CountryResolver
 
     resolved = CountryResolver().resolve(table["country"], strict=True, what=f"{path}: country")
@@ -242,14 +242,14 @@ def full_name(given: str, family: str, order: str) -> str:
     return f"{family} {given}" if order == "family_given" else f"{given} {family}"
 
 
-def cell_names(spec: NamesSpec, iso3: str, gender: Optional[str], k: int) -> list[str]:
-    """``k`` distinct full names of country ``iso3`` and list ``gender`` (None: both), drawn with the spec's seed
+def cell_names(spec: NamesSpec, iso3: str, listed: Optional[str], k: int) -> list[str]:
+    """``k`` distinct full names of country ``iso3`` and list ``listed`` (None: both), drawn with the spec's seed
     (the same names for the same source, seed and cell); ValueError naming the cell where the source cannot
     give ``k`` distinct names; [] where it has none for the cell."""
-    digest = hashlib.sha256(f"{spec.seed}|{iso3}|{gender or '-'}".encode()).digest()
+    digest = hashlib.sha256(f"{spec.seed}|{iso3}|{listed or '-'}".encode()).digest()
     rng = np.random.default_rng(int.from_bytes(digest[:8], "little"))
     if spec.source == "faker":
-        locales = faker_names(iso3, gender)
+        locales = faker_names(iso3, listed)
         if not locales:
             return []
         counts = [k // len(locales) + (i < k % len(locales)) for i in range(len(locales))]  # even over locales
@@ -257,18 +257,18 @@ def cell_names(spec: NamesSpec, iso3: str, gender: Optional[str], k: int) -> lis
         for (given, family, order), c in zip(locales, counts, strict=True):
             if len(given) * len(family) < c:
                 raise ValueError(
-                    f"names of {iso3} ({gender or 'any gender'}): a faker locale gives {len(given) * len(family)} "
+                    f"names of {iso3} ({listed or 'both lists'}): a faker locale gives {len(given) * len(family)} "
                     f"full names, {c} needed"
                 )
             out += [full_name(g, f, order) for g, f in _draw(rng, given, family, c)]
         return out
     table = _csv_table(spec.source)
-    sub = table[(table["iso3"] == iso3) & ((table["gender"] == gender) if gender else True)]
+    sub = table[(table["iso3"] == iso3) & ((table["list"] == listed) if listed else True)]
     names = sorted({full_name(g, f, "given_family") for g, f in zip(sub["given"], sub["family"], strict=True)})
     if not names:
         return []
     if len(names) < k:
-        raise ValueError(f"{spec.source}: {len(names)} names of {iso3} ({gender or 'any gender'}), {k} needed")
+        raise ValueError(f"{spec.source}: {len(names)} names of {iso3} ({listed or 'both lists'}), {k} needed")
     return [names[i] for i in rng.choice(len(names), k, replace=False)]
 
 
@@ -297,13 +297,13 @@ def coverage(spec: NamesSpec, rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame
     out = []
     for cell, idx in _cells(spec, rows).items():
         values = dict(zip(spec.signalled, cell, strict=True))
-        gender = spec.list_of(values[spec.gender_axis]) if spec.gender_axis else None
+        listed = spec.list_of(values[spec.list_axis]) if spec.list_axis else None
         why = ""
-        if spec.gender_axis and gender is None:
-            why = f"no list signals {spec.gender_axis} {values[spec.gender_axis]!r}"
+        if spec.list_axis and listed is None:
+            why = f"no list signals {spec.list_axis} {values[spec.list_axis]!r}"
         elif iso[values[spec.country_axis]] is None:
             why = f"{values[spec.country_axis]!r} is not a country"
-        elif spec.source == "faker" and not faker_names(iso[values[spec.country_axis]], gender):
+        elif spec.source == "faker" and not faker_names(iso[values[spec.country_axis]], listed):
             why = "no faker locale for the country (data/names/faker_locales.csv)"
         per = 0 if why else math.ceil(spec.per_cell / len(idx))
         out.append({**values, "profiles": len(idx), "names_per_profile": per, "names": per * len(idx), "why": why})
@@ -318,11 +318,11 @@ def named_rows(spec: NamesSpec, rows: Sequence[Mapping[str, Any]]) -> list[dict]
     assigned: dict[int, list[str]] = {}
     for cell, idx in _cells(spec, rows).items():
         values = dict(zip(spec.signalled, cell, strict=True))
-        gender = spec.list_of(values[spec.gender_axis]) if spec.gender_axis else None
-        if (spec.gender_axis and gender is None) or iso[values[spec.country_axis]] is None:
+        listed = spec.list_of(values[spec.list_axis]) if spec.list_axis else None
+        if (spec.list_axis and listed is None) or iso[values[spec.country_axis]] is None:
             continue
         per = math.ceil(spec.per_cell / len(idx))
-        names = cell_names(spec, iso[values[spec.country_axis]], gender, per * len(idx))
+        names = cell_names(spec, iso[values[spec.country_axis]], listed, per * len(idx))
         for j, i in enumerate(idx):
             assigned[i] = names[j * per : (j + 1) * per]
     for i, r in enumerate(rows):

@@ -22,6 +22,8 @@ from fairness_assets.core.reporting.sentences import change as change_sentences
 from fairness_assets.core.scoring import metrics
 from fairness_assets.core.statistics import component_change as cc
 from fairness_assets.core.statistics import language_affinity as la
+from fairness_assets.core.statistics import signalled as sig
+from fairness_assets.core.statistics import stats as st
 from resources.database import (
     DRSItem,
     GeographyRow,
@@ -199,6 +201,8 @@ def base_vs_regional(
         else pd.DataFrame(columns=cc.CHANGE_COLUMNS),
         # the comparisons across languages: does the language move the lists toward its countries?
         "language_affinity": _affinity(context, database, design, pairs, keys, inference_of(report_settings)),
+        # the comparisons of a stated template with a named one: the same contrast, stated vs signalled by a name
+        "signalled": _signalled(context, database, design, pairs, keys, inference_of(report_settings)),
     }
     if tables_core.all_empty(tables):
         context.log.warning(
@@ -226,8 +230,10 @@ def base_vs_regional(
     }
     figures = {k: v for k, v in shown.items() if v is not None}
     change = tables["component_change"]
-    sentences = change_sentences.summary_sentences(change) + change_sentences.affinity_sentences(
-        tables["language_affinity"]
+    sentences = (
+        change_sentences.summary_sentences(change)
+        + change_sentences.affinity_sentences(tables["language_affinity"])
+        + change_sentences.signalled_sentences(tables["signalled"])
     )
     return dg.Output(
         long_df,
@@ -249,6 +255,10 @@ def base_vs_regional(
             "component_rule": cc.RULE_TEXT,
             "language_affinity": table_md(
                 tables["language_affinity"][list(la.SHOWN)], empty="no comparison of the design crosses languages"
+            ),
+            "stated_vs_signalled": table_md(
+                tables["signalled"][list(sig.SHOWN)],
+                empty="no comparison of the design sets a name against the stated attributes",
             ),
             **figures,
         },
@@ -306,6 +316,43 @@ def _affinity(context, database: ResultsDatabase, design, pairs, keys, inference
     if not frames:
         return pd.DataFrame(columns=["model", "template", "reference_template", *la.AFFINITY_COLUMNS])
     return pd.concat(frames, ignore_index=True)
+
+
+def _signalled(context, database: ResultsDatabase, design, pairs, keys, inference) -> pd.DataFrame:
+    """Stated vs signalled (core.statistics.signalled) of each model over the comparisons of the design whose
+    other template is asked of the named profiles and whose base states the crossed axes, from the stored
+    per-response metrics of those partitions only; a comparison that cannot be made is named in the log."""
+    spec = design.names if design is not None else None
+    columns = sig.SIGNALLED_COLUMNS
+    if spec is None:
+        return pd.DataFrame(columns=columns)
+    sets = {t.name: t.profile_set for t in design.templates}
+    named = [(b, o) for b, o in pairs if sets.get(o) == spec.profile_set and sets.get(b) == "full"]
+    cat = design.catalogue
+    frames = []
+    for base, other in named:
+        for model in sorted({m for m, _ in keys if (m, base) in keys and (m, other) in keys}):
+            part_keys = [str(PartitionKey(model, t)) for t in (base, other)]
+            rows = database.read_rows(MetricRow, part_keys)
+            responses = [tables_core.from_long(rows[rows["partition_key"] == k])["drs_responses"] for k in part_keys]
+            del rows
+            try:
+                out = sig.stated_vs_signalled(
+                    *responses,
+                    signals=spec.signalled,
+                    crossed=design.grid.axes,
+                    positions={a.name: a.position for a in cat.axes},
+                    orders={a.name: list(a.values) for a in cat.axes},
+                    metrics=[m for m in st.METRICS if m in responses[0].columns],
+                    inference=inference,
+                )
+            except sig.SignalledError as exc:
+                context.log.warning(f"stated vs signalled: {model}, {base} vs {other}: {exc}; not computed")
+                continue
+            frames.append(out.assign(model=model, stated_template=base, signalled_template=other))
+    if not frames:
+        return pd.DataFrame(columns=columns)
+    return pd.concat(frames, ignore_index=True)[columns]
 
 
 def _verdicts_by_comparison(change: pd.DataFrame) -> pd.DataFrame:

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ...reference import axes
+from ...reference.names import NAME_COLUMN
 from .validating import ITEM_COLS, REJECT_COLUMNS, SAMPLE_KEY, _Chunk, _shown
 
 if TYPE_CHECKING:
@@ -83,19 +84,27 @@ def import_audit_id(source_sha256: str) -> str:
     return f"import-{source_sha256[:12]}"
 
 
-def _prompt(template: "PromptTemplate", cat: "Catalogue", values: tuple) -> tuple[Optional[str], list[str]]:
+def _prompt(
+    template: "PromptTemplate", cat: "Catalogue", values: tuple, name: Optional[str] = None
+) -> tuple[Optional[str], list[str]]:
     """``(the prompt, [])`` of ``template`` for a profile (``values``: one per axis of ``cat``, None where
-    unstated), or ``(None, what it needs that the profile leaves unstated)``: the axes, and any
-    placeholder that is no axis of the catalogue (``{word}``)."""
+    unstated; ``name``: a named profile's name, core/reference/names.py), or ``(None, what it needs that the
+    profile leaves unstated)``: the axes, and any placeholder that is no axis of the catalogue (``{word}``)."""
     used = template.placeholders()
     words, unstated = {}, []
+    design = axes.current_design()
+    spec = design.names if design is not None else None
+    if spec is not None and spec.placeholder in used:
+        if name:
+            words[spec.placeholder] = name
+        used = used - {spec.placeholder} if name else used
     for a, v in zip(cat.axes, values, strict=True):
         if a.word in used:
             if isinstance(v, str):
                 words[a.word] = a.words_of(v)
             else:
                 unstated.append(a.name)
-    unstated += sorted(f"{{{w}}}" for w in used - {a.word for a in cat.axes})
+    unstated += sorted(f"{{{w}}}" for w in used - {a.word for a in cat.axes} - set(words))
     return (None, unstated) if unstated else (template.render(words), [])
 
 
@@ -103,10 +112,14 @@ def _render(ok: pd.DataFrame, templates, prompts: dict, rejects: list) -> pd.Dat
     """``ok`` with its ``prompt``; a row leaving unstated an axis its template names is rejected."""
     cat = axes.current()
     rendered, keep = [], []
-    for r, key in zip(ok["source_row"], zip(ok["template"], *(ok[a.name] for a in cat.axes), strict=True), strict=True):
-        if key not in prompts:
-            prompts[key] = _prompt(templates[key[0]], cat, key[1:])
-        text, unstated = prompts[key]
+    names = ok[NAME_COLUMN] if NAME_COLUMN in ok.columns else pd.Series([None] * len(ok), index=ok.index)
+    for r, name, key in zip(
+        ok["source_row"], names, zip(ok["template"], *(ok[a.name] for a in cat.axes), strict=True), strict=True
+    ):
+        name = name if isinstance(name, str) else None
+        if (key, name) not in prompts:
+            prompts[(key, name)] = _prompt(templates[key[0]], cat, key[1:], name)
+        text, unstated = prompts[(key, name)]
         keep.append(not unstated)
         if unstated:
             rejects.append(

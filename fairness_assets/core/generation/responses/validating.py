@@ -20,6 +20,7 @@ import pandas as pd
 
 from ...reference import axes
 from ...reference.design import FULL_SET
+from ...reference.names import NAME_COLUMN
 from ...reference.profiles import profile_id
 
 if TYPE_CHECKING:
@@ -32,6 +33,9 @@ NOTE_COLUMNS = ["row", "column", "note"]
 ITEM_COLS = ("university", "program", "country")
 # the synonyms of the columns that are not an axis (an axis's come from its ``aliases``)
 _ALIASES = {
+    "name": NAME_COLUMN,  # the student's name of a named profile (core/reference/names.py)
+    "student": NAME_COLUMN,
+    "student name": NAME_COLUMN,
     "text": "response",
     "output": "response",
     "generation": "response",
@@ -353,18 +357,30 @@ def _check_profile_set(out: pd.DataFrame, structured: dict, rejects: list, cross
         rejects.append(
             (out["source_row"].iat[i], "/".join(names), None, f"{rule}; the row states {', '.join(said) or 'none'}")
         )
+    spec = _names_spec()
+    named = out[NAME_COLUMN] if spec is not None and NAME_COLUMN in out else pd.Series([None] * len(out))
+    named = named.where(named.notna(), None).to_numpy(dtype=object)
+    if spec is not None:  # a crossed row with a name: the named profile set, the name in its id
+        pset = np.where((pset == FULL_SET) & (named != None), spec.profile_set, pset)  # noqa: E711
     out["profile_set"] = pset
     ids: dict[tuple, str] = {}
     column = []
-    for s, *values in zip(pset, *(out[n] for n in names), strict=True):
+    for s, name, *values in zip(pset, named, *(out[n] for n in names), strict=True):
         if not s:
             column.append(None)
             continue
-        key = (s, *values)
+        key = (s, name, *values)
         if key not in ids:
-            ids[key] = profile_id(s, {n: v for n, v in zip(names, values, strict=True) if isinstance(v, str)})
+            stated = {n: v for n, v in zip(names, values, strict=True) if isinstance(v, str)}
+            ids[key] = profile_id(s, stated, name if s != FULL_SET else None)
         column.append(ids[key])
     out["profile_id"] = column
+
+
+def _names_spec():
+    """The active design's names block (core/reference/names.py), or None."""
+    design = axes.current_design()
+    return design.names if design is not None else None
 
 
 def _add_answer(df: pd.DataFrame, out: pd.DataFrame, split: bool) -> None:
@@ -428,6 +444,8 @@ def _validate(
     _check_pair(df, out, structured, rejects)
     _check_run(df, rows, out, rejects)
     _check_profile_values(df, out, resolve_home, rejects)
+    if _names_spec() is not None:  # a named profile's name (the design's names block)
+        out[NAME_COLUMN] = _text(df, NAME_COLUMN).to_numpy() if NAME_COLUMN in df.columns else None
     _check_profile_set(out, structured, rejects, crossed)
     _add_answer(df, out, split)
     del df

@@ -30,6 +30,7 @@ def component_change_summary(base_vs_regional: Optional[Mapping[str, pd.DataFram
     what the model did (core.reporting.sentences.change.summary_sentences)."""
     change = (base_vs_regional or {}).get("component_change")
     affinity = change_sentences.affinity_sentences((base_vs_regional or {}).get("language_affinity"))
+    affinity += change_sentences.signalled_sentences((base_vs_regional or {}).get("signalled"))
     if change is None or not len(change):
         return affinity
     return change_sentences.summary_sentences(_integer_counts(change)) + affinity

@@ -11,6 +11,7 @@ from ...common import result_tables as rt
 from ...scoring import drift as drift_core
 from ...statistics import component_change as cc
 from ...statistics import language_affinity as la
+from ...statistics import signalled as sig
 from ...statistics import stats
 from .. import report as rep
 from ._frames import _cols, _integer_counts
@@ -56,10 +57,10 @@ def headline_tables(
         for name, df in base_vs_regional.items():
             if name == "component_change":
                 tables.update(component_change_tables(df))
-            elif name == "language_affinity":
+            elif name in ("language_affinity", "signalled"):
                 if df is not None and len(df):
                     title = rt.title("base_vs_regional", name, correction=str(df["correction"].iloc[0]))
-                    tables[title] = _cols(df, la.SHOWN)
+                    tables[title] = _cols(df, la.SHOWN if name == "language_affinity" else sig.SHOWN)
             elif df is not None and len(df):
                 for (base, other), part in cc.by_comparison(df):
                     shown = part.drop(columns=["base_template", "other_template"], errors="ignore")

@@ -170,3 +170,31 @@ def affinity_sentences(affinity: pd.DataFrame) -> list[str]:
             verdict = "no language-country affinity beyond chance"
         out.append(f"{r['model']}: {verdict}: {shares} (behaviour: the same students, only the language changed).")
     return out
+
+
+def signalled_sentences(signalled: pd.DataFrame) -> list[str]:
+    """Per model and contrast of an axis a name signals (core.statistics.signalled): whether the model treated the
+    students whose name signals a value differently from the students who state it; only the significant
+    differences, then one line per comparison when none is."""
+    if signalled is None or signalled.empty:
+        return []
+    out = []
+    for (model, stated, named), part in signalled.groupby(
+        ["model", "stated_template", "signalled_template"], sort=True
+    ):
+        hits = part[cc.as_flags(part["significant_difference"])]
+        hits = hits.reindex(hits["difference"].abs().sort_values(ascending=False).index)  # the largest first
+        for _, r in hits.iterrows():
+            out.append(
+                f"{model}: {r['metric']} gap of {r['axis']} {r['value']} signalled by a name ({named}) "
+                f"{float(r['gap_signalled']):+.3f}, stated ({stated}) {float(r['gap_stated']):+.3f}: difference "
+                f"{float(r['difference']):+.3f}{_ci(r['ci_low_difference'], r['ci_high_difference'])}, "
+                f"{r['correction']}-adjusted p {_p(r['p_adjusted_difference'])} (behaviour: the same cells, only how "
+                "the student said who they are changed)."
+            )
+        if hits.empty:
+            out.append(
+                f"{model}: no contrast differs between the stated attributes ({stated}) and the names that signal "
+                f"them ({named}) beyond chance ({int(part['family_size'].max())} tests per quantity)."
+            )
+    return out
