@@ -49,6 +49,31 @@ def read_costs(database_url: str = "") -> pd.DataFrame:
         return pd.DataFrame(columns=["model", "samples", "wall_s", "compute_s"])
 
 
+def _names_lines(design: Design) -> list[str]:
+    """The design's names block: what a name signals, the source, and the cells without names (and why)."""
+    from fairness_assets.core.reference.grid_rows import crossed_rows
+    from fairness_assets.core.reference.names import coverage
+
+    spec = design.names
+    signals = [f"{spec.country_axis} (its country)"]
+    if spec.list_axis:
+        signals.append(f"{spec.list_axis} ({', '.join(f'{v}: {lst}' for v, lst in spec.given_lists)})")
+    cov = coverage(spec, crossed_rows(design))
+    none = cov[cov["names"] == 0]
+    source = "faker's locales (data/names/faker_locales.csv)" if spec.source == "faker" else spec.source
+    lines = [
+        "",
+        f"## Names: {{{spec.placeholder}}} signals {' and '.join(signals)}",
+        "",
+        f"From {source}, seed {spec.seed}: at least {spec.per_cell} distinct names a cell "
+        f"({int(cov['names'].sum()):,} named profiles in {int((cov['names'] > 0).sum())} cells).",
+    ]
+    if len(none):
+        why = none.groupby("why").size()
+        lines.append(f"No names for {len(none)} cell(s): " + "; ".join(f"{reason} ({n})" for reason, n in why.items()))
+    return lines
+
+
 def describe(design: Design, costs: pd.DataFrame, max_prompts: int) -> str:
     """The design in Markdown: axes, grid, templates, size and estimated cost."""
     size = design.size()
@@ -80,6 +105,8 @@ def describe(design: Design, costs: pd.DataFrame, max_prompts: int) -> str:
         )
     if design.comparisons:
         lines += ["", "Compared: " + "; ".join(f"{b} vs {o}" for b, o in design.comparisons)]
+    if design.names is not None:
+        lines += _names_lines(design)
     try:
         check_size(design, max_prompts)
         limit = f"within the limit of {max_prompts:,} prompts a model (FAIRNESS_MAX_PROMPTS)"
