@@ -102,3 +102,26 @@ def test_malformed_corpus_fails_the_asset_with_a_named_error(tmp_path):
                 "reference": ReferenceDataResource(corpus_path=str(bad)),
             },
         )
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_a_design_with_names_stores_the_named_profiles_with_their_names(backend, tmp_path, request, monkeypatch):
+    """languages_demo (issue 35 item 5): the profiles asset stores each named profile with the name it is called
+    by (profile.student_name), and the prompts asset asks the named template with that name and nothing it
+    signals. The template partitions are fixed when the code location loads (FAIRNESS_DESIGN); this process
+    loaded the default's, so the check that the design's templates are partitions is lifted here (the CLI and
+    the UI load the code location with the design: tests/e2e/test_names_score.py)."""
+    monkeypatch.setattr(ref, "templates_not_partitions", lambda templates: [])
+    url = f"sqlite:///{tmp_path / 'r.db'}" if backend == "sqlite" else request.getfixturevalue("postgres_url")
+    database, meta = _materialize(url, design="languages_demo")
+    profiles = database.read_rows(D.Profile)
+    named = profiles[profiles["profile_set"] == "named"]
+    assert len(named) == 8 and named["student_name"].notna().all() and named["student_name"].is_unique
+    assert profiles.loc[profiles["profile_set"] == "full", "student_name"].isna().all()
+    prompts = database.read_rows(D.PromptRow).merge(named[["profile_id", "student_name"]], on="profile_id")
+    assert set(prompts["template"]) == {"base_named", "base_fr_named"} and len(prompts) == 16
+    for _, r in prompts.iterrows():
+        assert r["student_name"] in r["prompt"] and "Nigeria" not in r["prompt"] and "France" not in r["prompt"]
+    assert meta["prompts"]["dagster/row_count"] == 32
+    database.dispose()
