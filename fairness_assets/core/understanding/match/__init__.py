@@ -6,6 +6,14 @@ Order of evidence, strongest first:
                   Berkeley, Technische Universität München, ...; ``historical`` the reviewed table
                   of former names (``data/aliases/historical_names.csv``: Université Paris-Sud ->
                   Université Paris-Saclay)
+1b. ``multilingual`` the reviewed multilingual alias table
+                  (``data/aliases/multilingual_universities.csv``, issue 35): names in French,
+                  Spanish, Portuguese, German, Arabic, Hindi and Chinese ("Escuela Politécnica
+                  Federal de Zúrich", "清华大学", "جامعة القاهرة", "हार्वर्ड विश्वविद्यालय"), looked up
+                  by a script-aware key (:func:`multilingual_key`: NFKC, Arabic letter variants,
+                  traditional = simplified characters, no nukta or joiners), also before ", <a
+                  place>"; ``multilingual_variant``: an Arabic or Devanagari name spelt another way
+                  (its spelling skeleton), only where no alias matched
 2. ``exact``      the normalised name (accents, case, punctuation, "the", "&" folded; a trailing
                   parenthetical such as "(MIT)" ignored) equals a corpus name; a whole corpus name
                   wins over one part of a name such as "Universidad de los Andes - Chile"
@@ -51,6 +59,9 @@ are never refused: the table says what may not be guessed, not what may not be n
 Every match explains itself: :func:`rule_of` maps ``method`` to its family (exact, alias, acronym,
 structure, completion, fuzzy); completions and fuzzy matches name the runner-up candidate.
 
+A text that states no country may name one in its closing parentheses ("Universität Freiburg
+(Schweiz)"): that country is the stated one.
+
 The stated country (METHOD.md §9): when the model states a country that resolves, rules 3-7 only
 land in that country, and so does an acronym wherever it is found (in parentheses after the
 text's name, or the "- UIS" part of a corpus name): it is not a full name. Only a reviewed alias
@@ -64,7 +75,8 @@ Modules (the name forms and word table are in :mod:`..match_names`, the reviewed
 places in :mod:`..match_tables`):
 
 - :mod:`.index`: :class:`MatchParams`, :class:`UniversityIndex` and the reviewed alias and campus
-  tables it reads (:func:`load_university_aliases`, :func:`load_campuses`);
+  tables it reads (:func:`load_university_aliases`, :func:`load_multilingual_aliases`,
+  :func:`load_campuses`);
 - :mod:`.rules`: :class:`Match`, :data:`RULE_FAMILIES` and :func:`rule_of`, the choice among
   candidates, ``ambiguous``, a text naming several universities, the refusal of a completion;
 - :mod:`.fast`: rules 1-6, every rule but fuzzy, tried in order by ``_match_fast``;
@@ -79,8 +91,10 @@ from ..match_names import (
     DATA_DIR,
     GROUPS_FILE,
     HISTORICAL_NAMES_FILE,
+    MULTILINGUAL_FILE,
     NAME_WORDS_FILE,
     load_name_words,
+    multilingual_key,
     name_forms,
     normalize_name,
 )
@@ -92,7 +106,13 @@ from .entry import (
 )
 from .fast import _match_fast  # noqa: F401 - match._match_fast: tests/core/test_match.py wraps it
 from .fuzzy import _fuzzy_choice  # noqa: F401 - match._fuzzy_choice: tests/core/test_match_explain.py
-from .index import MatchParams, UniversityIndex, load_campuses, load_university_aliases
+from .index import (
+    MatchParams,
+    UniversityIndex,
+    load_campuses,
+    load_multilingual_aliases,
+    load_university_aliases,
+)
 from .rules import RULE_FAMILIES, Match, rule_of
 
 __all__ = [
@@ -101,16 +121,19 @@ __all__ = [
     "GROUPS_FILE",
     "HISTORICAL_NAMES_FILE",
     "MATCHER_VERSION",
+    "MULTILINGUAL_FILE",
     "NAME_WORDS_FILE",
     "RULE_FAMILIES",
     "Match",
     "MatchParams",
     "UniversityIndex",
     "load_campuses",
+    "load_multilingual_aliases",
     "load_name_words",
     "load_university_aliases",
     "match_one",
     "match_universities",
+    "multilingual_key",
     "name_forms",
     "normalize_name",
     "rule_of",

@@ -15,7 +15,9 @@ from .fuzzy import _fuzzy_choice
 from .index import MatchParams, UniversityIndex
 from .rules import Match, rule_of
 
-MATCHER_VERSION = "match-5"  # bump when matching rules change (recorded in every report's provenance)
+# bump when matching rules change (recorded in every report's provenance); match-6: names in
+# other languages (issue 35)
+MATCHER_VERSION = "match-6"
 
 
 def match_one(
@@ -24,9 +26,11 @@ def match_one(
     idx: UniversityIndex,
     params: MatchParams = MatchParams(),  # noqa: B008 - frozen: ruff knows it immutable in its own module only
 ) -> Match:
-    """Match one university text (see the package docstring for the order of evidence)."""
+    """Match one university text (see the package docstring for the order of evidence); a text
+    that states no country may name one in its closing parentheses ("Universität Freiburg (Schweiz)")."""
     from rapidfuzz import fuzz, process
 
+    iso3 = iso3 or idx.country_in_parentheses(text)
     fast, base = _match_fast(text, iso3, idx)
     if fast is not None:
         return _with_runner_up(fast, base, iso3, idx)
@@ -59,6 +63,7 @@ def _match_many(texts: list, iso3s: list, idx: UniversityIndex, params: MatchPar
 
     out: list[Optional[Match]] = []
     pending: list[tuple[int, str]] = []
+    iso3s = [c or idx.country_in_parentheses(t) for t, c in zip(texts, iso3s, strict=False)]
     for i, (t, c) in enumerate(zip(texts, iso3s, strict=False)):
         m, base = _match_fast(t, c, idx)
         out.append(None if m is None else _with_runner_up(m, base, c, idx))

@@ -6,6 +6,7 @@ structure (:func:`_match_structure`), a prefix and a part of one corpus name
 
 from __future__ import annotations
 
+import re
 from typing import Optional
 
 from ..match_names import (
@@ -14,14 +15,17 @@ from ..match_names import (
     CONNECTORS,
     DASH_PARTS,
     GENERIC_WORDS,
+    INSTITUTION,
     LEAD_ACRONYM,
     LIST_MARK,
     TRANSLATED,
     TU,
     NameWords,
     last_proper,
+    multilingual_key,
     name_forms,
     name_key,
+    spelling_skeleton,
 )
 from .index import UniversityIndex
 from .rules import (
@@ -93,6 +97,10 @@ def _by_whole_name(
             if several:
                 return Match(None, 0.0, "several"), several
         m = _by_alias(k, iso3, idx)
+        if m is None and idx.multilingual:
+            m = _by_multilingual(multilingual_key(text) if k == base else k, iso3, idx)
+            if m is None and k == base:
+                m = _by_multilingual_head(text, iso3, idx)
         if m is None:
             m = _by_exact(k, base, iso3, idx)
         if m is not None:
@@ -118,6 +126,48 @@ def _by_alias(k: str, iso3: Optional[str], idx: UniversityIndex) -> Optional[Mat
     return None
 
 
+_HAN_NATIONAL = "国立"  # the prefix of Taiwan's national universities (國立), folded
+
+
+def _by_multilingual(key: str, iso3: Optional[str], idx: UniversityIndex) -> Optional[Match]:
+    """1b. the reviewed multilingual alias table (issue 35: "Université de Cambridge", "清华大学",
+    "جامعة القاهرة"), as strong as an alias; then, for an Arabic or Devanagari name, its spelling
+    skeleton (``multilingual_variant``: "جامعة هارفرد" = "جامعة هارفارد"), never over an alias."""
+    for table, k, score, method in (
+        (idx.multilingual, key, 100.0, "multilingual"),
+        (idx.skeletons, spelling_skeleton(key), 98.0, "multilingual_variant"),
+    ):
+        if k and k in table:
+            choice = _choose(_lookup_alias(table, k, idx, iso3), idx, iso3)
+            if choice is not None and iso3 and idx.iso3[choice] != iso3 and _HAN_NATIONAL + k in table:
+                # "清華大學" stated in Taiwan: the stated country's "國立清華大學", not Beijing's
+                local = [c for c in _lookup_alias(table, _HAN_NATIONAL + k, idx, iso3) if idx.iso3[c] == iso3]
+                choice = local[0] if len(local) == 1 else choice
+            if choice is not None:
+                return Match(choice, score, method)
+    return None
+
+
+_COMMA = re.compile("[,،，、]")
+# institution words of the tail after a comma (folded as multilingual_key folds them): a list, not a place
+_INSTITUTION_WORD = re.compile("大学|学院|جامعه|معهد|كليه|اكاديميه|विश्वविद्यालय|संस्थान|यूनिवर्सिटी|कॉलेज")
+
+
+def _by_multilingual_head(text: Optional[str], iso3: Optional[str], idx: UniversityIndex) -> Optional[Match]:
+    """ "<a name of the multilingual table>, <a place>" ("पंजाब विश्वविद्यालय, चंडीगढ़"): the name
+    before the comma, when what follows names no institution (then the text is a list)."""
+    parts = _COMMA.split(str(text or ""), maxsplit=1)
+    if len(parts) < 2:
+        return None
+    tail = multilingual_key(parts[1])
+    if not tail or tail in idx.multilingual or tail in idx.alias or tail in idx.exact:
+        return None
+    if INSTITUTION.search(tail) or _INSTITUTION_WORD.search(tail):
+        return None
+    m = _by_multilingual(multilingual_key(parts[0]), iso3, idx)
+    return None if m is None else Match(m.index, 98.0, m.method)
+
+
 def _by_exact(k: str, base: str, iso3: Optional[str], idx: UniversityIndex) -> Optional[Match]:
     """2. exact (a whole name before a part of one); an acronym -- in parentheses, or the "- UIS"
     part of a corpus name -- is not a full name: it obeys the stated country (METHOD.md §9)."""
@@ -141,12 +191,15 @@ def _by_exact(k: str, base: str, iso3: Optional[str], idx: UniversityIndex) -> O
     return None
 
 
+_WHOLE_NAME_METHODS = ("alias", "exact", "historical", "multilingual", "acronym")
+
+
 def _by_first_part(text: Optional[str], iso3: Optional[str], idx: UniversityIndex) -> Optional[Match]:
     """ "<a university> - <a comment or a place>": the first part, when it is a name on its own."""
     head = DASH_PARTS.split(str(text or ""), maxsplit=1)
     if len(head) == 2:
         m, _ = _match_fast(head[0], iso3, idx)
-        if m is not None and m.index is not None and m.method in ("alias", "exact", "historical", "acronym"):
+        if m is not None and m.index is not None and m.method in _WHOLE_NAME_METHODS:
             return Match(m.index, 98.0, "part")
     return None
 

@@ -1,7 +1,10 @@
 """The corpus as the matcher looks it up: :class:`MatchParams` (the fuzzy thresholds),
 :class:`UniversityIndex` (every lookup structure over the corpus names, built once per corpus) and
 the reviewed tables it reads besides the name words: :func:`load_university_aliases` (aliases and
-former names) and :func:`load_campuses` (names that add a campus to a system's name)."""
+former names) and :func:`load_campuses` (names that add a campus to a system's name).
+
+Also the reviewed multilingual alias table (:func:`load_multilingual_aliases`, issue 35) and the
+countries a text may name in its closing parentheses."""
 
 from __future__ import annotations
 
@@ -23,15 +26,19 @@ from ..match_names import (
     GROUPS_FILE,
     HISTORICAL_NAMES_FILE,
     INSTITUTION,
+    MULTILINGUAL_FILE,
     NAME_WORDS_FILE,
     PAREN,
     PARTS,
     NameWords,
     default_words,
     last_proper,
+    multilingual_key,
     name_forms,
     name_key,
     normalize_name,
+    other_script,
+    spelling_skeleton,
 )
 
 
@@ -78,6 +85,11 @@ class UniversityIndex:
     sep_heads: dict[int, frozenset] = field(default_factory=dict)  # position -> names before a campus qualifier
     derived_only: frozenset = frozenset()  # (types, core, position) of a part of a name, not a whole name
     completing_parts: frozenset = frozenset()  # (part, position): a part whose other parts are no acronym
+    # the reviewed multilingual alias table (issue 35): multilingual_key -> [(corpus name, iso3)],
+    # and the spelling skeletons of its Arabic and Devanagari aliases that name one university
+    multilingual: dict[str, list[tuple[str, Optional[str]]]] = field(default_factory=dict)
+    skeletons: dict[str, list[tuple[str, Optional[str]]]] = field(default_factory=dict)
+    country_iso3: dict[str, str] = field(default_factory=dict)  # a country's name, normalised -> iso3
     _key_cache: dict = field(default_factory=dict, repr=False)
 
     def text_key(self, base: str) -> tuple[frozenset, tuple]:
@@ -88,6 +100,13 @@ class UniversityIndex:
                 self._key_cache.clear()
             k = self._key_cache[base] = name_key(base, self.words)
         return k
+
+    def country_in_parentheses(self, text: Optional[str]) -> Optional[str]:
+        """The country a text names in its closing parentheses ("Universität Freiburg (Schweiz)",
+        "清华大学（中国）"): the stated country of a text that states none; None when there is none
+        or the name is not only a country's."""
+        m = _CLOSING_PARENTHETICAL.search(str(text or ""))
+        return self.country_iso3.get(normalize_name(m.group(1))) if m else None
 
     def with_prefix(self, prefix: str) -> list[int]:
         """Positions of the corpus names whose normalised form starts with ``prefix``."""
@@ -112,11 +131,13 @@ class UniversityIndex:
         historical: Optional[Mapping[str, list[tuple[str, Optional[str]]]]] = None,
         groups=None,
         campuses: Optional[Mapping[str, frozenset]] = None,
+        multilingual: Optional[Mapping[str, list[tuple[str, Optional[str]]]]] = None,
     ):
         """``words``, ``historical``, ``groups`` (rows of :mod:`match_tables`, the reviewed
-        systems and places with several universities) and ``campuses`` (:func:`load_campuses`:
-        corpus names that add a campus to a system's name without a separator) default to the
-        reviewed tables in ``data/aliases``."""
+        systems and places with several universities), ``campuses`` (:func:`load_campuses`:
+        corpus names that add a campus to a system's name without a separator) and
+        ``multilingual`` (:func:`load_multilingual_aliases`: names in other languages) default to
+        the reviewed tables in ``data/aliases``."""
         ids = corpus["university_id"].to_numpy()
         names = corpus["name"].astype(str).to_numpy()
         iso3 = corpus["iso3"].astype(str).to_numpy()
@@ -129,6 +150,8 @@ class UniversityIndex:
             groups = match_tables.load(GROUPS_FILE) if GROUPS_FILE.exists() else []
         if campuses is None:
             campuses = load_campuses(CAMPUSES_FILE) if CAMPUSES_FILE.exists() else {}
+        if multilingual is None:
+            multilingual = load_multilingual_aliases(MULTILINGUAL_FILE) if MULTILINGUAL_FILE.exists() else {}
         t = _NameTables(words, country_words, campuses)
         for i, n in enumerate(names):
             t.add_name(i, n)
@@ -136,7 +159,9 @@ class UniversityIndex:
         for f, (_, _, core) in enumerate(t.forms):
             for w in set(core):
                 postings.setdefault(w, []).append(f)
-        alias_keys = _alias_keys(aliases, words, t.exact, iso3)
+        # a Latin-script alias of another language varies in structure as an English one does
+        latin = {k: v for k, v in (multilingual or {}).items() if not other_script(k)}
+        alias_keys = _alias_keys({**latin, **dict(aliases or {})}, words, t.exact, iso3)
         group_map, system_keys = _group_keys(groups, words, t.exact, iso3)
         return cls(
             ids,
@@ -166,7 +191,32 @@ class UniversityIndex:
             sep_heads=t.sep_heads,
             derived_only=frozenset(t.derived_forms - t.whole_forms),
             completing_parts=frozenset(t.completing_parts),
+            country_iso3=_country_iso3(corpus),
+            multilingual=dict(multilingual or {}),
+            skeletons=_skeletons(multilingual),
         )
+
+
+_CLOSING_PARENTHETICAL = re.compile(r"[(（]([^()（）]+)[)）]\s*$")
+# country names that also name a place elsewhere a university is named after ("University of Georgia")
+_NOT_ONLY_A_COUNTRY = frozenset({"georgia"})
+
+
+def _country_iso3(corpus: pd.DataFrame) -> dict[str, str]:
+    """The corpus's country names and the country alias table's (normalised) -> iso3, each naming
+    one country."""
+    found: dict[str, set] = {}
+    for col in ("country", "country_raw"):
+        if col in corpus and "iso3" in corpus:
+            for c, i in zip(corpus[col], corpus["iso3"], strict=True):
+                if isinstance(c, str) and isinstance(i, str):
+                    found.setdefault(normalize_name(c), set()).add(i)
+    if COUNTRY_ALIASES_FILE.exists():
+        with open(COUNTRY_ALIASES_FILE, newline="", encoding="utf-8") as fh:
+            for r in csv.DictReader(fh):
+                if (r.get("alias") or "").strip() and (r.get("iso3") or "").strip():
+                    found.setdefault(normalize_name(r["alias"]), set()).add(r["iso3"].strip().upper())
+    return {k: next(iter(v)) for k, v in found.items() if k and len(v) == 1 and k not in _NOT_ONLY_A_COUNTRY}
 
 
 def _country_words(corpus: pd.DataFrame) -> set:
@@ -296,6 +346,17 @@ def _alias_keys(aliases, words: NameWords, exact: dict, iso3: np.ndarray) -> dic
     return alias_keys
 
 
+def _skeletons(multilingual) -> dict[str, list[tuple[str, Optional[str]]]]:
+    """The spelling skeleton of each Arabic and Devanagari alias (:func:`spelling_skeleton`), kept
+    only where every alias with that skeleton names the same university."""
+    out: dict[str, set] = {}
+    for key, targets in (multilingual or {}).items():
+        sk = spelling_skeleton(key)
+        if sk:
+            out.setdefault(sk, set()).update(targets)
+    return {sk: sorted(t, key=str) for sk, t in out.items() if len({n for n, _ in t}) == 1}
+
+
 def _group_keys(groups, words: NameWords, exact: dict, iso3: np.ndarray):
     """The reviewed systems and places with several universities (:mod:`match_tables`): given
     name -> [(iso3, kind, positions)], and a system's name_key -> [(iso3, positions)]."""
@@ -386,4 +447,27 @@ def load_university_aliases(path: str | Path) -> dict[str, list[tuple[str, Optio
                 raise ValueError(f"{path}: line {lineno}: need alias (or old_name) and name, got {row!r}")
             iso3 = (row.get("iso3") or "").strip().upper() or None
             out.setdefault(name_forms(alias)[0], []).append((name_forms(name)[0], iso3))
+    return out
+
+
+MULTILINGUAL_COLUMNS = ("alias", "language", "script", "name", "iso3", "source", "note")
+
+
+def load_multilingual_aliases(path: str | Path) -> dict[str, list[tuple[str, Optional[str]]]]:
+    """The reviewed multilingual alias table (``data/aliases/multilingual_universities.csv``:
+    ``alias,language,script,name,iso3,source,note``; issue 35): :func:`multilingual_key` of each
+    alias -> [(the corpus name normalised, iso3)]. A row without an alias, a language, a script, a
+    name or a source -- its provenance -- fails naming its line."""
+    out: dict[str, list[tuple[str, Optional[str]]]] = {}
+    with open(path, newline="", encoding="utf-8") as fh:
+        for lineno, row in enumerate(csv.DictReader(fh), start=2):
+            alias, name = (row.get("alias") or "").strip(), (row.get("name") or "").strip()
+            if not alias or not name or not all((row.get(c) or "").strip() for c in ("language", "script", "source")):
+                raise ValueError(f"{path}: line {lineno}: need alias, language, script, name and source, got {row!r}")
+            key = multilingual_key(alias)
+            if not key:
+                raise ValueError(f"{path}: line {lineno}: the alias {alias!r} has no letters")
+            target = (name_forms(name)[0], (row.get("iso3") or "").strip().upper() or None)
+            if target not in out.setdefault(key, []):
+                out[key].append(target)
     return out

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
-from ..match_names import INSTITUTION, name_forms, name_key
+from ..match_names import INSTITUTION, multilingual_key, name_forms, name_key
 from .index import UniversityIndex
 
 
@@ -37,6 +37,8 @@ RULE_FAMILIES = {
     "part": "exact",
     "alias": "alias",
     "historical": "alias",
+    "multilingual": "alias",
+    "multilingual_variant": "alias",
     "acronym": "acronym",
     "structure": "structure",
     "translated": "structure",
@@ -121,6 +123,11 @@ def _names_several(text: str, idx: UniversityIndex) -> bool:
                 idx.exact.get(k)
                 or idx.exact_part.get(k)
                 or [c for n, _ in idx.alias.get(k, []) for c in idx.exact.get(n, [])]
+                or [
+                    c
+                    for n, _ in idx.multilingual.get(multilingual_key(p) if k == b else k, [])
+                    for c in idx.exact.get(n, [])
+                ]
             )
             if hits:
                 found.add(frozenset(hits))
