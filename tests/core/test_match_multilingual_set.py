@@ -28,11 +28,6 @@ ROOT = Path(__file__).resolve().parents[2]
 LABELLED = ROOT / "tests" / "data" / "multilingual" / "labelled_items.csv"
 LANGUAGES = ("fr", "es", "pt", "de", "ar", "hi", "zh")
 PRECISION, RECALL, AGREEMENT = 0.99, 0.90, 0.90
-# the rules tagger (core/understanding/tags.py) misses these languages' target; the misses are in
-# the failure message and in docs/parse_match.md: German compounds ("Geowissenschaften",
-# "Agrarwissenschaften", "Luft- und Raumfahrttechnik"), and subjects the keyword lists lack
-# (Arabic pharmacy and Islamic studies, Hindi "डेटा साइंस", "प्राणी विज्ञान", "विधि")
-TAGGER_BELOW_TARGET = {"de", "ar", "hi"}
 
 
 @pytest.fixture(scope="module")
@@ -97,20 +92,7 @@ def test_university_recall(figures, lang):
     assert f["recall"] >= RECALL, f["missed"].to_string()
 
 
-@pytest.mark.parametrize(
-    "lang",
-    [
-        pytest.param(
-            lang,
-            marks=pytest.mark.xfail(
-                strict=True, reason="the rules tagger's keyword lists miss this language's target (tags.py)"
-            ),
-        )
-        if lang in TAGGER_BELOW_TARGET
-        else lang
-        for lang in LANGUAGES
-    ],
-)
+@pytest.mark.parametrize("lang", LANGUAGES)
 def test_program_tagging_agrees_with_the_labels(figures, lang):
     f = figures[lang]
     assert f["agreement"] >= AGREEMENT, f["disagree"].to_string()

@@ -79,7 +79,7 @@ def test_good_partition_passes_and_stores_rows(tmp_path):
     assert json.loads(recs.loc[recs["program_text"] == "MBA", "tags"].iloc[0]) == ["Social Sciences & Management"]
     tags = db.read_rows(D.SubjectTag, ["m1|base"])
     assert set(tags["program_norm"]) == {"computer science", "mba", "public health"}
-    assert db.read_tag_cache("rules-2", ["mba"]) == {"mba": ("Social Sciences & Management",)}
+    assert db.read_tag_cache("rules-3", ["mba"]) == {"mba": ("Social Sciences & Management",)}
 
 
 def test_low_parse_rate_blocks_downstream(tmp_path):

@@ -28,9 +28,9 @@ def test_rules_tagger_with_overrides_and_cache(tmp_path):
         ["MSc Computer Science", "MSc in Computer Science", "Food Technology", None, "Quantum Widgets"], db
     )
     assert dict(zip(first["program_norm"], first["source"], strict=False)) == {
-        "computer science": "rules-2",
+        "computer science": "rules-3",
         "food technology": "override",
-        "quantum widgets": "rules-2",
+        "quantum widgets": "rules-3",
     }
     again = tagger.tag(["Master of Science (Computer Science)"], db)
     assert list(again["source"]) == ["cache"] and list(again["tags"]) == [(T.ENG,)]
@@ -95,7 +95,7 @@ def test_session_loads_the_model_once_on_demand_and_releases_it(tmp_path):
         raise RuntimeError("boom")
     assert len(llm.loads) == 2 and len(llm.releases) == 2
     with SubjectTaggerResource().session(db, None) as tag_fn:  # rules: no LLM at all
-        assert list(tag_fn(["MSc Physics"])["source"]) == ["rules-2"]
+        assert list(tag_fn(["MSc Physics"])["source"]) == ["rules-3"]
 
 
 def test_llm_method_needs_a_client():

@@ -24,7 +24,7 @@ from typing import Optional
 from ..common.text import fold_accents
 from ..reference.subjects import ARTS, ENG, LIFE, NAT, QS_AREAS, SOC
 
-RULES_VERSION = "rules-2"  # rules-2: the subjects in seven more languages (issue 35)
+RULES_VERSION = "rules-3"  # rules-2: the subjects in seven more languages (issue 35); rules-3: more of them
 
 _DEGREE = re.compile(
     r"^(?:(?:an?|the)\s+)?(?:"
@@ -144,7 +144,7 @@ _RULES_OTHER_LANGUAGES: dict[str, tuple[str, ...]] = {
         "通信",
         "هندسة",
         "حاسوب",
-        "حاسب",
+        "الحاسب",
         "الذكاء الاصطناعي",
         "برمجيات",
         "تقنية المعلومات",
@@ -158,6 +158,11 @@ _RULES_OTHER_LANGUAGES: dict[str, tuple[str, ...]] = {
         "डेटा विज्ञान",
         "सूचना प्रौद्योगिकी",
         "प्रौद्योगिकी",
+        "luft und raumfahrt",
+        "raumfahrt",
+        "verfahrenstechnik",
+        "डेटा साइंस",
+        "الحاسبات",
     ),
     NAT: (
         "physik",
@@ -187,6 +192,10 @@ _RULES_OTHER_LANGUAGES: dict[str, tuple[str, ...]] = {
         "गणित",
         "भूविज्ञान",
         "पर्यावरण",
+        "sciences de la terre",
+        "planet",
+        "geowissenschaft",
+        "erdwissenschaft",
     ),
     LIFE: (
         "medecin",
@@ -223,6 +232,11 @@ _RULES_OTHER_LANGUAGES: dict[str, tuple[str, ...]] = {
         "फार्मेसी",
         "जीव विज्ञान",
         "मनोविज्ञान",
+        "enfermagem",
+        "agrarwissenschaft",
+        "صيدلان",
+        "प्राणी विज्ञान",
+        "प्राणिविज्ञान",
     ),
     SOC: (
         "gestion",
@@ -302,10 +316,13 @@ _RULES_OTHER_LANGUAGES: dict[str, tuple[str, ...]] = {
         "समाजशास्त्र",
         "सांख्यिकी",
         "पत्रकारिता",
+        "soziolog",
+        "विधि",
+        "एलएल.एम",
     ),
     ARTS: (
         "histoire",
-        "geschichte",
+        "geschicht",
         "musique",
         "architektur",
         "traduc",
@@ -353,6 +370,11 @@ _RULES_OTHER_LANGUAGES: dict[str, tuple[str, ...]] = {
         "डिज़ाइन",
         "संगीत",
         "वास्तुकला",
+        "germanistik",
+        "anglistik",
+        "romanistik",
+        "الدراسات الإسلامية",
+        "دراسات إسلامية",
     ),
 }
 
@@ -381,12 +403,21 @@ _WEAK = re.compile(
 _PUNCT = re.compile(r"[^\w\u0900-\u0dff]+")
 
 
+# chemical engineering in other languages reads as engineering only, as the English "chemical engineering" does
+# (not chemistry too): rewritten to the English words before the areas are matched
+_CHEMICAL_ENGINEERING = re.compile(
+    r"\b(?:engenharia|ingenieria|ingegneria|genie) (?:de |dos |des )?(?:quimica|chimique|chimica|procedes)\b|"
+    r"\bchemieingenieur\w*|\bchemische verfahrenstechnik|化学工程|化學工程"
+)
+
+
 def tag_rules(program: Optional[str]) -> tuple[str, ...]:
     """Deterministic keyword tagger over the folded program text; () when nothing matches."""
     if not program or (isinstance(program, float) and program != program):
         return ()
     # punctuation to spaces; the vowel signs of the Indic scripts are kept (they are not \w)
     text = " " + _PUNCT.sub(" ", _fold(program).replace("&", " and ")) + " "
+    text = _CHEMICAL_ENGINEERING.sub(" chemical engineering ", text)
     strong, weak = set(), set()
     for area, pat in _COMPILED:
         terms = {m.group(0).strip() for m in pat.finditer(text)}
