@@ -143,6 +143,27 @@ class FairnessSettings(BaseSettings):
         ge=0,
         used_by="asset `audit_figures`",
     )
+    comparison_pairs: Literal["auto", "all", "reference"] = setting(
+        "auto",
+        "Which pairs of models `model_comparison` and `sensitivity` compare on a template: `all`, every pair "
+        "(M(M-1)/2: the leaderboard's rank ranges rest on every pair); `reference`, each model with the "
+        "reference model (M-1 pairs: the cost grows linearly with the models, and a rank range counts only the "
+        "comparisons with the reference); `auto`, every pair up to 8 models on a template and the reference "
+        'beyond (docs/statistics.md, "Comparing models").',
+        group="scoring",
+        read=RUN,
+        targets=(("report_settings", "comparison_pairs"),),
+        used_by="assets `model_comparison`, `sensitivity`",
+    )
+    comparison_reference: str = setting(
+        "",
+        "The reference model of `FAIRNESS_COMPARISON_PAIRS=reference` (and of `auto` beyond 8 models): a model of "
+        "the registry; empty, the design's first model that has the template scored, else the first in name order.",
+        group="scoring",
+        read=RUN,
+        targets=(("report_settings", "comparison_reference"),),
+        used_by="assets `model_comparison`, `sensitivity`",
+    )
     report_base_url: str = setting(
         "",
         "Where a deployment publishes the reports folder (object storage or a web server serving it as it "

@@ -61,6 +61,17 @@ class ReportResource(ConfigurableResource):
         description="Where a deployment publishes the "
         "reports folder (FAIRNESS_REPORT_BASE_URL); empty: the local report server.",
     )
+    # a str here: a variable set is passed as an EnvVar, checked by the settings model (auto | all | reference)
+    comparison_pairs: str = Field(
+        default=default_of("comparison_pairs"),
+        description="Which pairs of models model_comparison and sensitivity compare (FAIRNESS_COMPARISON_PAIRS): "
+        "auto (every pair up to 8 models on a template, the reference beyond), all, or reference.",
+    )
+    comparison_reference: str = Field(
+        default=default_of("comparison_reference"),
+        description="The reference model of the comparisons (FAIRNESS_COMPARISON_REFERENCE); empty: the design's "
+        "first model with the template scored, else the first in name order.",
+    )
     # no ge here: a variable set is passed as an EnvVar, checked by the settings model (>= 0)
     figure_workers: int = Field(
         default=default_of("figure_workers"),

@@ -39,7 +39,7 @@ significantly.
 from __future__ import annotations
 
 import itertools
-from typing import Iterable, Mapping, Optional, Sequence
+from typing import Iterable, Literal, Mapping, Optional, Sequence
 
 import numpy as np
 import pandas as pd
@@ -162,6 +162,39 @@ def _rows(
     return out
 
 
+PairsMode = Literal["auto", "all", "reference"]
+PAIRS_MODES: tuple[str, ...] = ("auto", "all", "reference")
+ALL_PAIRS_UP_TO = 8  # ``auto``: every pair up to this many models on a template, the reference beyond
+
+
+def model_pairs(
+    models: Sequence[str], *, pairs: PairsMode = "auto", reference: Optional[str] = None
+) -> list[tuple[str, str]]:
+    """The pairs (a, b), a < b, of ``models`` compared: every pair (``all``; ``auto`` up to
+    :data:`ALL_PAIRS_UP_TO` models), or each model with the reference (``reference``; ``auto`` beyond): the
+    ``reference`` given, else the active design's first model among ``models``, else the first in name order."""
+    if pairs not in PAIRS_MODES:
+        raise ValueError(f"pairs must be one of {PAIRS_MODES}, got {pairs!r}")
+    models = sorted(set(models))
+    if pairs == "all" or (pairs == "auto" and len(models) <= ALL_PAIRS_UP_TO):
+        return list(itertools.combinations(models, 2))
+    ref = reference_model(models, reference)
+    return [(min(ref, m), max(ref, m)) for m in models if m != ref]
+
+
+def reference_model(models: Sequence[str], reference: Optional[str] = None) -> str:
+    """The reference of ``models``: ``reference`` when it is one of them (ValueError naming them otherwise), else
+    the active design's first model among them, else the first in name order."""
+    models = sorted(set(models))
+    if reference:
+        if reference not in models:
+            raise ValueError(f"reference model {reference!r} has no scored partition here (models: {models})")
+        return reference
+    design = axes.current_design()
+    listed = [m for m in (design.models if design is not None else ()) if m in models]
+    return listed[0] if listed else models[0]
+
+
 def compare_models(
     responses: pd.DataFrame,
     items: Optional[pd.DataFrame] = None,
@@ -170,9 +203,12 @@ def compare_models(
     us_uk: Sequence[str] = ("USA", "GBR"),
     corpus: Optional[pd.DataFrame] = None,
     params=None,
+    pairs: PairsMode = "auto",
+    reference: Optional[str] = None,
 ) -> pd.DataFrame:
-    """Every pair of models of every template in ``responses`` (``drs_responses`` of several
-    partitions; ``items``: their ``drs_items``, for the US+UK share): one row per difference
+    """The pairs of models of every template in ``responses`` (``drs_responses`` of several
+    partitions; ``items``: their ``drs_items``, for the US+UK share) that :func:`model_pairs` gives for
+    ``pairs`` and ``reference`` (every pair up to 8 models by default): one row per difference
     (:data:`DIFFERENCE_COLUMNS`). Empty when no template has two models. ``inference``: resamples,
     permutations, level, seed, correction, alpha.
 
@@ -191,7 +227,7 @@ def compare_models(
     rows: list[dict] = []
     for template, part in values.groupby("template", sort=True):
         models = sorted(part["model"].astype(str).unique())
-        for a, b in itertools.combinations(models, 2):
+        for a, b in model_pairs(models, pairs=pairs, reference=reference):
             base = {"template": template, "model_a": a, "model_b": b, "component": "behaviour"}
             for family, cols in (
                 ("metrics", [m for m in METRICS if part[m].notna().any()]),
@@ -489,14 +525,16 @@ def leaderboard(
         )
     better, worse, tied = [], [], []
     diffs = differences[differences["family"].isin(["metrics", "rates"])] if len(differences) else differences
+    verdicts = _verdicts(diffs)  # one lookup a pair (a scan of the differences a pair grew as models^4)
+    models_of = board.groupby(["template", "metric"], sort=False)["model"].agg(list).to_dict()
     for r in board.itertuples(index=False):
-        others = board[(board["template"] == r.template) & (board["metric"] == r.metric) & (board["model"] != r.model)]
+        others = [m for m in models_of[(r.template, r.metric)] if m != r.model]
         up = high = 0
         ties = []
-        for o in others.itertuples(index=False):
-            side = _significantly(diffs, r.template, r.metric, r.model, o.model)
+        for other in others:
+            side = _significantly(verdicts, r.template, r.metric, r.model, other)
             if side == 0:
-                ties.append(o.model)
+                ties.append(other)
             elif side > 0:
                 high += 1  # r is significantly better than o
             else:
@@ -512,21 +550,26 @@ def leaderboard(
     return board
 
 
-def _significantly(diffs: pd.DataFrame, template: str, metric: str, model: str, other: str) -> int:
-    """+1 when ``model`` is significantly better than ``other`` on ``metric`` (paired, adjusted),
-    -1 when significantly worse, 0 otherwise (no comparison counts as a tie)."""
+def _verdicts(diffs: pd.DataFrame) -> dict[tuple, tuple[bool, float]]:
+    """{(template, metric, model_a, model_b): (significant, mean_diff)} of the differences (the first row of a
+    key, as a scan would find it)."""
     if diffs is None or not len(diffs):
-        return 0
+        return {}
+    keys = zip(diffs["template"], diffs["metric"], diffs["model_a"], diffs["model_b"], strict=True)
+    out: dict[tuple, tuple[bool, float]] = {}
+    for key, sig, diff in zip(keys, diffs["significant"], diffs["mean_diff"], strict=True):
+        out.setdefault(key, (bool(sig), float(diff)))
+    return out
+
+
+def _significantly(verdicts: dict, template: str, metric: str, model: str, other: str) -> int:
+    """+1 when ``model`` is significantly better than ``other`` on ``metric`` (paired, adjusted),
+    -1 when significantly worse, 0 otherwise (no comparison counts as a tie). ``verdicts``: :func:`_verdicts`."""
     a, b = sorted([model, other])
-    row = diffs[
-        (diffs["template"] == template)
-        & (diffs["metric"] == metric)
-        & (diffs["model_a"] == a)
-        & (diffs["model_b"] == b)
-    ]
-    if not len(row) or not bool(row["significant"].iloc[0]):
+    found = verdicts.get((template, metric, a, b))
+    if found is None or not found[0]:
         return 0
-    b_higher = float(row["mean_diff"].iloc[0]) > 0
+    b_higher = found[1] > 0
     model_higher = b_higher if model == b else not b_higher
     good = model_higher == HIGHER_IS_BETTER.get(metric, True)
     return 1 if good else -1
@@ -566,7 +609,7 @@ def tables_for(
     """``{"differences": ..., "leaderboard": ...}`` of :func:`compare_models` and :func:`leaderboard`, both
     with ``inference``; ``kw``: the other options of :func:`compare_models` (``us_uk`` reaches the
     leaderboard too)."""
-    diffs = compare_models(responses, items, inference=inference, **kw)
+    diffs = compare_models(responses, items, inference=inference, **kw)  # pairs, reference: in kw
     board_kw = {k: v for k, v in kw.items() if k in ("us_uk",)}
     return {
         "differences": diffs,

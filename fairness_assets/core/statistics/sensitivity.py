@@ -274,11 +274,18 @@ def comparison_findings(
     params: mx.ScoringParams,
     *,
     inference: InferenceParams = DEFAULT_INFERENCE,
+    pairs: str = "auto",
+    reference: Optional[str] = None,
 ) -> dict[str, pd.DataFrame]:
-    """``compare_models`` of one template's models under each setting (name -> table), with ``inference``."""
+    """``compare_models`` of one template's models under each setting (name -> table), with ``inference``;
+    ``pairs``, ``reference``: the pairs of models compared (comparison.model_pairs), model_comparison's."""
     return {
         s.name: comparison_core.compare_models(
-            rescore_responses(items, responses, s, params), items[["response_id", "iso3"]], inference=inference
+            rescore_responses(items, responses, s, params),
+            items[["response_id", "iso3"]],
+            inference=inference,
+            pairs=pairs,
+            reference=reference,
         )
         for s in settings
     }

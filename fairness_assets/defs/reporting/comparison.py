@@ -64,10 +64,11 @@ def stored_inputs(database: ResultsDatabase, template: str, keys: list[str]) -> 
 
 
 def compare_stored(
-    database: ResultsDatabase, inference: InferenceParams, log=None, params=None
+    database: ResultsDatabase, inference: InferenceParams, log=None, params=None, *, pairs="auto", reference=None
 ) -> dict[str, pd.DataFrame]:
     """Every template with two or more scored models, compared with ``inference`` (read one template at a
-    time); with the scoring ``params``, the stored corpus gives the coverage and GRS per country too."""
+    time); with the scoring ``params``, the stored corpus gives the coverage and GRS per country too.
+    ``pairs``, ``reference``: which pairs of models (core.statistics.comparison.model_pairs)."""
     corpus = database.read_rows(D.CorpusUniversity, [""]) if params is not None else None
     extra = {"corpus": corpus, "params": params} if corpus is not None and len(corpus) else {}
     keys = sorted(str(k) for k in database.distinct(D.MetricRow, ["partition_key"])["partition_key"] if k)
@@ -79,7 +80,9 @@ def compare_stored(
     progress = Progress("model_comparison", len(comparable), log or (lambda _line: None), unit="template")
     for template, tkeys in comparable.items():
         responses, items = stored_inputs(database, template, tkeys)
-        out = comparison_core.tables_for(responses, items, inference=inference, **extra)
+        out = comparison_core.tables_for(
+            responses, items, inference=inference, pairs=pairs, reference=reference or None, **extra
+        )
         diffs.append(out["differences"])
         boards.append(out["leaderboard"])
         progress.advance(detail=f"{template}: {len(tkeys)} models, {len(responses):,} responses")
@@ -106,6 +109,12 @@ def compare_stored(
             ]
         ),
     }
+
+
+def pairs_of(report_settings: ReportResource) -> dict:
+    """``pairs`` and ``reference`` of the comparisons, from the report settings (FAIRNESS_COMPARISON_PAIRS,
+    FAIRNESS_COMPARISON_REFERENCE)."""
+    return {"pairs": report_settings.comparison_pairs, "reference": report_settings.comparison_reference or None}
 
 
 def gate_result(gate_file: str, differences: pd.DataFrame) -> tuple[str, pd.DataFrame, str]:
@@ -145,7 +154,11 @@ def model_comparison(
 ):
     settings = report_settings.as_dict()
     tables = compare_stored(
-        database, inference_of(report_settings), log=context.log.info, params=scoring_params(reference, scoring)
+        database,
+        inference_of(report_settings),
+        log=context.log.info,
+        params=scoring_params(reference, scoring),
+        **pairs_of(report_settings),
     )
     diffs, board = tables["differences"], tables["leaderboard"]
     try:
@@ -264,13 +277,14 @@ def sensitivity_tables(
     log=None,
     second=None,
     taggers: Optional[dict] = None,
+    pairs: Optional[dict] = None,
 ) -> dict[str, pd.DataFrame]:
     """Every significant finding of the stored audit (counterfactual disparities, one partition at a
     time) and of the stored comparison (one template at a time) re-scored under ``grid`` (tested with
     ``inference``), judged robust or fragile; and the comparison's differences under each setting (for a gate that
     requires robustness). ``second``: the second ranking and its index, when the grid holds one;
     ``taggers``: the other subject taggers (:func:`other_taggers`), each a setting where it covers the
-    partition's programs."""
+    partition's programs; ``pairs``: which pairs of models (:func:`pairs_of`), those model_comparison compared."""
     from fairness_assets.core.statistics import sensitivity as sens
 
     keys = sorted(str(k) for k in database.distinct(D.MetricRow, ["partition_key"])["partition_key"] if k)
@@ -306,7 +320,9 @@ def sensitivity_tables(
             responses, _ = stored_inputs(database, template, tkeys)
             items = with_second_ranking(database, database.read_rows(D.DRSItem, tkeys), tkeys, second)
             items, used = with_other_tags(database, items, tkeys, taggers or {}, dict(params.student_interest))
-            per = sens.comparison_findings(items, responses, _with_taggers(grid, used), params, inference=inference)
+            per = sens.comparison_findings(
+                items, responses, _with_taggers(grid, used), params, inference=inference, **(pairs or {})
+            )
             verdicts.append(sens.judge(diffs[diffs["template"].astype(str) == template], per, "comparison"))
             by_setting += [t.assign(setting=name) for name, t in per.items()]
             progress.advance(
@@ -356,7 +372,14 @@ def sensitivity(
     params = scoring_params(reference, scoring)
     taggers = other_taggers(database, subject_tagger.tagger_name(), subject_tagger.overrides())
     tables = sensitivity_tables(
-        database, params, inference_of(report_settings), grid, log=context.log.info, second=second, taggers=taggers
+        database,
+        params,
+        inference_of(report_settings),
+        grid,
+        log=context.log.info,
+        second=second,
+        taggers=taggers,
+        pairs=pairs_of(report_settings),
     )
     verdicts = tables["verdicts"]
     if tables_core.all_empty(tables):
