@@ -250,3 +250,24 @@ def test_continuous_generation_cost_model_on_a_tiny_model():
     assert cg.step_cost(fixed, 1) == 1.0 and cg.step_cost(fixed, 16) == 5.0
     assert cg.step_cost(fixed, 10) == pytest.approx(2.0 + 3.0 * 6 / 12)  # linear between 4 and 16 rows
     assert cg.step_cost(fixed, 32) == pytest.approx(10.0)  # beyond the largest: in proportion to the rows
+
+
+def test_pipeline_scale_fits_a_line_and_names_a_step_that_grows_faster_than_linearly():
+    """benchmarks/pipeline_scale.py (issue 36 item 1): the slope per added partition through three sizes, its
+    residual, and the growth ratio that names a step whose cost per partition grows; the synthetic models
+    beyond the study's three are registry entries of their own. In a subprocess: the benchmarks folder on the
+    path would shadow the standard library's statistics module for the rest of this worker's tests."""
+    check = """
+import pipeline_scale as ps
+linear = ps.fit([18, 54, 162], [10 + 2 * x for x in (18, 54, 162)])
+assert abs(linear["slope"] - 2) < 1e-9 and linear["residual"] < 1e-9 and abs(linear["growth_ratio"] - 1) < 1e-9
+quadratic = ps.fit([18, 54, 162], [0.01 * x * x for x in (18, 54, 162)])
+assert quadratic["growth_ratio"] > ps.SUPERLINEAR and quadratic["residual"] > 1
+assert ps.models_for(3) == list(ps.STUDY_MODELS)
+assert ps.models_for(5)[3:] == ["synthetic-model-01", "synthetic-model-02"]
+print("ok")
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", check], cwd=ROOT / "benchmarks", capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]

@@ -157,25 +157,28 @@ def test_out_of_memory_halves_the_batch_and_finishes_only_the_unfinished(tiny, m
 
 @pytest.mark.slow
 def test_with_the_built_in_model_a_refilled_batch_gives_the_samples_generated_alone():
-    """The built-in model (real weights): 8 prompts with token budgets of various sizes through a batch of 3,
+    """The built-in model (real weights): 5 prompts with token budgets of various sizes through a batch of 2,
     so rows leave at different steps and waiting prompts are merged into a running batch; each sample
-    against the same sample generated alone (model.generate, a batch of one, the project's sampler)."""
+    against the same sample generated alone (model.generate, a batch of one, the project's sampler). The
+    property on every batch size and refill point is the tiny model's (above); this one keeps the real
+    weights' numerics, at the smallest size that still refills (it took 7.7 minutes of the suite at 8 prompts
+    and budgets up to 40 tokens)."""
     from fairness_assets.core.reference import profiles, prompts
     from resources.llm.resource import LLMResource
     from resources.settings import shipped_design
 
     demo = shipped_design("demo")
     grid = profiles.full_set(demo)
-    texts = prompts.render_prompts([demo.template("base")], grid.head(8))["prompt"].tolist()
-    seeds = [11 * i + 5 for i in range(8)]
-    budgets = [20, 36, 12, 28, 40, 16, 24, 32]
-    client = LLMResource(device="cpu", batch_size=3).client("qwen2.5-0.5b-demo")
+    texts = prompts.render_prompts([demo.template("base")], grid.head(5))["prompt"].tolist()
+    seeds = [11 * i + 5 for i in range(5)]
+    budgets = [16, 28, 8, 20, 12]
+    client = LLMResource(device="cpu", batch_size=2).client("qwen2.5-0.5b-demo")
     assert client.continuous_batching, "the built-in model runs on the engine"
     ids = [client.tokenizer(client.render(t), add_special_tokens=False).input_ids for t in texts]
     out, stats = E.generate(
-        client.model, client.tokenizer, ids, seeds, max_new_tokens=budgets, temperature=0.75, top_p=0.95, batch_size=3
+        client.model, client.tokenizer, ids, seeds, max_new_tokens=budgets, temperature=0.75, top_p=0.95, batch_size=2
     )
-    assert stats.prefills >= 3 and stats.peak_rows == 3
+    assert stats.prefills >= 3 and stats.peak_rows == 2
     same = sum(
         f.tokens == _alone(client.model, client.tokenizer, p, s, b, temperature=0.75, top_p=0.95)
         for f, p, s, b in zip(out, ids, seeds, budgets, strict=False)
