@@ -92,7 +92,7 @@ class Sampler(threading.Thread):
 def one_size(n_models: int, runs: int, corpus: str) -> dict:
     """One size, in this process: the file, the run, and per step its wall, CPU and peak memory."""
     import dagster as dg
-    from pipeline_study import peak_rss_gb, synthetic_study_file
+    from pipeline_study import peak_rss_gb, step_intervals, synthetic_study_file
 
     models = models_for(n_models)
     with tempfile.TemporaryDirectory() as tmp:
@@ -138,16 +138,7 @@ def one_size(n_models: int, runs: int, corpus: str) -> dict:
         if not result.success:
             failures = [e.message for e in result.all_events if e.is_failure]
             raise RuntimeError(f"study_audit failed at {n_models} models: {failures[:3]}")
-        steps = {}
-        starts = {}
-        for record in instance.all_logs(result.run_id):
-            ev = record.dagster_event
-            if ev is None or not ev.step_key:
-                continue
-            if ev.event_type_value == "STEP_START":
-                starts[ev.step_key] = record.timestamp
-            elif ev.event_type_value == "STEP_SUCCESS" and ev.step_key in starts:
-                steps[ev.step_key] = (starts[ev.step_key], record.timestamp)
+        steps = step_intervals(instance, result.run_id)
         samples = np.asarray(sampler.samples)
         out = {}
         for step, (a, b) in steps.items():

@@ -122,6 +122,11 @@ def run_pipeline(
 
 def step_seconds(instance, run_id: str) -> dict[str, float]:
     """{step: seconds from its STEP_START to its STEP_SUCCESS} of run ``run_id`` of ``instance``."""
+    return {step: end - start for step, (start, end) in step_intervals(instance, run_id).items()}
+
+
+def step_intervals(instance, run_id: str) -> dict[str, tuple[float, float]]:
+    """{step: (the time of its STEP_START, of its STEP_SUCCESS)} of run ``run_id`` of ``instance``."""
     starts, steps = {}, {}
     for record in instance.all_logs(run_id):
         ev = record.dagster_event
@@ -130,7 +135,7 @@ def step_seconds(instance, run_id: str) -> dict[str, float]:
         if ev.event_type_value == "STEP_START":
             starts[ev.step_key] = record.timestamp
         elif ev.event_type_value == "STEP_SUCCESS" and ev.step_key in starts:
-            steps[ev.step_key] = record.timestamp - starts[ev.step_key]
+            steps[ev.step_key] = (starts[ev.step_key], record.timestamp)
     return steps
 
 
