@@ -165,14 +165,29 @@ def one_size(n_models: int, runs: int, corpus: str) -> dict:
 
 
 def fit(partitions: list[int], seconds: list[float]) -> dict:
-    """Least-squares line through the sizes, its RMS residual, and the last interval's slope over the first's."""
+    """Least-squares line through the sizes, its RMS residual, and the growth ratio: the last interval's slope over
+    the first's (three sizes or more), or over the cost per partition at the smaller size (two sizes: a step with a
+    fixed cost has a ratio under 1, one whose cost per partition grows above it)."""
     x, y = np.asarray(partitions, float), np.asarray(seconds, float)
     slope, intercept = np.polyfit(x, y, 1)
     resid = float(np.sqrt(np.mean((y - (intercept + slope * x)) ** 2)))
-    first = (y[1] - y[0]) / (x[1] - x[0])
+    first = (y[1] - y[0]) / (x[1] - x[0]) if len(x) > 2 else y[0] / x[0]
     last = (y[-1] - y[-2]) / (x[-1] - x[-2])
     ratio = float(last / first) if first > 0.05 else float("nan")
     return {"slope": float(slope), "intercept": float(intercept), "residual": resid, "growth_ratio": ratio}
+
+
+def with_fits(report: dict) -> dict:
+    """``report`` with ``fits``: each step's line through its sizes (two sizes or more), and the whole run's."""
+    sizes = report["sizes"]
+    parts = [s["partitions"] for s in sizes]
+    fits = {}
+    for step in sorted({k for s in sizes for k in s["steps"]}):
+        if all(step in s["steps"] for s in sizes) and len(sizes) >= 2:
+            fits[step] = fit(parts, [s["steps"][step]["wall_s"] for s in sizes])
+    if len(sizes) >= 2:
+        fits["(whole run)"] = fit(parts, [s["wall_s"] for s in sizes])
+    return {**report, "fits": fits}
 
 
 def main() -> None:
@@ -183,9 +198,17 @@ def main() -> None:
     ap.add_argument("--one", type=int, default=0, help=argparse.SUPPRESS)  # a child: one size, JSON on stdout
     ap.add_argument("--no-write", action="store_true")
     ap.add_argument("--save", default="", help="also write every figure as JSON to this file")
+    ap.add_argument(
+        "--before", default="", help="a --save file of the code before a change: its wall times beside these"
+    )
+    ap.add_argument("--from-saved", default="", help="write the docs from this --save file, running nothing")
     args = ap.parse_args()
     if args.one:
         print("RESULT " + json.dumps(one_size(args.one, args.runs, args.corpus)), flush=True)
+        return
+    before = json.loads(Path(args.before).read_text(encoding="utf-8")) if args.before else None
+    if args.from_saved:
+        write_doc(with_fits(json.loads(Path(args.from_saved).read_text(encoding="utf-8"))), before)
         return
     load = os.getloadavg()[0]
     started = datetime.now().isoformat(timespec="minutes")
@@ -205,18 +228,12 @@ def main() -> None:
         print(
             f"{s['partitions']} partitions: {s['wall_s']:.0f} s, CPU {s['cpu_s']:.0f} s, peak {s['peak_rss_gb']:.2f} GB"
         )
-    report = {"started": started, "load_at_start": load, "runs": args.runs, "sizes": sizes, "fits": {}}
-    parts = [s["partitions"] for s in sizes]
-    for step in sorted({k for s in sizes for k in s["steps"]}):
-        if all(step in s["steps"] for s in sizes) and len(sizes) >= 3:
-            report["fits"][step] = fit(parts, [s["steps"][step]["wall_s"] for s in sizes])
-    if len(sizes) >= 3:
-        report["fits"]["(whole run)"] = fit(parts, [s["wall_s"] for s in sizes])
+    report = with_fits({"started": started, "load_at_start": load, "runs": args.runs, "sizes": sizes})
     print(json.dumps(report["fits"], indent=2))
     if args.save:
         Path(args.save).write_text(json.dumps(report, indent=2), encoding="utf-8")
     if not args.no_write:
-        write_doc(report)
+        write_doc(report, before)
 
 
 def _ratio(f: dict) -> float:
@@ -224,14 +241,16 @@ def _ratio(f: dict) -> float:
     return r if r == r else float("nan")
 
 
-def write_doc(r: dict) -> None:
+def write_doc(r: dict, before: dict | None = None) -> None:
     from _doc import write_section
 
     sizes = r["sizes"]
     head = " | ".join(f"{s['partitions']} partitions: wall / CPU / peak" for s in sizes)
+    old = {s["partitions"]: s for s in (before or {}).get("sizes", [])}
+    was = " | ".join(f"before, {p} partitions: wall" for p in old)
     lines = [
-        f"| step | {head} | slope (s per partition) | residual (s) | growth ratio |",
-        "| --- " * (4 + len(sizes)) + "|",
+        f"| step | {head} | slope (s per partition) | residual (s) | growth ratio |" + (f" {was} |" if old else ""),
+        "| --- " * (4 + len(sizes) + len(old)) + "|",
     ]
     steps = sorted(r["fits"], key=lambda k: -r["fits"][k].get("slope", 0) if k != "(whole run)" else 1e9)
     for step in steps:
@@ -248,7 +267,16 @@ def write_doc(r: dict) -> None:
             flag = f" **{ratio:.2f}: faster than linear**"
         else:
             flag = f" {ratio:.2f}" if ratio == ratio else " n/a (under 0.05 s a partition)"
-        lines.append(f"| {step} | " + " | ".join(cells) + f" | {f['slope']:.2f} | {f['residual']:.1f} |{flag} |")
+        then = []
+        for s in old.values():
+            m = s["wall_s"] if step == "(whole run)" else s["steps"].get(step, {}).get("wall_s", float("nan"))
+            then.append(f"{m:.1f} s")
+        lines.append(
+            f"| {step} | "
+            + " | ".join(cells)
+            + f" | {f['slope']:.2f} | {f['residual']:.1f} |{flag} |"
+            + (" " + " | ".join(then) + " |" if then else "")
+        )
     faster = [k for k, f in r["fits"].items() if _ratio(f) > SUPERLINEAR]
     counts = ", ".join(f"{s['answers']:,}" for s in sizes)
     body = (
@@ -258,9 +286,11 @@ def write_doc(r: dict) -> None:
         f"({', '.join(str(s['partitions']) for s in sizes)} partitions; {counts} "
         f"synthetic answers, {r['runs']} run(s) a profile), each size one `study_audit` run in its own process. Per "
         "step: wall time, CPU time (the process's, figure workers included) and peak resident memory while it ran; "
-        "the least-squares slope per added partition over the three sizes, its residual, and the growth ratio (the "
-        f"cost per partition of the last interval over the first's; above {SUPERLINEAR} the step grows faster than "
-        "linearly).\n\n"
+        "the least-squares slope per added partition over the sizes, its residual, and the growth ratio (the cost per "
+        "added partition of the last interval over the first's, or, with two sizes, over the cost per partition at "
+        f"the smaller; above {SUPERLINEAR} the step grows faster than linearly)"
+        + (f"; beside them, the wall times of the code before ({before.get('label', 'before')})" if before else "")
+        + ".\n\n"
         + "\n".join(lines)
         + "\n\n"
         + (f"**Faster than linear:** {', '.join(faster)}.\n" if faster else "No step grows faster than linearly.\n")
