@@ -22,24 +22,26 @@ def test_every_pair_up_to_eight_models_and_the_reference_beyond():
     assert C.model_pairs(eight) == list(itertools.combinations(eight, 2))  # auto: 28 pairs
     nine = [f"m{i}" for i in range(9)]
     assert C.model_pairs(nine) == [("m0", m) for m in nine[1:]]  # auto beyond 8: the first in name order
-    assert len(C.model_pairs(nine, pairs="all")) == 36
-    assert C.model_pairs(nine, pairs="reference", reference="m4") == sorted(
+    assert len(C.model_pairs(nine, C.PairChoice("all"))) == 36
+    # a release gate's baseline is the preferred reference where it is scored
+    assert C.model_pairs(nine, C.PairChoice(prefer=("zz", "m5")))[0] == ("m0", "m5")
+    assert C.model_pairs(nine, C.PairChoice("reference", "m4")) == sorted(
         (min("m4", m), max("m4", m)) for m in nine if m != "m4"
     )
-    assert C.model_pairs(["b", "a"], pairs="reference") == [("a", "b")]
+    assert C.model_pairs(["b", "a"], C.PairChoice("reference")) == [("a", "b")]
 
 
 def test_a_bad_mode_or_an_unscored_reference_is_refused_naming_it():
     with pytest.raises(ValueError, match="pairs must be one of"):
-        C.model_pairs(["a", "b"], pairs="some")
+        C.model_pairs(["a", "b"], C.PairChoice("some"))
     with pytest.raises(ValueError, match=r"reference model 'zz' has no scored partition here \(models: \['a', 'b'\]\)"):
-        C.model_pairs(["a", "b"], pairs="reference", reference="zz")
+        C.model_pairs(["a", "b"], C.PairChoice("reference", "zz"))
 
 
 def test_the_reference_mode_compares_each_model_with_the_reference_and_finds_the_better_one():
     frames = [model(f"model-{i}", i, drs_shift=0.04 if i == 3 else 0.0) for i in range(5)]
     responses = pd.concat(frames, ignore_index=True)
-    out = C.tables_for(responses, inference=INFERENCE, pairs="reference", reference="model-0")
+    out = C.tables_for(responses, inference=INFERENCE, pairs=C.PairChoice("reference", "model-0"))
     d, board = out["differences"], out["leaderboard"]
     assert set(zip(d["model_a"], d["model_b"], strict=True)) == {("model-0", f"model-{i}") for i in range(1, 5)}
     drs = d[(d["metric"] == "drs") & (d["family"] == "metrics") & (d["gap"] == "")].set_index("model_b")
@@ -54,7 +56,7 @@ def test_the_reference_mode_compares_each_model_with_the_reference_and_finds_the
 def test_three_models_compare_every_pair_as_before():
     responses = pd.concat([model(f"model-{i}", i) for i in range(3)], ignore_index=True)
     auto = C.tables_for(responses, inference=INFERENCE)
-    every = C.tables_for(responses, inference=INFERENCE, pairs="all")
+    every = C.tables_for(responses, inference=INFERENCE, pairs=C.PairChoice("all"))
     pd.testing.assert_frame_equal(auto["differences"], every["differences"])
     pd.testing.assert_frame_equal(auto["leaderboard"], every["leaderboard"])
     assert len(auto["differences"][["model_a", "model_b"]].drop_duplicates()) == 3

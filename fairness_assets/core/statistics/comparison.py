@@ -39,6 +39,7 @@ significantly.
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass
 from typing import Iterable, Literal, Mapping, Optional, Sequence
 
 import numpy as np
@@ -167,31 +168,41 @@ PAIRS_MODES: tuple[str, ...] = ("auto", "all", "reference")
 ALL_PAIRS_UP_TO = 8  # ``auto``: every pair up to this many models on a template, the reference beyond
 
 
-def model_pairs(
-    models: Sequence[str], *, pairs: PairsMode = "auto", reference: Optional[str] = None
-) -> list[tuple[str, str]]:
+@dataclass(frozen=True)
+class PairChoice:
+    """Which pairs of models are compared (FAIRNESS_COMPARISON_PAIRS, FAIRNESS_COMPARISON_REFERENCE): ``mode``
+    auto | all | reference; ``reference``: the reference model (None: chosen, :func:`reference_model`);
+    ``prefer``: models preferred as the reference where present (a release gate's baseline)."""
+
+    mode: PairsMode = "auto"
+    reference: Optional[str] = None
+    prefer: tuple[str, ...] = ()
+
+
+def model_pairs(models: Sequence[str], choice: PairChoice = PairChoice()) -> list[tuple[str, str]]:
     """The pairs (a, b), a < b, of ``models`` compared: every pair (``all``; ``auto`` up to
-    :data:`ALL_PAIRS_UP_TO` models), or each model with the reference (``reference``; ``auto`` beyond): the
-    ``reference`` given, else the active design's first model among ``models``, else the first in name order."""
-    if pairs not in PAIRS_MODES:
-        raise ValueError(f"pairs must be one of {PAIRS_MODES}, got {pairs!r}")
+    :data:`ALL_PAIRS_UP_TO` models), or each model with the reference (``reference``; ``auto`` beyond,
+    :func:`reference_model`)."""
+    if choice.mode not in PAIRS_MODES:
+        raise ValueError(f"pairs must be one of {PAIRS_MODES}, got {choice.mode!r}")
     models = sorted(set(models))
-    if pairs == "all" or (pairs == "auto" and len(models) <= ALL_PAIRS_UP_TO):
+    if choice.mode == "all" or (choice.mode == "auto" and len(models) <= ALL_PAIRS_UP_TO):
         return list(itertools.combinations(models, 2))
-    ref = reference_model(models, reference)
+    ref = reference_model(models, choice.reference, choice.prefer)
     return [(min(ref, m), max(ref, m)) for m in models if m != ref]
 
 
-def reference_model(models: Sequence[str], reference: Optional[str] = None) -> str:
+def reference_model(models: Sequence[str], reference: Optional[str] = None, prefer: Sequence[str] = ()) -> str:
     """The reference of ``models``: ``reference`` when it is one of them (ValueError naming them otherwise), else
-    the active design's first model among them, else the first in name order."""
+    the first of ``prefer`` among them (a release gate's baseline), else the active design's first model among
+    them, else the first in name order."""
     models = sorted(set(models))
     if reference:
         if reference not in models:
             raise ValueError(f"reference model {reference!r} has no scored partition here (models: {models})")
         return reference
     design = axes.current_design()
-    listed = [m for m in (design.models if design is not None else ()) if m in models]
+    listed = [m for m in (*prefer, *(design.models if design is not None else ())) if m in models]
     return listed[0] if listed else models[0]
 
 
@@ -203,12 +214,11 @@ def compare_models(
     us_uk: Sequence[str] = ("USA", "GBR"),
     corpus: Optional[pd.DataFrame] = None,
     params=None,
-    pairs: PairsMode = "auto",
-    reference: Optional[str] = None,
+    pairs: PairChoice = PairChoice(),
 ) -> pd.DataFrame:
     """The pairs of models of every template in ``responses`` (``drs_responses`` of several
     partitions; ``items``: their ``drs_items``, for the US+UK share) that :func:`model_pairs` gives for
-    ``pairs`` and ``reference`` (every pair up to 8 models by default): one row per difference
+    ``pairs`` (a :class:`PairChoice`: every pair up to 8 models by default): one row per difference
     (:data:`DIFFERENCE_COLUMNS`). Empty when no template has two models. ``inference``: resamples,
     permutations, level, seed, correction, alpha.
 
@@ -227,7 +237,7 @@ def compare_models(
     rows: list[dict] = []
     for template, part in values.groupby("template", sort=True):
         models = sorted(part["model"].astype(str).unique())
-        for a, b in model_pairs(models, pairs=pairs, reference=reference):
+        for a, b in model_pairs(models, pairs):
             base = {"template": template, "model_a": a, "model_b": b, "component": "behaviour"}
             for family, cols in (
                 ("metrics", [m for m in METRICS if part[m].notna().any()]),

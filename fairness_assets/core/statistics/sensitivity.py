@@ -274,18 +274,16 @@ def comparison_findings(
     params: mx.ScoringParams,
     *,
     inference: InferenceParams = DEFAULT_INFERENCE,
-    pairs: str = "auto",
-    reference: Optional[str] = None,
+    pairs: Optional[comparison_core.PairChoice] = None,
 ) -> dict[str, pd.DataFrame]:
     """``compare_models`` of one template's models under each setting (name -> table), with ``inference``;
-    ``pairs``, ``reference``: the pairs of models compared (comparison.model_pairs), model_comparison's."""
+    ``pairs``: the pairs of models compared (comparison.PairChoice), model_comparison's."""
     return {
         s.name: comparison_core.compare_models(
             rescore_responses(items, responses, s, params),
             items[["response_id", "iso3"]],
             inference=inference,
-            pairs=pairs,
-            reference=reference,
+            pairs=pairs or comparison_core.PairChoice(),
         )
         for s in settings
     }

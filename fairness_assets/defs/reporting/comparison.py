@@ -64,11 +64,16 @@ def stored_inputs(database: ResultsDatabase, template: str, keys: list[str]) -> 
 
 
 def compare_stored(
-    database: ResultsDatabase, inference: InferenceParams, log=None, params=None, *, pairs="auto", reference=None
+    database: ResultsDatabase,
+    inference: InferenceParams,
+    log=None,
+    params=None,
+    *,
+    pairs: Optional[comparison_core.PairChoice] = None,
 ) -> dict[str, pd.DataFrame]:
     """Every template with two or more scored models, compared with ``inference`` (read one template at a
     time); with the scoring ``params``, the stored corpus gives the coverage and GRS per country too.
-    ``pairs``, ``reference``: which pairs of models (core.statistics.comparison.model_pairs)."""
+    ``pairs``: which pairs of models (core.statistics.comparison.PairChoice; every pair up to 8 models)."""
     corpus = database.read_rows(D.CorpusUniversity, [""]) if params is not None else None
     extra = {"corpus": corpus, "params": params} if corpus is not None and len(corpus) else {}
     keys = sorted(str(k) for k in database.distinct(D.MetricRow, ["partition_key"])["partition_key"] if k)
@@ -81,7 +86,7 @@ def compare_stored(
     for template, tkeys in comparable.items():
         responses, items = stored_inputs(database, template, tkeys)
         out = comparison_core.tables_for(
-            responses, items, inference=inference, pairs=pairs, reference=reference or None, **extra
+            responses, items, inference=inference, pairs=pairs or comparison_core.PairChoice(), **extra
         )
         diffs.append(out["differences"])
         boards.append(out["leaderboard"])
@@ -111,10 +116,16 @@ def compare_stored(
     }
 
 
-def pairs_of(report_settings: ReportResource) -> dict:
-    """``pairs`` and ``reference`` of the comparisons, from the report settings (FAIRNESS_COMPARISON_PAIRS,
-    FAIRNESS_COMPARISON_REFERENCE)."""
-    return {"pairs": report_settings.comparison_pairs, "reference": report_settings.comparison_reference or None}
+def pairs_of(report_settings: ReportResource) -> comparison_core.PairChoice:
+    """Which pairs of models are compared, from the report settings (FAIRNESS_COMPARISON_PAIRS,
+    FAIRNESS_COMPARISON_REFERENCE): a release gate's baseline is the preferred reference, so that its pair with
+    the candidate is compared whatever the number of models."""
+    prefer = (gate_core.load_gate(report_settings.gate_file).baseline,) if report_settings.gate_file else ()
+    return comparison_core.PairChoice(
+        mode=report_settings.comparison_pairs,
+        reference=report_settings.comparison_reference or None,
+        prefer=prefer,
+    )
 
 
 def gate_result(gate_file: str, differences: pd.DataFrame) -> tuple[str, pd.DataFrame, str]:
@@ -139,7 +150,8 @@ def gate_result(gate_file: str, differences: pd.DataFrame) -> tuple[str, pd.Data
 @stored_asset(
     group_name="reporting",
     deps=["analysis_tables", "drs_scores"],
-    description="Every pair of models audited on the same template, paired by profile and run: differences in "
+    description="The models audited on the same template, pair by pair (every pair up to 8 models, each model with "
+    "the reference beyond: FAIRNESS_COMPARISON_PAIRS), paired by profile and run: differences in "
     "DRS, Acc, Rep, Acad (behaviour: both lists scored for the same student), parse and match rate, US+UK share, "
     "and whether B widens or narrows each axis's gaps and the Global-South gap, each with a bootstrap interval and "
     "a sign-flip test, Holm within each family; a leaderboard with the ranks the data support (ties where they "
@@ -158,7 +170,7 @@ def model_comparison(
         inference_of(report_settings),
         log=context.log.info,
         params=scoring_params(reference, scoring),
-        **pairs_of(report_settings),
+        pairs=pairs_of(report_settings),
     )
     diffs, board = tables["differences"], tables["leaderboard"]
     try:
@@ -277,7 +289,7 @@ def sensitivity_tables(
     log=None,
     second=None,
     taggers: Optional[dict] = None,
-    pairs: Optional[dict] = None,
+    pairs: Optional[comparison_core.PairChoice] = None,
 ) -> dict[str, pd.DataFrame]:
     """Every significant finding of the stored audit (counterfactual disparities, one partition at a
     time) and of the stored comparison (one template at a time) re-scored under ``grid`` (tested with
@@ -321,7 +333,7 @@ def sensitivity_tables(
             items = with_second_ranking(database, database.read_rows(D.DRSItem, tkeys), tkeys, second)
             items, used = with_other_tags(database, items, tkeys, taggers or {}, dict(params.student_interest))
             per = sens.comparison_findings(
-                items, responses, _with_taggers(grid, used), params, inference=inference, **(pairs or {})
+                items, responses, _with_taggers(grid, used), params, inference=inference, pairs=pairs
             )
             verdicts.append(sens.judge(diffs[diffs["template"].astype(str) == template], per, "comparison"))
             by_setting += [t.assign(setting=name) for name, t in per.items()]

@@ -52,9 +52,10 @@ def comparison_section(comparison: Optional[Mapping[str, pd.DataFrame]]) -> Opti
         for r in diffs[["template", "model_a", "model_b"]].drop_duplicates().itertuples(index=False)
     ]
     intro = [
-        "Every pair of models audited on the same template, paired by profile and run (the same prompt and "
-        "seed): the difference B - A of each metric per response (both lists scored for the same student, so "
-        "all of it is behaviour), of the parse and match rates and the US+UK share, and the change of each "
+        "The models audited on the same template, pair by pair (every pair up to 8 models on a template, each "
+        "model with the reference model beyond: FAIRNESS_COMPARISON_PAIRS), paired by profile and run (the same "
+        "prompt and seed): the difference B - A of each metric per response (both lists scored for the same "
+        "student, so all of it is behaviour), of the parse and match rates and the US+UK share, and the change of each "
         "group gap (B's gap minus A's: does B widen or narrow it?). Each difference has a 95% percentile "
         "bootstrap interval over the units (profiles, each over the runs both audits hold; runs for coverage and GRS; "
         "strata x runs for the gaps) and a sign-flip test, adjusted within template x "
