@@ -124,4 +124,6 @@ def test_a_design_with_names_stores_the_named_profiles_with_their_names(backend,
     for _, r in prompts.iterrows():
         assert r["student_name"] in r["prompt"] and "Nigeria" not in r["prompt"] and "France" not in r["prompt"]
     assert meta["prompts"]["dagster/row_count"] == 32
+    # the profiles' page says how many names each signalled cell has (Nigeria and France: faker covers both)
+    assert "| Nigeria " in meta["profiles"]["names"] and "names_per_profile" in meta["profiles"]["names"]
     database.dispose()

@@ -11,6 +11,7 @@ import pandas as pd
 
 from fairness_assets.core.reference import axes, geo
 from fairness_assets.core.reference import corpus as corpus_core
+from fairness_assets.core.reference import names as names_core
 from fairness_assets.core.reference import profiles as profiles_core
 from fairness_assets.core.reference import prompts as prompts_core
 from fairness_assets.core.reference import regions as regions_core
@@ -203,9 +204,20 @@ def profiles(
             if table["region"].notna().any()
             else "none",
             "regions": regions_core.source_line(),
+            "names": _names_md(cfg.design, table),
             "preview": preview(table),
         },
     )
+
+
+def _names_md(design, table: pd.DataFrame) -> str:
+    """The design's names (core/reference/names.py): named profiles per signalled cell, and the cells without
+    names with why; "none" for a design without a names block."""
+    if design.names is None:
+        return "none: the design has no names block (docs/designs.md, Names)"
+    cov = names_core.coverage(design.names, table[table["profile_set"] == "full"].to_dict("records"))
+    shown = cov.assign(why=cov["why"].where(cov["why"] != "", "-"))
+    return table_md(shown, empty="no crossed profile")
 
 
 @stored_asset(
