@@ -102,10 +102,16 @@ def run_server(server: str, texts, seeds, params, parallel: int, threads: int, n
         "--ctx-size",
         str(parallel * (1024 + new_tokens)),
     ]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    log = Path(os.environ.get("TMPDIR", "/tmp")) / f"llama-server-{port}.log"
+    with log.open("wb") as fh:
+        proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT)
     try:
         base = f"http://127.0.0.1:{port}"
-        wait_ready(base, proc)
+        try:
+            wait_ready(base, proc)
+        except SystemExit as exc:
+            tail = log.read_text(encoding="utf-8", errors="replace")[-3000:]
+            raise SystemExit(f"{exc}; its log ({log}):\n{tail}") from None
         client = OpenAIClient(base + "/v1", MODEL, max_concurrency=len(texts))
         assert MODEL in client.served_models(), "the alias is what /v1/models serves"
         t0 = time.perf_counter()
