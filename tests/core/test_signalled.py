@@ -240,3 +240,33 @@ def test_templates_sharing_no_cell_or_lacking_a_column_are_refused_naming_why(de
         _table(design, stated[stated["nationality"] == "India"], signalled[signalled["nationality"] == "Kenya"])
     with pytest.raises(SignalledError, match=r"signalled template's responses lack column\(s\) \['acc'\]"):
         _table(design, stated, signalled.drop(columns=["acc"]))
+
+
+def test_a_responses_file_gives_named_answers_by_the_students_name_and_a_row_without_one_is_rejected(
+    design, table, tmp_path
+):
+    """score's import (core.generation.responses): a named template's row with its student_name becomes that
+    named profile, its prompt saying the name; a named template's row without a name, or a stated template's
+    row with one, is rejected with a reason that names student_name, never dropped."""
+    from fairness_assets.core.generation import responses as R
+    from fairness_assets.core.reference.prompts import design_templates
+
+    named = table[table["profile_set"] == "named"].iloc[0]
+    answer = '[{"university": "MIT", "program": "MSc Physics", "country": "United States"}]'
+    base = {"model": "m", "run": 0, "gender": named["gender"], "economic_class": named["economic_class"]}
+    base["nationality"] = named["nationality"]
+    rows = [
+        {**base, "template": "base_named", "student_name": named[names.NAME_COLUMN], "response": answer},
+        {**base, "template": "base_named", "student_name": "", "response": answer},
+        {**base, "template": "base", "student_name": "Ada Obi", "response": answer},
+        {**base, "template": "base", "student_name": "", "response": answer},
+    ]
+    path = tmp_path / "answers.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    with axes.use_design(design):
+        out = R.import_responses(path, design_templates(design), design=design)
+    gens, rejects = out.generations, out.rejects
+    assert set(gens["template"]) == {"base_named", "base"} and len(gens) == 2
+    kept = gens[gens["template"] == "base_named"].iloc[0]
+    assert kept["profile_id"] == named["profile_id"] and named[names.NAME_COLUMN] in kept["prompt"]
+    assert len(rejects) == 2 and rejects["reason"].str.contains("student_name").all(), rejects.to_string()

@@ -108,6 +108,12 @@ def _prompt(
     return (None, unstated) if unstated else (template.render(words), [])
 
 
+def _named_set() -> Optional[str]:
+    """The active design's named profile set (core/reference/names.py), or None."""
+    design = axes.current_design()
+    return design.names.profile_set if design is not None and design.names is not None else None
+
+
 def _render(ok: pd.DataFrame, templates, prompts: dict, rejects: list) -> pd.DataFrame:
     """``ok`` with its ``prompt``; a row leaving unstated an axis its template names is rejected."""
     cat = axes.current()
@@ -152,9 +158,10 @@ def _to_generations(responses, templates, source, source_sha256, seen=None, prom
     for r, t, s in zip(
         ok.loc[~fits, "source_row"], ok.loc[~fits, "template"], ok.loc[~fits, "profile_set"], strict=False
     ):
-        rejects.append(
-            (r, "template", t, f"template {t!r} is for {templates[t].profile_set} profiles, row has a {s} profile")
-        )
+        reason = f"template {t!r} is for {templates[t].profile_set} profiles, row has a {s} profile"
+        if {templates[t].profile_set, s} == {"full", _named_set()}:
+            reason += f" (a named template's row gives the student's name in {NAME_COLUMN!r}, a stated one's none)"
+        rejects.append((r, "template", t, reason))
     prompts = {} if prompts is None else prompts
     ok = sample_ids(_render(ok[fits], templates, prompts, rejects))
     dup = ok.duplicated("response_id", keep="first")
