@@ -93,12 +93,10 @@ def main(argv=None) -> int:
     if args.print:
         print(text)
         return 0
-    doc = DOC.read_text(encoding="utf-8")
-    if START not in doc or END not in doc:
-        raise SystemExit(f"{DOC}: the markers {START} / {END} are missing")
-    head, rest = doc.split(START, 1)
-    _, tail = rest.split(END, 1)
-    DOC.write_text(f"{head}{START}\n{text}\n{END}{tail}", encoding="utf-8")
+    sys.path.insert(0, str(ROOT / "docs"))
+    from _generated import replace  # the docs' one writer of a generated section
+
+    replace(DOC, START, END, f"{START}\n{text}\n{END}")
     print(f"wrote the table into {DOC}")
     return 0
 
