@@ -24,7 +24,6 @@ from expectations.runner import load_suite, run_suite, suite_path
 from fairness_assets.core.common.partition import by_partition
 from fairness_assets.core.reference import axes, geo
 from fairness_assets.core.reference import prompts as prompts_core
-from fairness_assets.core.reporting import report as report_core
 from fairness_assets.core.scoring import metrics
 from fairness_assets.core.statistics.inference import InferenceParams
 from fairness_assets.core.understanding import match as match_core
@@ -292,14 +291,24 @@ def distance_matrix(
     return geo.extend_distances(geo.distance_lookup(capital_distances), needed, overrides)
 
 
-def write_report(folder: Path, html: str, markdown: str, figures) -> Path:
-    """report.html, report.md and the figures the Markdown links to, in ``folder``."""
+def write_report(folder: Path, files) -> Path:
+    """Every file of a rendered report (:class:`audit_report.ReportFiles`: report.html, report.md, the models'
+    pages of a report written as pages, the figures' PNGs) in ``folder``; the pages of an earlier layout of
+    the same report that this one does not have are removed (a report rewritten in place, issue 36)."""
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "report.html").write_text(html, encoding="utf-8")
-    (folder / "report.md").write_text(markdown, encoding="utf-8")
-    for rel, png in report_core.figure_files(figures).items():
-        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
-        (folder / rel).write_bytes(png)
+    written = files.files()
+    models = folder / "models"
+    if models.is_dir():
+        for old in models.iterdir():
+            if f"models/{old.name}" not in written and old.is_file():
+                old.unlink()
+    for rel, content in written.items():
+        path = folder / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
     return folder
 
 

@@ -143,6 +143,18 @@ class FairnessSettings(BaseSettings):
         ge=0,
         used_by="asset `audit_figures`",
     )
+    report_layout: Literal["auto", "single", "pages"] = setting(
+        "auto",
+        "How `audit_report` writes the report: `single`, one self-contained `report.html` (every figure embedded) "
+        "and its Markdown twin; `pages`, an index `report.html` (the scorecard, the summary, the comparisons, a "
+        "link to each model) and one page per model under `models/`, the figures as PNG files beside them; "
+        "`auto`, one file up to 18 partitions and pages beyond (a single file of 162 partitions takes a browser "
+        'many seconds to open: docs/benchmarks.md, "Opening the report").',
+        group="storage",
+        read=RUN,
+        targets=(("report_settings", "layout"),),
+        used_by="asset `audit_report`",
+    )
     comparison_pairs: Literal["auto", "all", "reference"] = setting(
         "auto",
         "Which pairs of models `model_comparison` and `sensitivity` compare on a template: `all`, every pair "

@@ -72,6 +72,12 @@ class ReportResource(ConfigurableResource):
         description="The reference model of the comparisons (FAIRNESS_COMPARISON_REFERENCE); empty: the design's "
         "first model with the template scored, else the first in name order.",
     )
+    # a str here: a variable set is passed as an EnvVar, checked by the settings model (auto | single | pages)
+    layout: str = Field(
+        default=default_of("report_layout"),
+        description="How the report is written (FAIRNESS_REPORT_LAYOUT): single (one self-contained file), pages "
+        "(an index and one page per model, the figures as files), or auto (one file up to 18 partitions).",
+    )
     # no ge here: a variable set is passed as an EnvVar, checked by the settings model (>= 0)
     figure_workers: int = Field(
         default=default_of("figure_workers"),

@@ -178,6 +178,34 @@ def test_rerunning_the_report_adds_no_second_row_for_the_same_report(two_models)
     assert after["report_id"].is_unique and len(after) == len(before)
 
 
+def test_the_report_as_pages_has_an_index_a_page_per_model_and_the_figures_as_files(two_models, tmp_path):
+    """FAIRNESS_REPORT_LAYOUT=pages (issue 36): report.html is the index (the scorecard, a link to each
+    model's page), each model's page shows its figures from files beside it, nothing is embedded, and the
+    metadata links every page at the reports' address."""
+    from resources.settings.report import ReportResource
+    from tests.helpers.pipeline import ASSETS, resources
+
+    db, _, _ = two_models
+    report = [a for a in ASSETS if dg.AssetKey("audit_report") in a.keys]
+    settings = ReportResource(output_dir=str(tmp_path / "reports"), layout="pages", base_url="https://r.example/x")
+    result = dg.materialize(report, resources=resources(db, DEMO_RESPONSES, report_settings=settings))
+    assert result.success
+    meta = result.asset_materializations_for_node("audit_report")[0].metadata
+    assert meta["layout"].value == "pages"
+    folder = Path(meta["report"].value).parent
+    index = (folder / "report.html").read_text(encoding="utf-8")
+    assert "data:image" not in index and 'id="scorecard"' in index
+    pages = sorted((folder / "models").glob("*.html"))
+    assert len(pages) == 2
+    for page in pages:
+        html = page.read_text(encoding="utf-8")
+        assert f'href="models/{page.name}"' in index and 'href="../report.html"' in html
+        srcs = re.findall(r'<img[^>]*src="([^"]+)"', html)
+        assert len(srcs) >= len(PER_PARTITION) and "data:image" not in html
+        assert all((page.parent / s).resolve().is_file() for s in srcs)
+        assert f"https://r.example/x/{folder.name}/models/{page.name}" in meta["model_pages"].value
+
+
 def test_model_comparison_is_stored_with_its_leaderboard_and_in_the_report(two_models):
     """Issue 22: model-b sends students to the University of Lagos instead of MIT: lower Rep, paired by
     profile and run; the leaderboard, the differences and a forest plot reach the report."""

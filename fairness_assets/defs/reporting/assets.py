@@ -470,7 +470,9 @@ def _provenance(database, parts, report_settings, reference, scoring, subject_ta
         "model_comparison",
         "sensitivity",
     ],
-    description="The audit report: one self-contained HTML file and a Markdown twin over every scored partition "
+    description="The audit report over every scored partition, as HTML and a Markdown twin: one self-contained "
+    "file, or for a report of many partitions an index and one page per model with the figures as files "
+    "(FAIRNESS_REPORT_LAYOUT) "
     "(the scorecard first: DRS, GRS coverage, US+UK share, parse and match rate per model x template, the strongest "
     "behaviour findings, the comparison and gate; then provenance, tables with significance marks, figures, parse "
     "quality, models side by side, base vs regional, drift, and a plain-language summary of the largest "
@@ -497,8 +499,9 @@ def audit_report_file(
     sensitive = database.read_rows(D.SensitivityRow, [""])
     sensitivity = tables_core.from_long(sensitive).get("verdicts") if len(sensitive) else None
     provenance = _provenance(database, parts, report_settings, reference, scoring, subject_tagger, audit_grid)
-    html, markdown, figures = audit_report.build_report(
+    report = audit_report.build_report_files(
         parts,
+        layout=report_settings.layout,
         provenance=provenance,
         quality=quality,
         audit_wide=audit_report.AuditWideResults(
@@ -512,11 +515,13 @@ def audit_report_file(
     )
     audit_ids = sorted({a for p in parts for a in p.audit_ids})
     report_id = f"report-{stable_hash([audit_ids, provenance['code version']])[:12]}"
-    folder = write_report(report_settings.folder() / report_id, html, markdown, figures)
+    markdown, figures = report.markdown, report.figures
+    folder = write_report(report_settings.folder() / report_id, report)
     significant = sum(p.significant for p in parts)
     context.log.info(
         f"report {report_id}: {len(parts)} partition(s), {sum(not f.skipped for f in figures)} figure(s), "
         f"{significant} significant finding(s) -> {folder / 'report.html'}"
+        + (f" (the index; {len(report.pages) // 2} model page(s) under models/)" if report.pages else "")
     )
     row = database.stamp(
         pd.DataFrame(
@@ -555,6 +560,19 @@ def audit_report_file(
             "markdown": dg.MetadataValue.path(str(folder / "report.md")),
             "markdown_url": dg.MetadataValue.url(report_settings.url_of(folder / "report.md")),
             "partitions": ", ".join(p.key for p in parts),
+            "layout": report.layout,  # single: one self-contained file; pages: an index and one page per model
+            **(
+                {
+                    "model_pages": dg.MetadataValue.md(
+                        "\n".join(
+                            f"- [{model}]({report_settings.url_of(folder / (path + '.html'))})"
+                            for model, path in audit_report.model_page_paths([p.model for p in parts]).items()
+                        )
+                    )
+                }
+                if report.pages
+                else {}
+            ),
             "significant_findings": significant,
             "quality_failures": int((quality["passed"] == False).sum()) if len(quality) else 0,  # noqa: E712
             "quality_not_evaluated": int(quality["passed"].isna().sum()) if len(quality) else 0,

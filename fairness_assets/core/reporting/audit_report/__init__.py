@@ -7,7 +7,9 @@ database, no files (the callers write the returned text and PNG bytes).
 Modules: :mod:`.partition` (one partition's tables and its digest), :mod:`.tables` (the "Tables"
 section), :mod:`.drawing` (the figures), :mod:`.digest` (a partition digested, the scorecard),
 :mod:`.behaviour`, :mod:`.geography` and :mod:`.sections` (the report's sections), :mod:`.build`
-(the report assembled: :func:`build_report`, from the partitions and the :class:`AuditWideResults`).
+(the report assembled: :func:`build_report`, from the partitions and the :class:`AuditWideResults`),
+:mod:`.pages` (the report as files: one self-contained file, or an index and one page per model:
+:func:`build_report_files`).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from .behaviour import (
     behaviour_section,
     behaviour_tables,
 )
-from .build import AuditWideResults, build_report, component_change_summary
+from .build import AssembledReport, AuditWideResults, assemble_report, build_report, component_change_summary
 from .digest import digest, scorecard, scorecard_inputs
 from .drawing import comparison_figures, partition_figures, partition_figures_drift
 from .geography import (
@@ -34,6 +36,15 @@ from .geography import (
     geography_tables,
     has_geography,
     region_metrics_wide,
+)
+from .pages import (
+    REPORT_LAYOUTS,
+    SINGLE_FILE_MAX_PARTITIONS,
+    ReportFiles,
+    ReportLayout,
+    build_report_files,
+    layout_for,
+    model_page_paths,
 )
 from .partition import HEADLINE_METRICS, PartitionDigest, PartitionResult, cut_rows, partition_statistics
 from .sections import (
@@ -63,14 +74,21 @@ __all__ = [
     "HEADLINE_METRICS",
     "MATCHES_TITLE",
     "NON_SIGNIFICANT_SHOWN",
+    "REPORT_LAYOUTS",
+    "SINGLE_FILE_MAX_PARTITIONS",
     "SENSITIVITY_TITLE",
+    "AssembledReport",
     "AuditWideResults",
     "PartitionDigest",
     "PartitionResult",
+    "ReportFiles",
+    "ReportLayout",
+    "assemble_report",
     "behaviour_intro",
     "behaviour_section",
     "behaviour_tables",
     "build_report",
+    "build_report_files",
     "comparison_figures",
     "comparison_section",
     "comparison_table",
@@ -85,7 +103,9 @@ __all__ = [
     "geography_tables",
     "has_geography",
     "headline_tables",
+    "layout_for",
     "matches_section",
+    "model_page_paths",
     "partition_figures",
     "partition_figures_drift",
     "partition_statistics",

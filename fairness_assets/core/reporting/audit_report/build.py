@@ -64,33 +64,52 @@ class AuditWideResults:
     their own and summarised."""
 
 
-def build_report(
+@dataclass(frozen=True)
+class AssembledReport:
+    """Everything a report says before it is rendered (:func:`assemble_report`): one file
+    (:func:`build_report`) or an index and one page per model (:func:`pages.build_report_files`) is
+    rendered from it, so both say the same."""
+
+    digests: list[PartitionDigest]
+    summary: list[str]
+    sections: list[rep.ReportSection]
+    comparison_figures: list[fig.Figure]
+    """The figures across partitions: the models side by side per template, base vs regional per model."""
+    scorecard: Optional[rep.ReportSection]
+    base_vs_regional: Optional[Mapping[str, pd.DataFrame]]
+    notes: Sequence[str] = ()
+
+    @property
+    def figures(self) -> list[fig.Figure]:
+        """The "Figures" section: the figures across partitions, then each partition's."""
+        return self.comparison_figures + [f for d in self.digests for f in d.figures]
+
+    def content(self) -> rep.ReportContent:
+        """The whole report as one :class:`ReportContent`."""
+        return rep.ReportContent(
+            tables=report_tables(self.digests, self.base_vs_regional),
+            figures=self.figures,
+            summary=self.summary,
+            notes=self.notes,
+            sections=self.sections,
+            scorecard=self.scorecard,
+        )
+
+    def all_figures(self) -> list[fig.Figure]:
+        """Every figure of the report, the sections' included (the PNG files to write)."""
+        return self.figures + [f for sec in self.sections for f in sec.figures]
+
+
+def assemble_report(
     parts: Sequence[Any],
     *,
-    provenance: Mapping[str, Any],
-    quality: Optional[pd.DataFrame],
     audit_wide: Optional[AuditWideResults] = None,
-    title: str = "LLM university-recommendation fairness audit",
     notes: Sequence[str] = (),
     figures_by_partition: Optional[Mapping[str, Sequence[fig.Figure]]] = None,
     matches: Optional[Mapping[str, pd.DataFrame]] = None,
-) -> tuple[str, str, list[fig.Figure]]:
-    """``(html, markdown, figures)`` of one audit (every partition given, each a
-    :class:`PartitionResult` or, to hold less, already a :class:`PartitionDigest`).
-
-    ``audit_wide`` (:class:`AuditWideResults`): the results over every partition together
-    (base vs regional, geography, model comparison, sensitivity); None: a report of the
-    partitions alone.
-
-    ``figures_by_partition`` (``model|template`` -> figures) reuses figures already drawn;
-    partitions without an entry have theirs drawn here.
-
-    ``matches`` (``model|template`` -> :func:`understanding.non_exact_matches`, issue 21): the
-    most frequent non-exact matches of each partition, listed right after the parse-quality
-    table so that a reader can audit them at a glance.
-
-    The report opens with the scorecard (issue 23.3, :func:`scorecard`): one row per model x
-    template, the strongest behaviour findings, the comparison and the release gate."""
+) -> AssembledReport:
+    """What the report of ``parts`` says (:func:`build_report`'s arguments but those of the rendering),
+    not yet rendered."""
     if not parts:
         raise ValueError("build_report: no scored partition to report on")
     if audit_wide is None:
@@ -138,17 +157,49 @@ def build_report(
         sections.append(geography_section(geography, light, geography_figures))
     for d in digests:
         summary += d.outcome_lines
-    figures = comparison_figures(light, base_vs_regional)
-    for d in digests:
-        figures += d.figures
     card = scorecard(digests, geography=geography, comparison=comparison)  # issue 23.3: the headline numbers first
-    content = rep.ReportContent(
-        tables=report_tables(digests, base_vs_regional),
-        figures=figures,
+    return AssembledReport(
+        digests=digests,
         summary=summary,
-        notes=notes,
         sections=sections,
+        comparison_figures=comparison_figures(light, base_vs_regional),
         scorecard=sc.section(card),
+        base_vs_regional=base_vs_regional,
+        notes=notes,
     )
-    html, markdown = rep.render_report(content, title=title, provenance=provenance, quality=quality)
-    return html, markdown, figures + [f for sec in sections for f in sec.figures]
+
+
+def build_report(
+    parts: Sequence[Any],
+    *,
+    provenance: Mapping[str, Any],
+    quality: Optional[pd.DataFrame],
+    audit_wide: Optional[AuditWideResults] = None,
+    title: str = "LLM university-recommendation fairness audit",
+    notes: Sequence[str] = (),
+    figures_by_partition: Optional[Mapping[str, Sequence[fig.Figure]]] = None,
+    matches: Optional[Mapping[str, pd.DataFrame]] = None,
+) -> tuple[str, str, list[fig.Figure]]:
+    """``(html, markdown, figures)`` of one audit (every partition given, each a
+    :class:`PartitionResult` or, to hold less, already a :class:`PartitionDigest`), as one
+    self-contained HTML file (a report of many partitions as an index and one page per model:
+    :func:`pages.build_report_files`).
+
+    ``audit_wide`` (:class:`AuditWideResults`): the results over every partition together
+    (base vs regional, geography, model comparison, sensitivity); None: a report of the
+    partitions alone.
+
+    ``figures_by_partition`` (``model|template`` -> figures) reuses figures already drawn;
+    partitions without an entry have theirs drawn here.
+
+    ``matches`` (``model|template`` -> :func:`understanding.non_exact_matches`, issue 21): the
+    most frequent non-exact matches of each partition, listed right after the parse-quality
+    table so that a reader can audit them at a glance.
+
+    The report opens with the scorecard (issue 23.3, :func:`scorecard`): one row per model x
+    template, the strongest behaviour findings, the comparison and the release gate."""
+    assembled = assemble_report(
+        parts, audit_wide=audit_wide, notes=notes, figures_by_partition=figures_by_partition, matches=matches
+    )
+    html, markdown = rep.render_report(assembled.content(), title=title, provenance=provenance, quality=quality)
+    return html, markdown, assembled.all_figures()

@@ -48,6 +48,7 @@ from .cells import P_COLUMNS, _esc, _md, format_column, truthy
 from .render import (
     CSS,
     SECTIONS,
+    PageLink,
     ReportContent,
     ReportSection,
     figure_files,
@@ -66,6 +67,7 @@ __all__ = [
     "P_COLUMNS",
     "SECTIONS",
     "DisparityTables",
+    "PageLink",
     "ReportContent",
     "ReportSection",
     "CORRECTION_NAMES",  # scorecard.py

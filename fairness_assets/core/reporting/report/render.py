@@ -7,7 +7,7 @@ from __future__ import annotations
 import base64
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import Any, Iterable, Literal, Mapping, Optional, Sequence
 
 import pandas as pd
 
@@ -49,14 +49,21 @@ def figure_files(figures: Iterable[Figure], folder: str = "figures") -> dict[str
     return {figure_path(f, folder): f.png for f in figures if f.png is not None}
 
 
-def _figures_html(figures: Sequence[Figure]) -> str:
+def _figures_html(figures: Sequence[Figure], figure_src: str = "embed", figure_dir: str = "figures") -> str:
+    """The figures as HTML: each PNG embedded as a ``data:`` URI (``figure_src="embed"``: the file is
+    self-contained) or linked to its file ``<figure_dir>/<slug>.png`` and loaded when scrolled to
+    (``"file"``: the pages of a large report, whose PNGs are written beside them)."""
     drawn = [f for f in figures if f.png is not None]
     skipped = [f for f in figures if f.png is None]
     parts = []
     for f in drawn:
-        data = base64.b64encode(f.png).decode("ascii")
+        if figure_src == "embed":
+            src = "data:image/png;base64," + base64.b64encode(f.png).decode("ascii")
+            img = f'<img alt="{_esc(f.title)}" src="{src}">'
+        else:
+            img = f'<img alt="{_esc(f.title)}" loading="lazy" src="{_esc(figure_path(f, figure_dir))}">'
         parts.append(
-            f'<figure id="fig-{_esc(f.slug)}"><img alt="{_esc(f.title)}" src="data:image/png;base64,{data}">'
+            f'<figure id="fig-{_esc(f.slug)}">{img}'
             f"<figcaption><strong>{_esc(f.title)}.</strong> {_esc(f.caption)}</figcaption></figure>"
         )
     if skipped:
@@ -102,7 +109,7 @@ def _section_sid(sec: ReportSection) -> str:
     return re.sub(r"[^A-Za-z0-9_-]+", "-", sec.sid).strip("-") or "section"
 
 
-def _section_html(sec: ReportSection, max_rows: int) -> str:
+def _section_html(sec: ReportSection, max_rows: int, figure_src: str = "embed", figure_dir: str = "figures") -> str:
     sid = _section_sid(sec)
     h = [f'<section id="{sid}"><h2>{_esc(sec.title)}</h2>']
     h += [f"<p>{_esc(t)}</p>" for t in sec.intro]
@@ -111,7 +118,7 @@ def _section_html(sec: ReportSection, max_rows: int) -> str:
     for k, (name, df) in enumerate(sec.tables.items()):
         h.append(f'<h3 id="{sid}-table-{k + 1}">{_esc(name)}</h3>{table_html(df, max_rows)}')
     if sec.figures:
-        h.append(f'<h3 id="{sid}-figures">Figures</h3>{_figures_html(list(sec.figures))}')
+        h.append(f'<h3 id="{sid}-figures">Figures</h3>{_figures_html(list(sec.figures), figure_src, figure_dir)}')
     if not (sec.intro or sec.notes or sec.tables or sec.figures):
         h.append('<p class="note">Nothing was given for this section.</p>')
     h.append("</section>")
@@ -160,6 +167,31 @@ def _quality_html(qual: Optional[pd.DataFrame], max_rows: int) -> list[str]:
 
 # ----------------------------------------------------------------------------- the report
 @dataclass(frozen=True)
+class PageLink:
+    """A link to another page of a report written as pages (issue 36): ``path`` relative to the page, without
+    its extension (the HTML page links to ``<path>.html``, the Markdown page to ``<path>.md``), the link's
+    ``title`` and a sentence after it."""
+
+    path: str
+    title: str
+    description: str = ""
+
+
+def _pages_html(title: str, pages: Sequence[PageLink]) -> str:
+    items = "".join(
+        f'<li><a href="{_esc(p.path)}.html">{_esc(p.title)}</a>' + (f": {_esc(p.description)}" if p.description else "")
+        for p in pages
+    )
+    return f'<section id="pages"><h2>{_esc(title)}</h2><ul>{items}</ul></section>'
+
+
+def _pages_md(title: str, pages: Sequence[PageLink]) -> list[str]:
+    lines = [f"## {_md(title)}", ""]
+    lines += [f"- [{_md(p.title)}]({p.path}.md)" + (f": {_md(p.description)}" if p.description else "") for p in pages]
+    return lines + [""]
+
+
+@dataclass(frozen=True)
 class ReportContent:
     """What a report says, as the audit found it: every section but the provenance and the parse
     quality (the record of how the audit was made, given to :func:`render_report` on their own).
@@ -184,6 +216,11 @@ class ReportContent:
     scorecard: Optional[ReportSection] = None
     """The headline numbers (:func:`core.reporting.scorecard.section`), shown first, above the
     summary (and first in the contents). None: no scorecard."""
+    pages: Sequence[PageLink] = ()
+    """Links to the report's other pages (a report written as pages: the index links to each model's page, a
+    model's page back to the index), in a section of their own after the scorecard. None: no such section."""
+    pages_title: str = "Pages"
+    """That section's heading."""
 
 
 def render_report(
@@ -193,6 +230,7 @@ def render_report(
     provenance: Optional[Mapping[str, Any]] = None,
     quality=None,
     figure_dir: str = "figures",
+    figure_src: Literal["embed", "file"] = "embed",
     max_rows: int = MAX_ROWS,
 ) -> tuple[str, str]:
     """The report of one audit as ``(html, markdown)``.
@@ -207,6 +245,9 @@ def render_report(
       ``observed``, ``threshold`` (other columns are shown too).
     - ``figure_dir``: the folder the Markdown links the figures' PNGs in; ``max_rows``: the rows
       of each table shown.
+    - ``figure_src``: ``"embed"``, every figure in the HTML as a ``data:`` URI (one self-contained file);
+      ``"file"``, the HTML links each figure's PNG in ``figure_dir`` too, loaded as the reader scrolls to it
+      (the pages of a large report, issue 36).
 
     Every section is present; an empty one says that nothing was given. The output holds no
     time stamp: the same input gives the same text.
@@ -214,16 +255,21 @@ def render_report(
     if content is None:
         content = ReportContent()
     provenance = provenance or {}
-    tables = dict(content.tables or {})
     qual = _quality_frame(quality)
+    html_out = _html(content, title, provenance, qual, max_rows, figure_src, figure_dir)
+    return html_out, _markdown(content, title, provenance, qual, max_rows, figure_dir)
+
+
+def _html(content: ReportContent, title, provenance, qual, max_rows: int, figure_src: str, figure_dir: str) -> str:
+    tables = dict(content.tables or {})
     figures = list(content.figures)
     summary, notes, scorecard = content.summary, content.notes, content.scorecard
     sections = list(content.sections)
     nav = list(SECTIONS[:3]) + [(_section_sid(x), x.title) for x in sections] + list(SECTIONS[3:])
+    if content.pages:
+        nav.insert(0, ("pages", content.pages_title))
     if scorecard is not None:
         nav.insert(0, (_section_sid(scorecard), scorecard.title))
-
-    # ---- HTML
     h = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -233,7 +279,9 @@ def render_report(
     ]
     h.append("<nav><ul>" + "".join(f'<li><a href="#{sid}">{_esc(name)}</a></li>' for sid, name in nav) + "</ul></nav>")
     if scorecard is not None:
-        h.append(_section_html(scorecard, max_rows))
+        h.append(_section_html(scorecard, max_rows, figure_src, figure_dir))
+    if content.pages:
+        h.append(_pages_html(content.pages_title, content.pages))
     # summary
     h.append(f'<section id="summary"><h2>{SECTIONS[0][1]}</h2>')
     if summary:
@@ -251,7 +299,7 @@ def render_report(
     h.append("</section>")
     h += _quality_html(qual, max_rows)
     for sec in sections:
-        h.append(_section_html(sec, max_rows))
+        h.append(_section_html(sec, max_rows, figure_src, figure_dir))
     # tables
     h.append(f'<section id="tables"><h2>{SECTIONS[3][1]}</h2>')
     if tables:
@@ -261,14 +309,21 @@ def render_report(
         h.append('<p class="note">No tables were given.</p>')
     h.append("</section>")
     # figures
-    h.append(f'<section id="figures"><h2>{SECTIONS[4][1]}</h2>{_figures_html(figures)}</section>')
+    shown = _figures_html(figures, figure_src, figure_dir)
+    h.append(f'<section id="figures"><h2>{SECTIONS[4][1]}</h2>{shown}</section>')
     h.append("</body></html>")
-    html_out = "\n".join(h) + "\n"
+    return "\n".join(h) + "\n"
 
-    # ---- Markdown
+
+def _markdown(content: ReportContent, title, provenance, qual, max_rows: int, figure_dir: str) -> str:
+    tables = dict(content.tables or {})
+    figures = list(content.figures)
+    summary, notes, scorecard = content.summary, content.notes, content.scorecard
     m = [f"# {_md(title)}", ""]
     if scorecard is not None:
         m += section_markdown(scorecard, max_rows, figure_dir)[1:] + [""]
+    if content.pages:
+        m += _pages_md(content.pages_title, content.pages)
     m += [f"## {SECTIONS[0][1]}", ""]
     m += [f"- {_md(s)}" for s in summary] if summary else ["_No summary was given._"]
     if notes:
@@ -277,7 +332,7 @@ def render_report(
     m.append(table_markdown(_provenance_frame(provenance)) if provenance else "_No provenance was given._")
     m += ["", f"## {SECTIONS[2][1]}", ""]
     m.append(table_markdown(qual, max_rows) if qual is not None else "_No parse-quality results were given._")
-    for sec in sections:
+    for sec in content.sections:
         m += section_markdown(sec, max_rows, figure_dir)
     m += ["", f"## {SECTIONS[3][1]}", ""]
     if tables:
@@ -286,5 +341,4 @@ def render_report(
     else:
         m.append("_No tables were given._")
     m += ["", f"## {SECTIONS[4][1]}", "", _figures_md(figures, figure_dir)]
-    md_out = "\n".join(m).rstrip() + "\n"
-    return html_out, md_out
+    return "\n".join(m).rstrip() + "\n"
