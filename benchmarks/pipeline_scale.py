@@ -22,6 +22,7 @@ runs of every profile (10: the study's 33,780 answers at 3 models; fewer to keep
 a session: the docs say which was used).
 
     .venv/bin/python benchmarks/pipeline_scale.py [--models 3,9,27] [--runs 10] [--no-write] [--save FILE]
+        [--keep-reports DIR]  # each size's report folder, for benchmarks/report_open.py
 """
 
 from __future__ import annotations
@@ -89,7 +90,7 @@ class Sampler(threading.Thread):
             time.sleep(self.every)
 
 
-def one_size(n_models: int, runs: int, corpus: str) -> dict:
+def one_size(n_models: int, runs: int, corpus: str, keep_reports: str = "") -> dict:
     """One size, in this process: the file, the run, and per step its wall, CPU and peak memory."""
     import dagster as dg
     from pipeline_study import peak_rss_gb, step_intervals, synthetic_study_file
@@ -138,6 +139,13 @@ def one_size(n_models: int, runs: int, corpus: str) -> dict:
         if not result.success:
             failures = [e.message for e in result.all_events if e.is_failure]
             raise RuntimeError(f"study_audit failed at {n_models} models: {failures[:3]}")
+        if keep_reports:  # the report folder, for benchmarks/report_open.py
+            import shutil
+
+            written = sorted(home.rglob("report.html"), key=lambda p: p.stat().st_mtime)
+            target = Path(keep_reports) / f"{len(keys)}-partitions"
+            shutil.rmtree(target, ignore_errors=True)
+            shutil.copytree(written[-1].parent, target)
         steps = step_intervals(instance, result.run_id)
         samples = np.asarray(sampler.samples)
         out = {}
@@ -202,9 +210,10 @@ def main() -> None:
         "--before", default="", help="a --save file of the code before a change: its wall times beside these"
     )
     ap.add_argument("--from-saved", default="", help="write the docs from this --save file, running nothing")
+    ap.add_argument("--keep-reports", default="", help="copy each size's report folder to DIR/<N>-partitions")
     args = ap.parse_args()
     if args.one:
-        print("RESULT " + json.dumps(one_size(args.one, args.runs, args.corpus)), flush=True)
+        print("RESULT " + json.dumps(one_size(args.one, args.runs, args.corpus, args.keep_reports)), flush=True)
         return
     before = json.loads(Path(args.before).read_text(encoding="utf-8")) if args.before else None
     if args.from_saved:
@@ -215,7 +224,8 @@ def main() -> None:
     sizes = []
     for n in (int(x) for x in args.models.split(",")):
         done = subprocess.run(
-            [sys.executable, __file__, "--one", str(n), "--runs", str(args.runs), "--corpus", args.corpus],
+            [sys.executable, __file__, "--one", str(n), "--runs", str(args.runs), "--corpus", args.corpus]
+            + (["--keep-reports", str(Path(args.keep_reports).resolve())] if args.keep_reports else []),
             capture_output=True,
             text=True,
             cwd=ROOT,
