@@ -5,8 +5,9 @@ chooses one file up to the study's size. Synthetic study-grid partitions, scored
 
 from __future__ import annotations
 
+import os
 import re
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 import pytest
 
@@ -18,6 +19,7 @@ from tests.core.test_report_behaviour import study_partition
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 16
 KW = dict(provenance={"code version": "test"}, quality=None)
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _figures(p) -> list[F.Figure]:
@@ -129,3 +131,31 @@ def test_a_report_rewritten_in_place_keeps_only_its_own_pages(tmp_path, digests,
     write_report(folder, single)  # the same report as one file: the models' pages go
     assert not any((folder / "models").iterdir())
     assert (folder / "report.html").read_text(encoding="utf-8") == single.html
+
+
+def test_the_opening_benchmark_opens_the_index_a_model_page_and_the_same_report_as_one_file(tmp_path, pages):
+    """benchmarks/report_open.py on a report written as pages (in a subprocess: the script puts benchmarks/ on
+    sys.path, whose statistics.py shadows the standard library's): three pages opened in headless Chromium, the
+    one-file equivalent with every figure embedded, so larger than the index."""
+    import subprocess
+    import sys
+
+    from tests.helpers.browser import CHROMEDRIVER, CHROMIUM
+
+    missing = [p for p in (CHROMIUM, CHROMEDRIVER) if not Path(p).exists()]
+    if missing:
+        assert not os.environ.get("CI"), f"{missing} not installed; .ci/run installs chromium and chromium-driver"
+        pytest.skip(f"{missing} not installed: apt-get install chromium chromium-driver (as .ci/run does)")
+    folder = write_report(tmp_path / "12-partitions", pages)
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "report_open.py"), str(folder), "--repeats", "1", "--no-write"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = re.findall(r"^\s*12 partitions, (.+?)\s+([\d.]+) MB\s+load\s+([\d.]+) s", done.stdout, flags=re.M)
+    kinds = {k.strip(): float(mb) for k, mb, _ in rows}
+    assert set(kinds) == {"index", "largest model page", "the same as one file"}, done.stdout
+    assert kinds["the same as one file"] > kinds["index"]
