@@ -147,7 +147,7 @@ def _partitions(folder: Path) -> str:
     return str(row.group(1).count("|")) if row else "?"
 
 
-def write_doc(rows: list[dict], repeats: int) -> None:
+def write_doc(rows: list[dict], repeats: int, load: float) -> None:
     from _doc import write_section
 
     lines = [
@@ -159,8 +159,8 @@ def write_doc(rows: list[dict], repeats: int) -> None:
     body = "\n".join(
         [
             f"Measured {date.today().isoformat()} on {platform.node() or 'this machine'} ({os.cpu_count()} cores, "
-            f"{platform.processor() or platform.machine()}), load at the start {os.getloadavg()[0]:.2f}; headless "
-            f"Chromium from the plain folder (`file://`), the median of {repeats} openings after `about:blank`, "
+            f"{platform.processor() or platform.machine()}), load at the start {load:.2f}; headless "
+            f"Chromium from the plain folder (`file://`), the median of {repeats} opening(s) after `about:blank`, "
             '`benchmarks/report_open.py` on the reports `pipeline_scale.py --keep-reports` kept. "The same as one '
             'file" is the index with every model page after it and every figure embedded, as '
             "`FAIRNESS_REPORT_LAYOUT=single` writes it.",
@@ -177,9 +177,10 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
+    load = os.getloadavg()[0]
     rows = measure([Path(f) for f in args.folders], args.repeats)
     if not args.no_write:
-        write_doc(rows, args.repeats)
+        write_doc(rows, args.repeats, load)
 
 
 if __name__ == "__main__":
