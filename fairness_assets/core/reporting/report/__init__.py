@@ -7,7 +7,8 @@ summary; and how the audit was made: a provenance mapping and the parse-quality 
 ``(html, markdown)``.
 
 - HTML: inline CSS, every figure embedded as a ``data:image/png;base64`` URI, no external
-  resource (the report must open on an offline machine).
+  resource (the report must open on an offline machine); or, with ``figure_src="file"`` (the pages of a
+  large report, :mod:`..audit_report.pages`), each figure linked to its PNG beside the page, loaded lazily.
 - Markdown: figures are image links to ``<figure_dir>/<slug>.png``; write the bytes of
   :func:`figure_files` (same ``figure_dir``) beside the Markdown file.
 - Every text that comes from data (model names, university names, model outputs, provenance
