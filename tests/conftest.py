@@ -122,27 +122,73 @@ def pytest_collection_modifyitems(config, items):
 
 
 ROOT = Path(__file__).resolve().parents[1]
-# the files whose tests took longest together (--durations of a fresh-clone .ci/run, 3 workers, 2026-12-03 evening),
-# longest first
+# the files whose tests took longest together, longest first, with their seconds (the sum of their tests' durations in
+# one worker of a `-n 3 --dist loadfile` run on a quiet 2-core machine, 2026-12-05; the files under 15 s follow in
+# collection order). Only the order matters; refresh it from `--durations=0` or a junit file when it drifts.
 LONGEST_FILES = (
-    "tests/resources/test_generation_engine.py",
-    "tests/e2e/test_new_user_journey.py",
-    "tests/e2e/test_cli_demo.py",
-    "tests/defs/test_alert_sensors.py",
-    "tests/defs/test_llm_tagger_pipeline.py",
-    "tests/e2e/test_score_cli.py",
-    "tests/resources/test_continuous_engine.py",
-    "tests/resources/test_result_queries.py",
-    "tests/e2e/test_ui_browser.py",
-    "tests/test_benchmark_scripts.py",
-    "tests/core/test_figures.py",
-    "tests/defs/test_reporting.py",
-    "tests/e2e/test_lost_lease_export.py",
-    "tests/e2e/test_score_partial.py",
-    "tests/e2e/test_languages_score.py",
-    "tests/defs/test_quality_recorded.py",
-    "tests/e2e/test_names_score.py",
-    "tests/e2e/test_report_link_browser.py",
-    "tests/e2e/test_docs.py",
-    "tests/e2e/test_celery_executor.py",
+    "tests/e2e/test_new_user_journey.py",  # 273 s
+    "tests/resources/test_generation_engine.py",  # 221 s
+    "tests/defs/test_alert_sensors.py",  # 215 s
+    "tests/e2e/test_score_cli.py",  # 180 s
+    "tests/e2e/test_cli_demo.py",  # 161 s
+    "tests/resources/test_continuous_engine.py",  # 158 s
+    "tests/defs/test_llm_tagger_pipeline.py",  # 149 s
+    "tests/test_benchmark_scripts.py",  # 139 s
+    "tests/resources/test_result_queries.py",  # 121 s
+    "tests/e2e/test_ui_browser.py",  # 119 s
+    "tests/core/test_figures.py",  # 113 s
+    "tests/defs/test_operations.py",  # 111 s
+    "tests/defs/test_reporting.py",  # 99 s
+    "tests/e2e/test_languages_score.py",  # 90 s
+    "tests/e2e/test_lost_lease_export.py",  # 88 s
+    "tests/defs/test_quality_recorded.py",  # 78 s
+    "tests/e2e/test_gate_cli.py",  # 72 s
+    "tests/e2e/test_score_partial.py",  # 68 s
+    "tests/e2e/test_report_link_browser.py",  # 68 s
+    "tests/e2e/test_concurrent_score.py",  # 61 s
+    "tests/e2e/test_docs.py",  # 58 s
+    "tests/e2e/test_names_score.py",  # 52 s
+    "tests/resources/test_concurrent_writes.py",  # 51 s
+    "tests/e2e/test_custom_design.py",  # 50 s
+    "tests/defs/test_statistics_behaviour.py",  # 50 s
+    "tests/e2e/test_score_graph.py",  # 45 s
+    "tests/e2e/test_export_per_partition.py",  # 44 s
+    "tests/e2e/test_postgres_deployment.py",  # 41 s
+    "tests/e2e/test_ui_signals.py",  # 41 s
+    "tests/resources/test_secrets.py",  # 41 s
+    "tests/e2e/test_cli_failures.py",  # 40 s
+    "tests/e2e/test_ui_design_launch.py",  # 37 s
+    "tests/e2e/test_cli_errors.py",  # 36 s
+    "tests/e2e/test_webserver.py",  # 35 s
+    "tests/e2e/test_celery_executor.py",  # 34 s
+    "tests/resources/test_design_attributes.py",  # 34 s
+    "tests/defs/test_invalid_partitions.py",  # 32 s
+    "tests/defs/test_drift_components.py",  # 31 s
+    "tests/e2e/test_score_templates_dir.py",  # 30 s
+    "tests/defs/test_report_scorecard.py",  # 29 s
+    "tests/defs/test_base_vs_regional_components.py",  # 28 s
+    "tests/defs/test_partition_isolation.py",  # 28 s
+    "tests/core/test_report_behaviour.py",  # 27 s
+    "tests/e2e/test_score_threads.py",  # 27 s
+    "tests/resources/test_database.py",  # 26 s
+    "tests/core/test_report.py",  # 26 s
+    "tests/resources/test_tagger.py",  # 26 s
+    "tests/resources/test_openai_streaming.py",  # 24 s
+    "tests/resources/test_database_text.py",  # 24 s
+    "tests/core/test_responses_streaming.py",  # 22 s
+    "tests/resources/test_migrations.py",  # 21 s
+    "tests/defs/test_reference_assets.py",  # 20 s
+    "tests/resources/test_endpoint_broken_answers.py",  # 17 s
+    "tests/resources/test_partition_lease.py",  # 17 s
+    "tests/test_report_server.py",  # 16 s
+    "tests/core/test_report_pages.py",  # 16 s
 )
+
+
+def pytest_configure(config):
+    """`--dist loadfile` hands out whole files; by default pytest-xdist re-sorts them by their number of tests
+    (`--loadscope-reorder`), which put the longest files, one or two tests each (the new user's journey, the demo
+    job), last, each alone on a worker at the end of the run. The order of :data:`LONGEST_FILES` is kept instead.
+    The option exists where pytest-xdist is installed (the dev extra); without it nothing is distributed."""
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False

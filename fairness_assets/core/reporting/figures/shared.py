@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure as MplFigure
+from matplotlib.layout_engine import PlaceHolderLayoutEngine
 
 from ...common.naming import file_stem
 from ...reference import axes
@@ -87,6 +88,11 @@ def _new_figure(width: float, height: float) -> MplFigure:
 
 
 def _png(fig: MplFigure) -> bytes:
+    if isinstance(fig.get_layout_engine(), PlaceHolderLayoutEngine):
+        # `fig.tight_layout()` leaves a placeholder engine behind, and with any engine set `savefig` first runs a
+        # whole draw (text off) before the real one; the placeholder places nothing, so without it the bytes are
+        # the same and each figure is drawn once (issue 36: the figures were a quarter of a small audit's time)
+        fig.set_layout_engine(None)
     buf = io.BytesIO()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # missing glyphs in model-written names: drawn as boxes
