@@ -44,6 +44,22 @@ def qs_export() -> Path:
     return QS_EXPORT
 
 
+@pytest.fixture(scope="session")
+def worked_example_scored(tmp_path_factory):
+    """(export folder, tables) of the worked example (data/examples/worked_example_responses.csv, the demo
+    corpus) scored by `score_responses` at its defaults, once per session (tests/helpers/scored.py): for the tests
+    that only read what it exports. A test that writes must copy the folder first."""
+    from fairness_assets.local import score_responses
+    from resources.settings import DATA_DIR, DEMO_CORPUS
+    from tests.helpers.scored import scored_once
+
+    def score(out):
+        example = DATA_DIR / "examples" / "worked_example_responses.csv"
+        return score_responses(str(example), str(DEMO_CORPUS), str(out), log=lambda *_: None)
+
+    return scored_once(tmp_path_factory.getbasetemp(), "worked-example", score)
+
+
 @pytest.fixture
 def results_home(tmp_path, monkeypatch) -> Path:
     """A private FAIRNESS_HOME (SQLite results DB) and DAGSTER_HOME for one test."""

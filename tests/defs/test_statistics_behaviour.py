@@ -9,9 +9,7 @@ import pandas as pd
 import pytest
 
 from fairness_assets.core.common import tables as tables_core
-from fairness_assets.local import score_responses
 from resources import database as D
-from resources.settings import DATA_DIR, DEMO_CORPUS
 from tests.helpers.pipeline import DEMO_KEY, DEMO_RESPONSES, audit
 
 pytestmark = pytest.mark.slow
@@ -61,14 +59,9 @@ def test_report_has_the_behaviour_section(demo):
     assert "| component |" in md and "envy\\_share" in md  # Markdown escapes the underscore
 
 
-def test_score_export_has_the_component_column(tmp_path):
-    written = score_responses(
-        str(DATA_DIR / "examples" / "worked_example_responses.csv"),
-        str(DEMO_CORPUS),
-        str(tmp_path),
-        log=lambda *_: None,
-    )
-    bn = pd.read_csv(tmp_path / "behaviour_needs.csv")
+def test_score_export_has_the_component_column(worked_example_scored):
+    out, written = worked_example_scored  # the example scored once this session (tests/conftest.py)
+    bn = pd.read_csv(out / "behaviour_needs.csv")
     assert set(bn["component"]) == COMPONENTS
     assert {
         "model",
@@ -86,7 +79,7 @@ def test_score_export_has_the_component_column(tmp_path):
     } <= set(bn.columns)
     assert set(written["behaviour_needs"]["component"]) == COMPONENTS
     assert written["behaviour_needs"]["significant"].dtype == bool
-    envy = pd.read_csv(tmp_path / "envy.csv")
+    envy = pd.read_csv(out / "envy.csv")
     assert len(envy) and "envy_share" in envy.columns
-    md = (tmp_path / "report.md").read_text()
+    md = (out / "report.md").read_text()
     assert "Behaviour and needs of the counterfactual contrasts" in md

@@ -46,10 +46,10 @@ def _norm(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def test_cli_and_assets_give_identical_tables(tmp_path):
-    score_responses(str(EXAMPLE), str(DEMO_CORPUS), str(tmp_path / "out"), log=lambda *_: None)
+def test_cli_and_assets_give_identical_tables(tmp_path, worked_example_scored):
+    out, _ = worked_example_scored  # the example scored by `score_responses` once this session (tests/conftest.py)
     # the files a user gets (written a partition at a time and joined)
-    cli = {f.stem: pd.read_csv(f) for f in (tmp_path / "out").glob("*.csv")}
+    cli = {f.stem: pd.read_csv(f) for f in out.glob("*.csv")}
     instance = dg.DagsterInstance.ephemeral()
     instance.add_dynamic_partitions(MODEL_PARTITIONS.name, ["example-model"])
     database = D.ResultsDatabase(url=f"sqlite:///{tmp_path / 'r.db'}")

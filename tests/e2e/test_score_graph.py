@@ -147,18 +147,10 @@ def test_a_response_marked_items_that_is_not_an_items_document_is_named():
         R.items_from_generations(gens)
 
 
-def test_geography_tables_are_assets_exported_with_the_rest(tmp_path):
+def test_geography_tables_are_assets_exported_with_the_rest(worked_example_scored):
     """issue 15: audit_geography runs in the graph; its tables (per partition, model and template
     columns) come out of `score` beside the others, with real family sizes and tests."""
-    from fairness_assets.local import score_responses
-    from resources.settings import DATA_DIR, DEMO_CORPUS
-
-    written = score_responses(
-        str(DATA_DIR / "examples" / "worked_example_responses.csv"),
-        str(DEMO_CORPUS),
-        str(tmp_path / "o"),
-        log=lambda *_: None,
-    )
+    out, written = worked_example_scored  # the example scored once this session (tests/conftest.py)
     contrasts = written["geography_geo_contrasts"]
     assert len(contrasts) and {"region_vs_rest", "nationality_vs_rest"} <= set(contrasts["analysis"])
     tested = contrasts[contrasts["p_adjusted"].notna()]  # a contrast without enough paired units has no test
@@ -168,8 +160,8 @@ def test_geography_tables_are_assets_exported_with_the_rest(tmp_path):
     dec = written["geography_class_gap_decomposition"]
     assert {"total", "behaviour", "needs"} <= set(dec["component"])
     home = written["geography_home_bias"]
-    assert home["own_country"].between(0, 1).all() and (tmp_path / "o" / "geography_families.csv").exists()
-    report = (tmp_path / "o" / "report.md").read_text(encoding="utf-8")
+    assert home["own_country"].between(0, 1).all() and (out / "geography_families.csv").exists()
+    report = (out / "report.md").read_text(encoding="utf-8")
     assert "## Geography: regions, home bias, behaviour vs needs" in report
     import re
 
