@@ -30,6 +30,7 @@ from fairness_assets.core.common import result_tables
 from fairness_assets.core.common import tables as tables_core
 from fairness_assets.core.common.partition import PartitionKey, by_partition
 from fairness_assets.core.common.progress import Progress
+from fairness_assets.core.reference import workers as workers_core
 from fairness_assets.core.reporting import audit_report
 from fairness_assets.core.reporting import figures as fig_core
 from fairness_assets.core.understanding import understand as understanding
@@ -97,26 +98,30 @@ def audit_statistics(
     keys = list(guard.partitions(analysis_tables))
     inference = inference_of(report_settings)
     progress = Progress("audit_statistics", len(keys), context.log.info, unit="partition")
-    for key, long in keys:
-        progress.advance(0, detail=f"{key} started")  # the first line at once, then at most every 5 s
+    jobs = [
+        {
+            "long": long,
+            "items": drs_scores[drs_scores["partition_key"] == str(key)] if len(drs_scores) else drs_scores,
+            "distances": dist,
+            "student_iso3": students,
+            "params": params,
+            "inference": inference,
+            "stored": result_tables.names("audit_statistics"),
+            "packed": PACKED_STATISTICS,
+        }
+        for key, long in keys
+    ]
+    # one partition a job, in the worker processes of the figures (core/reference/workers.py)
+    workers = report_settings.drawing_processes() if len(jobs) > 1 else 1
+    progress.advance(0, detail=f"{len(jobs)} partition(s) in {min(workers, len(jobs))} process(es)")
+    results = workers_core.iter_partitions(audit_report.statistics_job, jobs, workers=workers, errors="return")
+    for (key, long), result in zip(keys, results, strict=True):
         with guard.attempt(key):  # a partition whose statistics fail fails alone
-            responses = tables_core.from_long(long)["drs_responses"]
-            items = drs_scores[drs_scores["partition_key"] == str(key)] if len(drs_scores) else drs_scores
-            t = audit_report.partition_statistics(
-                responses,
-                inference=inference,
-                items=items,
-                distances=dist,
-                student_iso3=students,
-                params=params,
-            )
+            if isinstance(result, workers_core.JobFailed):
+                result.reraise()
+            t, stored_long = result
             dis = t["counterfactual_disparity"]
-            stored = {name: t[name] for name in result_tables.names("audit_statistics") if name in t}
-            frames.append(
-                tables_core.to_long(stored, packed=PACKED_STATISTICS).assign(
-                    partition_key=str(key), audit_id=str(long["audit_id"].iloc[0])
-                )
-            )
+            frames.append(stored_long.assign(partition_key=str(key), audit_id=str(long["audit_id"].iloc[0])))
             significant += int(dis["significant"].sum()) if len(dis) else 0
             shown[f"disparity {key}"] = (
                 table_md(audit_report.stats.disparity_display(dis)) if len(dis) else "no testable pairs"

@@ -46,7 +46,14 @@ from .pages import (
     layout_for,
     model_page_paths,
 )
-from .partition import HEADLINE_METRICS, PartitionDigest, PartitionResult, cut_rows, partition_statistics
+from .partition import (
+    HEADLINE_METRICS,
+    PartitionDigest,
+    PartitionResult,
+    cut_rows,
+    partition_statistics,
+    statistics_job,
+)
 from .sections import (
     COMPARISON_TITLE,
     MATCHES_TITLE,
@@ -109,6 +116,7 @@ __all__ = [
     "partition_figures",
     "partition_figures_drift",
     "partition_statistics",
+    "statistics_job",
     "partition_tables",
     "region_metrics_wide",
     "report_tables",

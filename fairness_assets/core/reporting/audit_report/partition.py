@@ -11,6 +11,7 @@ from typing import Any, Mapping, Optional
 import pandas as pd
 
 from ...common import metric_catalogue as catalogue
+from ...common import tables as tables_core
 from ...common.partition import PartitionKey
 from ...statistics import decompose, stats
 from ...statistics.inference import DEFAULT_INFERENCE, InferenceParams
@@ -71,6 +72,24 @@ def partition_statistics(
             )
         )
     return out
+
+
+def statistics_job(job: Mapping[str, Any]) -> tuple[dict[str, pd.DataFrame], pd.DataFrame]:
+    """One partition's :func:`partition_statistics`, as a job of core/reference/workers.py: from ``job``'s
+    ``long`` (the partition's analysis tables in core.common.tables long form), ``items``, ``distances``,
+    ``student_iso3``, ``params`` and ``inference``; returns the tables and those of ``job["stored"]`` in long
+    form, ``job["packed"]`` packed (what the step stores)."""
+    responses = tables_core.from_long(job["long"])["drs_responses"]
+    t = partition_statistics(
+        responses,
+        inference=job["inference"],
+        items=job["items"],
+        distances=job["distances"],
+        student_iso3=job["student_iso3"],
+        params=job["params"],
+    )
+    stored = {name: t[name] for name in job["stored"] if name in t}
+    return t, tables_core.to_long(stored, packed=job["packed"])
 
 
 @dataclass

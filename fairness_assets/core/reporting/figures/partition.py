@@ -13,6 +13,7 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
+from ...reference import workers as workers_core
 from .. import axis_words
 from .counts import figure_suffix, recommended_locations, top_figure
 from .heatmap import heatmap_name, home_heatmap
@@ -104,14 +105,7 @@ def many_partition_figures(
     """:func:`all_partition_figures` for each ``(tables, model, template)`` of ``jobs``, in order.
 
     Drawing is CPU-bound Python (matplotlib text layout), so with ``workers`` > 1 and more than
-    one job the partitions are drawn in that many worker processes (started with ``spawn``: no
-    fork of a process that may hold threads and locks); the bytes are the same as drawn here."""
-    jobs = [(dict(t), m, tp, n) for t, m, tp in jobs]
-    workers = max(1, min(int(workers), len(jobs)))
-    if workers == 1:
-        return [_partition_job(j) for j in jobs]
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-        return list(pool.map(_partition_job, jobs))
+    one job the partitions are drawn in that many worker processes (core/reference/workers.py: started
+    once a process, with ``spawn``, each job under the caller's design); the bytes are the same as
+    drawn here."""
+    return workers_core.map_partitions(_partition_job, [(dict(t), m, tp, n) for t, m, tp in jobs], workers=workers)

@@ -1,0 +1,70 @@
+"""core/reference/workers.py: jobs in worker processes keep their order, run under the caller's design
+(a spawned figure worker drew the study's figures for any design before it), and fail one by one."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from fairness_assets.core.reference import axes, workers
+from fairness_assets.core.reference import design as design_core
+from fairness_assets.core.reporting.figures import partition as figures
+
+
+def _axis_names(job):
+    return job, axes.names()
+
+
+def _fails_on_two(job):
+    if job == 2:
+        raise KeyError(f"job {job} has no value")
+    return job * 10
+
+
+@pytest.fixture(scope="module")
+def beyond():
+    return design_core.load_design("beyond_study", templates_dir=design_core.SHIPPED_DIR.parent / "templates")
+
+
+@pytest.mark.parametrize("n_workers", [1, 2])
+def test_jobs_run_in_order_under_the_callers_design(beyond, n_workers):
+    study = axes.names()
+    with axes.use_design(beyond):
+        out = workers.map_partitions(_axis_names, range(5), workers=n_workers)
+    assert [job for job, _ in out] == list(range(5))
+    with axes.use_design(beyond):
+        expected = axes.names()
+    assert all(names == expected for _, names in out)
+    assert expected != study  # the design has axes the study lacks: the test can fail
+
+
+@pytest.mark.parametrize("n_workers", [1, 2])
+def test_a_failing_job_comes_back_in_its_place(n_workers):
+    out = workers.map_partitions(_fails_on_two, [1, 2, 3], workers=n_workers, errors="return")
+    assert out[0] == 10 and out[2] == 30
+    failed = out[1]
+    assert isinstance(failed, workers.JobFailed) and isinstance(failed.error, KeyError)
+    assert "job 2 has no value" in failed.traceback and "_fails_on_two" in failed.traceback
+    with pytest.raises(KeyError) as caught:
+        failed.reraise()
+    assert isinstance(caught.value.__cause__, workers.RemoteTraceback)
+    with pytest.raises(KeyError):
+        workers.map_partitions(_fails_on_two, [1, 2, 3], workers=n_workers)
+
+
+def test_errors_must_be_named():
+    with pytest.raises(ValueError, match="errors must be"):
+        workers.map_partitions(_fails_on_two, [1], workers=1, errors="ignore")
+
+
+def test_figures_drawn_in_workers_follow_the_design(beyond):
+    """The figures of a design's partitions, drawn in two worker processes, are the design's (27 names for
+    the eight-axis design, not the study's 15) and the same as drawn in this process."""
+    jobs = [({"drs_items": pd.DataFrame(), "grs_by_country": pd.DataFrame()}, "m", t) for t in ("a", "b")]
+    with axes.use_design(beyond):
+        here = figures.many_partition_figures(jobs, 1)
+        there = figures.many_partition_figures(jobs, 2)
+        expected = [n for n in figures.figure_names() if not n.startswith(("base_vs", "model_comparison", "drift"))]
+    assert [[f.name for f in fs] for fs in there] == [[f.name for f in fs] for fs in here]
+    assert sorted(f.name for f in there[0]) == sorted(expected)
+    assert len(there[0]) > 15
