@@ -143,3 +143,34 @@ def test_report_reads_one_partition_at_a_time(scored, reads):
     assert all(len(t) <= 200 for p in parts for t in [*p.tables.values(), *p.behaviour_tables.values()])
     # the figures come from their files, one partition at a time
     assert figures and all({f.name for f in figures[p.key]} <= {f.name for f in p.figures} for p in parts)
+
+
+def test_report_digests_the_same_in_worker_processes(scored):
+    """The partitions digested in two worker processes (core/reference/workers.py) are what this process
+    digests: the same sentences, shown rows (with their row counts), figures and scorecard inputs."""
+    database = D.ResultsDatabase(url=scored)
+    try:
+        here = reporting._stored_partitions(database, None, None, workers=1)
+        there = reporting._stored_partitions(database, None, None, workers=2)
+    finally:
+        database.dispose()
+    assert [p.key for p in there.parts] == [p.key for p in here.parts] and len(here.parts) == 3
+    for a, b in zip(here.parts, there.parts, strict=True):
+        assert (a.behaviour_lines, a.outcome_lines, a.significant, a.audit_ids) == (
+            b.behaviour_lines,
+            b.outcome_lines,
+            b.significant,
+            b.audit_ids,
+        )
+        assert [(f.name, f.png) for f in a.figures] == [(f.name, f.png) for f in b.figures]
+        for name in ("tables", "behaviour_tables"):
+            ta, tb = getattr(a, name), getattr(b, name)
+            assert sorted(ta) == sorted(tb), name
+            for k in ta:
+                pd.testing.assert_frame_equal(ta[k], tb[k], obj=f"{a.key} {k}")
+                assert ta[k].attrs == tb[k].attrs, k
+        pd.testing.assert_frame_equal(a.scorecard_row, b.scorecard_row)
+        pd.testing.assert_frame_equal(a.scorecard_findings, b.scorecard_findings)
+    assert here.matches.keys() == there.matches.keys()
+    geo = [[(f.name, f.png) for f in s.geo_figures or []] for s in (here, there)]
+    assert geo[0] == geo[1]

@@ -23,6 +23,7 @@ import multiprocessing
 import pickle
 import threading
 import traceback
+from collections import deque
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -106,27 +107,40 @@ def iter_partitions(
     errors: Literal["raise", "return"] = "raise",
 ) -> Iterator:
     """``fn(job)`` for each of ``jobs``, in their order, each as soon as it and the ones before it are
-    done (a caller shows progress); in ``workers`` processes (see the module's docstring).
+    done (a caller shows progress); in ``workers`` processes (see the module's docstring). ``jobs`` may
+    be lazy: at most two jobs a worker are read ahead of the results taken.
 
     ``fn`` must be a module-level function and every job picklable. With ``errors="return"`` a job
     that raises gives a :class:`JobFailed` in its place; a worker process that dies (killed, out of
     memory) raises ``BrokenProcessPool``, and the next call starts new workers."""
     if errors not in ("raise", "return"):
         raise ValueError(f"errors must be 'raise' or 'return', got {errors!r}")
-    jobs = list(jobs)
     keep = errors == "return"
-    workers = max(1, min(int(workers), len(jobs)))
+    workers = max(1, int(workers))
+    if hasattr(jobs, "__len__"):
+        workers = max(1, min(workers, len(jobs)))
     catalogue, design = axes.current(), axes.current_design()
     if workers == 1:
         for job in jobs:
             yield _run((fn, job, catalogue, design, keep))
         return
     pool = _pool(workers)
+    # a window of jobs in flight: the caller's lazy ``jobs`` (one partition read at a time) are read
+    # only as far ahead as the workers can use, so memory stays that of a few partitions
+    pending: deque = deque()
     try:
-        yield from pool.map(_run, [(fn, job, catalogue, design, keep) for job in jobs])
+        for job in jobs:
+            pending.append(pool.submit(_run, (fn, job, catalogue, design, keep)))
+            if len(pending) >= 2 * workers:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
     except BrokenProcessPool:
         _discard(workers, pool)
         raise
+    finally:
+        for future in pending:
+            future.cancel()
 
 
 def map_partitions(

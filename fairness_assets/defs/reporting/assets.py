@@ -349,34 +349,39 @@ class StoredAudit:
 
 
 def _stored_partitions(
-    database: ResultsDatabase, instance: Optional[dg.DagsterInstance] = None, log=None
+    database: ResultsDatabase, instance: Optional[dg.DagsterInstance] = None, log=None, workers: int = 1
 ) -> StoredAudit:
     """Every scored partition of the results database, read and digested one at a time (memory:
     what the report shows and one partition's rows, not every partition's rows and statistics;
     issue 19.5), with the parse-quality checks ``instance`` recorded for it (none read without
-    ``instance``)."""
-    from fairness_assets.core.statistics import geostats
-
+    ``instance``). The partitions are read here and digested in ``workers`` processes (core/reference/workers.py),
+    at most two a worker read ahead."""
     out = StoredAudit([], {}, {}, [])
     recorded = RecordedQuality(instance, CHECK_SPECS) if instance is not None else None
     keys = _report_keys(database)
     with_geography = bool(database.distinct(D.GeographyRow, ["partition_key"]).shape[0])
     progress = Progress("audit_report", len(keys), log or (lambda _line: None), unit="partition")
-    for key in keys:
-        figures = _stored_figures(database, key).get(key)
-        part, recs = _stored_partition(database, key, figures)
-        if recorded is not None:
-            out.quality[key] = recorded.of(key)
-        out.matches[key] = understanding.non_exact_matches(recs)
-        del recs
-        if with_geography:
-            items = database.read_rows(D.DRSItem, [key])
-            out.geo_figures += fig_core.geography_figures(
-                geostats.item_geography(items) if len(items) else None, part.model, part.template
-            )
-            del items
-        out.parts.append(audit_report.digest(part, figures))
-        del part
+
+    def jobs():  # read here, one partition at a time, as far ahead as the workers digest
+        for key in keys:
+            figures = _stored_figures(database, key).get(key)
+            part, recs = _stored_partition(database, key, figures)
+            if recorded is not None:
+                out.quality[key] = recorded.of(key)
+            out.matches[key] = understanding.non_exact_matches(recs)
+            del recs
+            items = database.read_rows(D.DRSItem, [key]) if with_geography else None
+            yield part, figures, items, with_geography
+
+    # digested (sentences, tables cut to the rows shown, figures) in the worker processes of the figures
+    for key, (digested, geo) in zip(
+        keys,
+        workers_core.iter_partitions(audit_report.digest_job, jobs(), workers=min(workers, max(1, len(keys)))),
+        strict=True,
+    ):
+        out.parts.append(digested)
+        if geo is not None:
+            out.geo_figures += geo
         progress.advance(detail=f"{key} read")
     progress.finish()
     if not with_geography:
@@ -493,7 +498,9 @@ def audit_report_file(
     subject_tagger: SubjectTaggerResource,
     audit_grid: AuditGridResource,
 ) -> dg.MaterializeResult:
-    stored = _stored_partitions(database, context.instance, log=context.log.info)
+    stored = _stored_partitions(
+        database, context.instance, log=context.log.info, workers=report_settings.drawing_processes()
+    )
     parts, per_partition, geo_figures = stored.parts, stored.quality, stored.geo_figures
     if not parts:
         raise dg.Failure("no scored partition in the results database: materialize the audit first")

@@ -24,7 +24,7 @@ from .behaviour import (
     behaviour_tables,
 )
 from .build import AssembledReport, AuditWideResults, assemble_report, build_report, component_change_summary
-from .digest import digest, scorecard, scorecard_inputs
+from .digest import digest, digest_job, scorecard, scorecard_inputs
 from .drawing import comparison_figures, partition_figures, partition_figures_drift
 from .geography import (
     GEOGRAPHY_TITLE,
@@ -103,6 +103,7 @@ __all__ = [
     "component_change_tables",
     "cut_rows",
     "digest",
+    "digest_job",
     "geo_tables",
     "geography_contrasts_shown",
     "geography_intro",

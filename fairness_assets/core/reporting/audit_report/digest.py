@@ -7,6 +7,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 import pandas as pd
 
+from ...statistics import geostats
 from .. import figures as fig
 from .. import report as rep
 from .. import scorecard as sc
@@ -49,6 +50,21 @@ def digest(
         audit_ids=audit_ids,
         **scorecard_inputs(p),
     )
+
+
+def digest_job(job: tuple) -> tuple[PartitionDigest, Optional[list[fig.Figure]]]:
+    """One partition for the report, as a job of core/reference/workers.py: ``job`` is ``(p, figures,
+    geo_items, with_geography)``; returns :func:`digest` of ``p`` and, with geography, the partition's
+    region figures drawn from its scored items ``geo_items`` (None without geography)."""
+    p, figures, geo_items, with_geography = job
+    geo = None
+    if with_geography:
+        geo = fig.geography_figures(
+            geostats.item_geography(geo_items) if geo_items is not None and len(geo_items) else None,
+            p.model,
+            p.template,
+        )
+    return digest(p, figures), geo
 
 
 def scorecard_inputs(p: PartitionResult) -> dict[str, pd.DataFrame]:
