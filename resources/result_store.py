@@ -119,10 +119,38 @@ def _kind(s: pd.Series) -> str:
     return "text"
 
 
+def _fast_values(kind: str, s: pd.Series) -> Optional[list]:
+    """:func:`_values` of a column whose dtype already fits ``kind`` (floats for ``float``, integers for
+    ``int``, booleans for ``bool``, strings for text), converted whole; None where it does not fit (the
+    cell-by-cell path then converts it or names the value that does not fit)."""
+    dtype = s.dtype
+    if kind == "float" and (pd.api.types.is_float_dtype(dtype) or pd.api.types.is_integer_dtype(dtype)):
+        if pd.api.types.is_extension_array_dtype(dtype):
+            return None
+        a = s.to_numpy(dtype=float)
+        out = a.astype(object)
+        out[np.isnan(a)] = None  # infinities stay, as cell by cell
+        return out.tolist()
+    if kind == "int" and pd.api.types.is_integer_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype):
+        if pd.api.types.is_extension_array_dtype(dtype):
+            return None
+        return s.to_numpy().tolist()
+    if kind == "bool" and dtype == np.bool_:
+        return s.to_numpy().tolist()
+    if kind in ("text", "json", "home") and pd.api.types.is_object_dtype(dtype):
+        raw = s.to_numpy()
+        if all(type(v) is str for v in raw):  # exactly str: str(v) would be v itself
+            return raw.tolist()
+    return None
+
+
 def _values(t: catalogue.ResultTable, column: str, kind: str, s: pd.Series) -> list:
     """The cells of ``s`` as Python values of the column's declared ``kind``; a value that does not
     fit raises :class:`ResultTypeError` naming the table, the column and the value (never a silent
     NULL)."""
+    fast = _fast_values(kind, s)
+    if fast is not None:
+        return fast
     raw = s.astype(object).where(s.notna(), None).tolist()
     out: list = []
     for v in raw:
@@ -173,6 +201,13 @@ def records(t: catalogue.ResultTable, df: pd.DataFrame, stamp: Mapping[str, str]
     axis columns of ``df`` (resources/database/attributes.py: every axis of the active catalogue, null for
     one ``df`` lacks). A column ``df`` has that the catalogue does not declare raises
     :class:`ResultTypeError` naming it: nothing is dropped silently."""
+    names, columns = _columns(t, _prepared(t, df), stamp)
+    return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
+
+
+def _prepared(t: catalogue.ResultTable, df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` as table ``t`` stores it (:func:`records`): the home axis under the table's name for it, the
+    axis columns packed, every column declared."""
     from .database.attributes import pack
 
     declared = dict(t.columns)
@@ -191,10 +226,39 @@ def records(t: catalogue.ResultTable, df: pd.DataFrame, stamp: Mapping[str, str]
             f"result table {t.sql_name!r} ({t.asset}.{t.name}) has column(s) {extra} that core/common/result_tables.py "
             "does not declare: declare them (name and type) there and in a schema migration"
         )
+    return df
+
+
+def _columns(t: catalogue.ResultTable, df: pd.DataFrame, stamp: Mapping[str, str]) -> tuple[list[str], list[list]]:
+    """The SQL columns of table ``t`` (the stamp's, ``row_index``, the declared ones) and their values for
+    the rows of ``df`` (ready for :func:`records`: packed, renamed and checked there)."""
     n = len(df)
-    columns = {c: _values(t, c, kind, df[c]) if c in df else [None] * n for c, kind in t.columns}
-    base = {k: stamp.get(k, "") for k in ("partition_key", "audit_id", "provenance_id", "params_hash")}
-    return [{**base, "row_index": i, **{c: columns[c][i] for c in columns}} for i in range(n)]
+    names = ["partition_key", "audit_id", "provenance_id", "params_hash", "row_index", *(c for c, _ in t.columns)]
+    columns = [[stamp.get(k, "")] * n for k in names[:4]]
+    columns.append(list(range(n)))
+    columns += [_values(t, c, kind, df[c]) if c in df else [None] * n for c, kind in t.columns]
+    return names, columns
+
+
+def _insert(conn: sa.Connection, table: sa.Table, names: list[str], columns: list[list], chunk: int) -> None:
+    """Insert the rows given as ``columns`` (values of ``names``) into ``table``. On SQLite the rows go to
+    the driver's ``executemany`` as they are (every result-table column is an integer, a float, text or a
+    boolean, which the driver stores as SQLAlchemy would: 1/0 for booleans); elsewhere through
+    SQLAlchemy (psycopg2's batched multi-row inserts)."""
+    n = len(columns[0]) if columns else 0
+    if conn.dialect.name == "sqlite":
+        quote = conn.dialect.identifier_preparer
+        sql = (
+            f"INSERT INTO {quote.format_table(table)} ({', '.join(quote.quote(c) for c in names)}) "
+            f"VALUES ({', '.join('?' * len(names))})"
+        )
+        rows = list(zip(*columns, strict=True))
+        for start in range(0, n, chunk):
+            conn.exec_driver_sql(sql, rows[start : start + chunk])
+        return
+    rows = [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
+    for start in range(0, n, chunk):
+        conn.execute(table.insert(), rows[start : start + chunk])
 
 
 def _stamp(part: pd.DataFrame, key: str) -> dict[str, str]:
@@ -232,9 +296,9 @@ def write(
                     f"(it declares: {', '.join(entries)})"
                 )
             t = entries[name]
-            rows = records(t, df, stamp)
-            for start in range(0, len(rows), chunk):
-                conn.execute(TABLES[t.sql_name].insert(), rows[start : start + chunk])
+            names, columns = _columns(t, _prepared(t, df), stamp)
+            _insert(conn, TABLES[t.sql_name], names, columns, chunk)
+            rows = columns[0]
             kinds = [[str(c), _kind(df[c])] for c in df.columns]
             conn.execute(
                 registry.insert(),
