@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Optional, Sequence
+from typing import Collection, Iterable, Mapping, Optional, Sequence
 
 import numpy as np
 import pandas as pd
@@ -353,13 +353,20 @@ def registry_rows(
 
 
 def read_tables(
-    conn: sa.Connection, group: ResultGroup, keys: Optional[Sequence[str]] = None, where=None
+    conn: sa.Connection,
+    group: ResultGroup,
+    keys: Optional[Sequence[str]] = None,
+    where=None,
+    names: Optional[Collection[str]] = None,
 ) -> dict[tuple[str, str], dict[str, pd.DataFrame]]:
     """``{(partition key, audit id): {table name: frame}}``: ``group``'s tables as stored (see
-    :func:`write`), typed, each in its rows' order; ``where``: a clause on ``result_table`` (the scope)."""
+    :func:`write`), typed, each in its rows' order; ``where``: a clause on ``result_table`` (the scope);
+    ``names``: only these tables of the group (all when None)."""
     reg = registry_rows(conn, group.assets, keys, where)
     out: dict[tuple[str, str], dict[str, pd.DataFrame]] = {}
     for t in group.entries():
+        if names is not None and t.name not in names:
+            continue
         mine = reg[(reg["asset"] == t.asset) & (reg["table_name"] == t.name)]
         if mine.empty:
             continue

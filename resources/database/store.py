@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any, Iterable, Optional, Sequence, Type
+from typing import Any, Collection, Iterable, Optional, Sequence, Type
 
 import pandas as pd
 import sqlalchemy as sa
@@ -324,19 +324,24 @@ class ResultsDatabase(ConfigurableResource):
         return n
 
     def read_tables(
-        self, group: ResultGroup, partition_keys: Optional[Iterable[str]] = None
+        self,
+        group: ResultGroup,
+        partition_keys: Optional[Iterable[str]] = None,
+        names: Optional[Collection[str]] = None,
     ) -> dict[tuple[str, str], dict[str, pd.DataFrame]]:
         """``{(partition key, audit id): {table: frame}}``: ``group``'s result tables as stored, typed
-        (resources/result_store.py), in the scope of this view."""
+        (resources/result_store.py), in the scope of this view; ``names``: only these tables (all when None)."""
         keys = None if partition_keys is None else _keys(partition_keys)
         with self.engine().connect() as conn:
-            return result_store.read_tables(conn, group, keys, self._in_scope(StoredResultTable.__table__))
+            return result_store.read_tables(conn, group, keys, self._in_scope(StoredResultTable.__table__), names=names)
 
-    def partition_tables(self, group: ResultGroup, key: str) -> dict[str, pd.DataFrame]:
+    def partition_tables(
+        self, group: ResultGroup, key: str, names: Optional[Collection[str]] = None
+    ) -> dict[str, pd.DataFrame]:
         """One partition's result tables of ``group`` (``{table: frame}``; empty when none is stored),
         read from their typed tables, as ``core.common.tables.from_long(read_rows(group, [key]))`` would give
-        them, without the long form in between."""
-        found = self.read_tables(group, [key])
+        them, without the long form in between; ``names``: only these tables (all when None)."""
+        found = self.read_tables(group, [key], names=names)
         return next(iter(found.values())) if found else {}
 
     def read_rows(self, model: Type[SQLModel], partition_keys: Optional[Iterable[str]] = None) -> pd.DataFrame:

@@ -99,8 +99,15 @@ def comparison(tmp_path_factory):
         reads.append((name, None if partition_keys is None else list(partition_keys)))
         return original(self, model, partition_keys)
 
+    original_tables = D.ResultsDatabase.read_tables
+
+    def watched_tables(self, group, partition_keys=None, names=None):  # one typed table (issue 36)
+        reads.append((group.name, None if partition_keys is None else list(partition_keys)))
+        return original_tables(self, group, partition_keys, names=names)
+
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(D.ResultsDatabase, "read_rows", watched)
+        mp.setattr(D.ResultsDatabase, "read_tables", watched_tables)
         result = dg.materialize(
             [sco.base_vs_regional],
             resources={

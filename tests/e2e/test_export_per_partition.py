@@ -56,7 +56,7 @@ def reads(monkeypatch):
     def watch(method: str):
         original = getattr(D.ResultsDatabase, method)
 
-        def watched(self, model, partition_keys=None):
+        def watched(self, model, partition_keys=None, **kw):  # read_tables's names= (one table)
             if model in PER_PARTITION or any(
                 isinstance(model, D.ResultGroup) and set(model.assets) <= set(g.assets)
                 for g in PER_PARTITION
@@ -64,7 +64,7 @@ def reads(monkeypatch):
             ):
                 name = getattr(model, "__tablename__", None) or model.name
                 seen.append((name, None if partition_keys is None else list(partition_keys)))
-            return original(self, model, partition_keys)
+            return original(self, model, partition_keys, **kw)
 
         monkeypatch.setattr(D.ResultsDatabase, method, watched)
 

@@ -81,3 +81,22 @@ def test_a_scoped_view_reads_only_its_partitions_of_its_audits(tmp_path):
     finally:
         mine.dispose()
         taken.dispose()
+
+
+def test_one_table_read_typed_is_the_table_of_the_long_form(tmp_path):
+    """``names`` reads only the named tables, each the same frame as the long form gives (the drift, the
+    base-vs-regional comparison and the component change read one table this way, issue 36)."""
+    db = D.ResultsDatabase(url=f"sqlite:///{tmp_path / 'r.db'}")
+    try:
+        stored = {"drs_summary": _summary(), "academic_alignment": _summary()[["group_by", "group", "acad"]]}
+        db.replace_result_tables("analysis_tables", _long(stored, "m|base", "a1"), ["m|base"])
+        one = db.partition_tables(D.MetricRow, "m|base", names=["drs_summary"])
+        assert list(one) == ["drs_summary"]
+        everything = tables_core.from_long(db.read_rows(D.MetricRow, ["m|base"]))
+        pd.testing.assert_frame_equal(one["drs_summary"], everything["drs_summary"])
+        assert db.partition_tables(D.MetricRow, "m|base", names=["no_such_table"]) == {}
+        assert db.partition_tables(D.MetricRow, "m|other", names=["drs_summary"]) == {}
+        found = db.read_tables(D.MetricRow, ["m|base"], names=["academic_alignment"])
+        assert list(found) == [("m|base", "a1")] and list(found[("m|base", "a1")]) == ["academic_alignment"]
+    finally:
+        db.dispose()

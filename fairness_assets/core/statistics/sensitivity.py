@@ -287,3 +287,15 @@ def comparison_findings(
         )
         for s in settings
     }
+
+
+def findings_job(job: Mapping) -> tuple[pd.DataFrame, Optional[dict[str, pd.DataFrame]]]:
+    """One partition's findings (``job["kind"] == "audit"``) or one template's comparison (``"comparison"``)
+    re-scored under ``job["settings"]`` and judged against ``job["base"]``, as a job of
+    core/reference/workers.py: returns the verdicts and, for a comparison, its differences per setting."""
+    kw = {"inference": job["inference"]}
+    if job["kind"] == "audit":
+        per = audit_findings(job["items"], job["responses"], job["settings"], job["params"], **kw)
+        return judge(job["base"], per, "audit"), None
+    per = comparison_findings(job["items"], job["responses"], job["settings"], job["params"], pairs=job["pairs"], **kw)
+    return judge(job["base"], per, "comparison"), per

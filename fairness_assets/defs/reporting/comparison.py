@@ -18,6 +18,7 @@ from fairness_assets.core.common import result_tables
 from fairness_assets.core.common import tables as tables_core
 from fairness_assets.core.common.partition import PartitionKey
 from fairness_assets.core.common.progress import Progress
+from fairness_assets.core.reference import workers as workers_core
 from fairness_assets.core.reporting import figures as fig_core
 from fairness_assets.core.reporting.sentences import sensitivity as sensitivity_sentences
 from fairness_assets.core.statistics import comparison as comparison_core
@@ -290,13 +291,15 @@ def sensitivity_tables(
     second=None,
     taggers: Optional[dict] = None,
     pairs: Optional[comparison_core.PairChoice] = None,
+    workers: int = 1,
 ) -> dict[str, pd.DataFrame]:
     """Every significant finding of the stored audit (counterfactual disparities, one partition at a
     time) and of the stored comparison (one template at a time) re-scored under ``grid`` (tested with
     ``inference``), judged robust or fragile; and the comparison's differences under each setting (for a gate that
     requires robustness). ``second``: the second ranking and its index, when the grid holds one;
     ``taggers``: the other subject taggers (:func:`other_taggers`), each a setting where it covers the
-    partition's programs; ``pairs``: which pairs of models (:func:`pairs_of`), those model_comparison compared."""
+    partition's programs; ``pairs``: which pairs of models (:func:`pairs_of`), those model_comparison compared;
+    ``workers``: processes re-scoring the partitions and templates (read here, one at a time)."""
     from fairness_assets.core.statistics import sensitivity as sens
 
     keys = sorted(str(k) for k in database.distinct(D.MetricRow, ["partition_key"])["partition_key"] if k)
@@ -314,32 +317,52 @@ def sensitivity_tables(
     progress = Progress(
         "sensitivity", len(keys) + len(templates), log or (lambda _line: None), unit="partition or template"
     )
-    for key in keys:
-        base = database.partition_tables(D.StatisticRow, key).get("counterfactual_disparity")
-        if base is None or not len(base) or not (base["significant"].astype(str) == "True").any():
-            progress.advance(detail=f"{key}: no significant finding to re-score")
-            continue
-        items = with_second_ranking(database, database.read_rows(D.DRSItem, [key]), [key], second)
-        items, used = with_other_tags(database, items, [key], taggers or {}, dict(params.student_interest))
-        responses = database.partition_tables(D.MetricRow, key)["drs_responses"]
-        per = sens.audit_findings(items, responses, _with_taggers(grid, used), params, inference=inference)
-        verdicts.append(sens.judge(base, per, "audit"))
-        progress.advance(detail=f"{key} re-scored under {len(grid)} settings")
-    if templates:
-        diffs = _typed(diffs)
+    common = {"params": params, "inference": inference, "pairs": pairs}
+    details: list[str] = []  # the progress line of each job, in the jobs' order
+
+    def jobs():  # read here, one partition or template at a time, as far ahead as the workers re-score
+        for key in keys:
+            base = database.partition_tables(D.StatisticRow, key, names=["counterfactual_disparity"]).get(
+                "counterfactual_disparity"
+            )
+            if base is None or not len(base) or not (base["significant"].astype(str) == "True").any():
+                progress.advance(detail=f"{key}: no significant finding to re-score")
+                continue
+            items = with_second_ranking(database, database.read_rows(D.DRSItem, [key]), [key], second)
+            items, used = with_other_tags(database, items, [key], taggers or {}, dict(params.student_interest))
+            responses = database.partition_tables(D.MetricRow, key, names=["drs_responses"])["drs_responses"]
+            details.append(f"{key} re-scored under {len(grid)} settings")
+            settings = _with_taggers(grid, used)
+            yield {
+                "kind": "audit",
+                "items": items,
+                "responses": responses,
+                "settings": settings,
+                "base": base,
+                **common,
+            }
+        typed = _typed(diffs) if templates else None
         for template in templates:
             tkeys = by_template[template]
             responses, _ = stored_inputs(database, template, tkeys)
             items = with_second_ranking(database, database.read_rows(D.DRSItem, tkeys), tkeys, second)
             items, used = with_other_tags(database, items, tkeys, taggers or {}, dict(params.student_interest))
-            per = sens.comparison_findings(
-                items, responses, _with_taggers(grid, used), params, inference=inference, pairs=pairs
-            )
-            verdicts.append(sens.judge(diffs[diffs["template"].astype(str) == template], per, "comparison"))
+            details.append(f"comparison of template {template} ({len(tkeys)} models) under {len(grid)} settings")
+            yield {
+                "kind": "comparison",
+                "items": items,
+                "responses": responses,
+                "settings": _with_taggers(grid, used),
+                "base": typed[typed["template"].astype(str) == template],
+                **common,
+            }
+
+    # re-scored and judged in the worker processes of the figures (core/reference/workers.py)
+    for i, (verdict, per) in enumerate(workers_core.iter_partitions(sens.findings_job, jobs(), workers=workers)):
+        verdicts.append(verdict)
+        if per is not None:
             by_setting += [t.assign(setting=name) for name, t in per.items()]
-            progress.advance(
-                detail=f"comparison of template {template} ({len(tkeys)} models) under {len(grid)} settings"
-            )
+        progress.advance(detail=details[i])
     progress.finish()
     return {
         "verdicts": pd.concat(verdicts, ignore_index=True)
@@ -392,6 +415,7 @@ def sensitivity(
         second=second,
         taggers=taggers,
         pairs=pairs_of(report_settings),
+        workers=report_settings.drawing_processes(),
     )
     verdicts = tables["verdicts"]
     if tables_core.all_empty(tables):

@@ -374,14 +374,14 @@ def _compare_templates(
     """One model's ``base`` and ``other`` partitions compared: the DRS and GRS change tables
     (metrics.base_vs_regional) and the component change (None where neither has the split)."""
     pair = [str(PartitionKey(model, t)) for t in (base, other)]
-    metric_rows, grs_rows = database.read_rows(MetricRow, pair), database.read_rows(GRSCountry, pair)
-    summaries = {
-        t: tables_core.from_long(metric_rows[metric_rows["partition_key"] == key])["drs_summary"]
+    grs_rows = database.read_rows(GRSCountry, pair)
+    summaries = {  # the one table of each partition, typed (not every metric table through the long form)
+        t: database.partition_tables(MetricRow, key, names=["drs_summary"])["drs_summary"]
         for t, key in zip((base, other), pair, strict=True)
     }
     grs_t = {t: grs_rows[grs_rows["partition_key"] == key] for t, key in zip((base, other), pair, strict=True)}
     out = metrics.base_vs_regional(summaries[base], summaries[other], grs_t[base], grs_t[other])
-    del metric_rows, grs_rows
+    del grs_rows
     return out, _component_change(context, database, model, pair, templates=(base, other))
 
 
@@ -400,9 +400,7 @@ def _component_change(
     for template, key in zip((base, other), pair, strict=True):
         tables = {}
         for row_model, name in ((StatisticRow, "behaviour_needs"), (GeographyRow, "geo_contrasts")):
-            rows = database.read_rows(row_model, [key])
-            table = tables_core.from_long(rows).get(name) if len(rows) else None
-            del rows
+            table = database.partition_tables(row_model, key, names=[name]).get(name)
             if table is not None:
                 tables[name] = table
         side[template] = tables

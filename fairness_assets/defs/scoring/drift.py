@@ -119,17 +119,18 @@ def _contrasts_of(context, database: ResultsDatabase, key: str, audit_id: str) -
     another audit (statistics not rematerialized since) are not used, and the log says so."""
     tables = {}
     for model, name in ((StatisticRow, "behaviour_needs"), (GeographyRow, "geo_contrasts")):
-        rows = database.read_rows(model, [key])
-        if rows.empty:
+        # the one table, typed (not the group's every table through the long form)
+        stored = database.read_tables(model, [key], names=[name])
+        if not stored:
             continue
-        mine = rows[rows["audit_id"].astype(str) == audit_id]
-        if mine.empty:
+        mine = [t for (_, audit), t in stored.items() if str(audit) == audit_id]
+        if not mine:
             context.log.info(
-                f"{key}: the stored {name} belongs to audit(s) {sorted(set(rows['audit_id']))[:3]}, "
+                f"{key}: the stored {name} belongs to audit(s) {sorted(str(a) for _, a in stored)[:3]}, "
                 f"not {audit_id}: its contrasts are not archived for drift"
             )
             continue
-        table = tables_core.from_long(mine).get(name)
+        table = mine[0].get(name)
         if table is not None:
             tables[name] = table
     return drift_core.contrast_metrics(tables.get("behaviour_needs"), tables.get("geo_contrasts"))
