@@ -159,3 +159,25 @@ def test_the_opening_benchmark_opens_the_index_a_model_page_and_the_same_report_
     kinds = {k.strip(): float(mb) for k, mb, _ in rows}
     assert set(kinds) == {"index", "largest model page", "the same as one file"}, done.stdout
     assert kinds["the same as one file"] > kinds["index"]
+
+
+def test_comparison_figures_drawn_in_workers_are_the_same():
+    """The forest plot of each pair of models and the models side by side, drawn in two worker processes
+    (core/reference/workers.py), are the figures drawn in this process, byte for byte."""
+    import pandas as pd
+
+    from fairness_assets.core.statistics import comparison as comparison_core
+    from fairness_assets.core.statistics.inference import InferenceParams
+
+    parts = [study_partition(False, model=m, seed=s) for m, s in (("model-a", 7), ("model-b", 8), ("model-c", 9))]
+    responses = pd.concat([p.tables["drs_responses"] for p in parts], ignore_index=True)
+    items = pd.concat([p.items for p in parts], ignore_index=True)[["response_id", "iso3"]]
+    compared = comparison_core.tables_for(responses, items, inference=InferenceParams(n_boot=50, n_perm=50))
+    wide = AR.AuditWideResults(comparison=compared)
+    digests = [AR.digest(p, _figures(p)) for p in parts]
+    drawn = {
+        workers: AR.assemble_report(digests, audit_wide=wide, workers=workers).all_figures() for workers in (1, 2)
+    }
+    forests = [f for f in drawn[1] if f.name.startswith("comparison_")]
+    assert len(forests) == 3  # every pair of the three models: the test can fail
+    assert [(f.name, f.png) for f in drawn[2]] == [(f.name, f.png) for f in drawn[1]]

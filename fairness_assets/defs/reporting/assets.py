@@ -511,11 +511,8 @@ def audit_report_file(
     sensitive = database.read_rows(D.SensitivityRow, [""])
     sensitivity = tables_core.from_long(sensitive).get("verdicts") if len(sensitive) else None
     provenance = _provenance(database, parts, report_settings, reference, scoring, subject_tagger, audit_grid)
-    report = audit_report.build_report_files(
+    assembled = audit_report.assemble_report(
         parts,
-        layout=report_settings.layout,
-        provenance=provenance,
-        quality=quality,
         audit_wide=audit_report.AuditWideResults(
             base_vs_regional=bvr,
             geography=_geography(database),
@@ -524,7 +521,9 @@ def audit_report_file(
             sensitivity=sensitivity,
         ),
         matches=stored.matches,
+        workers=report_settings.drawing_processes(),  # the comparison figures, in the worker processes
     )
+    report = audit_report.report_files(assembled, layout=report_settings.layout, provenance=provenance, quality=quality)
     audit_ids = sorted({a for p in parts for a in p.audit_ids})
     report_id = f"report-{stable_hash([audit_ids, provenance['code version']])[:12]}"
     markdown, figures = report.markdown, report.figures

@@ -45,6 +45,7 @@ from .pages import (
     build_report_files,
     layout_for,
     model_page_paths,
+    report_files,
 )
 from .partition import (
     HEADLINE_METRICS,
@@ -120,6 +121,7 @@ __all__ = [
     "statistics_job",
     "partition_tables",
     "region_metrics_wide",
+    "report_files",
     "report_tables",
     "scorecard",
     "scorecard_inputs",

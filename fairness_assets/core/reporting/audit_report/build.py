@@ -107,9 +107,10 @@ def assemble_report(
     notes: Sequence[str] = (),
     figures_by_partition: Optional[Mapping[str, Sequence[fig.Figure]]] = None,
     matches: Optional[Mapping[str, pd.DataFrame]] = None,
+    workers: int = 1,
 ) -> AssembledReport:
     """What the report of ``parts`` says (:func:`build_report`'s arguments but those of the rendering),
-    not yet rendered."""
+    not yet rendered; the comparison figures drawn in ``workers`` processes (core/reference/workers.py)."""
     if not parts:
         raise ValueError("build_report: no scored partition to report on")
     if audit_wide is None:
@@ -127,7 +128,7 @@ def assemble_report(
     for d in digests:  # issue 20: what the model did differently leads
         summary += d.behaviour_lines
     summary += component_change_summary(base_vs_regional)  # did the regional template move what the model did?
-    compared = comparison_section(comparison)
+    compared = comparison_section(comparison, workers=workers)
     if compared is not None:
         from ...statistics import comparison as comparison_core
 
@@ -162,7 +163,7 @@ def assemble_report(
         digests=digests,
         summary=summary,
         sections=sections,
-        comparison_figures=comparison_figures(light, base_vs_regional),
+        comparison_figures=comparison_figures(light, base_vs_regional, workers=workers),
         scorecard=sc.section(card),
         base_vs_regional=base_vs_regional,
         notes=notes,

@@ -7,6 +7,7 @@ from typing import Mapping, Optional, Sequence
 
 import pandas as pd
 
+from ...reference import workers as workers_core
 from ...scoring import drift as drift_core
 from .. import figures as fig
 from .partition import PartitionResult
@@ -39,20 +40,31 @@ def _with_partition(f: fig.Figure, template: str) -> fig.Figure:
     return fig.Figure(f.name, f.title, f.caption, f.png, f.model, template, f.skipped_reason)
 
 
+def _comparison_job(job: tuple) -> list[fig.Figure]:
+    if job[0] == "models":
+        _, sub, template = job
+        return [fig.model_comparison(sub, template=template)]
+    _, drs_change, grs_change, model, pair = job
+    return list(fig.base_vs_regional_figures(drs_change, grs_change, model=model, templates=pair))
+
+
 def comparison_figures(
-    parts: Sequence[PartitionResult], base_vs_regional: Optional[Mapping[str, pd.DataFrame]] = None
+    parts: Sequence[PartitionResult],
+    base_vs_regional: Optional[Mapping[str, pd.DataFrame]] = None,
+    *,
+    workers: int = 1,
 ) -> list[fig.Figure]:
     """Models side by side (one figure per template with two or more models), and base vs
-    regional per model."""
-    out = []
+    regional per model; drawn in ``workers`` processes (core/reference/workers.py)."""
+    jobs: list[tuple] = []
     table = comparison_table(parts)
     for template, sub in table.groupby("template", sort=True):
         if sub["model"].nunique() >= 2:
-            out.append(fig.model_comparison(sub, template=str(template)))
+            jobs.append(("models", sub, str(template)))
     if base_vs_regional:
         drs_change, grs_change = base_vs_regional.get("drs_change"), base_vs_regional.get("grs_change")
         for pair in fig.comparison_pairs(drs_change):  # each template comparison of the design, per model
             rows = fig.comparison_rows(drs_change, pair)
             for model in sorted(set(rows["model"]) if rows is not None and "model" in rows else []):
-                out.extend(fig.base_vs_regional_figures(drs_change, grs_change, model=model, templates=pair))
-    return out
+                jobs.append(("base_vs_regional", drs_change, grs_change, model, pair))
+    return [f for drawn in workers_core.map_partitions(_comparison_job, jobs, workers=workers) for f in drawn]

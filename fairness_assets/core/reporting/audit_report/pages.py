@@ -91,8 +91,21 @@ def build_report_files(
     """The report of ``parts`` (:func:`build.build_report`'s arguments; a partition whose figures are drawn
     already is given as its :class:`PartitionDigest`) as files: one self-contained file (``layout="single"``),
     an index and one page per model (``"pages"``), or by size (``"auto"``: :func:`layout_for`)."""
-    chosen = layout_for(layout, len(parts))
     assembled = assemble_report(parts, audit_wide=audit_wide, notes=notes, matches=matches)
+    return report_files(assembled, layout=layout, provenance=provenance, quality=quality, title=title)
+
+
+def report_files(
+    assembled: AssembledReport,
+    *,
+    layout: ReportLayout = "auto",
+    provenance: Mapping[str, Any],
+    quality: Optional[pd.DataFrame],
+    title: str = "LLM university-recommendation fairness audit",
+) -> ReportFiles:
+    """:func:`build_report_files` of a report assembled already (:func:`build.assemble_report`, which can draw
+    its comparison figures in worker processes)."""
+    chosen = layout_for(layout, len(assembled.digests))
     if chosen == "single":
         html, markdown = rep.render_report(assembled.content(), title=title, provenance=provenance, quality=quality)
         return ReportFiles("single", html, markdown, {}, assembled.all_figures())

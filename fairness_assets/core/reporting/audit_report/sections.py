@@ -9,6 +9,7 @@ import pandas as pd
 
 from ...common import result_tables as rt
 from ...reference import axes
+from ...reference import workers as workers_core
 from .. import axis_words
 from .. import figures as fig
 from .. import report as rep
@@ -16,10 +17,17 @@ from .. import report as rep
 COMPARISON_TITLE = "Model comparison"
 
 
-def comparison_section(comparison: Optional[Mapping[str, pd.DataFrame]]) -> Optional[rep.ReportSection]:
+def _forest_job(job: tuple) -> fig.Figure:
+    diffs, template, model_a, model_b = job
+    return fig.comparison_forest(diffs, template=template, model_a=model_a, model_b=model_b)
+
+
+def comparison_section(
+    comparison: Optional[Mapping[str, pd.DataFrame]], *, workers: int = 1
+) -> Optional[rep.ReportSection]:
     """The report's section comparing the models of each template (issue 22; ``comparison``: the
     tables of the ``model_comparison`` asset, :func:`core.statistics.comparison.tables_for` plus the gate's
-    verdicts); None when no template has two models."""
+    verdicts); None when no template has two models. ``workers``: processes drawing the forest plots."""
     from ...statistics import comparison as comparison_core
 
     diffs = (comparison or {}).get("differences")
@@ -47,10 +55,24 @@ def comparison_section(comparison: Optional[Mapping[str, pd.DataFrame]]) -> Opti
     tables[rt.title("model_comparison", "differences")] = diffs.loc[
         order, [c for c in comparison_core.DIFFERENCE_COLUMNS if c not in ("component", "correction")]
     ]
-    figures = [
-        fig.comparison_forest(diffs, template=r.template, model_a=r.model_a, model_b=r.model_b)
-        for r in diffs[["template", "model_a", "model_b"]].drop_duplicates().itertuples(index=False)
-    ]
+    # one forest plot a pair, drawn in ``workers`` processes (core/reference/workers.py), each from its pair's rows
+    figures = workers_core.map_partitions(
+        _forest_job,
+        [
+            (
+                diffs[
+                    (diffs["template"] == r.template)
+                    & (diffs["model_a"] == r.model_a)
+                    & (diffs["model_b"] == r.model_b)
+                ],
+                r.template,
+                r.model_a,
+                r.model_b,
+            )
+            for r in diffs[["template", "model_a", "model_b"]].drop_duplicates().itertuples(index=False)
+        ],
+        workers=workers,
+    )
     intro = [
         "The models audited on the same template, pair by pair (every pair up to 8 models on a template, each "
         "model with the reference model beyond: FAIRNESS_COMPARISON_PAIRS), paired by profile and run (the same "
