@@ -271,3 +271,32 @@ print("ok")
         [sys.executable, "-c", check], cwd=ROOT / "benchmarks", capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
+
+
+def test_compare_results_finds_a_changed_result_and_ignores_what_names_the_run(tmp_path):
+    """benchmarks/compare_results.py: two files that differ only in run ids, paths and timestamps are the
+    same (exit 0); a changed result value is named with its table and column (exit 1)."""
+    import sqlite3
+
+    def make(path, value, run):
+        with sqlite3.connect(path) as conn:
+            conn.execute(
+                "CREATE TABLE drs_summary (id INTEGER, provenance_id TEXT, created_at TEXT, drs REAL, grp TEXT)"
+            )
+            conn.executemany(
+                "INSERT INTO drs_summary VALUES (?, ?, ?, ?, ?)",
+                [(1, run, f"2026-12-0{run[-1]}", value, "all"), (2, run, "now", 0.25, "low")],
+            )
+            conn.execute("CREATE TABLE provenance (id TEXT)")
+            conn.execute("INSERT INTO provenance VALUES (?)", (run,))
+
+    make(tmp_path / "a.db", 0.5, "run1")
+    make(tmp_path / "b.db", 0.5, "run2")
+    make(tmp_path / "c.db", 0.75, "run3")
+    script = [sys.executable, str(ROOT / "benchmarks" / "compare_results.py")]
+    same = subprocess.run([*script, str(tmp_path / "a.db"), str(tmp_path / "b.db")], capture_output=True, text=True)
+    assert same.returncode == 0, same.stdout + same.stderr
+    assert "1 tables compared, 0 differ" in same.stdout
+    changed = subprocess.run([*script, str(tmp_path / "a.db"), str(tmp_path / "c.db")], capture_output=True, text=True)
+    assert changed.returncode == 1, changed.stdout + changed.stderr
+    assert "drs_summary: 2 rows, columns differing: ['drs']" in changed.stdout

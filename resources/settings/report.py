@@ -81,8 +81,8 @@ class ReportResource(ConfigurableResource):
     # no ge here: a variable set is passed as an EnvVar, checked by the settings model (>= 0)
     figure_workers: int = Field(
         default=default_of("figure_workers"),
-        description="Processes drawing the figures of several partitions "
-        "at once (FAIRNESS_FIGURE_WORKERS; 0: one per CPU core, at most 8; 1: draw in the step's own process).",
+        description="Processes working on several partitions at once: their figures, statistics, sensitivity "
+        "and report digests (FAIRNESS_FIGURE_WORKERS; 0: one per CPU core, at most 8; 1: in the step's own process).",
     )
 
     def folder(self) -> Path:

@@ -175,9 +175,7 @@ def test_comparison_figures_drawn_in_workers_are_the_same():
     compared = comparison_core.tables_for(responses, items, inference=InferenceParams(n_boot=50, n_perm=50))
     wide = AR.AuditWideResults(comparison=compared)
     digests = [AR.digest(p, _figures(p)) for p in parts]
-    drawn = {
-        workers: AR.assemble_report(digests, audit_wide=wide, workers=workers).all_figures() for workers in (1, 2)
-    }
+    drawn = {workers: AR.assemble_report(digests, audit_wide=wide, workers=workers).all_figures() for workers in (1, 2)}
     forests = [f for f in drawn[1] if f.name.startswith("comparison_")]
     assert len(forests) == 3  # every pair of the three models: the test can fail
     assert [(f.name, f.png) for f in drawn[2]] == [(f.name, f.png) for f in drawn[1]]
