@@ -68,3 +68,29 @@ def test_figures_drawn_in_workers_follow_the_design(beyond):
     assert [[f.name for f in fs] for fs in there] == [[f.name for f in fs] for fs in here]
     assert sorted(f.name for f in there[0]) == sorted(expected)
     assert len(there[0]) > 15
+
+
+def _in_a_fork(queue):
+    try:
+        queue.put(workers.map_partitions(_fails_on_two, [1, 3], workers=2))
+    except Exception as exc:  # noqa: BLE001 - sent to the test
+        queue.put(repr(exc))
+
+
+def test_a_forked_process_starts_its_own_workers():
+    """A process forked from one whose workers run (a fork-based executor) does not use its parent's pool,
+    whose threads stay behind (it would wait for ever): it starts its own."""
+    import multiprocessing
+
+    assert workers.map_partitions(_fails_on_two, [1, 3], workers=2) == [10, 30]  # the parent's pool exists
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue()
+    child = ctx.Process(target=_in_a_fork, args=(queue,))
+    child.start()
+    try:
+        assert queue.get(timeout=60) == [10, 30]
+    finally:
+        child.join(timeout=30)
+        if child.is_alive():
+            child.kill()
+    assert workers.map_partitions(_fails_on_two, [1, 3], workers=2) == [10, 30]  # and the parent's still works

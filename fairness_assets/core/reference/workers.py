@@ -20,6 +20,7 @@ inputs (the statistics' random generators are seeded per partition).
 from __future__ import annotations
 
 import multiprocessing
+import os
 import pickle
 import threading
 import traceback
@@ -33,6 +34,7 @@ from . import axes
 
 _lock = threading.Lock()
 _pools: dict[int, ProcessPoolExecutor] = {}
+_owner: list[int] = []  # the pid of the process that started the pools
 
 
 @dataclass(frozen=True)
@@ -76,6 +78,11 @@ def _run(task: tuple) -> Any:
 
 def _pool(workers: int) -> ProcessPoolExecutor:
     with _lock:
+        if _owner and _owner[0] != os.getpid():
+            # a fork of the process that started the workers: its pools belong to the parent (their
+            # threads did not come along), so this process starts its own
+            _pools.clear()
+        _owner[:] = [os.getpid()]
         pool = _pools.get(workers)
         if pool is None:
             pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
@@ -93,7 +100,7 @@ def _discard(workers: int, pool: ProcessPoolExecutor) -> None:
 def shutdown() -> None:
     """Stop every worker process this process started (they stop at its exit anyway)."""
     with _lock:
-        pools = list(_pools.values())
+        pools = list(_pools.values()) if _owner == [os.getpid()] else []
         _pools.clear()
     for pool in pools:
         pool.shutdown(wait=True, cancel_futures=True)
