@@ -135,7 +135,8 @@ class FairnessSettings(BaseSettings):
     figure_workers: int = setting(
         0,
         "Processes working on several partitions at once (drawing their figures, testing their statistics, "
-        "re-scoring them for the sensitivity, digesting them and drawing the comparisons for the report; started "
+        "comparing the models of each template, re-scoring them for the sensitivity, digesting them and drawing "
+        "the comparisons for the report; started "
         "once a run's process, each job under the audit's design): 0, one per CPU core (at most 8); 1, in the "
         "step's own process, with no process to start (the faster choice where the cores are busy with other "
         "work, as in the test suite, which sets 1).",
@@ -143,7 +144,7 @@ class FairnessSettings(BaseSettings):
         read=RUN,
         targets=(("report_settings", "figure_workers"),),
         ge=0,
-        used_by="assets `audit_figures`, `audit_statistics`, `sensitivity`, `audit_report`",
+        used_by="assets `audit_figures`, `audit_statistics`, `model_comparison`, `sensitivity`, `audit_report`",
     )
     report_layout: Literal["auto", "single", "pages"] = setting(
         "auto",

@@ -179,3 +179,27 @@ def test_comparison_figures_drawn_in_workers_are_the_same():
     forests = [f for f in drawn[1] if f.name.startswith("comparison_")]
     assert len(forests) == 3  # every pair of the three models: the test can fail
     assert [(f.name, f.png) for f in drawn[2]] == [(f.name, f.png) for f in drawn[1]]
+
+
+def test_models_compared_in_workers_are_the_same():
+    """model_comparison's job (one template's models compared, core.statistics.comparison.tables_job) gives in a
+    worker process the tables it gives here."""
+    import pandas as pd
+
+    from fairness_assets.core.reference import workers
+    from fairness_assets.core.statistics import comparison as comparison_core
+    from fairness_assets.core.statistics.inference import InferenceParams
+
+    parts = [study_partition(False, model=m, seed=s) for m, s in (("model-a", 7), ("model-b", 8))]
+    job = {
+        "responses": pd.concat([p.tables["drs_responses"] for p in parts], ignore_index=True),
+        "items": pd.concat([p.items for p in parts], ignore_index=True)[["response_id", "iso3"]],
+        "inference": InferenceParams(n_boot=50, n_perm=50),
+        "options": {"pairs": comparison_core.PairChoice()},
+    }
+    here = comparison_core.tables_job(job)
+    there = workers.map_partitions(comparison_core.tables_job, [job, job], workers=2)
+    assert len(here["differences"]) > 0
+    for out in there:
+        for name in ("differences", "leaderboard"):
+            pd.testing.assert_frame_equal(out[name], here[name], obj=name)

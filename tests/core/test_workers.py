@@ -75,6 +75,8 @@ def _in_a_fork(queue):
         queue.put(workers.map_partitions(_fails_on_two, [1, 3], workers=2))
     except Exception as exc:  # noqa: BLE001 - sent to the test
         queue.put(repr(exc))
+    finally:
+        workers.shutdown()  # a forked child ends without atexit: stop its workers, or they outlive it
 
 
 def test_a_forked_process_starts_its_own_workers():

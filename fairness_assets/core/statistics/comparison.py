@@ -625,3 +625,9 @@ def tables_for(
         "differences": diffs,
         "leaderboard": leaderboard(responses, diffs, items, inference=inference, **board_kw),
     }
+
+
+def tables_job(job: Mapping) -> Mapping[str, pd.DataFrame]:
+    """:func:`tables_for` of one template (``job``: ``responses``, ``items``, ``inference`` and the options of
+    :func:`compare_models` under ``options``), as a job of core/reference/workers.py."""
+    return tables_for(job["responses"], job["items"], inference=job["inference"], **job["options"])

@@ -71,10 +71,12 @@ def compare_stored(
     params=None,
     *,
     pairs: Optional[comparison_core.PairChoice] = None,
+    workers: int = 1,
 ) -> dict[str, pd.DataFrame]:
     """Every template with two or more scored models, compared with ``inference`` (read one template at a
     time); with the scoring ``params``, the stored corpus gives the coverage and GRS per country too.
-    ``pairs``: which pairs of models (core.statistics.comparison.PairChoice; every pair up to 8 models)."""
+    ``pairs``: which pairs of models (core.statistics.comparison.PairChoice; every pair up to 8 models);
+    ``workers``: processes comparing the templates."""
     corpus = database.read_rows(D.CorpusUniversity, [""]) if params is not None else None
     extra = {"corpus": corpus, "params": params} if corpus is not None and len(corpus) else {}
     keys = sorted(str(k) for k in database.distinct(D.MetricRow, ["partition_key"])["partition_key"] if k)
@@ -84,14 +86,21 @@ def compare_stored(
     diffs, boards = [], []
     comparable = {t: k for t, k in sorted(by_template.items()) if len(k) >= 2}
     progress = Progress("model_comparison", len(comparable), log or (lambda _line: None), unit="template")
-    for template, tkeys in comparable.items():
-        responses, items = stored_inputs(database, template, tkeys)
-        out = comparison_core.tables_for(
-            responses, items, inference=inference, pairs=pairs or comparison_core.PairChoice(), **extra
-        )
+    details: list[str] = []
+    options = {"pairs": pairs or comparison_core.PairChoice(), **extra}
+
+    def jobs():  # read here, one template at a time, as far ahead as the workers compare
+        for template, tkeys in comparable.items():
+            responses, items = stored_inputs(database, template, tkeys)
+            details.append(f"{template}: {len(tkeys)} models, {len(responses):,} responses")
+            yield {"responses": responses, "items": items, "inference": inference, "options": options}
+
+    # each template's models compared in the worker processes (core/reference/workers.py)
+    n = min(workers, max(1, len(comparable)))
+    for i, out in enumerate(workers_core.iter_partitions(comparison_core.tables_job, jobs(), workers=n)):
         diffs.append(out["differences"])
         boards.append(out["leaderboard"])
-        progress.advance(detail=f"{template}: {len(tkeys)} models, {len(responses):,} responses")
+        progress.advance(detail=details[i])
     progress.finish()
     return {
         "differences": pd.concat(diffs, ignore_index=True)
@@ -172,6 +181,7 @@ def model_comparison(
         log=context.log.info,
         params=scoring_params(reference, scoring),
         pairs=pairs_of(report_settings),
+        workers=report_settings.drawing_processes(),
     )
     diffs, board = tables["differences"], tables["leaderboard"]
     try:
