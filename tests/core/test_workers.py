@@ -96,3 +96,49 @@ def test_a_forked_process_starts_its_own_workers():
         if child.is_alive():
             child.kill()
     assert workers.map_partitions(_fails_on_two, [1, 3], workers=2) == [10, 30]  # and the parent's still works
+
+
+def test_workers_end_when_the_run_that_started_them_is_killed(tmp_path):
+    """A run's process killed with SIGKILL (no exit handler runs) leaves no worker behind: each worker
+    watches the process that started it and ends when it is gone."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    script = tmp_path / "run.py"
+    script.write_text(
+        "import os, sys, time\n"
+        f"sys.path.insert(0, {str(root)!r})\n"
+        "from fairness_assets.core.reference import workers\n"
+        "def pid(_):\n    return os.getpid()\n"
+        "if __name__ == '__main__':\n"
+        "    print(' '.join(map(str, set(workers.map_partitions(pid, range(4), workers=2)))), flush=True)\n"
+        "    time.sleep(120)\n"
+    )
+    run = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    try:
+        pids = [int(p) for p in run.stdout.readline().split()]
+        assert len(pids) == 2 and run.pid not in pids  # two worker processes: the test can fail
+        assert all(os.path.exists(f"/proc/{p}") for p in pids)
+        os.kill(run.pid, signal.SIGKILL)
+        run.wait(timeout=30)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and any(_alive(p) for p in pids):
+            time.sleep(0.2)
+        assert not any(_alive(p) for p in pids), "a worker outlived the killed run"
+    finally:
+        if run.poll() is None:
+            run.kill()
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, ended but not yet reaped by init, does not)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return "State:\tZ" not in f.read()
+    except OSError:
+        return False

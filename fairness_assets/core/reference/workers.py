@@ -11,7 +11,8 @@ job. :func:`map_partitions` runs ``fn(job)`` for every job, in order, in ``worke
   this module, a spawned figure worker drew the study's figures for any design);
 - with ``errors="return"``, a job that raises comes back as a :class:`JobFailed` in its place (the
   others are kept: a partition that fails fails alone); otherwise the first failure is raised;
-- one worker, or one job, runs in the caller's process.
+- one worker, or one job, runs in the caller's process;
+- a worker ends when the process that started it is gone (a run killed with SIGKILL leaves none behind).
 
 The results are what ``fn`` returns in the caller's process: the jobs are pure functions of their
 inputs (the statistics' random generators are seeded per partition).
@@ -23,6 +24,7 @@ import multiprocessing
 import os
 import pickle
 import threading
+import time
 import traceback
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor
@@ -76,6 +78,18 @@ def _run(task: tuple) -> Any:
         return JobFailed(exc, text)
 
 
+def _exit_with(parent: int) -> None:
+    """In a worker: end this process when ``parent`` is gone (a run killed with SIGKILL runs no exit
+    handler, and a worker holds its own end of the job queue, so it would wait for jobs for ever)."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
 def _pool(workers: int) -> ProcessPoolExecutor:
     with _lock:
         if _owner and _owner[0] != os.getpid():
@@ -85,7 +99,12 @@ def _pool(workers: int) -> ProcessPoolExecutor:
         _owner[:] = [os.getpid()]
         pool = _pools.get(workers)
         if pool is None:
-            pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+            pool = ProcessPoolExecutor(
+                max_workers=workers,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=_exit_with,
+                initargs=(os.getpid(),),
+            )
             _pools[workers] = pool
         return pool
 
