@@ -98,7 +98,7 @@ def audit_statistics(
     keys = list(guard.partitions(analysis_tables))
     inference = inference_of(report_settings)
     progress = Progress("audit_statistics", len(keys), context.log.info, unit="partition")
-    jobs = [
+    jobs = (  # made as the workers take them: each partition's items are cut from drs_scores then, not all at once
         {
             "long": long,
             "items": drs_scores[drs_scores["partition_key"] == str(key)] if len(drs_scores) else drs_scores,
@@ -110,10 +110,10 @@ def audit_statistics(
             "packed": PACKED_STATISTICS,
         }
         for key, long in keys
-    ]
+    )
     # one partition a job, in the worker processes of the figures (core/reference/workers.py)
-    workers = report_settings.drawing_processes() if len(jobs) > 1 else 1
-    progress.advance(0, detail=f"{len(jobs)} partition(s) in {min(workers, len(jobs))} process(es)")
+    workers = min(report_settings.drawing_processes(), len(keys)) if len(keys) > 1 else 1
+    progress.advance(0, detail=f"{len(keys)} partition(s) in {workers} process(es)")
     results = workers_core.iter_partitions(audit_report.statistics_job, jobs, workers=workers, errors="return")
     for (key, long), result in zip(keys, results, strict=True):
         with guard.attempt(key):  # a partition whose statistics fail fails alone
