@@ -14,6 +14,8 @@ from pathlib import Path
 
 import yaml
 
+from tests.helpers.source import parse
+
 ROOT = Path(__file__).resolve().parents[1]
 # frozen history: a migration names the columns it moved, as they were then
 EXEMPT = ("resources/migrations/versions/",)
@@ -48,7 +50,7 @@ def _docstring_lines(tree: ast.AST) -> set[int]:
 def axis_names_in(source: str, words: set[str]) -> list[tuple[int, str]]:
     """(line, token) of every string literal or name in ``source`` naming one of ``words``."""
     pattern = re.compile(r"\b(" + "|".join(sorted(map(re.escape, words))) + r")\b")
-    docs = _docstring_lines(ast.parse(source))
+    docs = _docstring_lines(parse(source))
     lines = source.splitlines()
     # a word that is not an axis there says so on its line (a subject's name: "gender studies")
     docs |= {i + 1 for i, line in enumerate(lines) if NOT_AN_AXIS in line}

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.source import parse
+
 CORE = Path(__file__).resolve().parents[2] / "fairness_assets" / "core"
 # the data's path, first stage first (docs/architecture.md, "The core, stage by stage")
 STAGES = ("common", "reference", "generation", "understanding", "scoring", "statistics", "reporting")
@@ -25,7 +27,7 @@ def core_imports(path: Path, modules: set[str]) -> set[str]:
     """The core modules ``path`` imports (dotted below core/), at the top or inside a function."""
     package = path.relative_to(CORE).parts[:-1]
     found = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom):
             if node.level:
                 up = len(package) - node.level + 1

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.source import parse
+
 ROOT = Path(__file__).resolve().parents[2]
 CORE_FORBIDDEN = (
     "dagster",
@@ -32,7 +34,7 @@ RESOURCES_FORBIDDEN = ("fairness_assets.defs", "fairness_assets.local", "fairnes
 
 
 def imports(path: Path) -> list[tuple[int, str]]:
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    tree = parse(path.read_text(encoding="utf-8"), filename=str(path))
     out = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):

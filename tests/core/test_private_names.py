@@ -7,6 +7,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from tests.helpers.source import parse
+
 ROOT = Path(__file__).resolve().parents[2]
 CORE = ROOT / "fairness_assets" / "core"
 
@@ -18,7 +20,7 @@ def private_reaches(core: Path = CORE) -> list[str]:
     ``sys._getframe``) are their public API and are not counted."""
     found = []
     for path in sorted(core.rglob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = parse(path.read_text(encoding="utf-8"))
         modules = set()
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):

@@ -10,12 +10,13 @@ import pytest
 
 from fairness_assets.core.generation import responses as R
 from fairness_assets.local import bounded_boxes, partition_boxes
+from tests.helpers.source import parse
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_cli_imports_nothing_from_defs_and_holds_no_pipeline_logic():
-    tree = ast.parse((ROOT / "fairness_assets" / "cli.py").read_text())
+    tree = parse((ROOT / "fairness_assets" / "cli.py").read_text())
     modules = [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
     modules += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
     assert not [m for m in modules if "defs" in m.split(".")], modules
