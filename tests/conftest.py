@@ -23,7 +23,7 @@ os.environ.setdefault("DAGSTER_DISABLE_TELEMETRY", "1")
 os.environ.setdefault("FAIRNESS_FIGURE_WORKERS", "1")
 
 
-def _threads_per_worker() -> int:
+def threads_per_worker() -> int:
     """The cores of this machine shared among the session's pytest-xdist workers (at least one each)."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     return max(1, cores // int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
@@ -35,7 +35,7 @@ def _threads_per_worker() -> int:
 # three tests that generate with it took 235 s together instead of 120 s (the demo job 224 s, 56 s alone).
 # A value the caller set is kept.
 if "PYTEST_XDIST_WORKER_COUNT" in os.environ:
-    os.environ.setdefault("OMP_NUM_THREADS", str(_threads_per_worker()))
+    os.environ.setdefault("OMP_NUM_THREADS", str(threads_per_worker()))
 
 
 @pytest.fixture(autouse=True)

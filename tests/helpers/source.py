@@ -1,10 +1,10 @@
 """``ast.parse`` for the tests that read the project's source (layers, import graph, private names, axis names).
 
-CPython 3.11 keeps the AST constructor's recursion depth in state shared by the interpreter's threads: when another
-thread of the test worker builds an AST at the same moment (a thread a library left running), ``ast.parse`` can
-fail with ``SystemError: AST constructor recursion depth mismatch`` on valid source (python/cpython gh-106905; it
-failed a CI run of ``tests/core/test_layers.py`` once in 2,000 tests). That error alone is retried; any other
-error, a real ``SyntaxError`` included, is raised at once."""
+CPython 3.11 keeps the AST constructor's recursion depth in state shared by the interpreter's threads: when
+another thread of the test worker builds an AST at the same moment (the failed run did not show which thread),
+``ast.parse`` can fail with ``SystemError: AST constructor recursion depth mismatch`` on valid source
+(python/cpython gh-106905; it failed a CI run of ``tests/core/test_layers.py`` once in 2,000 tests).
+That error alone is retried; any other error, a real ``SyntaxError`` included, is raised at once."""
 
 from __future__ import annotations
 
