@@ -17,6 +17,8 @@ from typing import Any, Optional, Union
 
 import yaml
 
+from fairness_assets.core.common.text import load_yaml
+
 from ..secrets import redact
 from .base import ConfigError
 from .paths import MODEL_REGISTRY
@@ -255,7 +257,7 @@ def load_model_registry(path: str | Path = MODEL_REGISTRY) -> dict[str, ModelSpe
     if not path.exists():
         raise ConfigError(f"model registry {path} not found")
     try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        doc = load_yaml(path.read_text(encoding="utf-8")) or {}
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else "unknown line"

@@ -9,6 +9,8 @@ from typing import Sequence
 
 import yaml
 
+from ..common.text import load_yaml
+
 # the template comparison of a design that declares none, or of answers scored without a design: the study's
 # base vs regional (METHOD.md §8.4), drawn where a model has both partitions
 DEFAULT_COMPARISONS = (("base", "regional"),)
@@ -58,7 +60,7 @@ def comparisons_of(design) -> tuple[tuple[str, str], ...]:
 def restricted_text(text: str, templates: Sequence[str]) -> str:
     """A design's text with its template list cut to ``templates`` (kept in the design's order, then the
     others), and its comparisons to those whose two templates remain."""
-    doc = yaml.safe_load(text)
+    doc = load_yaml(text)
     entries = doc.get("templates") or []
     listed = [t if isinstance(t, str) else t.get("name") for t in entries]
     kept_entries = [e for e, name in zip(entries, listed, strict=True) if name in templates]

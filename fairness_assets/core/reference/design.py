@@ -56,6 +56,7 @@ from typing import Any, Literal, Mapping, Optional, Sequence
 import numpy as np
 import yaml
 
+from ..common.text import compose_yaml, load_yaml
 from .catalogue import POSITIONS, Axis, Catalogue, DesignError
 from .comparisons import read_comparisons
 from .grid_rows import crossed_rows, sample_rows
@@ -108,7 +109,7 @@ class _Located:
     def __init__(self, path: str, text: str):
         self.path = path
         try:
-            node = yaml.compose(text)
+            node = compose_yaml(text)
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             line = f"{mark.line + 1}" if mark is not None else "?"
@@ -116,7 +117,7 @@ class _Located:
         self.lines: dict[tuple, int] = {}
         if node is not None:
             self._walk(node, ())
-        self.doc = yaml.safe_load(text) if node is not None else None
+        self.doc = load_yaml(text) if node is not None else None
 
     def _walk(self, node, path: tuple) -> None:
         self.lines[path] = node.start_mark.line + 1
@@ -463,7 +464,7 @@ def _file_template(src: _Located, at: tuple, name: str, folder: Path, instructio
         raise src.error(at, f"no template file {path} (the folder has: {', '.join(avail) or 'none'})")
     raw = path.read_bytes()
     try:
-        doc = yaml.safe_load(raw.decode("utf-8"))
+        doc = load_yaml(raw.decode("utf-8"))
     except (UnicodeDecodeError, yaml.YAMLError) as exc:
         raise src.error(at, f"{path}: not a readable YAML template ({exc})") from None
     if not isinstance(doc, dict) or "text" not in doc or "name" not in doc:

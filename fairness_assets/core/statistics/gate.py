@@ -49,6 +49,7 @@ import pandas as pd
 import yaml
 
 from ..common import metric_catalogue as catalogue
+from ..common.text import compose_yaml
 from .comparison import METRICS, gaps
 
 RATE_METRICS = catalogue.names("gate")
@@ -116,7 +117,7 @@ def _compose(path: Path):
     except OSError as exc:
         raise GateError(f"{path}: cannot read the gate file ({exc.strerror or exc})") from exc
     try:
-        root = yaml.compose(text)
+        root = compose_yaml(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise GateError(
