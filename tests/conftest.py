@@ -9,6 +9,11 @@ from pathlib import Path
 import pytest
 
 from fairness_assets.local import OFFLINE_INSTANCE_YAML
+from tests.helpers import source
+
+# every ast.parse of the worker (pytest's assertion rewriting included) retries CPython 3.11's spurious
+# "AST constructor recursion depth mismatch" (tests/helpers/source.py); any other error is raised at once
+source.install()
 
 ROOT = Path(__file__).resolve().parents[1]
 QS_EXPORT = Path(
