@@ -13,6 +13,8 @@ core and the resources, written once. Assets call these; nothing here is an asse
 
 from __future__ import annotations
 
+import os
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -294,22 +296,48 @@ def distance_matrix(
 def write_report(folder: Path, files) -> Path:
     """Every file of a rendered report (:class:`audit_report.ReportFiles`: report.html, report.md, the models'
     pages of a report written as pages, the figures' PNGs) in ``folder``; the pages of an earlier layout of
-    the same report that this one does not have are removed (a report rewritten in place, issue 36)."""
+    the same report that this one does not have are removed (a report rewritten in place, issue 36).
+
+    Two runs writing the same report at once (a backfill's report sensor and a re-audit, with different layouts)
+    take turns: each holds an exclusive ``flock`` on the report's folder itself while it writes (no lock file to
+    list, serve or export). Without it one could remove the other's model pages after that one had written an
+    index linking to them. Each file is written to a temporary name and renamed into place, so a reader (the
+    report server) never sees half a file."""
     folder.mkdir(parents=True, exist_ok=True)
     written = files.files()
-    models = folder / "models"
-    if models.is_dir():
-        for old in models.iterdir():
-            if f"models/{old.name}" not in written and old.is_file():
-                old.unlink()
-    for rel, content in written.items():
-        path = folder / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(content, bytes):
-            path.write_bytes(content)
-        else:
-            path.write_text(content, encoding="utf-8")
+    with folder_lock(folder):
+        models = folder / "models"
+        if models.is_dir():
+            for old in models.iterdir():
+                if f"models/{old.name}" not in written and old.is_file():
+                    old.unlink()
+        for rel, content in written.items():
+            path = folder / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f".{path.name}.partial-{os.getpid()}")
+            if isinstance(content, bytes):
+                tmp.write_bytes(content)
+            else:
+                tmp.write_text(content, encoding="utf-8")
+            os.replace(tmp, path)
     return folder
+
+
+@contextmanager
+def folder_lock(folder: Path):
+    """An exclusive ``flock`` on ``folder`` (a directory) for the block: the processes writing it take turns.
+    Where the platform has no ``fcntl`` (Windows) the block runs unlocked."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not on the platforms the lock file installs
+        yield
+        return
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
 
 
 def software_provenance(tagger_name: str, scoring_parameters: dict, statistics: dict) -> dict:
