@@ -302,10 +302,12 @@ def write_report(folder: Path, files) -> Path:
     take turns: each holds an exclusive ``flock`` on the report's folder itself while it writes (no lock file to
     list, serve or export). Without it one could remove the other's model pages after that one had written an
     index linking to them. Each file is written to a temporary name and renamed into place, so a reader (the
-    report server) never sees half a file."""
+    report server) never sees half a file; the temporary files a killed writer left are removed first."""
     folder.mkdir(parents=True, exist_ok=True)
     written = files.files()
     with folder_lock(folder):
+        for stale in folder.rglob(".*.partial-*"):  # a writer killed mid-file; under the lock no other is writing
+            stale.unlink(missing_ok=True)
         models = folder / "models"
         if models.is_dir():
             for old in models.iterdir():
@@ -315,11 +317,14 @@ def write_report(folder: Path, files) -> Path:
             path = folder / rel
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_name(f".{path.name}.partial-{os.getpid()}")
-            if isinstance(content, bytes):
-                tmp.write_bytes(content)
-            else:
-                tmp.write_text(content, encoding="utf-8")
-            os.replace(tmp, path)
+            try:
+                if isinstance(content, bytes):
+                    tmp.write_bytes(content)
+                else:
+                    tmp.write_text(content, encoding="utf-8")
+                os.replace(tmp, path)
+            finally:
+                tmp.unlink(missing_ok=True)  # a write that failed (a full disk) leaves no partial file
     return folder
 
 

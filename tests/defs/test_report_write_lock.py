@@ -84,3 +84,16 @@ def test_write_report_in_process_still_writes_every_file(tmp_path):
     folder = write_report(tmp_path / "r", Files())
     assert _files(folder) == {"report.html", "models/m.html", "figures/f.png"}
     assert (folder / "figures" / "f.png").read_bytes() == b"png"
+
+
+def test_the_partial_files_of_a_killed_writer_are_removed_by_the_next(tmp_path):
+    class Files:
+        def files(self):
+            return {"report.html": "<html/>", "models/m.html": "m"}
+
+    folder = tmp_path / "r"
+    (folder / "models").mkdir(parents=True)
+    (folder / ".report.html.partial-999999").write_text("<ht")  # a writer killed while writing
+    (folder / "models" / ".m.html.partial-999999").write_text("")
+    write_report(folder, Files())
+    assert _files(folder) == {"report.html", "models/m.html"}
