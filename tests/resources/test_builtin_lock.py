@@ -75,12 +75,19 @@ def test_a_second_process_waits_for_the_one_preparing_and_then_uses_its_checkpoi
             assert first.startswith("LOG waiting for another process preparing lock-probe-model"), first
             time.sleep(1.0)
             assert proc.poll() is None, "the second process went on while the lock was held"
+            (folder / "hf.partial-999999").mkdir()  # what a killed conversion left behind
+            (folder / f"{GGUF}.partial-999999").write_bytes(b"half")
             _finish_conversion(folder)
         except BaseException:
             proc.kill()
             raise
     rest = _rest(proc, lines, reader)
-    assert rest == [f"PATH {folder / 'hf'}"], rest  # it found the checkpoint ready: nothing assembled or converted
+    assert rest[-1] == f"PATH {folder / 'hf'}", rest  # it found the checkpoint ready: nothing assembled or converted
+    assert sorted(rest[:-1]) == sorted(
+        f"LOG removing {folder / p}, left by a preparation that did not finish"
+        for p in ("hf.partial-999999", f"{GGUF}.partial-999999")
+    ), rest
+    assert not list(folder.glob("*.partial-*"))
 
 
 def test_a_ready_checkpoint_is_returned_without_waiting_for_the_lock(tmp_path):
